@@ -1,0 +1,5 @@
+## doc/local.mk - manual and man pages.
+
+info_TEXINFOS = doc/tessera.texi
+man_MANS += doc/tessera-info.1
+EXTRA_DIST += doc/tessera-info.1

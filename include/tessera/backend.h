@@ -1,0 +1,114 @@
+/* tessera/backend.h - buffer types, buffers, devices and backends.
+ *
+ * A buffer type allocates one kind of memory (host RAM, GPU memory...)
+ * as buffers; a device is one piece of hardware; a backend is an
+ * execution stream on a device that moves tensor data and computes
+ * graphs.  Devices come from the registry (tessera/registry.h).  */
+#ifndef TESSERA_BACKEND_H
+#define TESSERA_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <tessera/graph.h>
+#include <tessera/tensor.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tsr_buffer_type tsr_buffer_type;
+typedef struct tsr_buffer tsr_buffer;
+typedef struct tsr_device tsr_device;
+typedef struct tsr_backend tsr_backend;
+typedef struct tsr_reg tsr_reg;
+
+typedef enum tsr_device_type {
+  TSR_DEVICE_CPU = 0,
+  TSR_DEVICE_GPU,
+  TSR_DEVICE_IGPU,    /* integrated GPU sharing host memory */
+  TSR_DEVICE_ACCEL    /* accelerator working with a CPU (e.g. BLAS) */
+} tsr_device_type;
+
+struct tsr_device_caps {
+  bool async;                 /* asynchronous set/get/compute */
+  bool host_buffer;           /* offers a pinned host buffer type */
+  bool events;                /* synchronization events */
+};
+
+struct tsr_device_props {
+  const char *name;
+  const char *description;
+  size_t memory_free;
+  size_t memory_total;
+  tsr_device_type type;
+  struct tsr_device_caps caps;
+};
+
+const char *tsr_device_type_name (tsr_device_type type);
+
+/* Buffer types.  */
+const char *tsr_buffer_type_name (tsr_buffer_type *buft);
+/* A buffer of SIZE bytes, or NULL with an error.  */
+tsr_buffer *tsr_buffer_type_alloc (tsr_buffer_type *buft, size_t size);
+size_t tsr_buffer_type_alignment (tsr_buffer_type *buft);
+size_t tsr_buffer_type_max_size (tsr_buffer_type *buft);
+/* Bytes T needs in a buffer of this type.  */
+size_t tsr_buffer_type_alloc_size (tsr_buffer_type *buft,
+                                   const tsr_tensor *t);
+bool tsr_buffer_type_is_host (tsr_buffer_type *buft);
+tsr_device *tsr_buffer_type_device (tsr_buffer_type *buft);
+
+/* Buffers.  */
+void tsr_buffer_free (tsr_buffer *buf);
+size_t tsr_buffer_size (tsr_buffer *buf);
+void *tsr_buffer_base (tsr_buffer *buf);
+bool tsr_buffer_is_host (tsr_buffer *buf);
+void tsr_buffer_clear (tsr_buffer *buf, unsigned char value);
+tsr_buffer_type *tsr_buffer_get_type (tsr_buffer *buf);
+/* Place T at byte OFFSET of BUF (T must fit).  */
+int tsr_buffer_place_tensor (tsr_buffer *buf, tsr_tensor *t, size_t offset);
+
+/* Devices.  */
+const char *tsr_device_name (tsr_device *dev);
+const char *tsr_device_description (tsr_device *dev);
+tsr_device_type tsr_device_get_type (tsr_device *dev);
+void tsr_device_memory (tsr_device *dev, size_t *free_bytes,
+                        size_t *total_bytes);
+void tsr_device_get_props (tsr_device *dev, struct tsr_device_props *props);
+tsr_reg *tsr_device_reg (tsr_device *dev);
+tsr_buffer_type *tsr_device_buffer_type (tsr_device *dev);
+bool tsr_device_supports_op (tsr_device *dev, const tsr_tensor *op);
+bool tsr_device_supports_buffer_type (tsr_device *dev,
+                                      tsr_buffer_type *buft);
+/* A backend on DEV.  PARAMS is a backend-specific option string
+   (may be NULL).  NULL with an error on failure.  */
+tsr_backend *tsr_device_init (tsr_device *dev, const char *params);
+
+/* Backends.  */
+const char *tsr_backend_name (tsr_backend *backend);
+void tsr_backend_free (tsr_backend *backend);
+tsr_device *tsr_backend_device (tsr_backend *backend);
+tsr_buffer_type *tsr_backend_buffer_type (tsr_backend *backend);
+tsr_buffer *tsr_backend_alloc_buffer (tsr_backend *backend, size_t size);
+/* Compute every node of G and wait for the result.  */
+int tsr_backend_graph_compute (tsr_backend *backend, tsr_graph *g);
+void tsr_backend_synchronize (tsr_backend *backend);
+/* Threads used by BACKEND; TSR_ERR_UNSUPPORTED where the backend has no
+   such setting.  */
+int tsr_backend_set_n_threads (tsr_backend *backend, int n_threads);
+bool tsr_backend_supports_op (tsr_backend *backend, const tsr_tensor *op);
+void tsr_backend_tensor_set (tsr_backend *backend, tsr_tensor *t,
+                             const void *data, size_t offset, size_t size);
+void tsr_backend_tensor_get (tsr_backend *backend, const tsr_tensor *t,
+                             void *data, size_t offset, size_t size);
+
+/* Allocate every tensor of CTX (a no_alloc context) in one new buffer
+   of BUFT.  NULL with an error on failure, or when there is nothing to
+   allocate.  */
+tsr_buffer *tsr_context_alloc_tensors (tsr_context *ctx,
+                                       tsr_buffer_type *buft);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TESSERA_BACKEND_H */

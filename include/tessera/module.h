@@ -1,0 +1,155 @@
+/* tessera/module.h - the interface a backend implements.
+ *
+ * A backend module is a libtool module (tessera-NAME.la) that exports
+ * one object, its descriptor, under libtool's NAME_LTX_ naming so the
+ * same source works dlopened and compiled in:
+ *
+ *     #define TSR_MODULE_NAME tessera_cpu     (usually -D from the build)
+ *     #include <tessera/module.h>
+ *     const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {
+ *       TSR_MODULE_ABI_VERSION, "cpu", cpu_score, cpu_init };
+ *
+ * Objects are { iface, owner, context }: IFACE a table of functions
+ * (entries marked optional may be NULL), CONTEXT the backend's own
+ * state.  Changing anything in this file changes the ABI: bump
+ * TSR_MODULE_ABI_VERSION.  */
+#ifndef TESSERA_MODULE_H
+#define TESSERA_MODULE_H
+
+#include <stdint.h>
+#include <tessera/backend.h>
+#include <tessera/graph.h>
+#include <tessera/log.h>
+#include <tessera/status.h>
+#include <tessera/tensor.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TSR_MODULE_ABI_VERSION 1
+
+struct tsr_buffer_type_iface {
+  const char *(*get_name) (tsr_buffer_type *buft);
+  tsr_buffer *(*alloc_buffer) (tsr_buffer_type *buft, size_t size);
+  size_t (*get_alignment) (tsr_buffer_type *buft);
+  size_t (*get_max_size) (tsr_buffer_type *buft);   /* optional: SIZE_MAX */
+  /* optional: tsr_nbytes */
+  size_t (*get_alloc_size) (tsr_buffer_type *buft, const tsr_tensor *t);
+  bool (*is_host) (tsr_buffer_type *buft);           /* optional: false */
+};
+
+struct tsr_buffer_type {
+  struct tsr_buffer_type_iface iface;
+  tsr_device *device;
+  void *context;
+};
+
+struct tsr_buffer_iface {
+  void (*free_buffer) (tsr_buffer *buf);             /* optional */
+  void *(*get_base) (tsr_buffer *buf);
+  int (*init_tensor) (tsr_buffer *buf, tsr_tensor *t); /* optional */
+  void (*set_tensor) (tsr_buffer *buf, tsr_tensor *t, const void *data,
+                      size_t offset, size_t size);
+  void (*get_tensor) (tsr_buffer *buf, const tsr_tensor *t, void *data,
+                      size_t offset, size_t size);
+  void (*clear) (tsr_buffer *buf, uint8_t value);
+};
+
+struct tsr_buffer {
+  struct tsr_buffer_iface iface;
+  tsr_buffer_type *buft;
+  void *context;
+  size_t size;
+};
+
+struct tsr_device_iface {
+  const char *(*get_name) (tsr_device *dev);
+  const char *(*get_description) (tsr_device *dev);
+  void (*get_memory) (tsr_device *dev, size_t *free_bytes, size_t *total);
+  tsr_device_type (*get_type) (tsr_device *dev);
+  void (*get_caps) (tsr_device *dev, struct tsr_device_caps *caps);
+  tsr_backend *(*init_backend) (tsr_device *dev, const char *params);
+  tsr_buffer_type *(*get_buffer_type) (tsr_device *dev);
+  bool (*supports_op) (tsr_device *dev, const tsr_tensor *op);
+  bool (*supports_buft) (tsr_device *dev, tsr_buffer_type *buft);
+};
+
+struct tsr_device {
+  struct tsr_device_iface iface;
+  tsr_reg *reg;
+  void *context;
+};
+
+struct tsr_backend_iface {
+  const char *(*get_name) (tsr_backend *backend);
+  void (*free) (tsr_backend *backend);
+  /* optional: synchronous buffer set/get */
+  void (*set_tensor_async) (tsr_backend *backend, tsr_tensor *t,
+                            const void *data, size_t offset, size_t size);
+  void (*get_tensor_async) (tsr_backend *backend, const tsr_tensor *t,
+                            void *data, size_t offset, size_t size);
+  void (*synchronize) (tsr_backend *backend);         /* optional */
+  /* Compute the nodes of G (may return before they are done).  */
+  int (*graph_compute) (tsr_backend *backend, tsr_graph *g);
+  int (*set_n_threads) (tsr_backend *backend, int n); /* optional */
+};
+
+struct tsr_backend {
+  struct tsr_backend_iface iface;
+  tsr_device *device;
+  void *context;
+};
+
+struct tsr_reg_iface {
+  const char *(*get_name) (tsr_reg *reg);
+  size_t (*get_device_count) (tsr_reg *reg);
+  tsr_device *(*get_device) (tsr_reg *reg, size_t i);
+};
+
+struct tsr_reg {
+  int abi_version;
+  struct tsr_reg_iface iface;
+  void *context;
+};
+
+/* What a module exports.  SCORE says whether the backend can work on
+   this machine: 0 means no, with *REASON set to a sentence saying why;
+   higher is better.  INIT returns the registration (NULL on failure,
+   with an error recorded through tsr_set_error where possible).  */
+struct tsr_module_descriptor {
+  uint32_t abi_version;
+  const char *name;
+  int (*score) (const char **reason);
+  tsr_reg *(*init) (void);
+};
+
+#define TSR_MODULE_PASTE2(a, b) a##b
+#define TSR_MODULE_PASTE(a, b) TSR_MODULE_PASTE2 (a, b)
+#ifdef TSR_MODULE_NAME
+#define TSR_MODULE_DESCRIPTOR \
+  TSR_MODULE_PASTE (TSR_MODULE_NAME, _LTX_tsr_module_descriptor)
+#endif
+/* The name the loader looks up (lt_dlsym adds the NAME_LTX_ prefix).  */
+#define TSR_MODULE_SYMBOL "tsr_module_descriptor"
+
+/* Helpers for modules.  */
+/* Record an error for the calling thread; returns STATUS.  */
+int tsr_set_error (int status, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__ ((format (printf, 2, 3)))
+#endif
+  ;
+/* The host buffer type (malloc'd, aligned memory) any module may use.  */
+tsr_buffer_type *tsr_host_buffer_type (void);
+/* A buffer wrapping host memory PTR of SIZE bytes (not freed).  */
+tsr_buffer *tsr_buffer_from_host_ptr (void *ptr, size_t size);
+/* Allocate a buffer object; modules fill IFACE and CONTEXT.  */
+tsr_buffer *tsr_buffer_new (tsr_buffer_type *buft,
+                            struct tsr_buffer_iface iface, void *context,
+                            size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TESSERA_MODULE_H */

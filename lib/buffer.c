@@ -1,0 +1,265 @@
+/* buffer.c - buffer types and buffers; the host (malloc) buffer type.
+ *
+ * Owns: the generic buffer-type and buffer calls, placing tensors in
+ * buffers, and host memory any backend may use.  */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tessera-impl.h"
+
+#define HOST_ALIGN 64
+
+/* Generic calls.  */
+
+const char *
+tsr_buffer_type_name (tsr_buffer_type *buft)
+{
+  return buft ? buft->iface.get_name (buft) : "(none)";
+}
+
+tsr_buffer *
+tsr_buffer_type_alloc (tsr_buffer_type *buft, size_t size)
+{
+  if (!buft)
+    {
+      tsr_set_error (TSR_ERR_INVALID_ARG, "buffer alloc: NULL buffer type");
+      return NULL;
+    }
+  return buft->iface.alloc_buffer (buft, size);
+}
+
+size_t
+tsr_buffer_type_alignment (tsr_buffer_type *buft)
+{
+  return buft->iface.get_alignment (buft);
+}
+
+size_t
+tsr_buffer_type_max_size (tsr_buffer_type *buft)
+{
+  return buft->iface.get_max_size ? buft->iface.get_max_size (buft)
+                                  : SIZE_MAX;
+}
+
+size_t
+tsr_buffer_type_alloc_size (tsr_buffer_type *buft, const tsr_tensor *t)
+{
+  return buft->iface.get_alloc_size ? buft->iface.get_alloc_size (buft, t)
+                                    : tsr_nbytes (t);
+}
+
+bool
+tsr_buffer_type_is_host (tsr_buffer_type *buft)
+{
+  return buft && buft->iface.is_host && buft->iface.is_host (buft);
+}
+
+tsr_device *
+tsr_buffer_type_device (tsr_buffer_type *buft)
+{
+  return buft ? buft->device : NULL;
+}
+
+tsr_buffer *
+tsr_buffer_new (tsr_buffer_type *buft, struct tsr_buffer_iface iface,
+                void *context, size_t size)
+{
+  tsr_buffer *buf = calloc (1, sizeof *buf);
+  if (!buf)
+    {
+      tsr_set_error (TSR_ERR_NO_MEMORY, "buffer: out of memory");
+      return NULL;
+    }
+  buf->iface = iface;
+  buf->buft = buft;
+  buf->context = context;
+  buf->size = size;
+  return buf;
+}
+
+void
+tsr_buffer_free (tsr_buffer *buf)
+{
+  if (!buf)
+    return;
+  if (buf->iface.free_buffer)
+    buf->iface.free_buffer (buf);
+  free (buf);
+}
+
+size_t
+tsr_buffer_size (tsr_buffer *buf)
+{
+  return buf ? buf->size : 0;
+}
+
+void *
+tsr_buffer_base (tsr_buffer *buf)
+{
+  return buf ? buf->iface.get_base (buf) : NULL;
+}
+
+bool
+tsr_buffer_is_host (tsr_buffer *buf)
+{
+  return buf && tsr_buffer_type_is_host (buf->buft);
+}
+
+void
+tsr_buffer_clear (tsr_buffer *buf, unsigned char value)
+{
+  if (buf && buf->size)
+    buf->iface.clear (buf, value);
+}
+
+tsr_buffer_type *
+tsr_buffer_get_type (tsr_buffer *buf)
+{
+  return buf ? buf->buft : NULL;
+}
+
+int
+tsr_buffer_place_tensor (tsr_buffer *buf, tsr_tensor *t, size_t offset)
+{
+  if (!buf || !t)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "place tensor: NULL "
+                          "argument");
+  if (t->view_src)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "place tensor: '%s' is a "
+                          "view", t->name);
+  size_t size = tsr_buffer_type_alloc_size (buf->buft, t);
+  if (offset > buf->size || size > buf->size - offset)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "place tensor: '%s' (%zu "
+                          "bytes at %zu) does not fit in a buffer of %zu "
+                          "bytes", t->name, size, offset, buf->size);
+  t->buffer = buf;
+  t->data = (char *) tsr_buffer_base (buf) + offset;
+  if (buf->iface.init_tensor)
+    return buf->iface.init_tensor (buf, t);
+  return TSR_OK;
+}
+
+int
+tsri_tensor_init_view (tsr_tensor *t)
+{
+  TSR_ASSERT (t->view_src && t->view_src->data);
+  t->buffer = t->view_src->buffer;
+  t->data = (char *) t->view_src->data + t->view_offs;
+  if (t->buffer && t->buffer->iface.init_tensor)
+    return t->buffer->iface.init_tensor (t->buffer, t);
+  return TSR_OK;
+}
+
+/* The host buffer type.  */
+
+static const char *
+host_buft_name (tsr_buffer_type *buft)
+{
+  return "host";
+}
+
+static void
+host_free (tsr_buffer *buf)
+{
+  free (buf->context);
+}
+
+static void *
+host_base (tsr_buffer *buf)
+{
+  return buf->context;
+}
+
+static void
+host_set (tsr_buffer *buf, tsr_tensor *t, const void *data, size_t offset,
+          size_t size)
+{
+  memcpy ((char *) t->data + offset, data, size);
+}
+
+static void
+host_get (tsr_buffer *buf, const tsr_tensor *t, void *data, size_t offset,
+          size_t size)
+{
+  memcpy (data, (const char *) t->data + offset, size);
+}
+
+static void
+host_clear (tsr_buffer *buf, uint8_t value)
+{
+  memset (buf->iface.get_base (buf), value, buf->size);
+}
+
+static const struct tsr_buffer_iface host_buffer_iface = {
+  .free_buffer = host_free,
+  .get_base = host_base,
+  .set_tensor = host_set,
+  .get_tensor = host_get,
+  .clear = host_clear,
+};
+
+static tsr_buffer *
+host_alloc (tsr_buffer_type *buft, size_t size)
+{
+  void *p = NULL;
+  if (posix_memalign (&p, HOST_ALIGN, size ? size : 1) != 0)
+    {
+      tsr_set_error (TSR_ERR_NO_MEMORY, "host buffer: cannot allocate %zu "
+                     "bytes", size);
+      return NULL;
+    }
+  tsr_buffer *buf = tsr_buffer_new (buft, host_buffer_iface, p, size);
+  if (!buf)
+    free (p);
+  return buf;
+}
+
+static size_t
+host_alignment (tsr_buffer_type *buft)
+{
+  return HOST_ALIGN;
+}
+
+static bool
+host_is_host (tsr_buffer_type *buft)
+{
+  return true;
+}
+
+static struct tsr_buffer_type host_buft = {
+  .iface = {
+    .get_name = host_buft_name,
+    .alloc_buffer = host_alloc,
+    .get_alignment = host_alignment,
+    .is_host = host_is_host,
+  },
+};
+
+tsr_buffer_type *
+tsr_host_buffer_type (void)
+{
+  return &host_buft;
+}
+
+/* Wraps user memory: nothing to free.  */
+static void *
+user_base (tsr_buffer *buf)
+{
+  return buf->context;
+}
+
+tsr_buffer *
+tsr_buffer_from_host_ptr (void *ptr, size_t size)
+{
+  struct tsr_buffer_iface iface = host_buffer_iface;
+  iface.free_buffer = NULL;
+  iface.get_base = user_base;
+  if (!ptr)
+    {
+      tsr_set_error (TSR_ERR_INVALID_ARG, "buffer from host pointer: NULL");
+      return NULL;
+    }
+  return tsr_buffer_new (&host_buft, iface, ptr, size);
+}

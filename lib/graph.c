@@ -1,0 +1,215 @@
+/* graph.c - computation graphs built from result tensors.
+ *
+ * Owns: the topological order of nodes and the list of leafs.  Arrays
+ * live in the graph's context and grow by doubling; a small open-
+ * addressing set remembers which tensors are already in the graph.  */
+#include <config.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "tessera-impl.h"
+
+struct tsri_visited
+{
+  size_t cap, count;
+  const tsr_tensor **slots;
+};
+
+tsr_graph *
+tsr_graph_new (tsr_context *ctx)
+{
+  if (!ctx)
+    {
+      tsr_set_error (TSR_ERR_INVALID_ARG, "graph: NULL context");
+      return NULL;
+    }
+  tsr_graph *g = tsri_context_alloc (ctx, sizeof *g);
+  if (!g)
+    return NULL;
+  g->ctx = ctx;
+  g->visited = tsri_context_alloc (ctx, sizeof *g->visited);
+  return g->visited ? g : NULL;
+}
+
+static size_t
+hash_ptr (const void *p, size_t cap)
+{
+  uintptr_t x = (uintptr_t) p;
+  x ^= x >> 17;
+  x *= (uintptr_t) 0x9e3779b97f4a7c15ULL;
+  return (size_t) (x ^ (x >> 29)) & (cap - 1);
+}
+
+/* Insert T; returns 1 if added, 0 if present, -1 on allocation failure.  */
+static int
+visited_add (tsr_graph *g, const tsr_tensor *t)
+{
+  struct tsri_visited *v = g->visited;
+  if ((v->count + 1) * 2 > v->cap)
+    {
+      size_t cap = v->cap ? v->cap * 2 : 64;
+      const tsr_tensor **slots = tsri_context_alloc (g->ctx,
+                                                     cap * sizeof *slots);
+      if (!slots)
+        return -1;
+      for (size_t i = 0; i < v->cap; i++)
+        if (v->slots[i])
+          {
+            size_t h = hash_ptr (v->slots[i], cap);
+            while (slots[h])
+              h = (h + 1) & (cap - 1);
+            slots[h] = v->slots[i];
+          }
+      v->slots = slots;         /* old array stays in the arena */
+      v->cap = cap;
+    }
+  size_t h = hash_ptr (t, v->cap);
+  while (v->slots[h])
+    {
+      if (v->slots[h] == t)
+        return 0;
+      h = (h + 1) & (v->cap - 1);
+    }
+  v->slots[h] = t;
+  v->count++;
+  return 1;
+}
+
+static int
+push (tsr_graph *g, tsr_tensor ***arr, int *n, int *cap, tsr_tensor *t)
+{
+  if (*n == *cap)
+    {
+      int ncap = *cap ? *cap * 2 : 64;
+      tsr_tensor **a = tsri_context_alloc (g->ctx, (size_t) ncap * sizeof *a);
+      if (!a)
+        return TSR_ERR_NO_MEMORY;
+      if (*n)
+        memcpy (a, *arr, (size_t) *n * sizeof *a);
+      *arr = a;
+      *cap = ncap;
+    }
+  (*arr)[(*n)++] = t;
+  return TSR_OK;
+}
+
+/* Post-order walk without recursion (graphs can be deep).  */
+struct frame
+{
+  tsr_tensor *t;
+  int next_src;
+};
+
+static int
+visit (tsr_graph *g, tsr_tensor *root)
+{
+  size_t cap = 64, depth = 0;
+  struct frame *stack = tsri_context_alloc (g->ctx, cap * sizeof *stack);
+  if (!stack)
+    return TSR_ERR_NO_MEMORY;
+  int added = visited_add (g, root);
+  if (added <= 0)
+    return added < 0 ? TSR_ERR_NO_MEMORY : TSR_OK;
+  stack[depth++] = (struct frame) { root, 0 };
+  while (depth)
+    {
+      struct frame *f = &stack[depth - 1];
+      tsr_tensor *t = f->t;
+      if (f->next_src < TSR_MAX_SRC)
+        {
+          tsr_tensor *s = t->src[f->next_src++];
+          if (!s)
+            continue;
+          added = visited_add (g, s);
+          if (added < 0)
+            return TSR_ERR_NO_MEMORY;
+          if (!added)
+            continue;
+          if (depth == cap)
+            {
+              struct frame *ns = tsri_context_alloc (g->ctx, 2 * cap
+                                                     * sizeof *ns);
+              if (!ns)
+                return TSR_ERR_NO_MEMORY;
+              memcpy (ns, stack, cap * sizeof *ns);
+              stack = ns;
+              cap *= 2;
+            }
+          stack[depth++] = (struct frame) { s, 0 };
+          continue;
+        }
+      depth--;
+      int st = t->op == TSR_OP_NONE
+        ? push (g, &g->leafs, &g->n_leafs, &g->cap_leafs, t)
+        : push (g, &g->nodes, &g->n_nodes, &g->cap_nodes, t);
+      if (st != TSR_OK)
+        return st;
+    }
+  return TSR_OK;
+}
+
+int
+tsr_graph_build (tsr_graph *g, tsr_tensor *result)
+{
+  if (!g)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "graph build: NULL graph");
+  if (!result)
+    {
+      if (tsr_last_status () != TSR_OK)
+        return tsr_last_status ();
+      return tsr_set_error (TSR_ERR_INVALID_ARG, "graph build: NULL result");
+    }
+  tsr_set_output (result);
+  int st = visit (g, result);
+  if (st == TSR_ERR_NO_MEMORY)
+    tsr_set_error (st, "graph build: out of memory");
+  return st;
+}
+
+int
+tsr_graph_n_nodes (const tsr_graph *g)
+{
+  return g ? g->n_nodes : 0;
+}
+
+tsr_tensor *
+tsr_graph_node (const tsr_graph *g, int i)
+{
+  if (!g)
+    return NULL;
+  if (i < 0)
+    i += g->n_nodes;
+  return i >= 0 && i < g->n_nodes ? g->nodes[i] : NULL;
+}
+
+int
+tsr_graph_n_leafs (const tsr_graph *g)
+{
+  return g ? g->n_leafs : 0;
+}
+
+tsr_tensor *
+tsr_graph_leaf (const tsr_graph *g, int i)
+{
+  return g && i >= 0 && i < g->n_leafs ? g->leafs[i] : NULL;
+}
+
+static void
+print_tensor (FILE *f, const char *what, int i, const tsr_tensor *t)
+{
+  fprintf (f, "%s %3d: %-10s %-5s [%lld, %lld, %lld, %lld] %s\n", what, i,
+           tsr_op_name (t->op), tsr_type_name (t->type),
+           (long long) t->ne[0], (long long) t->ne[1], (long long) t->ne[2],
+           (long long) t->ne[3], t->name);
+}
+
+void
+tsr_graph_print (const tsr_graph *g, void *stream)
+{
+  FILE *f = stream ? stream : stdout;
+  for (int i = 0; g && i < g->n_leafs; i++)
+    print_tensor (f, "leaf", i, g->leafs[i]);
+  for (int i = 0; g && i < g->n_nodes; i++)
+    print_tensor (f, "node", i, g->nodes[i]);
+}

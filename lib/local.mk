@@ -1,0 +1,26 @@
+## lib/local.mk - libtessera.
+
+lib_LTLIBRARIES += lib/libtessera.la
+
+include_HEADERS = include/tessera.h
+pkginclude_HEADERS += include/tessera/status.h include/tessera/log.h \
+	include/tessera/types.h include/tessera/tensor.h \
+	include/tessera/ops.h include/tessera/ops.def include/tessera/graph.h \
+	include/tessera/backend.h include/tessera/alloc.h \
+	include/tessera/registry.h include/tessera/module.h
+nodist_pkginclude_HEADERS += include/tessera/version.h
+
+lib_libtessera_la_SOURCES = lib/tessera-impl.h lib/status.c lib/log.c \
+	lib/types.c lib/tensor.c lib/ops.c lib/graph.c lib/buffer.c \
+	lib/backend.c lib/alloc.c lib/registry.c lib/loader.c
+nodist_lib_libtessera_la_SOURCES = lib/builtin-modules.h
+lib_libtessera_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DTSR_BACKEND_DIR='"$(backenddir)"'
+lib_libtessera_la_LDFLAGS = -version-info $(TSR_LT_VERSION) -no-undefined \
+	-export-symbols-regex '^tsr_'
+lib_libtessera_la_LIBADD = $(LTDL_LIBS) $(PTHREAD_LIBS)
+if !TSR_MODULES
+lib_libtessera_la_LIBADD += modules/cpu/libtessera-cpu-builtin.la
+endif
+EXTRA_DIST += include/tessera/version.h.in tessera.pc.in
+DISTCLEANFILES += lib/builtin-modules.h

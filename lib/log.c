@@ -1,0 +1,83 @@
+/* log.c - diagnostics: a threshold, a callback, stderr by default.  */
+#include <config.h>
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+
+#include "tessera-impl.h"
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+static tsr_log_level log_level = TSR_LOG_WARN;
+static tsr_log_fn log_fn;
+static void *log_user;
+
+static void
+log_read_env (void)
+{
+  static const char *const names[] = { "none", "error", "warn", "info",
+                                       "debug" };
+  const char *env = getenv ("TESSERA_LOG");
+  if (!env || !*env)
+    return;
+  for (int i = 0; i < 5; i++)
+    if (strcasecmp (env, names[i]) == 0)
+      {
+        log_level = (tsr_log_level) i;
+        return;
+      }
+  fprintf (stderr, "tessera: TESSERA_LOG='%s' not understood (use none, "
+           "error, warn, info or debug)\n", env);
+}
+
+void
+tsr_log_set_callback (tsr_log_fn fn, void *user_data)
+{
+  pthread_mutex_lock (&log_lock);
+  log_fn = fn;
+  log_user = user_data;
+  pthread_mutex_unlock (&log_lock);
+}
+
+void
+tsr_log_set_level (tsr_log_level level)
+{
+  pthread_once (&log_once, log_read_env);
+  log_level = level;
+}
+
+tsr_log_level
+tsr_log_get_level (void)
+{
+  pthread_once (&log_once, log_read_env);
+  return log_level;
+}
+
+void
+tsri_vlog (tsr_log_level level, const char *fmt, va_list ap)
+{
+  static const char *const tags[] = { "", "error", "warning", "info",
+                                      "debug" };
+  char msg[1024];
+  if (level == TSR_LOG_NONE || level > tsr_log_get_level ())
+    return;
+  vsnprintf (msg, sizeof msg, fmt, ap);
+  pthread_mutex_lock (&log_lock);
+  if (log_fn)
+    log_fn (level, msg, log_user);
+  else
+    fprintf (stderr, "tessera: %s: %s\n", tags[level], msg);
+  pthread_mutex_unlock (&log_lock);
+}
+
+void
+tsr_log (tsr_log_level level, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  tsri_vlog (level, fmt, ap);
+  va_end (ap);
+}

@@ -1,0 +1,574 @@
+/* ops.c - operation builders: validate operands, shape the result.
+ *
+ * Each builder checks its operands' shapes and types and records what
+ * is wrong (tsr_last_error) at graph-build time, so backends can trust
+ * a built node.  Computation itself lives in the backends.  */
+#include <config.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "tessera-impl.h"
+
+static const struct
+{
+  const char *name;
+  tsr_op_kind kind;
+} op_table[TSR_OP_COUNT] = {
+#define TSR_OP(id, name, kind) [TSR_OP_##id] = { name, TSR_OP_KIND_##kind },
+#include <tessera/ops.def>
+#undef TSR_OP
+};
+
+const char *
+tsr_op_name (tsr_op op)
+{
+  return (unsigned) op < TSR_OP_COUNT ? op_table[op].name : "(invalid op)";
+}
+
+tsr_op_kind
+tsr_op_get_kind (tsr_op op)
+{
+  return (unsigned) op < TSR_OP_COUNT ? op_table[op].kind : TSR_OP_KIND_OTHER;
+}
+
+/* "[4, 3, 1, 1]" for messages.  */
+static const char *
+shape_str (const tsr_tensor *t, char *buf, size_t n)
+{
+  snprintf (buf, n, "[%lld, %lld, %lld, %lld]", (long long) t->ne[0],
+            (long long) t->ne[1], (long long) t->ne[2], (long long) t->ne[3]);
+  return buf;
+}
+
+/* NULL operands: keep the earlier error (or record one).  */
+static bool
+operands_ok (tsr_op op, tsr_context *ctx, tsr_tensor *a, tsr_tensor *b,
+             bool need_b)
+{
+  if (!ctx)
+    {
+      tsr_set_error (TSR_ERR_INVALID_ARG, "%s: NULL context",
+                     tsr_op_name (op));
+      return false;
+    }
+  if (!a || (need_b && !b))
+    {
+      if (tsr_last_status () == TSR_OK)
+        tsr_set_error (TSR_ERR_INVALID_ARG, "%s: NULL operand",
+                       tsr_op_name (op));
+      return false;
+    }
+  return true;
+}
+
+static bool
+require_type (tsr_op op, const tsr_tensor *t, const char *which,
+              tsr_type type)
+{
+  if (t->type == type)
+    return true;
+  tsr_set_error (TSR_ERR_TYPE, "%s: %s is %s, %s required", tsr_op_name (op),
+                 which, tsr_type_name (t->type), tsr_type_name (type));
+  return false;
+}
+
+static tsr_tensor *
+new_result (tsr_context *ctx, tsr_op op, tsr_type type,
+            const int64_t ne[TSR_MAX_DIMS], tsr_tensor *a, tsr_tensor *b)
+{
+  tsr_tensor *r = tsri_new_tensor_impl (ctx, type, ne, NULL, 0);
+  if (r)
+    {
+      r->op = op;
+      r->src[0] = a;
+      r->src[1] = b;
+    }
+  return r;
+}
+
+static void
+set_param_f32 (tsr_tensor *t, int i, float v)
+{
+  memcpy (&t->op_params[i], &v, sizeof v);
+}
+
+/* Element-wise binary ops.  */
+
+static tsr_tensor *
+binary (tsr_op op, tsr_context *ctx, tsr_tensor *a, tsr_tensor *b)
+{
+  char sa[80], sb[80];
+  if (!operands_ok (op, ctx, a, b, true)
+      || !require_type (op, a, "first operand", TSR_TYPE_F32)
+      || !require_type (op, b, "second operand", TSR_TYPE_F32))
+    return NULL;
+  if (!tsr_can_repeat (b, a))
+    {
+      tsr_set_error (TSR_ERR_SHAPE, "%s: second operand %s cannot be "
+                     "broadcast to the first %s", tsr_op_name (op),
+                     shape_str (b, sb, sizeof sb),
+                     shape_str (a, sa, sizeof sa));
+      return NULL;
+    }
+  return new_result (ctx, op, TSR_TYPE_F32, a->ne, a, b);
+}
+
+tsr_tensor *
+tsr_add (tsr_context *ctx, tsr_tensor *a, tsr_tensor *b)
+{
+  return binary (TSR_OP_ADD, ctx, a, b);
+}
+
+tsr_tensor *
+tsr_sub (tsr_context *ctx, tsr_tensor *a, tsr_tensor *b)
+{
+  return binary (TSR_OP_SUB, ctx, a, b);
+}
+
+tsr_tensor *
+tsr_mul (tsr_context *ctx, tsr_tensor *a, tsr_tensor *b)
+{
+  return binary (TSR_OP_MUL, ctx, a, b);
+}
+
+tsr_tensor *
+tsr_div (tsr_context *ctx, tsr_tensor *a, tsr_tensor *b)
+{
+  return binary (TSR_OP_DIV, ctx, a, b);
+}
+
+/* Ops of one f32 operand that keep its shape.  */
+static tsr_tensor *
+unary_f32 (tsr_op op, tsr_context *ctx, tsr_tensor *a)
+{
+  if (!operands_ok (op, ctx, a, NULL, false)
+      || !require_type (op, a, "operand", TSR_TYPE_F32))
+    return NULL;
+  return new_result (ctx, op, TSR_TYPE_F32, a->ne, a, NULL);
+}
+
+tsr_tensor *
+tsr_scale (tsr_context *ctx, tsr_tensor *a, float s)
+{
+  tsr_tensor *r = unary_f32 (TSR_OP_SCALE, ctx, a);
+  if (r)
+    set_param_f32 (r, 0, s);
+  return r;
+}
+
+tsr_tensor *
+tsr_silu (tsr_context *ctx, tsr_tensor *a)
+{
+  return unary_f32 (TSR_OP_SILU, ctx, a);
+}
+
+tsr_tensor *
+tsr_gelu (tsr_context *ctx, tsr_tensor *a)
+{
+  return unary_f32 (TSR_OP_GELU, ctx, a);
+}
+
+tsr_tensor *
+tsr_norm (tsr_context *ctx, tsr_tensor *a, float eps)
+{
+  tsr_tensor *r = unary_f32 (TSR_OP_NORM, ctx, a);
+  if (r)
+    set_param_f32 (r, 0, eps);
+  return r;
+}
+
+tsr_tensor *
+tsr_rms_norm (tsr_context *ctx, tsr_tensor *a, float eps)
+{
+  tsr_tensor *r = unary_f32 (TSR_OP_RMS_NORM, ctx, a);
+  if (r)
+    set_param_f32 (r, 0, eps);
+  return r;
+}
+
+tsr_tensor *
+tsr_sum_rows (tsr_context *ctx, tsr_tensor *a)
+{
+  if (!operands_ok (TSR_OP_SUM_ROWS, ctx, a, NULL, false)
+      || !require_type (TSR_OP_SUM_ROWS, a, "operand", TSR_TYPE_F32))
+    return NULL;
+  int64_t ne[TSR_MAX_DIMS] = { 1, a->ne[1], a->ne[2], a->ne[3] };
+  return new_result (ctx, TSR_OP_SUM_ROWS, TSR_TYPE_F32, ne, a, NULL);
+}
+
+tsr_tensor *
+tsr_soft_max (tsr_context *ctx, tsr_tensor *a, tsr_tensor *mask, float scale)
+{
+  const tsr_op op = TSR_OP_SOFT_MAX;
+  char sa[80], sm[80];
+  if (!operands_ok (op, ctx, a, NULL, false)
+      || !require_type (op, a, "operand", TSR_TYPE_F32))
+    return NULL;
+  if (mask)
+    {
+      if (mask->type != TSR_TYPE_F32 && mask->type != TSR_TYPE_F16)
+        {
+          tsr_set_error (TSR_ERR_TYPE, "soft_max: mask is %s, f32 or f16 "
+                         "required", tsr_type_name (mask->type));
+          return NULL;
+        }
+      if (mask->ne[0] != a->ne[0] || mask->ne[1] < a->ne[1]
+          || a->ne[2] % mask->ne[2] != 0 || a->ne[3] % mask->ne[3] != 0)
+        {
+          tsr_set_error (TSR_ERR_SHAPE, "soft_max: mask %s does not fit "
+                         "operand %s", shape_str (mask, sm, sizeof sm),
+                         shape_str (a, sa, sizeof sa));
+          return NULL;
+        }
+    }
+  tsr_tensor *r = new_result (ctx, op, TSR_TYPE_F32, a->ne, a, mask);
+  if (r)
+    set_param_f32 (r, 0, scale);
+  return r;
+}
+
+/* Copies and conversions.  */
+
+static bool
+convertible (tsr_type from, tsr_type to)
+{
+  const struct tsr_type_traits *f = tsr_type_traits (from);
+  const struct tsr_type_traits *t = tsr_type_traits (to);
+  if (!f || !t)
+    return false;
+  if (from == to)
+    return true;
+  if (from == TSR_TYPE_I32 || to == TSR_TYPE_I32)
+    return from == TSR_TYPE_F32 || to == TSR_TYPE_F32;
+  /* quantized -> quantized needs two steps: not offered.  */
+  return !(f->is_quantized && t->is_quantized);
+}
+
+tsr_tensor *
+tsr_cpy (tsr_context *ctx, tsr_tensor *a, tsr_tensor *b)
+{
+  const tsr_op op = TSR_OP_CPY;
+  char sa[80], sb[80];
+  if (!operands_ok (op, ctx, a, b, true))
+    return NULL;
+  if (!convertible (a->type, b->type))
+    {
+      tsr_set_error (TSR_ERR_TYPE, "cpy: no conversion from %s to %s",
+                     tsr_type_name (a->type), tsr_type_name (b->type));
+      return NULL;
+    }
+  if (tsr_nelements (a) != tsr_nelements (b))
+    {
+      tsr_set_error (TSR_ERR_SHAPE, "cpy: source %s and destination %s "
+                     "differ in element count", shape_str (a, sa, sizeof sa),
+                     shape_str (b, sb, sizeof sb));
+      return NULL;
+    }
+  /* Quantized data moves a block at a time: rows must line up.  */
+  bool aq = tsr_type_traits (a->type)->is_quantized;
+  bool bq = tsr_type_traits (b->type)->is_quantized;
+  if ((aq && !tsr_same_shape (a, b)) || (bq && !tsr_is_rows_contiguous (b)))
+    {
+      tsr_set_error (TSR_ERR_SHAPE, "cpy: quantized copies need the same "
+                     "shape (source %s, destination %s) and contiguous "
+                     "destination rows", shape_str (a, sa, sizeof sa),
+                     shape_str (b, sb, sizeof sb));
+      return NULL;
+    }
+  tsr_tensor *r = tsri_new_tensor_impl (ctx, b->type, b->ne, b, 0);
+  if (!r)
+    return NULL;
+  memcpy (r->nb, b->nb, sizeof r->nb);
+  r->op = op;
+  r->src[0] = a;
+  r->src[1] = b;
+  return r;
+}
+
+tsr_tensor *
+tsr_cast (tsr_context *ctx, tsr_tensor *a, tsr_type type)
+{
+  if (!operands_ok (TSR_OP_CPY, ctx, a, NULL, false))
+    return NULL;
+  if (!tsr_type_valid (type))
+    {
+      tsr_set_error (TSR_ERR_TYPE, "cast: invalid type %d", (int) type);
+      return NULL;
+    }
+  if (!convertible (a->type, type))
+    {
+      tsr_set_error (TSR_ERR_TYPE, "cast: no conversion from %s to %s",
+                     tsr_type_name (a->type), tsr_type_name (type));
+      return NULL;
+    }
+  if (tsr_type_traits (type)->is_quantized
+      && !tsr_type_traits (a->type)->is_quantized
+      && a->ne[0] % tsr_type_traits (type)->block_size != 0)
+    {
+      tsr_set_error (TSR_ERR_SHAPE, "cast: row length %lld is not a "
+                     "multiple of the %s block size", (long long) a->ne[0],
+                     tsr_type_name (type));
+      return NULL;
+    }
+  /* The copy goes into a fresh tensor, which is its own destination.  */
+  tsr_tensor *r = new_result (ctx, TSR_OP_CPY, type, a->ne, a, NULL);
+  return r;
+}
+
+tsr_tensor *
+tsr_dup (tsr_context *ctx, tsr_tensor *a)
+{
+  if (!operands_ok (TSR_OP_CPY, ctx, a, NULL, false))
+    return NULL;
+  return tsr_cast (ctx, a, a->type);
+}
+
+tsr_tensor *
+tsr_cont (tsr_context *ctx, tsr_tensor *a)
+{
+  if (!operands_ok (TSR_OP_CONT, ctx, a, NULL, false))
+    return NULL;
+  return new_result (ctx, TSR_OP_CONT, a->type, a->ne, a, NULL);
+}
+
+/* Views.  */
+
+static tsr_tensor *
+new_view (tsr_context *ctx, tsr_op op, tsr_tensor *a,
+          const int64_t ne[TSR_MAX_DIMS], size_t offset)
+{
+  tsr_tensor *r = tsri_new_tensor_impl (ctx, a->type, ne, a, offset);
+  if (r)
+    {
+      r->op = op;
+      r->src[0] = a;
+    }
+  return r;
+}
+
+static tsr_tensor *
+reshape (tsr_context *ctx, tsr_tensor *a, int64_t ne0, int64_t ne1,
+         int64_t ne2, int64_t ne3)
+{
+  char sa[80];
+  if (!operands_ok (TSR_OP_RESHAPE, ctx, a, NULL, false))
+    return NULL;
+  if (!tsr_is_contiguous (a))
+    {
+      tsr_set_error (TSR_ERR_SHAPE, "reshape: operand %s is not contiguous "
+                     "(use tsr_cont first)", shape_str (a, sa, sizeof sa));
+      return NULL;
+    }
+  if (ne0 < 0 || ne1 < 0 || ne2 < 0 || ne3 < 0
+      || ne0 * ne1 * ne2 * ne3 != tsr_nelements (a))
+    {
+      tsr_set_error (TSR_ERR_SHAPE, "reshape: [%lld, %lld, %lld, %lld] does "
+                     "not hold the %lld elements of %s", (long long) ne0,
+                     (long long) ne1, (long long) ne2, (long long) ne3,
+                     (long long) tsr_nelements (a),
+                     shape_str (a, sa, sizeof sa));
+      return NULL;
+    }
+  int64_t ne[TSR_MAX_DIMS] = { ne0, ne1, ne2, ne3 };
+  return new_view (ctx, TSR_OP_RESHAPE, a, ne, 0);
+}
+
+tsr_tensor *
+tsr_reshape_1d (tsr_context *ctx, tsr_tensor *a, int64_t ne0)
+{
+  return reshape (ctx, a, ne0, 1, 1, 1);
+}
+
+tsr_tensor *
+tsr_reshape_2d (tsr_context *ctx, tsr_tensor *a, int64_t ne0, int64_t ne1)
+{
+  return reshape (ctx, a, ne0, ne1, 1, 1);
+}
+
+tsr_tensor *
+tsr_reshape_3d (tsr_context *ctx, tsr_tensor *a, int64_t ne0, int64_t ne1,
+                int64_t ne2)
+{
+  return reshape (ctx, a, ne0, ne1, ne2, 1);
+}
+
+tsr_tensor *
+tsr_reshape_4d (tsr_context *ctx, tsr_tensor *a, int64_t ne0, int64_t ne1,
+                int64_t ne2, int64_t ne3)
+{
+  return reshape (ctx, a, ne0, ne1, ne2, ne3);
+}
+
+tsr_tensor *
+tsr_view_4d (tsr_context *ctx, tsr_tensor *a, int64_t ne0, int64_t ne1,
+             int64_t ne2, int64_t ne3, size_t nb1, size_t nb2, size_t nb3,
+             size_t offset)
+{
+  char sa[80];
+  if (!operands_ok (TSR_OP_VIEW, ctx, a, NULL, false))
+    return NULL;
+  int64_t ne[TSR_MAX_DIMS] = { ne0, ne1, ne2, ne3 };
+  tsr_tensor probe = { .type = a->type };
+  memcpy (probe.ne, ne, sizeof ne);
+  probe.nb[0] = a->nb[0];
+  probe.nb[1] = nb1;
+  probe.nb[2] = nb2;
+  probe.nb[3] = nb3;
+  for (int i = 0; i < TSR_MAX_DIMS; i++)
+    if (ne[i] < 1)
+      {
+        tsr_set_error (TSR_ERR_SHAPE, "view: dimension %d is %lld", i,
+                       (long long) ne[i]);
+        return NULL;
+      }
+  size_t need = tsr_nbytes (&probe), have = tsr_nbytes (a);
+  if (offset > have || need > have - offset)
+    {
+      tsr_set_error (TSR_ERR_SHAPE, "view: %zu bytes at offset %zu exceed "
+                     "the %zu bytes of %s", need, offset, have,
+                     shape_str (a, sa, sizeof sa));
+      return NULL;
+    }
+  tsr_tensor *r = new_view (ctx, TSR_OP_VIEW, a, ne, offset);
+  if (r)
+    memcpy (r->nb, probe.nb, sizeof r->nb);
+  return r;
+}
+
+tsr_tensor *
+tsr_view_1d (tsr_context *ctx, tsr_tensor *a, int64_t ne0, size_t offset)
+{
+  if (!operands_ok (TSR_OP_VIEW, ctx, a, NULL, false))
+    return NULL;
+  size_t row = tsr_row_size (a->type, ne0);
+  return tsr_view_4d (ctx, a, ne0, 1, 1, 1, row, row, row, offset);
+}
+
+tsr_tensor *
+tsr_view_2d (tsr_context *ctx, tsr_tensor *a, int64_t ne0, int64_t ne1,
+             size_t nb1, size_t offset)
+{
+  return tsr_view_4d (ctx, a, ne0, ne1, 1, 1, nb1, nb1 * (size_t) ne1,
+                      nb1 * (size_t) ne1, offset);
+}
+
+tsr_tensor *
+tsr_view_3d (tsr_context *ctx, tsr_tensor *a, int64_t ne0, int64_t ne1,
+             int64_t ne2, size_t nb1, size_t nb2, size_t offset)
+{
+  return tsr_view_4d (ctx, a, ne0, ne1, ne2, 1, nb1, nb2,
+                      nb2 * (size_t) ne2, offset);
+}
+
+tsr_tensor *
+tsr_permute (tsr_context *ctx, tsr_tensor *a, int axis0, int axis1,
+             int axis2, int axis3)
+{
+  const int axes[TSR_MAX_DIMS] = { axis0, axis1, axis2, axis3 };
+  int seen = 0;
+  if (!operands_ok (TSR_OP_PERMUTE, ctx, a, NULL, false))
+    return NULL;
+  for (int i = 0; i < TSR_MAX_DIMS; i++)
+    {
+      if (axes[i] < 0 || axes[i] >= TSR_MAX_DIMS || (seen & (1 << axes[i])))
+        {
+          tsr_set_error (TSR_ERR_INVALID_ARG, "permute: axes (%d, %d, %d, "
+                         "%d) are not a permutation of 0..3", axis0, axis1,
+                         axis2, axis3);
+          return NULL;
+        }
+      seen |= 1 << axes[i];
+    }
+  if (tsr_type_traits (a->type)->is_quantized && axis0 != 0)
+    {
+      tsr_set_error (TSR_ERR_TYPE, "permute: rows of %s cannot be split",
+                     tsr_type_name (a->type));
+      return NULL;
+    }
+  int64_t ne[TSR_MAX_DIMS];
+  size_t nb[TSR_MAX_DIMS];
+  for (int i = 0; i < TSR_MAX_DIMS; i++)
+    {
+      ne[axes[i]] = a->ne[i];
+      nb[axes[i]] = a->nb[i];
+    }
+  tsr_tensor *r = new_view (ctx, TSR_OP_PERMUTE, a, ne, 0);
+  if (r)
+    {
+      memcpy (r->nb, nb, sizeof nb);
+      memcpy (r->op_params, axes, sizeof axes);
+    }
+  return r;
+}
+
+tsr_tensor *
+tsr_transpose (tsr_context *ctx, tsr_tensor *a)
+{
+  tsr_tensor *r = tsr_permute (ctx, a, 1, 0, 2, 3);
+  if (r)
+    r->op = TSR_OP_TRANSPOSE;
+  return r;
+}
+
+/* Indexing and products.  */
+
+tsr_tensor *
+tsr_get_rows (tsr_context *ctx, tsr_tensor *a, tsr_tensor *rows)
+{
+  const tsr_op op = TSR_OP_GET_ROWS;
+  char sa[80], sr[80];
+  if (!operands_ok (op, ctx, a, rows, true)
+      || !require_type (op, rows, "row index tensor", TSR_TYPE_I32))
+    return NULL;
+  if (!tsr_type_traits (a->type)->is_float)
+    {
+      tsr_set_error (TSR_ERR_TYPE, "get_rows: source type %s not "
+                     "supported", tsr_type_name (a->type));
+      return NULL;
+    }
+  if (rows->ne[3] != 1 || rows->ne[1] % a->ne[2] != 0
+      || rows->ne[2] % a->ne[3] != 0)
+    {
+      tsr_set_error (TSR_ERR_SHAPE, "get_rows: indices %s do not fit "
+                     "source %s", shape_str (rows, sr, sizeof sr),
+                     shape_str (a, sa, sizeof sa));
+      return NULL;
+    }
+  int64_t ne[TSR_MAX_DIMS] = { a->ne[0], rows->ne[0], rows->ne[1],
+                               rows->ne[2] };
+  return new_result (ctx, op, TSR_TYPE_F32, ne, a, rows);
+}
+
+tsr_tensor *
+tsr_mul_mat (tsr_context *ctx, tsr_tensor *a, tsr_tensor *b)
+{
+  const tsr_op op = TSR_OP_MUL_MAT;
+  char sa[80], sb[80];
+  if (!operands_ok (op, ctx, a, b, true)
+      || !require_type (op, b, "second operand", TSR_TYPE_F32))
+    return NULL;
+  if (!tsr_type_traits (a->type)->is_float)
+    {
+      tsr_set_error (TSR_ERR_TYPE, "mul_mat: weight type %s not supported",
+                     tsr_type_name (a->type));
+      return NULL;
+    }
+  if (a->ne[0] != b->ne[0] || b->ne[2] % a->ne[2] != 0
+      || b->ne[3] % a->ne[3] != 0)
+    {
+      tsr_set_error (TSR_ERR_SHAPE, "mul_mat: %s x %s: inner dimensions "
+                     "differ or batches do not broadcast",
+                     shape_str (a, sa, sizeof sa),
+                     shape_str (b, sb, sizeof sb));
+      return NULL;
+    }
+  if (!tsr_is_rows_contiguous (a))
+    {
+      tsr_set_error (TSR_ERR_SHAPE, "mul_mat: weight rows must be "
+                     "contiguous (use tsr_cont)");
+      return NULL;
+    }
+  int64_t ne[TSR_MAX_DIMS] = { a->ne[1], b->ne[1], b->ne[2], b->ne[3] };
+  return new_result (ctx, op, TSR_TYPE_F32, ne, a, b);
+}

@@ -1,0 +1,677 @@
+/* registry.c - every backend registration and device in the process.
+ *
+ * Owns: the module and failure lists, the search path, automatic
+ * initialization on first use, lookups, and init_best.  Opening files is
+ * loader.c's job.  One recursive lock guards everything, so module init
+ * functions and log callbacks may call back into the registry.  */
+#include <config.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "tessera-impl.h"
+
+#ifndef TSR_USE_MODULES
+#include "builtin-modules.h"
+#else
+static const struct tsr_module_descriptor *const tsr_builtin_modules[] = {
+  NULL
+};
+#endif
+
+#ifndef TSR_BACKEND_DIR
+#define TSR_BACKEND_DIR "/usr/local/lib/tessera"
+#endif
+
+struct module
+{
+  char *name, *path;
+  int score;
+  bool builtin;
+  void *handle;
+  tsr_reg *reg;
+};
+
+struct failure
+{
+  char *path, *name, *reason;
+  tsr_module_error error;
+};
+
+static struct
+{
+  pthread_mutex_t lock;
+  bool initialized, autoload;
+  struct module *modules;
+  size_t n_modules, cap_modules;
+  struct failure *failures;
+  size_t n_failures, cap_failures;
+  char **dirs;                  /* added through the API */
+  size_t n_dirs;
+  char *path_string;            /* last tsr_registry_search_path result */
+} R = { .autoload = true };
+
+static pthread_once_t lock_once = PTHREAD_ONCE_INIT;
+
+static void
+lock_init (void)
+{
+  pthread_mutexattr_t a;
+  pthread_mutexattr_init (&a);
+  pthread_mutexattr_settype (&a, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init (&R.lock, &a);
+  pthread_mutexattr_destroy (&a);
+}
+
+static void
+lock (void)
+{
+  pthread_once (&lock_once, lock_init);
+  pthread_mutex_lock (&R.lock);
+}
+
+static void
+unlock (void)
+{
+  pthread_mutex_unlock (&R.lock);
+}
+
+static char *
+dup_str (const char *s)
+{
+  return s ? strdup (s) : NULL;
+}
+
+const char *
+tsr_module_error_string (tsr_module_error error)
+{
+  switch (error)
+    {
+    case TSR_MODULE_OK: return "loaded";
+    case TSR_MODULE_NOT_FOUND: return "not found";
+    case TSR_MODULE_OPEN_FAILED: return "cannot be opened";
+    case TSR_MODULE_NOT_A_MODULE: return "not a Tessera module";
+    case TSR_MODULE_ABI_MISMATCH: return "module ABI mismatch";
+    case TSR_MODULE_UNUSABLE: return "not usable here";
+    case TSR_MODULE_INIT_FAILED: return "initialization failed";
+    case TSR_MODULE_DUPLICATE: return "duplicate";
+    }
+  return "unknown";
+}
+
+/* Record a failure (replacing an older one for the same path) and log
+   it.  Called with the lock held.  */
+static void
+record_failure (const char *path, const char *name, tsr_module_error error,
+                const char *reason)
+{
+  for (size_t i = 0; i < R.n_failures; i++)
+    if (strcmp (R.failures[i].path, path) == 0)
+      {
+        free (R.failures[i].path);
+        free (R.failures[i].name);
+        free (R.failures[i].reason);
+        memmove (&R.failures[i], &R.failures[i + 1],
+                 (R.n_failures - i - 1) * sizeof *R.failures);
+        R.n_failures--;
+        break;
+      }
+  tsr_log (error == TSR_MODULE_UNUSABLE || error == TSR_MODULE_DUPLICATE
+           ? TSR_LOG_INFO : TSR_LOG_WARN, "backend module %s%s%s%s: %s: %s",
+           path, name ? " (" : "", name ? name : "", name ? ")" : "",
+           tsr_module_error_string (error), reason);
+  if (R.n_failures == R.cap_failures)
+    {
+      size_t cap = R.cap_failures ? 2 * R.cap_failures : 8;
+      struct failure *nf = realloc (R.failures, cap * sizeof *nf);
+      if (!nf)
+        return;                 /* logged above; nothing else to do */
+      R.failures = nf;
+      R.cap_failures = cap;
+    }
+  struct failure *f = &R.failures[R.n_failures];
+  f->path = dup_str (path);
+  f->name = dup_str (name);
+  f->reason = dup_str (reason);
+  f->error = error;
+  if (f->path && f->reason)
+    R.n_failures++;
+  else
+    {
+      free (f->path);
+      free (f->name);
+      free (f->reason);
+    }
+}
+
+static void
+forget_failure (const char *path)
+{
+  for (size_t i = 0; i < R.n_failures; i++)
+    if (strcmp (R.failures[i].path, path) == 0)
+      {
+        free (R.failures[i].path);
+        free (R.failures[i].name);
+        free (R.failures[i].reason);
+        memmove (&R.failures[i], &R.failures[i + 1],
+                 (R.n_failures - i - 1) * sizeof *R.failures);
+        R.n_failures--;
+        return;
+      }
+}
+
+static struct module *
+find_module (const char *name)
+{
+  for (size_t i = 0; i < R.n_modules; i++)
+    if (strcasecmp (R.modules[i].name, name) == 0)
+      return &R.modules[i];
+  return NULL;
+}
+
+static struct module *
+find_module_by_path (const char *path)
+{
+  for (size_t i = 0; i < R.n_modules; i++)
+    if (strcmp (R.modules[i].path, path) == 0)
+      return &R.modules[i];
+  return NULL;
+}
+
+/* Score, initialize and register a descriptor.  HANDLE is closed on
+   failure.  Called with the lock held.  */
+static int
+add_module (const struct tsr_module_descriptor *d, const char *path,
+            void *handle, bool builtin)
+{
+  char reason[512], name[128];
+  /* D lives in the module: copy what we need before closing HANDLE.  */
+  snprintf (name, sizeof name, "%s", d->name);
+  struct module *dup = find_module (name);
+  if (dup)
+    {
+      snprintf (reason, sizeof reason, "a module named '%s' is already "
+                "loaded from %s", name, dup->path);
+      record_failure (path, name, TSR_MODULE_DUPLICATE, reason);
+      tsri_loader_close (handle);
+      return tsr_set_error (TSR_ERR_MODULE, "%s: %s", path, reason);
+    }
+  const char *why = NULL;
+  int score = d->score (&why);
+  if (score <= 0)
+    {
+      snprintf (reason, sizeof reason, "%s", why ? why
+                : "the module gave no reason");
+      record_failure (path, name, TSR_MODULE_UNUSABLE, reason);
+      tsri_loader_close (handle);
+      return tsr_set_error (TSR_ERR_MODULE, "%s: not usable: %s", name,
+                            reason);
+    }
+  tsr_clear_error ();
+  tsr_reg *reg = d->init ();
+  if (!reg || reg->abi_version != TSR_MODULE_ABI_VERSION)
+    {
+      snprintf (reason, sizeof reason, "%s",
+                reg ? "its registration has the wrong ABI version"
+                : tsr_last_status () != TSR_OK ? tsr_last_error ()
+                : "its init function returned no registration");
+      record_failure (path, name, TSR_MODULE_INIT_FAILED, reason);
+      tsri_loader_close (handle);
+      return tsr_set_error (TSR_ERR_MODULE, "%s: %s", name, reason);
+    }
+  if (R.n_modules == R.cap_modules)
+    {
+      size_t cap = R.cap_modules ? 2 * R.cap_modules : 8;
+      struct module *nm = realloc (R.modules, cap * sizeof *nm);
+      if (!nm)
+        {
+          tsri_loader_close (handle);
+          return tsr_set_error (TSR_ERR_NO_MEMORY, "registry: out of "
+                                "memory");
+        }
+      R.modules = nm;
+      R.cap_modules = cap;
+    }
+  struct module *m = &R.modules[R.n_modules];
+  m->name = dup_str (name);
+  m->path = dup_str (path);
+  if (!m->name || !m->path)
+    {
+      free (m->name);
+      free (m->path);
+      tsri_loader_close (handle);
+      return tsr_set_error (TSR_ERR_NO_MEMORY, "registry: out of memory");
+    }
+  m->score = score;
+  m->builtin = builtin;
+  m->handle = handle;
+  m->reg = reg;
+  R.n_modules++;
+  forget_failure (path);
+  tsr_log (TSR_LOG_DEBUG, "backend module %s loaded from %s (score %d)",
+           name, path, score);
+  return TSR_OK;
+}
+
+/* Called with the lock held.  */
+static int
+load_path (const char *path)
+{
+  struct tsri_opened o;
+  char reason[1024];
+  if (find_module_by_path (path))
+    return TSR_OK;
+  tsr_module_error e = tsri_loader_open (path, &o, reason, sizeof reason);
+  if (e != TSR_MODULE_OK)
+    {
+      record_failure (path, NULL, e, reason);
+      return tsr_set_error (e == TSR_MODULE_NOT_FOUND ? TSR_ERR_NOT_FOUND
+                            : TSR_ERR_MODULE, "%s: %s: %s", path,
+                            tsr_module_error_string (e), reason);
+    }
+  return add_module (o.desc, path, o.handle, false);
+}
+
+static void
+load_stem (const char *stem, void *data)
+{
+  (void) data;
+  load_path (stem);
+}
+
+/* A directory or a file of the search path.  ERR_IF_MISSING: record a
+   failure for entries that do not exist.  */
+static void
+load_entry (const char *entry, bool err_if_missing)
+{
+  if (!*entry)
+    return;
+  if (tsri_is_dir (entry))
+    tsri_loader_scan_dir (entry, load_stem, NULL);
+  else if (err_if_missing)
+    load_path (entry);
+  else
+    tsr_log (TSR_LOG_DEBUG, "backend directory %s does not exist", entry);
+}
+
+static void
+load_all_locked (void)
+{
+  const char *env = getenv ("TESSERA_BACKEND_PATH");
+  if (env)
+    {
+      char *copy = strdup (env), *save = NULL;
+      for (char *p = copy ? strtok_r (copy, ":", &save) : NULL; p;
+           p = strtok_r (NULL, ":", &save))
+        load_entry (p, true);
+      free (copy);
+    }
+  for (size_t i = 0; i < R.n_dirs; i++)
+    load_entry (R.dirs[i], true);
+  load_entry (TSR_BACKEND_DIR, false);
+}
+
+static void
+init_locked (void)
+{
+  if (R.initialized)
+    return;
+  R.initialized = true;
+  for (size_t i = 0; tsr_builtin_modules[i]; i++)
+    add_module (tsr_builtin_modules[i], "(built-in)", NULL, true);
+  if (R.autoload)
+    load_all_locked ();
+  tsr_clear_error ();
+}
+
+int
+tsr_registry_set_autoload (bool enabled)
+{
+  int st = TSR_OK;
+  lock ();
+  if (R.initialized)
+    st = tsr_set_error (TSR_ERR_STATE, "registry: already initialized; "
+                        "set autoload before any other registry call");
+  else
+    R.autoload = enabled;
+  unlock ();
+  return st;
+}
+
+int
+tsr_registry_load_all (void)
+{
+  lock ();
+  init_locked ();
+  load_all_locked ();
+  unlock ();
+  return TSR_OK;
+}
+
+int
+tsr_registry_add_search_dir (const char *dir)
+{
+  if (!dir || !*dir)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "registry: empty directory");
+  lock ();
+  char **nd = realloc (R.dirs, (R.n_dirs + 1) * sizeof *nd);
+  char *copy = strdup (dir);
+  int st = TSR_OK;
+  if (nd)
+    R.dirs = nd;
+  if (!nd || !copy)
+    {
+      free (copy);
+      st = tsr_set_error (TSR_ERR_NO_MEMORY, "registry: out of memory");
+    }
+  else
+    R.dirs[R.n_dirs++] = copy;
+  unlock ();
+  return st;
+}
+
+const char *
+tsr_registry_search_path (void)
+{
+  lock ();
+  const char *env = getenv ("TESSERA_BACKEND_PATH");
+  size_t len = (env ? strlen (env) + 1 : 0) + strlen (TSR_BACKEND_DIR) + 1;
+  for (size_t i = 0; i < R.n_dirs; i++)
+    len += strlen (R.dirs[i]) + 1;
+  char *s = malloc (len);
+  if (s)
+    {
+      s[0] = '\0';
+      if (env && *env)
+        strcat (strcat (s, env), ":");
+      for (size_t i = 0; i < R.n_dirs; i++)
+        strcat (strcat (s, R.dirs[i]), ":");
+      strcat (s, TSR_BACKEND_DIR);
+      free (R.path_string);
+      R.path_string = s;
+    }
+  unlock ();
+  return R.path_string ? R.path_string : TSR_BACKEND_DIR;
+}
+
+const char *
+tsr_registry_backend_dir (void)
+{
+  return TSR_BACKEND_DIR;
+}
+
+int
+tsr_registry_load (const char *path)
+{
+  if (!path || !*path)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "registry load: empty path");
+  lock ();
+  init_locked ();
+  int st = load_path (path);
+  unlock ();
+  return st;
+}
+
+int
+tsr_registry_unload (const char *name)
+{
+  int st = TSR_OK;
+  if (!name)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "registry unload: NULL name");
+  lock ();
+  init_locked ();
+  struct module *m = find_module (name);
+  if (!m)
+    st = tsr_set_error (TSR_ERR_NOT_FOUND, "registry unload: no module "
+                        "named '%s' is loaded", name);
+  else if (m->builtin)
+    st = tsr_set_error (TSR_ERR_INVALID_ARG, "registry unload: '%s' is "
+                        "compiled into libtessera", name);
+  else
+    {
+      tsri_loader_close (m->handle);
+      free (m->name);
+      free (m->path);
+      size_t i = (size_t) (m - R.modules);
+      memmove (m, m + 1, (R.n_modules - i - 1) * sizeof *m);
+      R.n_modules--;
+    }
+  unlock ();
+  return st;
+}
+
+size_t
+tsr_registry_module_count (void)
+{
+  lock ();
+  init_locked ();
+  size_t n = R.n_modules;
+  unlock ();
+  return n;
+}
+
+bool
+tsr_registry_module_get (size_t i, struct tsr_module_info *info)
+{
+  bool ok;
+  lock ();
+  init_locked ();
+  ok = i < R.n_modules && info;
+  if (ok)
+    *info = (struct tsr_module_info) { R.modules[i].name, R.modules[i].path,
+                                       R.modules[i].score,
+                                       R.modules[i].builtin,
+                                       R.modules[i].reg };
+  unlock ();
+  return ok;
+}
+
+size_t
+tsr_registry_failure_count (void)
+{
+  lock ();
+  init_locked ();
+  size_t n = R.n_failures;
+  unlock ();
+  return n;
+}
+
+static void
+fill_failure (const struct failure *f, struct tsr_module_failure *out)
+{
+  *out = (struct tsr_module_failure) { f->path, f->name, f->error,
+                                       f->reason };
+}
+
+bool
+tsr_registry_failure_get (size_t i, struct tsr_module_failure *f)
+{
+  bool ok;
+  lock ();
+  init_locked ();
+  ok = i < R.n_failures && f;
+  if (ok)
+    fill_failure (&R.failures[i], f);
+  unlock ();
+  return ok;
+}
+
+bool
+tsr_registry_failure_find (const char *key, struct tsr_module_failure *f)
+{
+  bool ok = false;
+  lock ();
+  init_locked ();
+  for (size_t i = R.n_failures; key && f && i-- > 0 && !ok;)
+    if (strcmp (R.failures[i].path, key) == 0
+        || (R.failures[i].name && strcasecmp (R.failures[i].name, key) == 0))
+      {
+        fill_failure (&R.failures[i], f);
+        ok = true;
+      }
+  unlock ();
+  return ok;
+}
+
+/* Registrations and devices.  */
+
+size_t
+tsr_reg_count (void)
+{
+  return tsr_registry_module_count ();
+}
+
+tsr_reg *
+tsr_reg_get (size_t i)
+{
+  struct tsr_module_info info;
+  return tsr_registry_module_get (i, &info) ? info.reg : NULL;
+}
+
+const char *
+tsr_reg_name (tsr_reg *reg)
+{
+  return reg ? reg->iface.get_name (reg) : "(none)";
+}
+
+tsr_reg *
+tsr_reg_by_name (const char *name)
+{
+  tsr_reg *found = NULL;
+  lock ();
+  init_locked ();
+  for (size_t i = 0; name && i < R.n_modules && !found; i++)
+    if (strcasecmp (tsr_reg_name (R.modules[i].reg), name) == 0)
+      found = R.modules[i].reg;
+  unlock ();
+  return found;
+}
+
+size_t
+tsr_reg_device_count (tsr_reg *reg)
+{
+  return reg ? reg->iface.get_device_count (reg) : 0;
+}
+
+tsr_device *
+tsr_reg_device_get (tsr_reg *reg, size_t i)
+{
+  return reg && i < tsr_reg_device_count (reg)
+         ? reg->iface.get_device (reg, i) : NULL;
+}
+
+size_t
+tsr_device_count (void)
+{
+  size_t n = 0;
+  lock ();
+  init_locked ();
+  for (size_t i = 0; i < R.n_modules; i++)
+    n += tsr_reg_device_count (R.modules[i].reg);
+  unlock ();
+  return n;
+}
+
+tsr_device *
+tsr_device_get (size_t index)
+{
+  tsr_device *d = NULL;
+  lock ();
+  init_locked ();
+  for (size_t i = 0; i < R.n_modules && !d; i++)
+    {
+      size_t n = tsr_reg_device_count (R.modules[i].reg);
+      if (index < n)
+        d = tsr_reg_device_get (R.modules[i].reg, index);
+      else
+        index -= n;
+    }
+  unlock ();
+  return d;
+}
+
+tsr_device *
+tsr_device_by_name (const char *name)
+{
+  tsr_device *found = NULL;
+  lock ();
+  for (size_t i = 0, n = tsr_device_count (); name && i < n && !found; i++)
+    if (strcasecmp (tsr_device_name (tsr_device_get (i)), name) == 0)
+      found = tsr_device_get (i);
+  unlock ();
+  return found;
+}
+
+tsr_device *
+tsr_device_by_type (tsr_device_type type)
+{
+  tsr_device *found = NULL;
+  lock ();
+  for (size_t i = 0, n = tsr_device_count (); i < n && !found; i++)
+    if (tsr_device_get_type (tsr_device_get (i)) == type)
+      found = tsr_device_get (i);
+  unlock ();
+  return found;
+}
+
+tsr_backend *
+tsr_backend_init_by_name (const char *name, const char *params)
+{
+  tsr_device *dev = tsr_device_by_name (name);
+  if (!dev)
+    dev = tsr_reg_device_get (tsr_reg_by_name (name), 0);
+  if (!dev)
+    {
+      struct tsr_module_failure f;
+      if (name && tsr_registry_failure_find (name, &f))
+        tsr_set_error (TSR_ERR_NOT_FOUND, "no backend '%s': module %s %s: "
+                       "%s", name, f.path, tsr_module_error_string (f.error),
+                       f.reason);
+      else
+        tsr_set_error (TSR_ERR_NOT_FOUND, "no backend or device named "
+                       "'%s' (search path: %s)", name ? name : "(null)",
+                       tsr_registry_search_path ());
+      return NULL;
+    }
+  return tsr_device_init (dev, params);
+}
+
+tsr_backend *
+tsr_backend_init_by_type (tsr_device_type type, const char *params)
+{
+  tsr_device *dev = tsr_device_by_type (type);
+  if (!dev)
+    {
+      tsr_set_error (TSR_ERR_NOT_FOUND, "no %s device (search path: %s)",
+                     tsr_device_type_name (type),
+                     tsr_registry_search_path ());
+      return NULL;
+    }
+  return tsr_device_init (dev, params);
+}
+
+tsr_backend *
+tsr_backend_init_best (void)
+{
+  static const tsr_device_type order[] = { TSR_DEVICE_GPU, TSR_DEVICE_IGPU,
+                                           TSR_DEVICE_ACCEL,
+                                           TSR_DEVICE_CPU };
+  for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
+    for (size_t i = 0, n = tsr_device_count (); i < n; i++)
+      {
+        tsr_device *dev = tsr_device_get (i);
+        if (!dev || tsr_device_get_type (dev) != order[k])
+          continue;
+        tsr_backend *be = tsr_device_init (dev, NULL);
+        if (be)
+          return be;
+        tsr_log (TSR_LOG_WARN, "device %s could not be initialized: %s",
+                 tsr_device_name (dev), tsr_last_error ());
+      }
+  tsr_set_error (TSR_ERR_NOT_FOUND, "no usable device (search path: %s)",
+                 tsr_registry_search_path ());
+  return NULL;
+}

@@ -1,0 +1,165 @@
+/* cpu-impl.h - what the CPU backend's files share.  Not installed.
+ *
+ * The module is split by concern:
+ *   cpu-module.c       descriptor, registration, device, backend, graph
+ *                      walk (checks, scratch memory, thread hand-off)
+ *   cpu-threadpool.c   worker threads
+ *   cpu-ops.c          the op table and supports_op
+ *   cpu-ops-*.c        one family of kernels each
+ *   cpu-vec.c          hot loops over contiguous arrays (per ISA level
+ *                      later, see cpu-vec.h)
+ * Everything here has hidden visibility: the module exports only its
+ * descriptor.  */
+#ifndef TSR_CPU_IMPL_H
+#define TSR_CPU_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <tessera/module.h>
+
+#include "cpu-threadpool.h"
+#include "cpu-vec.h"
+
+/* Where kernels report failures.  Kernels run on worker threads, whose
+   thread-local tsr_last_error the caller never sees: the first failure
+   is kept here and re-raised on the calling thread.  */
+struct tsr_cpu_error;
+
+/* What a kernel gets besides its tensor.  */
+struct tsr_cpu_op_ctx
+{
+  void *const *scratch;         /* per-thread scratch, scratch[ith] */
+  size_t scratch_size;          /* bytes in each, as the op asked */
+  struct tsr_cpu_error *error;
+};
+
+/* Compute part ITH of NTH of DST (dst->op, dst->src).  Returns TSR_OK
+   or the status given to tsr_cpu_fail.  */
+typedef int (*tsr_cpu_kernel_fn) (const struct tsr_cpu_op_ctx *c,
+                                  tsr_tensor *dst, int ith, int nth);
+/* Whether the kernel handles DST's types and shapes.  */
+typedef bool (*tsr_cpu_supports_fn) (const tsr_tensor *dst);
+/* Scratch bytes each thread needs for DST (0: none).  */
+typedef size_t (*tsr_cpu_scratch_fn) (const tsr_tensor *dst);
+
+struct tsr_cpu_op
+{
+  tsr_cpu_kernel_fn kernel;
+  tsr_cpu_supports_fn supports;
+  tsr_cpu_scratch_fn scratch;   /* optional */
+};
+
+/* cpu-ops.c */
+/* The table entry of OP, or NULL when the backend has no kernel.  */
+TSR_CPU_HIDDEN const struct tsr_cpu_op *tsr_cpu_op_get (tsr_op op);
+/* Whether the backend computes OP (view ops: always).  */
+TSR_CPU_HIDDEN bool tsr_cpu_supports_op (const tsr_tensor *op);
+
+/* cpu-module.c */
+/* Record STATUS and a message for the current graph_compute (the
+   first one wins); returns STATUS.  Safe from any worker.  */
+TSR_CPU_HIDDEN int tsr_cpu_fail (const struct tsr_cpu_op_ctx *c, int status,
+                                 const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__ ((format (printf, 3, 4)))
+#endif
+  ;
+
+/* Kernels and their checks, one family per file.  */
+#define TSR_CPU_DECLARE_OP(name)                                          \
+  TSR_CPU_HIDDEN int tsr_cpu_##name (const struct tsr_cpu_op_ctx *c,      \
+                                     tsr_tensor *dst, int ith, int nth);  \
+  TSR_CPU_HIDDEN bool tsr_cpu_##name##_supports (const tsr_tensor *dst)
+
+/* cpu-ops-elementwise.c */
+TSR_CPU_DECLARE_OP (binary);        /* add, sub, mul, div */
+TSR_CPU_DECLARE_OP (unary);         /* scale, silu, gelu */
+/* cpu-ops-copy.c */
+TSR_CPU_DECLARE_OP (copy);          /* cpy, cont */
+TSR_CPU_HIDDEN size_t tsr_cpu_copy_scratch (const tsr_tensor *dst);
+/* cpu-ops-rows.c */
+TSR_CPU_DECLARE_OP (sum_rows);
+TSR_CPU_DECLARE_OP (norm);          /* norm, rms_norm */
+TSR_CPU_DECLARE_OP (soft_max);
+TSR_CPU_DECLARE_OP (get_rows);
+/* One f32 row of src[0] (for gathering strided rows).  */
+TSR_CPU_HIDDEN size_t tsr_cpu_rows_scratch (const tsr_tensor *dst);
+/* cpu-ops-matmul.c */
+TSR_CPU_DECLARE_OP (mul_mat);
+TSR_CPU_HIDDEN size_t tsr_cpu_mul_mat_scratch (const tsr_tensor *dst);
+
+/* Helpers for kernels.  */
+
+/* The share [*START, *END) of N items for part ITH of NTH.  */
+static inline void
+tsr_cpu_split (int64_t n, int ith, int nth, int64_t *start, int64_t *end)
+{
+  *start = n * ith / nth;
+  *end = n * (ith + 1) / nth;
+}
+
+/* Address of element (I0, I1, I2, I3) of T, following its strides.  */
+static inline char *
+tsr_cpu_at (const tsr_tensor *t, int64_t i0, int64_t i1, int64_t i2,
+            int64_t i3)
+{
+  return (char *) t->data + i0 * (int64_t) t->nb[0] + i1 * (int64_t) t->nb[1]
+         + i2 * (int64_t) t->nb[2] + i3 * (int64_t) t->nb[3];
+}
+
+/* Row R of T in row-major order over dimensions 1..3.  */
+static inline char *
+tsr_cpu_row (const tsr_tensor *t, int64_t r)
+{
+  int64_t i1 = r % t->ne[1], i2 = r / t->ne[1] % t->ne[2];
+  int64_t i3 = r / (t->ne[1] * t->ne[2]);
+  return tsr_cpu_at (t, 0, i1, i2, i3);
+}
+
+static inline int64_t
+tsr_cpu_nrows (const tsr_tensor *t)
+{
+  return t->ne[1] * t->ne[2] * t->ne[3];
+}
+
+/* Bytes of one element of a plain (non-block) type.  */
+static inline size_t
+tsr_cpu_elem_size (tsr_type type)
+{
+  return tsr_type_traits (type)->type_size;
+}
+
+/* Whether T's rows are dense (nb[0] is one element or block).  */
+static inline bool
+tsr_cpu_dense_rows (const tsr_tensor *t)
+{
+  return t->nb[0] == tsr_type_traits (t->type)->type_size;
+}
+
+/* Types with a float value per element (f32, f16, bf16).  */
+static inline bool
+tsr_cpu_is_plain_float (tsr_type type)
+{
+  return type == TSR_TYPE_F32 || type == TSR_TYPE_F16
+         || type == TSR_TYPE_BF16;
+}
+
+/* Types with a block-wise float conversion (q8_0, q4_0).  */
+static inline bool
+tsr_cpu_is_quant (tsr_type type)
+{
+  return type == TSR_TYPE_Q8_0 || type == TSR_TYPE_Q4_0;
+}
+
+/* Convert a strided row of N elements to contiguous floats / back.
+   SRC_TYPE / DST_TYPE: f32, f16, bf16 or i32.  */
+TSR_CPU_HIDDEN void tsr_cpu_row_to_f32 (tsr_type src_type, const char *src,
+                                        size_t src_stride, float *dst,
+                                        int64_t n);
+TSR_CPU_HIDDEN void tsr_cpu_row_from_f32 (tsr_type dst_type, char *dst,
+                                          size_t dst_stride, const float *src,
+                                          int64_t n);
+
+#endif /* TSR_CPU_IMPL_H */

@@ -1,0 +1,607 @@
+/* cpu-module.c - the CPU backend: module descriptor, registration,
+ * device and backend.
+ *
+ * Owns what the library sees (the tsr_reg, tsr_device and tsr_backend
+ * objects) and the graph walk: per node it checks that the tensors are
+ * allocated in host memory and that a kernel supports the node, sizes
+ * the per-thread scratch memory, and hands the kernel to the thread
+ * pool.  It computes nothing itself: kernels are in cpu-ops-*.c, chosen
+ * through the table in cpu-ops.c.
+ *
+ * Kernels run on worker threads, so they report failures with
+ * tsr_cpu_fail; graph_compute re-raises the first one with
+ * tsr_set_error on the caller's thread.  */
+#include <config.h>
+#include <tessera/module.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "cpu-impl.h"
+
+/* Below this many multiply-adds (or elements) per thread, waking one
+   more thread costs more than it saves.  */
+#define MIN_WORK_PER_THREAD 32768
+
+struct tsr_cpu_error
+{
+  pthread_mutex_t lock;
+  int status;
+  char message[512];
+};
+
+struct cpu_backend
+{
+  struct tsr_cpu_threadpool *pool;
+  void **scratch;               /* per thread, 64-byte aligned */
+  size_t *scratch_size;
+  int scratch_slots;
+  struct tsr_cpu_error error;
+};
+
+int
+tsr_cpu_fail (const struct tsr_cpu_op_ctx *c, int status, const char *fmt,
+              ...)
+{
+  struct tsr_cpu_error *e = c->error;
+
+  pthread_mutex_lock (&e->lock);
+  if (e->status == TSR_OK)
+    {
+      va_list ap;
+      e->status = status;
+      va_start (ap, fmt);
+      vsnprintf (e->message, sizeof e->message, fmt, ap);
+      va_end (ap);
+    }
+  pthread_mutex_unlock (&e->lock);
+  return status;
+}
+
+static const char *
+label (const tsr_tensor *t)
+{
+  return t->name[0] ? t->name : "(unnamed)";
+}
+
+/* Thread counts.  */
+
+static int
+hardware_threads (void)
+{
+  long n = sysconf (_SC_NPROCESSORS_ONLN);
+
+  if (n < 1)
+    return 1;
+  return n > TSR_CPU_MAX_THREADS ? TSR_CPU_MAX_THREADS : (int) n;
+}
+
+/* Parse a thread count in [1, TSR_CPU_MAX_THREADS]; false if S is not
+   one.  */
+static bool
+parse_threads (const char *s, int *n)
+{
+  char *end;
+  long v;
+
+  errno = 0;
+  v = strtol (s, &end, 10);
+  if (errno != 0 || end == s || *end != '\0' || v < 1
+      || v > TSR_CPU_MAX_THREADS)
+    return false;
+  *n = (int) v;
+  return true;
+}
+
+static int
+default_threads (void)
+{
+  const char *env = getenv ("TESSERA_NUM_THREADS");
+  int n;
+
+  if (env && *env)
+    {
+      if (parse_threads (env, &n))
+        return n;
+      tsr_log (TSR_LOG_WARN, "cpu: ignoring TESSERA_NUM_THREADS=%s "
+               "(not a thread count in [1, %d])", env, TSR_CPU_MAX_THREADS);
+    }
+  return hardware_threads ();
+}
+
+/* PARAMS: NULL, or comma-separated KEY=VALUE items; the one key is
+   threads.  */
+static int
+parse_params (const char *params, int *n_threads)
+{
+  const char *p = params;
+
+  while (p && *p)
+    {
+      size_t len = strcspn (p, ",");
+      char item[128];
+
+      if (len >= sizeof item)
+        return tsr_set_error (TSR_ERR_INVALID_ARG,
+                              "cpu: unknown parameter '%.*s...'", 32, p);
+      memcpy (item, p, len);
+      item[len] = '\0';
+      if (strncmp (item, "threads=", 8) == 0)
+        {
+          if (!parse_threads (item + 8, n_threads))
+            return tsr_set_error (TSR_ERR_INVALID_ARG,
+                                  "cpu: bad thread count in '%s' (want an "
+                                  "integer in [1, %d])", item,
+                                  TSR_CPU_MAX_THREADS);
+        }
+      else if (len > 0)
+        return tsr_set_error (TSR_ERR_INVALID_ARG,
+                              "cpu: unknown parameter '%s'", item);
+      p += len;
+      if (*p == ',')
+        p++;
+    }
+  return TSR_OK;
+}
+
+/* Graph computation.  */
+
+/* Make scratch[0..NTH) exist and hold SIZE bytes each (slots stay
+   NULL while no op has needed scratch).  */
+static int
+reserve_scratch (struct cpu_backend *be, int nth, size_t size,
+                 const tsr_tensor *node)
+{
+  if (nth > be->scratch_slots)
+    {
+      void **s = realloc (be->scratch, (size_t) nth * sizeof *s);
+      size_t *sz;
+      if (!s)
+        return tsr_set_error (TSR_ERR_NO_MEMORY, "cpu: out of memory");
+      be->scratch = s;
+      sz = realloc (be->scratch_size, (size_t) nth * sizeof *sz);
+      if (!sz)
+        return tsr_set_error (TSR_ERR_NO_MEMORY, "cpu: out of memory");
+      be->scratch_size = sz;
+      for (int i = be->scratch_slots; i < nth; i++)
+        {
+          be->scratch[i] = NULL;
+          be->scratch_size[i] = 0;
+        }
+      be->scratch_slots = nth;
+    }
+  size = (size + 63) & ~(size_t) 63;
+  for (int i = 0; i < nth && size > 0; i++)
+    if (be->scratch_size[i] < size)
+      {
+        free (be->scratch[i]);
+        be->scratch_size[i] = 0;
+        be->scratch[i] = aligned_alloc (64, size);
+        if (!be->scratch[i])
+          return tsr_set_error (TSR_ERR_NO_MEMORY, "cpu: no memory for "
+                                "%zu bytes of scratch space for %s '%s'",
+                                size, tsr_op_name (node->op), label (node));
+        be->scratch_size[i] = size;
+      }
+  return TSR_OK;
+}
+
+/* How many threads NODE deserves.  */
+static int
+threads_for (const struct cpu_backend *be, const tsr_tensor *node)
+{
+  int64_t work = tsr_nelements (node);
+  int64_t nth;
+
+  if (node->op == TSR_OP_MUL_MAT)
+    work *= node->src[0]->ne[0];
+  nth = work / MIN_WORK_PER_THREAD + 1;
+  return nth < tsr_cpu_threadpool_n_threads (be->pool)
+         ? (int) nth : tsr_cpu_threadpool_n_threads (be->pool);
+}
+
+struct task
+{
+  const struct tsr_cpu_op *op;
+  struct tsr_cpu_op_ctx ctx;
+  tsr_tensor *node;
+};
+
+static void
+run_task (void *arg, int ith, int nth)
+{
+  struct task *t = arg;
+  int status = t->op->kernel (&t->ctx, t->node, ith, nth);
+
+  if (status != TSR_OK)         /* keeps a message the kernel gave */
+    tsr_cpu_fail (&t->ctx, status, "cpu: %s '%s' failed",
+                  tsr_op_name (t->node->op), label (t->node));
+}
+
+static int
+check_tensor (const tsr_tensor *t)
+{
+  if (!t->data)
+    return tsr_set_error (TSR_ERR_STATE, "cpu: tensor '%s' has no data "
+                          "(not allocated)", label (t));
+  if (t->buffer && !tsr_buffer_is_host (t->buffer))
+    return tsr_set_error (TSR_ERR_UNSUPPORTED, "cpu: tensor '%s' is in a "
+                          "%s buffer, not in host memory", label (t),
+                          tsr_buffer_type_name (tsr_buffer_get_type
+                                                (t->buffer)));
+  return TSR_OK;
+}
+
+static int
+unsupported (const tsr_tensor *node)
+{
+  char types[128];
+  size_t len = 0;
+
+  types[0] = '\0';
+  for (int i = 0; i < TSR_MAX_SRC && len < sizeof types; i++)
+    if (node->src[i])
+      len += (size_t) snprintf (types + len, sizeof types - len, "%s%s",
+                                len ? ", " : "",
+                                tsr_type_name (node->src[i]->type));
+  return tsr_set_error (TSR_ERR_UNSUPPORTED, "cpu: %s does not support "
+                        "these operands (%s -> %s, tensor '%s')",
+                        tsr_op_name (node->op), types,
+                        tsr_type_name (node->type), label (node));
+}
+
+static int
+compute_node (struct cpu_backend *be, tsr_tensor *node)
+{
+  struct task task;
+  int status, nth;
+  size_t scratch;
+
+  status = check_tensor (node);
+  for (int i = 0; i < TSR_MAX_SRC && status == TSR_OK; i++)
+    if (node->src[i])
+      status = check_tensor (node->src[i]);
+  if (status != TSR_OK)
+    return status;
+  if (!tsr_cpu_supports_op (node))
+    return unsupported (node);
+
+  task.op = tsr_cpu_op_get (node->op);
+  task.node = node;
+  scratch = task.op->scratch ? task.op->scratch (node) : 0;
+  nth = threads_for (be, node);
+  status = reserve_scratch (be, nth, scratch, node);
+  if (status != TSR_OK)
+    return status;
+  task.ctx.scratch = be->scratch;
+  task.ctx.scratch_size = scratch;
+  task.ctx.error = &be->error;
+
+  pthread_mutex_lock (&be->error.lock);
+  be->error.status = TSR_OK;
+  pthread_mutex_unlock (&be->error.lock);
+  tsr_cpu_threadpool_run (be->pool, run_task, &task, nth);
+  pthread_mutex_lock (&be->error.lock);
+  status = be->error.status;
+  pthread_mutex_unlock (&be->error.lock);
+  if (status != TSR_OK)
+    return tsr_set_error (status, "%s", be->error.message);
+  return TSR_OK;
+}
+
+static int
+cpu_graph_compute (tsr_backend *backend, tsr_graph *g)
+{
+  struct cpu_backend *be = backend->context;
+  int n;
+
+  if (!g)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "cpu: no graph to compute");
+  n = tsr_graph_n_nodes (g);
+  for (int i = 0; i < n; i++)
+    {
+      tsr_tensor *node = tsr_graph_node (g, i);
+      int status;
+
+      if (!node || (unsigned) node->op >= TSR_OP_COUNT)
+        return tsr_set_error (TSR_ERR_INVALID_ARG,
+                              "cpu: graph node %d is not an operation", i);
+      if (tsr_op_get_kind (node->op) == TSR_OP_KIND_VIEW)
+        continue;
+      status = compute_node (be, node);
+      if (status != TSR_OK)
+        return status;
+    }
+  return TSR_OK;
+}
+
+/* Backend.  */
+
+static const char *
+cpu_backend_name (tsr_backend *backend)
+{
+  (void) backend;
+  return "cpu";
+}
+
+static void
+cpu_backend_free (tsr_backend *backend)
+{
+  struct cpu_backend *be;
+
+  if (!backend)
+    return;
+  be = backend->context;
+  tsr_cpu_threadpool_free (be->pool);
+  for (int i = 0; i < be->scratch_slots; i++)
+    free (be->scratch[i]);
+  free (be->scratch);
+  free (be->scratch_size);
+  pthread_mutex_destroy (&be->error.lock);
+  free (be);
+  free (backend);
+}
+
+static void
+cpu_synchronize (tsr_backend *backend)
+{
+  (void) backend;               /* graph_compute returns when done */
+}
+
+static int
+cpu_set_n_threads (tsr_backend *backend, int n)
+{
+  struct cpu_backend *be = backend->context;
+
+  if (n < 1 || n > TSR_CPU_MAX_THREADS)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "cpu: thread count %d is "
+                          "not in [1, %d]", n, TSR_CPU_MAX_THREADS);
+  return tsr_cpu_threadpool_set_n_threads (be->pool, n);
+}
+
+static const struct tsr_backend_iface cpu_backend_iface = {
+  .get_name = cpu_backend_name,
+  .free = cpu_backend_free,
+  .set_tensor_async = NULL,     /* the host buffer functions do it */
+  .get_tensor_async = NULL,
+  .synchronize = cpu_synchronize,
+  .graph_compute = cpu_graph_compute,
+  .set_n_threads = cpu_set_n_threads,
+};
+
+static tsr_backend *
+cpu_init_backend (tsr_device *dev, const char *params)
+{
+  int n_threads = default_threads ();
+  struct cpu_backend *be;
+  tsr_backend *backend;
+
+  if (parse_params (params, &n_threads) != TSR_OK)
+    return NULL;
+  be = calloc (1, sizeof *be);
+  backend = calloc (1, sizeof *backend);
+  if (!be || !backend)
+    {
+      free (be);
+      free (backend);
+      tsr_set_error (TSR_ERR_NO_MEMORY, "cpu: no memory for a backend");
+      return NULL;
+    }
+  if (pthread_mutex_init (&be->error.lock, NULL) != 0)
+    {
+      free (be);
+      free (backend);
+      tsr_set_error (TSR_ERR_BACKEND, "cpu: cannot create a mutex");
+      return NULL;
+    }
+  be->pool = tsr_cpu_threadpool_new (n_threads);
+  if (!be->pool)
+    {
+      pthread_mutex_destroy (&be->error.lock);
+      free (be);
+      free (backend);
+      return NULL;
+    }
+  backend->iface = cpu_backend_iface;
+  backend->device = dev;
+  backend->context = be;
+  tsr_log (TSR_LOG_DEBUG, "cpu: backend with %d threads", n_threads);
+  return backend;
+}
+
+/* Device.  */
+
+static char cpu_description[256];
+
+/* The CPU model from /proc/cpuinfo ("model name", or "Model" on some
+   ARM systems) into BUF; false when there is none.  */
+static bool
+read_cpu_model (char *buf, size_t size)
+{
+  FILE *f = fopen ("/proc/cpuinfo", "r");
+  char line[512];
+  bool found = false;
+
+  if (!f)
+    return false;
+  while (!found && fgets (line, sizeof line, f))
+    {
+      char *colon = strchr (line, ':'), *v, *end;
+      if (!colon || (strncmp (line, "model name", 10) != 0
+                     && strncmp (line, "Model\t", 6) != 0))
+        continue;
+      for (v = colon + 1; *v == ' ' || *v == '\t'; v++)
+        ;
+      end = v + strlen (v);
+      while (end > v && (end[-1] == '\n' || end[-1] == ' '
+                         || end[-1] == '\t' || end[-1] == '\r'))
+        *--end = '\0';
+      if (*v)
+        {
+          snprintf (buf, size, "%s", v);
+          found = true;
+        }
+    }
+  fclose (f);
+  return found;
+}
+
+static void
+describe_cpu (void)
+{
+  char model[160];
+  struct utsname u;
+
+  if (!read_cpu_model (model, sizeof model))
+    snprintf (model, sizeof model, "%s",
+              uname (&u) == 0 ? u.machine : "unknown processor");
+  snprintf (cpu_description, sizeof cpu_description, "CPU: %s, %d threads",
+            model, hardware_threads ());
+}
+
+static const char *
+cpu_dev_name (tsr_device *dev)
+{
+  (void) dev;
+  return "CPU";
+}
+
+static const char *
+cpu_dev_description (tsr_device *dev)
+{
+  (void) dev;
+  return cpu_description;
+}
+
+static void
+cpu_dev_memory (tsr_device *dev, size_t *free_bytes, size_t *total)
+{
+  long page = sysconf (_SC_PAGESIZE);
+  long pages = sysconf (_SC_PHYS_PAGES);
+  long avail = -1;
+
+  (void) dev;
+#ifdef _SC_AVPHYS_PAGES
+  avail = sysconf (_SC_AVPHYS_PAGES);
+#endif
+  if (total)
+    *total = page > 0 && pages > 0 ? (size_t) pages * (size_t) page : 0;
+  if (free_bytes)
+    *free_bytes = page > 0 && avail > 0 ? (size_t) avail * (size_t) page : 0;
+}
+
+static tsr_device_type
+cpu_dev_type (tsr_device *dev)
+{
+  (void) dev;
+  return TSR_DEVICE_CPU;
+}
+
+static void
+cpu_dev_caps (tsr_device *dev, struct tsr_device_caps *caps)
+{
+  (void) dev;
+  caps->async = false;
+  caps->host_buffer = false;
+  caps->events = false;
+}
+
+static tsr_buffer_type *
+cpu_dev_buffer_type (tsr_device *dev)
+{
+  (void) dev;
+  return tsr_host_buffer_type ();
+}
+
+static bool
+cpu_dev_supports_op (tsr_device *dev, const tsr_tensor *op)
+{
+  (void) dev;
+  return tsr_cpu_supports_op (op);
+}
+
+static bool
+cpu_dev_supports_buft (tsr_device *dev, tsr_buffer_type *buft)
+{
+  (void) dev;
+  return buft && tsr_buffer_type_is_host (buft);
+}
+
+/* Registration.  */
+
+static const char *
+cpu_reg_name (tsr_reg *reg)
+{
+  (void) reg;
+  return "cpu";
+}
+
+static size_t
+cpu_reg_device_count (tsr_reg *reg)
+{
+  (void) reg;
+  return 1;
+}
+
+static tsr_device *cpu_reg_device (tsr_reg *reg, size_t i);
+
+static tsr_reg cpu_reg = {
+  .abi_version = TSR_MODULE_ABI_VERSION,
+  .iface = {
+    .get_name = cpu_reg_name,
+    .get_device_count = cpu_reg_device_count,
+    .get_device = cpu_reg_device,
+  },
+  .context = NULL,
+};
+
+static tsr_device cpu_device = {
+  .iface = {
+    .get_name = cpu_dev_name,
+    .get_description = cpu_dev_description,
+    .get_memory = cpu_dev_memory,
+    .get_type = cpu_dev_type,
+    .get_caps = cpu_dev_caps,
+    .init_backend = cpu_init_backend,
+    .get_buffer_type = cpu_dev_buffer_type,
+    .supports_op = cpu_dev_supports_op,
+    .supports_buft = cpu_dev_supports_buft,
+  },
+  .reg = &cpu_reg,
+  .context = NULL,
+};
+
+static tsr_device *
+cpu_reg_device (tsr_reg *reg, size_t i)
+{
+  (void) reg;
+  return i == 0 ? &cpu_device : NULL;
+}
+
+/* Module entry points.  */
+
+static int
+cpu_score (const char **reason)
+{
+  (void) reason;
+  return 1;                     /* a CPU is always there */
+}
+
+static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
+
+static tsr_reg *
+cpu_init (void)
+{
+  pthread_once (&cpu_once, describe_cpu);
+  return &cpu_reg;
+}
+
+const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {
+  TSR_MODULE_ABI_VERSION, "cpu", cpu_score, cpu_init
+};

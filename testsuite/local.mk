@@ -1,0 +1,58 @@
+## testsuite/local.mk - the DejaGnu testsuite and its check-only modules.
+
+DEJATOOL = tessera
+RUNTESTDEFAULTFLAGS = --tool tessera --srcdir $$srcdir/testsuite
+EXTRA_DEJAGNU_SITE_CONFIG = testsuite/site-extra.exp
+DISTCLEANFILES += testsuite/site-extra.exp site.exp site.bak tessera.sum \
+	tessera.log
+
+# Where the uninstalled backend modules are (TESSERA_BACKEND_PATH).
+TSR_BUILD_BACKEND_PATH = $(abs_top_builddir)/modules/cpu
+
+# A missing runtest must fail make check, not just warn.
+check-local:
+	@if $(SHELL) -c '$(RUNTEST) --version' >/dev/null 2>&1; then :; else \
+	  echo "error: DejaGnu's runtest not found; install DejaGnu (Debian: apt-get install dejagnu)" >&2; \
+	  exit 1; fi
+
+# Check-only modules that fail to load, each in its own way.
+if TSR_SHARED
+TSR_CHECK_MODULE_LDFLAGS = -module -avoid-version -no-undefined \
+	-rpath $(abs_builddir)/testsuite/modules
+check_LTLIBRARIES += testsuite/modules/tessera-badabi.la \
+	testsuite/modules/tessera-zeroscore.la \
+	testsuite/modules/tessera-initnull.la \
+	testsuite/modules/tessera-notmodule.la \
+	testsuite/modules/tessera-mockgpu.la
+testsuite_modules_tessera_badabi_la_SOURCES = testsuite/modules/badabi.c
+testsuite_modules_tessera_badabi_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DTSR_MODULE_NAME=tessera_badabi
+testsuite_modules_tessera_badabi_la_LDFLAGS = $(TSR_CHECK_MODULE_LDFLAGS)
+testsuite_modules_tessera_zeroscore_la_SOURCES = testsuite/modules/zeroscore.c
+testsuite_modules_tessera_zeroscore_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DTSR_MODULE_NAME=tessera_zeroscore
+testsuite_modules_tessera_zeroscore_la_LDFLAGS = $(TSR_CHECK_MODULE_LDFLAGS)
+testsuite_modules_tessera_initnull_la_SOURCES = testsuite/modules/initnull.c
+testsuite_modules_tessera_initnull_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DTSR_MODULE_NAME=tessera_initnull
+testsuite_modules_tessera_initnull_la_LDFLAGS = $(TSR_CHECK_MODULE_LDFLAGS)
+testsuite_modules_tessera_notmodule_la_SOURCES = testsuite/modules/notmodule.c
+testsuite_modules_tessera_notmodule_la_LDFLAGS = $(TSR_CHECK_MODULE_LDFLAGS)
+testsuite_modules_tessera_mockgpu_la_SOURCES = testsuite/modules/mockgpu.c
+testsuite_modules_tessera_mockgpu_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DTSR_MODULE_NAME=tessera_mockgpu
+testsuite_modules_tessera_mockgpu_la_LDFLAGS = $(TSR_CHECK_MODULE_LDFLAGS)
+testsuite_modules_tessera_mockgpu_la_LIBADD = lib/libtessera.la
+endif
+
+# The test programs themselves are built by testsuite/lib/tessera.exp.
+EXTRA_DIST += testsuite/config/default.exp testsuite/lib/tessera.exp \
+	testsuite/lib/tsr-test.h testsuite/site-extra.exp.in \
+	testsuite/modules/README testsuite/tessera.types testsuite/tessera.ops \
+	testsuite/tessera.registry testsuite/tessera.loader \
+	testsuite/tessera.alloc testsuite/tessera.static \
+	testsuite/tessera.examples
+clean-local: clean-testsuite
+clean-testsuite:
+	-rm -rf testsuite/bin
+.PHONY: clean-testsuite

@@ -1,0 +1,129 @@
+/* A working module with one device that claims to be a GPU.  It
+   supports no operation and uses host memory; it exists so registry
+   tests can check enumeration, lookups, init_best's preference and
+   unloading without real hardware.  */
+#include <stdlib.h>
+#include <tessera/module.h>
+
+static const char *
+reg_name (tsr_reg *reg)
+{
+  return "mockgpu";
+}
+
+static size_t
+reg_count (tsr_reg *reg)
+{
+  return 1;
+}
+
+static tsr_device mock_device;
+
+static tsr_device *
+reg_device (tsr_reg *reg, size_t i)
+{
+  return i == 0 ? &mock_device : NULL;
+}
+
+static tsr_reg mock_reg = {
+  TSR_MODULE_ABI_VERSION,
+  { reg_name, reg_count, reg_device },
+  NULL
+};
+
+static const char *
+dev_name (tsr_device *dev)
+{
+  return "MockGPU0";
+}
+
+static const char *
+dev_description (tsr_device *dev)
+{
+  return "mock GPU for the testsuite";
+}
+
+static void
+dev_memory (tsr_device *dev, size_t *free_bytes, size_t *total)
+{
+  *free_bytes = 1u << 20;
+  *total = 2u << 20;
+}
+
+static tsr_device_type
+dev_type (tsr_device *dev)
+{
+  return TSR_DEVICE_GPU;
+}
+
+static const char *
+be_name (tsr_backend *be)
+{
+  return "mockgpu";
+}
+
+static void
+be_free (tsr_backend *be)
+{
+  free (be);
+}
+
+static int
+be_compute (tsr_backend *be, tsr_graph *g)
+{
+  return tsr_set_error (TSR_ERR_UNSUPPORTED, "mockgpu computes nothing");
+}
+
+static tsr_backend *
+dev_init (tsr_device *dev, const char *params)
+{
+  tsr_backend *be = calloc (1, sizeof *be);
+  if (!be)
+    return NULL;
+  be->iface.get_name = be_name;
+  be->iface.free = be_free;
+  be->iface.graph_compute = be_compute;
+  be->device = dev;
+  return be;
+}
+
+static tsr_buffer_type *
+dev_buft (tsr_device *dev)
+{
+  return tsr_host_buffer_type ();
+}
+
+static bool
+dev_supports_op (tsr_device *dev, const tsr_tensor *op)
+{
+  return false;
+}
+
+static bool
+dev_supports_buft (tsr_device *dev, tsr_buffer_type *buft)
+{
+  return false;
+}
+
+static tsr_device mock_device = {
+  { dev_name, dev_description, dev_memory, dev_type, NULL, dev_init,
+    dev_buft, dev_supports_op, dev_supports_buft },
+  &mock_reg,
+  NULL
+};
+
+static int
+score (const char **reason)
+{
+  return 5;
+}
+
+static tsr_reg *
+init (void)
+{
+  return &mock_reg;
+}
+
+const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {
+  TSR_MODULE_ABI_VERSION, "mockgpu", score, init
+};

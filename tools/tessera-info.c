@@ -1,0 +1,144 @@
+/* tessera-info - what Tessera finds on this machine: backend modules
+ * loaded and not loaded (with the reason), registrations and devices.
+ * Always exits 0 when it could report, even if some module failed:
+ * reporting failures is its job.  */
+#include <config.h>
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tessera.h>
+
+static void
+usage (FILE *f)
+{
+  fprintf (f,
+           "Usage: tessera-info [OPTION]...\n"
+           "Show Tessera's backend modules, registrations and devices.\n\n"
+           "  -L, --path=DIR     also search DIR for backend modules\n"
+           "  -l, --load=FILE    load the backend module FILE\n"
+           "  -h, --help         display this help and exit\n"
+           "  -V, --version      output version information and exit\n\n"
+           "Environment:\n"
+           "  TESSERA_BACKEND_PATH  directories and module files to load, "
+           "':'-separated\n"
+           "  TESSERA_LOG           error, warn, info, debug or none\n\n"
+           "Report bugs to: %s\n", PACKAGE_BUGREPORT);
+}
+
+static void
+print_size (size_t bytes)
+{
+  if (bytes == 0)
+    printf ("unknown");
+  else
+    printf ("%.1f MiB", (double) bytes / (1024.0 * 1024.0));
+}
+
+static void
+print_modules (void)
+{
+  size_t n = tsr_registry_module_count ();
+  printf ("Backend modules loaded: %zu\n", n);
+  for (size_t i = 0; i < n; i++)
+    {
+      struct tsr_module_info m;
+      if (tsr_registry_module_get (i, &m))
+        printf ("  %-10s score %-3d %s\n", m.name, m.score, m.path);
+    }
+  n = tsr_registry_failure_count ();
+  printf ("Backend modules not loaded: %zu\n", n);
+  for (size_t i = 0; i < n; i++)
+    {
+      struct tsr_module_failure f;
+      if (!tsr_registry_failure_get (i, &f))
+        continue;
+      if (f.error == TSR_MODULE_UNUSABLE)
+        printf ("  %s: not usable: %s\n    (%s)\n", f.name, f.reason, f.path);
+      else
+        printf ("  %s%s%s%s: %s: %s\n", f.path, f.name ? " (" : "",
+                f.name ? f.name : "", f.name ? ")" : "",
+                tsr_module_error_string (f.error), f.reason);
+    }
+}
+
+static void
+print_devices (void)
+{
+  size_t n_regs = tsr_reg_count (), k = 0;
+  printf ("Registrations: %zu\n", n_regs);
+  for (size_t r = 0; r < n_regs; r++)
+    {
+      tsr_reg *reg = tsr_reg_get (r);
+      size_t n = tsr_reg_device_count (reg);
+      printf ("  %s: %zu device%s\n", tsr_reg_name (reg), n,
+              n == 1 ? "" : "s");
+      for (size_t i = 0; i < n; i++, k++)
+        {
+          struct tsr_device_props p;
+          tsr_device_get_props (tsr_reg_device_get (reg, i), &p);
+          printf ("    device %zu: %s\n", k, p.name);
+          printf ("      description: %s\n", p.description);
+          printf ("      type: %s\n", tsr_device_type_name (p.type));
+          printf ("      memory: ");
+          print_size (p.memory_free);
+          printf (" free of ");
+          print_size (p.memory_total);
+          printf ("\n      caps: async %s, host buffer %s, events %s\n",
+                  p.caps.async ? "yes" : "no",
+                  p.caps.host_buffer ? "yes" : "no",
+                  p.caps.events ? "yes" : "no");
+        }
+    }
+}
+
+int
+main (int argc, char **argv)
+{
+  static const struct option opts[] = {
+    { "path", required_argument, NULL, 'L' },
+    { "load", required_argument, NULL, 'l' },
+    { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, 'V' },
+    { NULL, 0, NULL, 0 }
+  };
+  int c;
+  while ((c = getopt_long (argc, argv, "L:l:hV", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'L':
+        if (tsr_registry_add_search_dir (optarg) != TSR_OK)
+          {
+            fprintf (stderr, "tessera-info: %s\n", tsr_last_error ());
+            return 1;
+          }
+        break;
+      case 'l':
+        /* A failure is recorded and shown below.  */
+        tsr_registry_load (optarg);
+        break;
+      case 'h':
+        usage (stdout);
+        return 0;
+      case 'V':
+        printf ("tessera-info (Tessera) %s\n", tsr_version ());
+        return 0;
+      default:
+        usage (stderr);
+        return 2;
+      }
+  if (optind < argc)
+    {
+      fprintf (stderr, "tessera-info: unexpected argument '%s'\n",
+               argv[optind]);
+      usage (stderr);
+      return 2;
+    }
+  printf ("Tessera %s\n", tsr_version ());
+  printf ("Backend search path: %s\n", tsr_registry_search_path ());
+  print_modules ();
+  print_devices ();
+  return 0;
+}

@@ -3,3 +3,7 @@
 info_TEXINFOS = doc/tessera.texi
 man_MANS += doc/tessera-info.1
 EXTRA_DIST += doc/tessera-info.1
+
+# distcheck builds html rather than dvi: TeX is not needed to check a
+# release.
+AM_DISTCHECK_DVI_TARGET = html

@@ -109,13 +109,24 @@ tsr_cpu_at (const tsr_tensor *t, int64_t i0, int64_t i1, int64_t i2,
          + i2 * (int64_t) t->nb[2] + i3 * (int64_t) t->nb[3];
 }
 
-/* Row R of T in row-major order over dimensions 1..3.  */
+/* The indices (I[1], I[2], I[3]) of row R of T, rows in row-major
+   order over dimensions 1..3 (I[0] is set to 0).  */
+static inline void
+tsr_cpu_row_index (const tsr_tensor *t, int64_t r, int64_t i[TSR_MAX_DIMS])
+{
+  i[0] = 0;
+  i[1] = r % t->ne[1];
+  i[2] = r / t->ne[1] % t->ne[2];
+  i[3] = r / (t->ne[1] * t->ne[2]);
+}
+
+/* Row R of T.  */
 static inline char *
 tsr_cpu_row (const tsr_tensor *t, int64_t r)
 {
-  int64_t i1 = r % t->ne[1], i2 = r / t->ne[1] % t->ne[2];
-  int64_t i3 = r / (t->ne[1] * t->ne[2]);
-  return tsr_cpu_at (t, 0, i1, i2, i3);
+  int64_t i[TSR_MAX_DIMS];
+  tsr_cpu_row_index (t, r, i);
+  return tsr_cpu_at (t, 0, i[1], i[2], i[3]);
 }
 
 static inline int64_t

@@ -49,12 +49,12 @@ tsr_cpu_binary (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   tsr_cpu_split (tsr_cpu_nrows (dst), ith, nth, &r0, &r1);
   for (int64_t r = r0; r < r1; r++)
     {
-      int64_t i1 = r % dst->ne[1], i2 = r / dst->ne[1] % dst->ne[2];
-      int64_t i3 = r / (dst->ne[1] * dst->ne[2]);
-      float *z = (float *) tsr_cpu_at (dst, 0, i1, i2, i3);
-      const float *x = (const float *) tsr_cpu_at (a, 0, i1, i2, i3);
-      const char *y = tsr_cpu_at (b, 0, i1 % b->ne[1], i2 % b->ne[2],
-                                  i3 % b->ne[3]);
+      int64_t i[TSR_MAX_DIMS];
+      tsr_cpu_row_index (dst, r, i);
+      float *z = (float *) tsr_cpu_at (dst, 0, i[1], i[2], i[3]);
+      const float *x = (const float *) tsr_cpu_at (a, 0, i[1], i[2], i[3]);
+      const char *y = tsr_cpu_at (b, 0, i[1] % b->ne[1], i[2] % b->ne[2],
+                                  i[3] % b->ne[3]);
 
       if (dense)
         /* b's row repeats along the row of a (the builder makes ne0 a

@@ -181,15 +181,17 @@ tsr_cpu_soft_max (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   tsr_cpu_split (tsr_cpu_nrows (dst), ith, nth, &r0, &r1);
   for (int64_t r = r0; r < r1; r++)
     {
-      int64_t i1 = r % dst->ne[1], i2 = r / dst->ne[1] % dst->ne[2];
-      int64_t i3 = r / (dst->ne[1] * dst->ne[2]);
       const float *x = f32_row (a, r, buf);
       float *y = out_row (dst, r, buf);
+      int64_t i[TSR_MAX_DIMS];
       float max;
 
       tsr_cpu_vec_scale_f32 (n, y, x, scale);
       if (mask)
-        add_mask (mask, i1, i2, i3, y, n);
+        {
+          tsr_cpu_row_index (dst, r, i);
+          add_mask (mask, i[1], i[2], i[3], y, n);
+        }
       max = tsr_cpu_vec_max_f32 (n, y);
       if (max == -INFINITY)
         tsr_cpu_vec_set_f32 (n, y, 0.0f);       /* all -inf: zeros */
@@ -233,8 +235,9 @@ tsr_cpu_get_rows (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   tsr_cpu_split (tsr_cpu_nrows (dst), ith, nth, &r0, &r1);
   for (int64_t r = r0; r < r1; r++)
     {
-      int64_t i = r % dst->ne[1], j = r / dst->ne[1] % dst->ne[2];
-      int64_t l = r / (dst->ne[1] * dst->ne[2]);
+      int64_t ix[TSR_MAX_DIMS];
+      tsr_cpu_row_index (dst, r, ix);
+      int64_t i = ix[1], j = ix[2], l = ix[3];
       int32_t idx = *(const int32_t *) tsr_cpu_at (rows, i, j, l, 0);
       float *y = out_row (dst, r, buf);
 

@@ -9,13 +9,7 @@
 #ifndef TSR_CPU_THREADPOOL_H
 #define TSR_CPU_THREADPOOL_H
 
-#ifndef TSR_CPU_HIDDEN
-#if defined(__GNUC__)
-#define TSR_CPU_HIDDEN __attribute__ ((visibility ("hidden")))
-#else
-#define TSR_CPU_HIDDEN
-#endif
-#endif
+#include "cpu-visibility.h"
 
 /* The most threads a pool accepts (a sanity bound on user input).  */
 #define TSR_CPU_MAX_THREADS 1024

@@ -22,13 +22,7 @@
 
 #include <tessera/types.h>
 
-#ifndef TSR_CPU_HIDDEN
-#if defined(__GNUC__)
-#define TSR_CPU_HIDDEN __attribute__ ((visibility ("hidden")))
-#else
-#define TSR_CPU_HIDDEN
-#endif
-#endif
+#include "cpu-visibility.h"
 
 /* sum x[i] * y[i].  Blocked summation: the rounding error grows with
    the block length, not with N.  */

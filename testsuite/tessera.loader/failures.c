@@ -8,6 +8,15 @@
 #include "tsr-test.h"
 
 static const char *dir;
+static char logged[4096];
+static int n_logged;
+
+static void
+log_cb (tsr_log_level level, const char *msg, void *user)
+{
+  if (level == TSR_LOG_WARN && n_logged++ == 0)
+    snprintf (logged, sizeof logged, "%s|%s", (const char *) user, msg);
+}
 
 static void
 expect (const char *stem, tsr_module_error want, const char *phrase)
@@ -35,6 +44,16 @@ main (void)
   char path[4096];
   struct tsr_module_failure f;
   size_t regs0 = tsr_reg_count ();
+  tsr_log_set_level (TSR_LOG_WARN);
+  tsr_log_set_callback (log_cb, "cookie");
+  tsr_registry_load ("/nonexistent/tessera-logged");
+  tsr_log_set_callback (NULL, NULL);
+  tsr_log_set_level (TSR_LOG_NONE);
+  CHECK (n_logged == 1 && strstr (logged, "cookie|")
+         && strstr (logged, "/nonexistent/tessera-logged")
+         && strstr (logged, "not found"),
+         "failure logged once through the callback with path and reason "
+         "(%s)", logged);
 
   /* Paths that are not modules at all work in every build.  */
   CHECK (tsr_registry_load ("/nonexistent/tessera-nothing") ==

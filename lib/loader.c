@@ -108,8 +108,8 @@ tsri_loader_open (const char *path, struct tsri_opened *out, char *reason,
   const struct tsr_module_descriptor *d = lt_dlsym (h, TSR_MODULE_SYMBOL);
   if (!d)
     {
-      snprintf (reason, reason_size, "not a Tessera module: it exports no "
-                "'%s' descriptor", TSR_MODULE_SYMBOL);
+      snprintf (reason, reason_size, "it exports no '%s' descriptor",
+                TSR_MODULE_SYMBOL);
       lt_dlclose (h);
       return TSR_MODULE_NOT_A_MODULE;
     }
@@ -124,8 +124,8 @@ tsri_loader_open (const char *path, struct tsri_opened *out, char *reason,
     }
   if (!d->name || !d->score || !d->init)
     {
-      snprintf (reason, reason_size, "not a Tessera module: its descriptor "
-                "lacks a name, score or init function");
+      snprintf (reason, reason_size, "its descriptor lacks a name, score "
+                "or init function");
       lt_dlclose (h);
       return TSR_MODULE_NOT_A_MODULE;
     }

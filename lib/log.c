@@ -66,11 +66,14 @@ tsri_vlog (tsr_log_level level, const char *fmt, va_list ap)
     return;
   vsnprintf (msg, sizeof msg, fmt, ap);
   pthread_mutex_lock (&log_lock);
-  if (log_fn)
-    log_fn (level, msg, log_user);
+  tsr_log_fn fn = log_fn;
+  void *user = log_user;
+  pthread_mutex_unlock (&log_lock);
+  /* Called without the lock: a callback may log or call Tessera.  */
+  if (fn)
+    fn (level, msg, user);
   else
     fprintf (stderr, "tessera: %s: %s\n", tags[level], msg);
-  pthread_mutex_unlock (&log_lock);
 }
 
 void

@@ -368,7 +368,13 @@ tsr_registry_add_search_dir (const char *dir)
       st = tsr_set_error (TSR_ERR_NO_MEMORY, "registry: out of memory");
     }
   else
-    R.dirs[R.n_dirs++] = copy;
+    {
+      R.dirs[R.n_dirs++] = copy;
+      free (R.path_string);
+      R.path_string = NULL;
+      if (R.initialized && R.autoload)
+        load_entry (copy, true);
+    }
   unlock ();
   return st;
 }
@@ -377,24 +383,28 @@ const char *
 tsr_registry_search_path (void)
 {
   lock ();
-  const char *env = getenv ("TESSERA_BACKEND_PATH");
-  size_t len = (env ? strlen (env) + 1 : 0) + strlen (TSR_BACKEND_DIR) + 1;
-  for (size_t i = 0; i < R.n_dirs; i++)
-    len += strlen (R.dirs[i]) + 1;
-  char *s = malloc (len);
-  if (s)
+  if (!R.path_string)
     {
-      s[0] = '\0';
-      if (env && *env)
-        strcat (strcat (s, env), ":");
+      const char *env = getenv ("TESSERA_BACKEND_PATH");
+      size_t len = (env ? strlen (env) + 1 : 0) + strlen (TSR_BACKEND_DIR)
+                   + 1;
       for (size_t i = 0; i < R.n_dirs; i++)
-        strcat (strcat (s, R.dirs[i]), ":");
-      strcat (s, TSR_BACKEND_DIR);
-      free (R.path_string);
+        len += strlen (R.dirs[i]) + 1;
+      char *s = malloc (len);
+      if (s)
+        {
+          s[0] = '\0';
+          if (env && *env)
+            strcat (strcat (s, env), ":");
+          for (size_t i = 0; i < R.n_dirs; i++)
+            strcat (strcat (s, R.dirs[i]), ":");
+          strcat (s, TSR_BACKEND_DIR);
+        }
       R.path_string = s;
     }
+  const char *p = R.path_string ? R.path_string : TSR_BACKEND_DIR;
   unlock ();
-  return R.path_string ? R.path_string : TSR_BACKEND_DIR;
+  return p;
 }
 
 const char *

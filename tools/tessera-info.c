@@ -116,9 +116,7 @@ main (int argc, char **argv)
           }
         break;
       case 'l':
-        /* A failure is recorded and shown below.  */
-        tsr_registry_load (optarg);
-        break;
+        break;                  /* after every --path, below */
       case 'h':
         usage (stdout);
         return 0;
@@ -136,6 +134,12 @@ main (int argc, char **argv)
       usage (stderr);
       return 2;
     }
+  /* Modules named with --load, once the search path is complete.  A
+     failure is recorded and shown with the others.  */
+  optind = 1;
+  while ((c = getopt_long (argc, argv, "L:l:hV", opts, NULL)) != -1)
+    if (c == 'l')
+      tsr_registry_load (optarg);
   printf ("Tessera %s\n", tsr_version ());
   printf ("Backend search path: %s\n", tsr_registry_search_path ());
   print_modules ();

@@ -66,9 +66,10 @@ struct tsr_buffer {
 struct tsr_device_iface {
   const char *(*get_name) (tsr_device *dev);
   const char *(*get_description) (tsr_device *dev);
+  /* optional: 0 bytes free of 0 */
   void (*get_memory) (tsr_device *dev, size_t *free_bytes, size_t *total);
   tsr_device_type (*get_type) (tsr_device *dev);
-  void (*get_caps) (tsr_device *dev, struct tsr_device_caps *caps);
+  void (*get_caps) (tsr_device *dev, struct tsr_device_caps *caps); /* opt. */
   tsr_backend *(*init_backend) (tsr_device *dev, const char *params);
   tsr_buffer_type *(*get_buffer_type) (tsr_device *dev);
   bool (*supports_op) (tsr_device *dev, const tsr_tensor *op);

@@ -62,15 +62,18 @@ tsr_tensor *tsr_permute (tsr_context *ctx, tsr_tensor *a, int axis0,
 /* Swap dimensions 0 and 1.  */
 tsr_tensor *tsr_transpose (tsr_context *ctx, tsr_tensor *a);
 
-/* Rows of a selected by the i32 indices in ROWS: a [k, r, b2, b3],
-   rows [n, b2, b3] -> f32 [k, n, b2, b3].  Out-of-range indices are a
-   compute-time error.  */
+/* Rows of a selected by the i32 indices in ROWS: a [k, r, a2, a3],
+   rows [n, b2, b3] with b2 % a2 == 0 and b3 % a3 == 0 -> f32
+   [k, n, b2, b3]: result[:, i, j, l] = a[:, rows[i, j, l], j % a2,
+   l % a3] (index batches repeat the source's batches cyclically).
+   Out-of-range indices are a compute-time error.  */
 tsr_tensor *tsr_get_rows (tsr_context *ctx, tsr_tensor *a, tsr_tensor *rows);
 
 /* Matrix product with a as weights: a [k, m, a2, a3] of any float or
    quantized type, b f32 [k, n, b2, b3] with b2 % a2 == 0 and
    b3 % a3 == 0 -> f32 [m, n, b2, b3], result[i, j] = dot (a row i,
-   b row j).  */
+   b row j).  Batch i2 of b uses batch i2 / (b2 / a2) of a (consecutive
+   batches share weights, as attention heads share a key head).  */
 tsr_tensor *tsr_mul_mat (tsr_context *ctx, tsr_tensor *a, tsr_tensor *b);
 
 /* Sum of each row: [n, r, ...] -> [1, r, ...].  */

@@ -27,7 +27,8 @@ typedef enum tsr_module_error {
   TSR_MODULE_NOT_A_MODULE,   /* no Tessera module descriptor */
   TSR_MODULE_ABI_MISMATCH,   /* built for another module ABI */
   TSR_MODULE_UNUSABLE,       /* its score is 0 on this machine */
-  TSR_MODULE_INIT_FAILED,    /* its init returned no registration */
+  TSR_MODULE_INIT_FAILED,    /* its init returned no registration, or
+                                one of another ABI version */
   TSR_MODULE_DUPLICATE       /* a module of that name is loaded already */
 } tsr_module_error;
 
@@ -55,9 +56,12 @@ const char *tsr_module_error_string (tsr_module_error error);
 int tsr_registry_set_autoload (bool enabled);
 /* Search the path now (modules already loaded are kept).  */
 int tsr_registry_load_all (void);
-/* Add DIR to the search path, before the configured backend dir.  */
+/* Add DIR to the search path, before the configured backend dir.  Once
+   the registry is initialized (with autoload on), DIR is searched at
+   once.  */
 int tsr_registry_add_search_dir (const char *dir);
-/* The search path, ':'-separated, as the registry uses it.  */
+/* The search path, ':'-separated, as the registry uses it.  The string
+   stays valid until the next tsr_registry_add_search_dir.  */
 const char *tsr_registry_search_path (void);
 /* The configured backend directory.  */
 const char *tsr_registry_backend_dir (void);

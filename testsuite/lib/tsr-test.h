@@ -32,7 +32,7 @@ tsr_test_result (int ok, const char *fmt, ...)
     tsr_test_failures++;
 }
 
-static void
+static inline void
 tsr_test_unsupported (const char *fmt, ...)
 {
   va_list ap;
@@ -53,13 +53,13 @@ tsr_test_unsupported (const char *fmt, ...)
 /* Deterministic pseudo-random numbers (xorshift64*), independent of
    the C library, so expected values are reproducible everywhere.  */
 static unsigned long long tsr_test_rng_state = 0x9e3779b97f4a7c15ULL;
-static void
+static inline void
 tsr_test_seed (unsigned long long s)
 {
   tsr_test_rng_state = s ? s : 0x9e3779b97f4a7c15ULL;
 }
 /* Uniform in [lo, hi).  */
-static float
+static inline float
 tsr_test_uniform (float lo, float hi)
 {
   unsigned long long x = tsr_test_rng_state;
@@ -72,7 +72,7 @@ tsr_test_uniform (float lo, float hi)
 }
 
 /* Largest absolute difference between N floats and N doubles.  */
-static double
+static inline double
 tsr_test_max_abs_diff (const float *got, const double *want, long n)
 {
   double m = 0;

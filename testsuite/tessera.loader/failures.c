@@ -82,7 +82,7 @@ main (void)
   else
     {
       expect ("tessera-notmodule", TSR_MODULE_NOT_A_MODULE,
-              "not a Tessera module");
+              "exports no 'tsr_module_descriptor'");
       expect ("tessera-badabi", TSR_MODULE_ABI_MISMATCH, "ABI version");
       expect ("tessera-zeroscore", TSR_MODULE_UNUSABLE,
               "no zeroscore hardware");

@@ -234,11 +234,9 @@ check_allocated_chain (tsr_backend *be)
     }
   tsr_tensor *r = tsr_div (ctx, tsr_sub (ctx, tsr_mul (ctx, tsr_add (ctx, in[0], in[1]),
                                                        in[2]), in[3]), in[4]);
-  tsr_graph *g = tsr_graph_new (ctx);
-  tsr_gallocr *ga = tsr_gallocr_new (tsr_backend_buffer_type (be));
-  int rc = tsr_graph_build (g, r);
-  if (rc == TSR_OK)
-    rc = tsr_gallocr_alloc_graph (ga, g);
+  tsr_graph *g;
+  tsr_gallocr *ga;
+  int rc = ot_allocate (be, ctx, r, &g, &ga);
   for (int round = 0; round < 2; round++)
     {
       char desc[120];
@@ -258,15 +256,12 @@ check_allocated_chain (tsr_backend *be)
             float u = tsr_test_uniform (-2.0f, 2.0f);
             v[i][j] = i == 4 ? (u < 0 ? u - 0.5f : u + 0.5f) : u;
           }
-      for (int i = 0; i < 5; i++)
-        tsr_tensor_set (in[i], v[i], 0, (i == 3 ? N0 : N) * sizeof (float));
-      int crc = tsr_backend_graph_compute (be, g);
-      if (crc != TSR_OK)
+      const void *data[5] = { v[0], v[1], v[2], v[3], v[4] };
+      if (ot_compute_io (be, g, 5, in, data, r, out) != TSR_OK)
         {
           tsr_test_result (0, "%s: compute failed: %s", desc, tsr_last_error ());
           continue;
         }
-      tsr_tensor_get (r, out, 0, sizeof out);
       for (int j = 0; j < N; j++)
         want[j] = (((double) v[0][j] + v[1][j]) * v[2][j] - v[3][j % N0]) / v[4][j];
       /* Four roundings, and the subtraction may cancel: relative to

@@ -358,20 +358,14 @@ check_allocated (tsr_backend *be)
   tsr_set_input (x);
   tsr_tensor *r = tsr_cast (ctx, tsr_cast (ctx, tsr_cast (ctx, x, TSR_TYPE_F16),
                                            TSR_TYPE_BF16), TSR_TYPE_F32);
-  tsr_graph *g = tsr_graph_new (ctx);
-  tsr_gallocr *ga = tsr_gallocr_new (tsr_backend_buffer_type (be));
-  int rc = tsr_graph_build (g, r);
-  if (rc == TSR_OK)
-    rc = tsr_gallocr_alloc_graph (ga, g);
+  tsr_graph *g;
+  tsr_gallocr *ga;
+  int rc = ot_allocate (be, ctx, r, &g, &ga);
   float v[N], out[N];
   for (int i = 0; i < N; i++)
     v[i] = tsr_test_uniform (-300.0f, 300.0f);
   if (rc == TSR_OK)
-    rc = tsr_tensor_set (x, v, 0, sizeof v);
-  if (rc == TSR_OK)
-    rc = tsr_backend_graph_compute (be, g);
-  if (rc == TSR_OK)
-    rc = tsr_tensor_get (r, out, 0, sizeof out);
+    rc = ot_compute_io (be, g, 1, &x, (const void *[]) { v }, r, out);
   if (rc != TSR_OK)
     tsr_test_result (0, "%s: %s", desc, tsr_last_error ());
   else

@@ -110,24 +110,17 @@ check_allocated (tsr_backend *be)
   tsr_set_input (a);
   tsr_set_input (rows);
   tsr_tensor *r = tsr_get_rows (ctx, a, rows);
-  tsr_graph *g = tsr_graph_new (ctx);
-  tsr_gallocr *ga = tsr_gallocr_new (tsr_backend_buffer_type (be));
-  int rc = tsr_graph_build (g, r);
-  if (rc == TSR_OK)
-    rc = tsr_gallocr_alloc_graph (ga, g);
+  tsr_graph *g;
+  tsr_gallocr *ga;
+  int rc = ot_allocate (be, ctx, r, &g, &ga);
   uint16_t h[K * R];
   int32_t idx[N] = { 8, 0, 3, 3, 7 };
   float out[K * N];
   for (int i = 0; i < K * R; i++)
     h[i] = tsr_fp32_to_fp16 (tsr_test_uniform (-10.0f, 10.0f));
   if (rc == TSR_OK)
-    rc = tsr_tensor_set (a, h, 0, sizeof h);
-  if (rc == TSR_OK)
-    rc = tsr_tensor_set (rows, idx, 0, sizeof idx);
-  if (rc == TSR_OK)
-    rc = tsr_backend_graph_compute (be, g);
-  if (rc == TSR_OK)
-    rc = tsr_tensor_get (r, out, 0, sizeof out);
+    rc = ot_compute_io (be, g, 2, (tsr_tensor *[]) { a, rows },
+                        (const void *[]) { h, idx }, r, out);
   if (rc != TSR_OK)
     tsr_test_result (0, "%s: %s", desc, tsr_last_error ());
   else

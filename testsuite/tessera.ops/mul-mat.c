@@ -143,19 +143,12 @@ check_mm (tsr_backend *be, tsr_type type, int64_t k, int64_t m, int64_t n,
       fill_weights (ha);
       ot_fill (hb, -1.0f, 1.0f);
       tsr_set_input (a);
-      tsr_graph *g = tsr_graph_new (ctx);
-      tsr_gallocr *ga = tsr_gallocr_new (tsr_backend_buffer_type (be));
-      int rc = tsr_graph_build (g, r);
+      tsr_graph *g;
+      tsr_gallocr *ga;
+      int rc = ot_allocate (be, ctx, r, &g, &ga);
       if (rc == TSR_OK)
-        rc = tsr_gallocr_alloc_graph (ga, g);
-      if (rc == TSR_OK)
-        rc = tsr_tensor_set (a, ha->data, 0, tsr_nbytes (ha));
-      if (rc == TSR_OK)
-        rc = tsr_tensor_set (b, hb->data, 0, tsr_nbytes (hb));
-      if (rc == TSR_OK)
-        rc = tsr_backend_graph_compute (be, g);
-      if (rc == TSR_OK)
-        rc = tsr_tensor_get (r, hr->data, 0, tsr_nbytes (hr));
+        rc = ot_compute_io (be, g, 2, (tsr_tensor *[]) { a, b },
+                            (const void *[]) { ha->data, hb->data }, r, hr->data);
       if (rc != TSR_OK)
         tsr_test_result (0, "%s: %s", desc, tsr_last_error ());
       else

@@ -158,24 +158,17 @@ check_allocated (tsr_backend *be)
   tsr_set_input (x);
   tsr_set_input (w);
   tsr_tensor *r = tsr_mul (ctx, tsr_rms_norm (ctx, x, 1e-6f), w);
-  tsr_graph *g = tsr_graph_new (ctx);
-  tsr_gallocr *ga = tsr_gallocr_new (tsr_backend_buffer_type (be));
-  int rc = tsr_graph_build (g, r);
-  if (rc == TSR_OK)
-    rc = tsr_gallocr_alloc_graph (ga, g);
+  tsr_graph *g;
+  tsr_gallocr *ga;
+  int rc = ot_allocate (be, ctx, r, &g, &ga);
   float xv[N * R], wv[N], out[N * R];
   for (int i = 0; i < N * R; i++)
     xv[i] = tsr_test_uniform (-3.0f, 3.0f);
   for (int i = 0; i < N; i++)
     wv[i] = tsr_test_uniform (-2.0f, 2.0f);
   if (rc == TSR_OK)
-    rc = tsr_tensor_set (x, xv, 0, sizeof xv);
-  if (rc == TSR_OK)
-    rc = tsr_tensor_set (w, wv, 0, sizeof wv);
-  if (rc == TSR_OK)
-    rc = tsr_backend_graph_compute (be, g);
-  if (rc == TSR_OK)
-    rc = tsr_tensor_get (r, out, 0, sizeof out);
+    rc = ot_compute_io (be, g, 2, (tsr_tensor *[]) { x, w },
+                        (const void *[]) { xv, wv }, r, out);
   if (rc != TSR_OK)
     tsr_test_result (0, "%s: %s", desc, tsr_last_error ());
   else

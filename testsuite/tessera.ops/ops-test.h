@@ -67,6 +67,36 @@ ot_run (const char *desc, tsr_backend *be, tsr_context *ctx,
   return 1;
 }
 
+/* Place the graph of RESULT (in the no_alloc context CTX) in a buffer
+   of BE's type with a graph allocator.  The caller frees *GA.  */
+static int
+ot_allocate (tsr_backend *be, tsr_context *ctx, tsr_tensor *result,
+             tsr_graph **g, tsr_gallocr **ga)
+{
+  *g = tsr_graph_new (ctx);
+  *ga = tsr_gallocr_new (tsr_backend_buffer_type (be));
+  if (!*g || !*ga)
+    return TSR_ERR_NO_MEMORY;
+  int rc = tsr_graph_build (*g, result);
+  return rc != TSR_OK ? rc : tsr_gallocr_alloc_graph (*ga, *g);
+}
+
+/* Copy the N tensors IN[i] in from DATA[i] (whole tensors), compute G
+   and copy OUT out to BUF.  */
+static int
+ot_compute_io (tsr_backend *be, tsr_graph *g, int n, tsr_tensor *const *in,
+               const void *const *data, tsr_tensor *out, void *buf)
+{
+  int rc = TSR_OK;
+  for (int i = 0; rc == TSR_OK && i < n; i++)
+    rc = tsr_tensor_set (in[i], data[i], 0, tsr_nbytes (in[i]));
+  if (rc == TSR_OK)
+    rc = tsr_backend_graph_compute (be, g);
+  if (rc == TSR_OK)
+    rc = tsr_tensor_get (out, buf, 0, tsr_nbytes (out));
+  return rc;
+}
+
 static void *
 ot_at (const tsr_tensor *t, int64_t i0, int64_t i1, int64_t i2, int64_t i3)
 {

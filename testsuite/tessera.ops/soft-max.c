@@ -103,6 +103,8 @@ check_masks (tsr_backend *be)
   check_sm (be, ctx, a, m, 1.0f, "[16,4,3,2] with a mask [16,4,1,1]");
   m = random_tensor (ctx, TSR_TYPE_F32, 16, 5, 1, 2, -2, 2);
   check_sm (be, ctx, a, m, 1.0f, "[16,4,3,2] with a mask [16,5,1,2]");
+  m = random_tensor (ctx, TSR_TYPE_F32, 16, 4, 3, 1, -2, 2);
+  check_sm (be, ctx, a, m, 1.0f, "[16,4,3,2] with a mask [16,4,3,1]");
   m = random_tensor (ctx, TSR_TYPE_F16, 16, 4, 1, 1, -2, 2);
   check_sm (be, ctx, a, m, 0.25f, "[16,4,3,2] with an f16 mask");
 
@@ -193,19 +195,12 @@ check_allocated (tsr_backend *be)
   tsr_set_input (a);
   tsr_set_input (m);
   tsr_tensor *r = tsr_soft_max (ctx, a, m, 0.3f);
-  tsr_graph *g = tsr_graph_new (ctx);
-  tsr_gallocr *ga = tsr_gallocr_new (tsr_backend_buffer_type (be));
-  int rc = tsr_graph_build (g, r);
+  tsr_graph *g;
+  tsr_gallocr *ga;
+  int rc = ot_allocate (be, ctx, r, &g, &ga);
   if (rc == TSR_OK)
-    rc = tsr_gallocr_alloc_graph (ga, g);
-  if (rc == TSR_OK)
-    rc = tsr_tensor_set (a, ha->data, 0, tsr_nbytes (ha));
-  if (rc == TSR_OK)
-    rc = tsr_tensor_set (m, hm->data, 0, tsr_nbytes (hm));
-  if (rc == TSR_OK)
-    rc = tsr_backend_graph_compute (be, g);
-  if (rc == TSR_OK)
-    rc = tsr_tensor_get (r, hr->data, 0, tsr_nbytes (hr));
+    rc = ot_compute_io (be, g, 2, (tsr_tensor *[]) { a, m },
+                        (const void *[]) { ha->data, hm->data }, r, hr->data);
   if (rc != TSR_OK)
     tsr_test_result (0, "%s: %s", desc, tsr_last_error ());
   else

@@ -133,21 +133,18 @@ check_allocated (tsr_backend *be)
   tsr_tensor *x = tsr_new_tensor_1d (ctx, TSR_TYPE_F32, N);
   tsr_set_input (x);
   tsr_tensor *r = tsr_gelu (ctx, tsr_silu (ctx, x));
-  tsr_graph *g = tsr_graph_new (ctx);
-  tsr_gallocr *ga = tsr_gallocr_new (tsr_backend_buffer_type (be));
-  int rc = tsr_graph_build (g, r);
-  if (rc == TSR_OK)
-    rc = tsr_gallocr_alloc_graph (ga, g);
+  tsr_graph *g;
+  tsr_gallocr *ga;
+  int rc = ot_allocate (be, ctx, r, &g, &ga);
   static float v[N], out[N];
   for (int i = 0; i < N; i++)
     v[i] = tsr_test_uniform (-5.0f, 5.0f);
-  if (rc == TSR_OK && tsr_tensor_set (x, v, 0, sizeof v) == TSR_OK)
-    rc = tsr_backend_graph_compute (be, g);
+  if (rc == TSR_OK)
+    rc = ot_compute_io (be, g, 1, &x, (const void *[]) { v }, r, out);
   if (rc != TSR_OK)
     tsr_test_result (0, "%s: %s", desc, tsr_last_error ());
   else
     {
-      tsr_tensor_get (r, out, 0, sizeof out);
       long bad = 0;
       int first = 0;
       for (int i = 0; i < N; i++)

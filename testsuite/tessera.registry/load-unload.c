@@ -70,5 +70,19 @@ main (void)
          "failure of that path");
   CHECK (tsr_device_by_name ("mockgpu0") != NULL, "device back after reload");
   CHECK (tsr_registry_unload ("mockgpu") == TSR_OK, "unload again");
+
+  /* A directory added after initialization is searched at once.  */
+  size_t fails0 = tsr_registry_failure_count ();
+  CHECK (tsr_registry_add_search_dir (dir) == TSR_OK, "add a search dir");
+  CHECK (tsr_device_by_name ("mockgpu0") != NULL, "module in the added "
+         "directory loaded at once");
+  CHECK (tsr_registry_failure_count () >= fails0 + 4, "its failing modules "
+         "are recorded (%zu new)", tsr_registry_failure_count () - fails0);
+  const char *sp = tsr_registry_search_path ();
+  CHECK (strstr (sp, dir) != NULL
+         && strstr (sp, tsr_registry_backend_dir ()) > strstr (sp, dir),
+         "search path lists the added dir before the backend dir (%s)", sp);
+  CHECK (tsr_registry_add_search_dir ("") == TSR_ERR_INVALID_ARG,
+         "empty search dir refused");
   return TSR_TEST_EXIT ();
 }

@@ -61,27 +61,23 @@ same_value (double a, double b)
   return a == b && signbit (a) == signbit (b);
 }
 
+/* CONVERT (F) must give the bits WANT; TYPE and WHAT name the check.  */
 static void
-check_to_half (float f, uint16_t want, const char *what)
+check_bits (const char *type, uint16_t (*convert) (float), float f,
+            uint16_t want, const char *what)
 {
-  uint16_t got = tsr_fp32_to_fp16 (f);
+  uint16_t got = convert (f);
   if (got == want)
-    tsr_test_result (1, "fp16 from %s is 0x%04x", what, want);
+    tsr_test_result (1, "%s from %s is 0x%04x", type, what, want);
   else
-    tsr_test_result (0, "fp16 from %s is 0x%04x: got 0x%04x", what, want,
+    tsr_test_result (0, "%s from %s is 0x%04x: got 0x%04x", type, what, want,
                      got);
 }
 
-static void
-check_to_bf16 (float f, uint16_t want, const char *what)
-{
-  uint16_t got = tsr_fp32_to_bf16 (f);
-  if (got == want)
-    tsr_test_result (1, "bf16 from %s is 0x%04x", what, want);
-  else
-    tsr_test_result (0, "bf16 from %s is 0x%04x: got 0x%04x", what, want,
-                     got);
-}
+#define check_to_half(f, want, what)                                       \
+  check_bits ("fp16", tsr_fp32_to_fp16, f, want, what)
+#define check_to_bf16(f, want, what)                                       \
+  check_bits ("bf16", tsr_fp32_to_bf16, f, want, what)
 
 static void
 check_half_exact (void)

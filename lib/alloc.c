@@ -264,19 +264,27 @@ ensure_buffer (tsr_gallocr *ga, size_t size)
   return ga->buffer ? TSR_OK : tsr_last_status ();
 }
 
+/* Lay out G and make the buffer big enough for it.  */
+static int
+plan_and_size (tsr_gallocr *ga, tsr_graph *g, struct layout *L)
+{
+  if (!ga || !g)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "graph allocator: NULL "
+                          "argument");
+  int st = plan (ga, g, L);
+  if (st == TSR_OK)
+    {
+      ga->unshared = L->unshared;
+      st = ensure_buffer (ga, L->max_end);
+    }
+  return st;
+}
+
 int
 tsr_gallocr_reserve (tsr_gallocr *ga, tsr_graph *g)
 {
   struct layout L = { 0 };
-  if (!ga || !g)
-    return tsr_set_error (TSR_ERR_INVALID_ARG, "graph allocator: NULL "
-                          "argument");
-  int st = plan (ga, g, &L);
-  if (st == TSR_OK)
-    {
-      ga->unshared = L.unshared;
-      st = ensure_buffer (ga, L.max_end);
-    }
+  int st = plan_and_size (ga, g, &L);
   layout_free (&L);
   return st;
 }
@@ -285,15 +293,7 @@ int
 tsr_gallocr_alloc_graph (tsr_gallocr *ga, tsr_graph *g)
 {
   struct layout L = { 0 };
-  if (!ga || !g)
-    return tsr_set_error (TSR_ERR_INVALID_ARG, "graph allocator: NULL "
-                          "argument");
-  int st = plan (ga, g, &L);
-  if (st == TSR_OK)
-    {
-      ga->unshared = L.unshared;
-      st = ensure_buffer (ga, L.max_end);
-    }
+  int st = plan_and_size (ga, g, &L);
   /* Roots first, then views (whose sources are placed by then).  */
   for (size_t i = 0; st == TSR_OK && i < L.cap; i++)
     if (L.slots[i].t && L.slots[i].placed)

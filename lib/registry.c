@@ -102,11 +102,8 @@ tsr_module_error_string (tsr_module_error error)
   return "unknown";
 }
 
-/* Record a failure (replacing an older one for the same path) and log
-   it.  Called with the lock held.  */
 static void
-record_failure (const char *path, const char *name, tsr_module_error error,
-                const char *reason)
+forget_failure (const char *path)
 {
   for (size_t i = 0; i < R.n_failures; i++)
     if (strcmp (R.failures[i].path, path) == 0)
@@ -117,8 +114,17 @@ record_failure (const char *path, const char *name, tsr_module_error error,
         memmove (&R.failures[i], &R.failures[i + 1],
                  (R.n_failures - i - 1) * sizeof *R.failures);
         R.n_failures--;
-        break;
+        return;
       }
+}
+
+/* Record a failure (replacing an older one for the same path) and log
+   it.  Called with the lock held.  */
+static void
+record_failure (const char *path, const char *name, tsr_module_error error,
+                const char *reason)
+{
+  forget_failure (path);
   tsr_log (error == TSR_MODULE_UNUSABLE || error == TSR_MODULE_DUPLICATE
            ? TSR_LOG_INFO : TSR_LOG_WARN, "backend module %s%s%s%s: %s: %s",
            path, name ? " (" : "", name ? name : "", name ? ")" : "",
@@ -145,22 +151,6 @@ record_failure (const char *path, const char *name, tsr_module_error error,
       free (f->name);
       free (f->reason);
     }
-}
-
-static void
-forget_failure (const char *path)
-{
-  for (size_t i = 0; i < R.n_failures; i++)
-    if (strcmp (R.failures[i].path, path) == 0)
-      {
-        free (R.failures[i].path);
-        free (R.failures[i].name);
-        free (R.failures[i].reason);
-        memmove (&R.failures[i], &R.failures[i + 1],
-                 (R.n_failures - i - 1) * sizeof *R.failures);
-        R.n_failures--;
-        return;
-      }
 }
 
 static struct module *

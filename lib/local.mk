@@ -11,7 +11,8 @@ pkginclude_HEADERS += include/tessera/status.h include/tessera/log.h \
 nodist_pkginclude_HEADERS += include/tessera/version.h
 
 lib_libtessera_la_SOURCES = lib/tessera-impl.h lib/status.c lib/log.c \
-	lib/types.c lib/tensor.c lib/ops.c lib/graph.c lib/buffer.c \
+	lib/types.c lib/tensor.c lib/ops.c lib/ops-math.c lib/ops-nn.c \
+	lib/graph.c lib/buffer.c \
 	lib/backend.c lib/alloc.c lib/registry.c lib/loader.c
 nodist_lib_libtessera_la_SOURCES = lib/builtin-modules.h
 lib_libtessera_la_CPPFLAGS = $(AM_CPPFLAGS) \

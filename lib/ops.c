@@ -33,8 +33,8 @@ tsr_op_get_kind (tsr_op op)
 }
 
 /* "[4, 3, 1, 1]" for messages.  */
-static const char *
-shape_str (const tsr_tensor *t, char *buf, size_t n)
+const char *
+tsri_shape_str (const tsr_tensor *t, char *buf, size_t n)
 {
   snprintf (buf, n, "[%lld, %lld, %lld, %lld]", (long long) t->ne[0],
             (long long) t->ne[1], (long long) t->ne[2], (long long) t->ne[3]);
@@ -42,8 +42,8 @@ shape_str (const tsr_tensor *t, char *buf, size_t n)
 }
 
 /* NULL operands: keep the earlier error (or record one).  */
-static bool
-operands_ok (tsr_op op, tsr_context *ctx, tsr_tensor *a, tsr_tensor *b,
+bool
+tsri_operands_ok (tsr_op op, tsr_context *ctx, tsr_tensor *a, tsr_tensor *b,
              bool need_b)
 {
   if (!ctx)
@@ -62,8 +62,8 @@ operands_ok (tsr_op op, tsr_context *ctx, tsr_tensor *a, tsr_tensor *b,
   return true;
 }
 
-static bool
-require_type (tsr_op op, const tsr_tensor *t, const char *which,
+bool
+tsri_require_type (tsr_op op, const tsr_tensor *t, const char *which,
               tsr_type type)
 {
   if (t->type == type)
@@ -73,8 +73,8 @@ require_type (tsr_op op, const tsr_tensor *t, const char *which,
   return false;
 }
 
-static tsr_tensor *
-new_result (tsr_context *ctx, tsr_op op, tsr_type type,
+tsr_tensor *
+tsri_new_result (tsr_context *ctx, tsr_op op, tsr_type type,
             const int64_t ne[TSR_MAX_DIMS], tsr_tensor *a, tsr_tensor *b)
 {
   tsr_tensor *r = tsri_new_tensor_impl (ctx, type, ne, NULL, 0);
@@ -87,8 +87,8 @@ new_result (tsr_context *ctx, tsr_op op, tsr_type type,
   return r;
 }
 
-static void
-set_param_f32 (tsr_tensor *t, int i, float v)
+void
+tsri_set_param_f32 (tsr_tensor *t, int i, float v)
 {
   memcpy (&t->op_params[i], &v, sizeof v);
 }
@@ -99,19 +99,19 @@ static tsr_tensor *
 binary (tsr_op op, tsr_context *ctx, tsr_tensor *a, tsr_tensor *b)
 {
   char sa[80], sb[80];
-  if (!operands_ok (op, ctx, a, b, true)
-      || !require_type (op, a, "first operand", TSR_TYPE_F32)
-      || !require_type (op, b, "second operand", TSR_TYPE_F32))
+  if (!tsri_operands_ok (op, ctx, a, b, true)
+      || !tsri_require_type (op, a, "first operand", TSR_TYPE_F32)
+      || !tsri_require_type (op, b, "second operand", TSR_TYPE_F32))
     return NULL;
   if (!tsr_can_repeat (b, a))
     {
       tsr_set_error (TSR_ERR_SHAPE, "%s: second operand %s cannot be "
                      "broadcast to the first %s", tsr_op_name (op),
-                     shape_str (b, sb, sizeof sb),
-                     shape_str (a, sa, sizeof sa));
+                     tsri_shape_str (b, sb, sizeof sb),
+                     tsri_shape_str (a, sa, sizeof sa));
       return NULL;
     }
-  return new_result (ctx, op, TSR_TYPE_F32, a->ne, a, b);
+  return tsri_new_result (ctx, op, TSR_TYPE_F32, a->ne, a, b);
 }
 
 tsr_tensor *
@@ -142,10 +142,10 @@ tsr_div (tsr_context *ctx, tsr_tensor *a, tsr_tensor *b)
 static tsr_tensor *
 unary_f32 (tsr_op op, tsr_context *ctx, tsr_tensor *a)
 {
-  if (!operands_ok (op, ctx, a, NULL, false)
-      || !require_type (op, a, "operand", TSR_TYPE_F32))
+  if (!tsri_operands_ok (op, ctx, a, NULL, false)
+      || !tsri_require_type (op, a, "operand", TSR_TYPE_F32))
     return NULL;
-  return new_result (ctx, op, TSR_TYPE_F32, a->ne, a, NULL);
+  return tsri_new_result (ctx, op, TSR_TYPE_F32, a->ne, a, NULL);
 }
 
 tsr_tensor *
@@ -153,7 +153,7 @@ tsr_scale (tsr_context *ctx, tsr_tensor *a, float s)
 {
   tsr_tensor *r = unary_f32 (TSR_OP_SCALE, ctx, a);
   if (r)
-    set_param_f32 (r, 0, s);
+    tsri_set_param_f32 (r, 0, s);
   return r;
 }
 
@@ -174,7 +174,7 @@ tsr_norm (tsr_context *ctx, tsr_tensor *a, float eps)
 {
   tsr_tensor *r = unary_f32 (TSR_OP_NORM, ctx, a);
   if (r)
-    set_param_f32 (r, 0, eps);
+    tsri_set_param_f32 (r, 0, eps);
   return r;
 }
 
@@ -183,18 +183,18 @@ tsr_rms_norm (tsr_context *ctx, tsr_tensor *a, float eps)
 {
   tsr_tensor *r = unary_f32 (TSR_OP_RMS_NORM, ctx, a);
   if (r)
-    set_param_f32 (r, 0, eps);
+    tsri_set_param_f32 (r, 0, eps);
   return r;
 }
 
 tsr_tensor *
 tsr_sum_rows (tsr_context *ctx, tsr_tensor *a)
 {
-  if (!operands_ok (TSR_OP_SUM_ROWS, ctx, a, NULL, false)
-      || !require_type (TSR_OP_SUM_ROWS, a, "operand", TSR_TYPE_F32))
+  if (!tsri_operands_ok (TSR_OP_SUM_ROWS, ctx, a, NULL, false)
+      || !tsri_require_type (TSR_OP_SUM_ROWS, a, "operand", TSR_TYPE_F32))
     return NULL;
   int64_t ne[TSR_MAX_DIMS] = { 1, a->ne[1], a->ne[2], a->ne[3] };
-  return new_result (ctx, TSR_OP_SUM_ROWS, TSR_TYPE_F32, ne, a, NULL);
+  return tsri_new_result (ctx, TSR_OP_SUM_ROWS, TSR_TYPE_F32, ne, a, NULL);
 }
 
 tsr_tensor *
@@ -202,8 +202,8 @@ tsr_soft_max (tsr_context *ctx, tsr_tensor *a, tsr_tensor *mask, float scale)
 {
   const tsr_op op = TSR_OP_SOFT_MAX;
   char sa[80], sm[80];
-  if (!operands_ok (op, ctx, a, NULL, false)
-      || !require_type (op, a, "operand", TSR_TYPE_F32))
+  if (!tsri_operands_ok (op, ctx, a, NULL, false)
+      || !tsri_require_type (op, a, "operand", TSR_TYPE_F32))
     return NULL;
   if (mask)
     {
@@ -217,14 +217,14 @@ tsr_soft_max (tsr_context *ctx, tsr_tensor *a, tsr_tensor *mask, float scale)
           || a->ne[2] % mask->ne[2] != 0 || a->ne[3] % mask->ne[3] != 0)
         {
           tsr_set_error (TSR_ERR_SHAPE, "soft_max: mask %s does not fit "
-                         "operand %s", shape_str (mask, sm, sizeof sm),
-                         shape_str (a, sa, sizeof sa));
+                         "operand %s", tsri_shape_str (mask, sm, sizeof sm),
+                         tsri_shape_str (a, sa, sizeof sa));
           return NULL;
         }
     }
-  tsr_tensor *r = new_result (ctx, op, TSR_TYPE_F32, a->ne, a, mask);
+  tsr_tensor *r = tsri_new_result (ctx, op, TSR_TYPE_F32, a->ne, a, mask);
   if (r)
-    set_param_f32 (r, 0, scale);
+    tsri_set_param_f32 (r, 0, scale);
   return r;
 }
 
@@ -250,7 +250,7 @@ tsr_cpy (tsr_context *ctx, tsr_tensor *a, tsr_tensor *b)
 {
   const tsr_op op = TSR_OP_CPY;
   char sa[80], sb[80];
-  if (!operands_ok (op, ctx, a, b, true))
+  if (!tsri_operands_ok (op, ctx, a, b, true))
     return NULL;
   if (!convertible (a->type, b->type))
     {
@@ -261,8 +261,8 @@ tsr_cpy (tsr_context *ctx, tsr_tensor *a, tsr_tensor *b)
   if (tsr_nelements (a) != tsr_nelements (b))
     {
       tsr_set_error (TSR_ERR_SHAPE, "cpy: source %s and destination %s "
-                     "differ in element count", shape_str (a, sa, sizeof sa),
-                     shape_str (b, sb, sizeof sb));
+                     "differ in element count", tsri_shape_str (a, sa, sizeof sa),
+                     tsri_shape_str (b, sb, sizeof sb));
       return NULL;
     }
   /* Quantized data moves a block at a time: rows must line up.  */
@@ -272,8 +272,8 @@ tsr_cpy (tsr_context *ctx, tsr_tensor *a, tsr_tensor *b)
     {
       tsr_set_error (TSR_ERR_SHAPE, "cpy: quantized copies need the same "
                      "shape (source %s, destination %s) and contiguous "
-                     "destination rows", shape_str (a, sa, sizeof sa),
-                     shape_str (b, sb, sizeof sb));
+                     "destination rows", tsri_shape_str (a, sa, sizeof sa),
+                     tsri_shape_str (b, sb, sizeof sb));
       return NULL;
     }
   tsr_tensor *r = tsri_new_tensor_impl (ctx, b->type, b->ne, b, 0);
@@ -289,7 +289,7 @@ tsr_cpy (tsr_context *ctx, tsr_tensor *a, tsr_tensor *b)
 tsr_tensor *
 tsr_cast (tsr_context *ctx, tsr_tensor *a, tsr_type type)
 {
-  if (!operands_ok (TSR_OP_CPY, ctx, a, NULL, false))
+  if (!tsri_operands_ok (TSR_OP_CPY, ctx, a, NULL, false))
     return NULL;
   if (!tsr_type_valid (type))
     {
@@ -312,14 +312,14 @@ tsr_cast (tsr_context *ctx, tsr_tensor *a, tsr_type type)
       return NULL;
     }
   /* The copy goes into a fresh tensor, which is its own destination.  */
-  tsr_tensor *r = new_result (ctx, TSR_OP_CPY, type, a->ne, a, NULL);
+  tsr_tensor *r = tsri_new_result (ctx, TSR_OP_CPY, type, a->ne, a, NULL);
   return r;
 }
 
 tsr_tensor *
 tsr_dup (tsr_context *ctx, tsr_tensor *a)
 {
-  if (!operands_ok (TSR_OP_CPY, ctx, a, NULL, false))
+  if (!tsri_operands_ok (TSR_OP_CPY, ctx, a, NULL, false))
     return NULL;
   return tsr_cast (ctx, a, a->type);
 }
@@ -327,9 +327,9 @@ tsr_dup (tsr_context *ctx, tsr_tensor *a)
 tsr_tensor *
 tsr_cont (tsr_context *ctx, tsr_tensor *a)
 {
-  if (!operands_ok (TSR_OP_CONT, ctx, a, NULL, false))
+  if (!tsri_operands_ok (TSR_OP_CONT, ctx, a, NULL, false))
     return NULL;
-  return new_result (ctx, TSR_OP_CONT, a->type, a->ne, a, NULL);
+  return tsri_new_result (ctx, TSR_OP_CONT, a->type, a->ne, a, NULL);
 }
 
 /* Views.  */
@@ -352,12 +352,12 @@ reshape (tsr_context *ctx, tsr_tensor *a, int64_t ne0, int64_t ne1,
          int64_t ne2, int64_t ne3)
 {
   char sa[80];
-  if (!operands_ok (TSR_OP_RESHAPE, ctx, a, NULL, false))
+  if (!tsri_operands_ok (TSR_OP_RESHAPE, ctx, a, NULL, false))
     return NULL;
   if (!tsr_is_contiguous (a))
     {
       tsr_set_error (TSR_ERR_SHAPE, "reshape: operand %s is not contiguous "
-                     "(use tsr_cont first)", shape_str (a, sa, sizeof sa));
+                     "(use tsr_cont first)", tsri_shape_str (a, sa, sizeof sa));
       return NULL;
     }
   if (ne0 < 0 || ne1 < 0 || ne2 < 0 || ne3 < 0
@@ -367,7 +367,7 @@ reshape (tsr_context *ctx, tsr_tensor *a, int64_t ne0, int64_t ne1,
                      "not hold the %lld elements of %s", (long long) ne0,
                      (long long) ne1, (long long) ne2, (long long) ne3,
                      (long long) tsr_nelements (a),
-                     shape_str (a, sa, sizeof sa));
+                     tsri_shape_str (a, sa, sizeof sa));
       return NULL;
     }
   int64_t ne[TSR_MAX_DIMS] = { ne0, ne1, ne2, ne3 };
@@ -406,7 +406,7 @@ tsr_view_4d (tsr_context *ctx, tsr_tensor *a, int64_t ne0, int64_t ne1,
              size_t offset)
 {
   char sa[80];
-  if (!operands_ok (TSR_OP_VIEW, ctx, a, NULL, false))
+  if (!tsri_operands_ok (TSR_OP_VIEW, ctx, a, NULL, false))
     return NULL;
   int64_t ne[TSR_MAX_DIMS] = { ne0, ne1, ne2, ne3 };
   tsr_tensor probe = { .type = a->type };
@@ -427,7 +427,7 @@ tsr_view_4d (tsr_context *ctx, tsr_tensor *a, int64_t ne0, int64_t ne1,
     {
       tsr_set_error (TSR_ERR_SHAPE, "view: %zu bytes at offset %zu exceed "
                      "the %zu bytes of %s", need, offset, have,
-                     shape_str (a, sa, sizeof sa));
+                     tsri_shape_str (a, sa, sizeof sa));
       return NULL;
     }
   tsr_tensor *r = new_view (ctx, TSR_OP_VIEW, a, ne, offset);
@@ -439,7 +439,7 @@ tsr_view_4d (tsr_context *ctx, tsr_tensor *a, int64_t ne0, int64_t ne1,
 tsr_tensor *
 tsr_view_1d (tsr_context *ctx, tsr_tensor *a, int64_t ne0, size_t offset)
 {
-  if (!operands_ok (TSR_OP_VIEW, ctx, a, NULL, false))
+  if (!tsri_operands_ok (TSR_OP_VIEW, ctx, a, NULL, false))
     return NULL;
   size_t row = tsr_row_size (a->type, ne0);
   return tsr_view_4d (ctx, a, ne0, 1, 1, 1, row, row, row, offset);
@@ -467,7 +467,7 @@ tsr_permute (tsr_context *ctx, tsr_tensor *a, int axis0, int axis1,
 {
   const int axes[TSR_MAX_DIMS] = { axis0, axis1, axis2, axis3 };
   int seen = 0;
-  if (!operands_ok (TSR_OP_PERMUTE, ctx, a, NULL, false))
+  if (!tsri_operands_ok (TSR_OP_PERMUTE, ctx, a, NULL, false))
     return NULL;
   for (int i = 0; i < TSR_MAX_DIMS; i++)
     {
@@ -518,8 +518,8 @@ tsr_get_rows (tsr_context *ctx, tsr_tensor *a, tsr_tensor *rows)
 {
   const tsr_op op = TSR_OP_GET_ROWS;
   char sa[80], sr[80];
-  if (!operands_ok (op, ctx, a, rows, true)
-      || !require_type (op, rows, "row index tensor", TSR_TYPE_I32))
+  if (!tsri_operands_ok (op, ctx, a, rows, true)
+      || !tsri_require_type (op, rows, "row index tensor", TSR_TYPE_I32))
     return NULL;
   if (!tsr_type_traits (a->type)->is_float)
     {
@@ -531,13 +531,13 @@ tsr_get_rows (tsr_context *ctx, tsr_tensor *a, tsr_tensor *rows)
       || rows->ne[2] % a->ne[3] != 0)
     {
       tsr_set_error (TSR_ERR_SHAPE, "get_rows: indices %s do not fit "
-                     "source %s", shape_str (rows, sr, sizeof sr),
-                     shape_str (a, sa, sizeof sa));
+                     "source %s", tsri_shape_str (rows, sr, sizeof sr),
+                     tsri_shape_str (a, sa, sizeof sa));
       return NULL;
     }
   int64_t ne[TSR_MAX_DIMS] = { a->ne[0], rows->ne[0], rows->ne[1],
                                rows->ne[2] };
-  return new_result (ctx, op, TSR_TYPE_F32, ne, a, rows);
+  return tsri_new_result (ctx, op, TSR_TYPE_F32, ne, a, rows);
 }
 
 tsr_tensor *
@@ -545,8 +545,8 @@ tsr_mul_mat (tsr_context *ctx, tsr_tensor *a, tsr_tensor *b)
 {
   const tsr_op op = TSR_OP_MUL_MAT;
   char sa[80], sb[80];
-  if (!operands_ok (op, ctx, a, b, true)
-      || !require_type (op, b, "second operand", TSR_TYPE_F32))
+  if (!tsri_operands_ok (op, ctx, a, b, true)
+      || !tsri_require_type (op, b, "second operand", TSR_TYPE_F32))
     return NULL;
   if (!tsr_type_traits (a->type)->is_float)
     {
@@ -559,8 +559,8 @@ tsr_mul_mat (tsr_context *ctx, tsr_tensor *a, tsr_tensor *b)
     {
       tsr_set_error (TSR_ERR_SHAPE, "mul_mat: %s x %s: inner dimensions "
                      "differ or batches do not broadcast",
-                     shape_str (a, sa, sizeof sa),
-                     shape_str (b, sb, sizeof sb));
+                     tsri_shape_str (a, sa, sizeof sa),
+                     tsri_shape_str (b, sb, sizeof sb));
       return NULL;
     }
   if (!tsr_is_rows_contiguous (a))
@@ -570,5 +570,5 @@ tsr_mul_mat (tsr_context *ctx, tsr_tensor *a, tsr_tensor *b)
       return NULL;
     }
   int64_t ne[TSR_MAX_DIMS] = { a->ne[1], b->ne[1], b->ne[2], b->ne[3] };
-  return new_result (ctx, op, TSR_TYPE_F32, ne, a, b);
+  return tsri_new_result (ctx, op, TSR_TYPE_F32, ne, a, b);
 }

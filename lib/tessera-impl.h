@@ -38,6 +38,22 @@ tsr_tensor *tsri_new_tensor_impl (tsr_context *ctx, tsr_type type,
                                   tsr_tensor *view_src, size_t view_offs);
 tsr_context *tsri_tensor_context (const tsr_tensor *t);
 
+/* ops.c: helpers for op builders (also used by ops-*.c).  */
+/* Writes "[ne0, ne1, ne2, ne3]" into BUF.  */
+const char *tsri_shape_str (const tsr_tensor *t, char *buf, size_t n);
+/* False (with the first error kept or recorded) if CTX or a needed
+   operand is NULL.  */
+bool tsri_operands_ok (tsr_op op, tsr_context *ctx, tsr_tensor *a,
+                       tsr_tensor *b, bool need_b);
+/* False with a TSR_ERR_TYPE error naming WHICH unless T has TYPE.  */
+bool tsri_require_type (tsr_op op, const tsr_tensor *t, const char *which,
+                        tsr_type type);
+/* A new contiguous result of OP with sources A and B.  */
+tsr_tensor *tsri_new_result (tsr_context *ctx, tsr_op op, tsr_type type,
+                             const int64_t ne[TSR_MAX_DIMS], tsr_tensor *a,
+                             tsr_tensor *b);
+void tsri_set_param_f32 (tsr_tensor *t, int i, float v);
+
 /* graph.c */
 struct tsr_graph
 {

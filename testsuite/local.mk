@@ -51,7 +51,8 @@ EXTRA_DIST += testsuite/config/default.exp testsuite/lib/tessera.exp \
 	testsuite/modules/README testsuite/tessera.types testsuite/tessera.ops \
 	testsuite/tessera.registry testsuite/tessera.loader \
 	testsuite/tessera.alloc testsuite/tessera.static \
-	testsuite/tessera.examples
+	testsuite/tessera.examples testsuite/tessera.ops-math \
+	testsuite/tessera.ops-nn
 clean-local: clean-testsuite
 clean-testsuite:
 	-rm -rf testsuite/bin

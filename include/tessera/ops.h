@@ -93,6 +93,10 @@ tsr_tensor *tsr_silu (tsr_context *ctx, tsr_tensor *a);
    0.5 x (1 + tanh (sqrt (2 / pi) (x + 0.044715 x^3))).  */
 tsr_tensor *tsr_gelu (tsr_context *ctx, tsr_tensor *a);
 
+/* --- Element-wise math, reductions and shape ops (ops-math.c) --- */
+
+/* --- Transformer and convolution ops (ops-nn.c) --- */
+
 #ifdef __cplusplus
 }
 #endif

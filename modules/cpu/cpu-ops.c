@@ -31,6 +31,8 @@ static const struct tsr_cpu_op op_table[TSR_OP_COUNT] = {
                         tsr_cpu_rows_scratch },
   [TSR_OP_SOFT_MAX] = { tsr_cpu_soft_max, tsr_cpu_soft_max_supports,
                         tsr_cpu_rows_scratch },
+  /* math ops (cpu-ops-math.c) */
+  /* transformer and convolution ops (cpu-ops-nn.c) */
 };
 
 const struct tsr_cpu_op *

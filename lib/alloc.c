@@ -319,6 +319,12 @@ tsr_gallocr_alloc_graph (tsr_gallocr *ga, tsr_graph *g)
   return st;
 }
 
+tsr_buffer *
+tsri_gallocr_buffer (const tsr_gallocr *ga)
+{
+  return ga ? ga->buffer : NULL;
+}
+
 size_t
 tsr_gallocr_buffer_size (const tsr_gallocr *ga)
 {

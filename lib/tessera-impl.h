@@ -54,6 +54,9 @@ tsr_tensor *tsri_new_result (tsr_context *ctx, tsr_op op, tsr_type type,
                              tsr_tensor *b);
 void tsri_set_param_f32 (tsr_tensor *t, int i, float v);
 
+/* alloc.c */
+tsr_buffer *tsri_gallocr_buffer (const tsr_gallocr *ga);
+
 /* graph.c */
 struct tsr_graph
 {

@@ -23,7 +23,8 @@ check_LTLIBRARIES += testsuite/modules/tessera-badabi.la \
 	testsuite/modules/tessera-zeroscore.la \
 	testsuite/modules/tessera-initnull.la \
 	testsuite/modules/tessera-notmodule.la \
-	testsuite/modules/tessera-mockgpu.la
+	testsuite/modules/tessera-mockgpu.la \
+	testsuite/modules/tessera-partial.la
 testsuite_modules_tessera_badabi_la_SOURCES = testsuite/modules/badabi.c
 testsuite_modules_tessera_badabi_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DTSR_MODULE_NAME=tessera_badabi
@@ -43,6 +44,11 @@ testsuite_modules_tessera_mockgpu_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DTSR_MODULE_NAME=tessera_mockgpu
 testsuite_modules_tessera_mockgpu_la_LDFLAGS = $(TSR_CHECK_MODULE_LDFLAGS)
 testsuite_modules_tessera_mockgpu_la_LIBADD = lib/libtessera.la
+testsuite_modules_tessera_partial_la_SOURCES = testsuite/modules/partial.c
+testsuite_modules_tessera_partial_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DTSR_MODULE_NAME=tessera_partial
+testsuite_modules_tessera_partial_la_LDFLAGS = $(TSR_CHECK_MODULE_LDFLAGS)
+testsuite_modules_tessera_partial_la_LIBADD = lib/libtessera.la
 endif
 
 # The test programs themselves are built by testsuite/lib/tessera.exp.
@@ -52,7 +58,7 @@ EXTRA_DIST += testsuite/config/default.exp testsuite/lib/tessera.exp \
 	testsuite/tessera.registry testsuite/tessera.loader \
 	testsuite/tessera.alloc testsuite/tessera.static \
 	testsuite/tessera.examples testsuite/tessera.ops-math \
-	testsuite/tessera.ops-nn
+	testsuite/tessera.ops-nn testsuite/tessera.sched
 clean-local: clean-testsuite
 clean-testsuite:
 	-rm -rf testsuite/bin

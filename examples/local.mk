@@ -3,6 +3,9 @@
 noinst_PROGRAMS += examples/tessera-demo
 examples_tessera_demo_SOURCES = examples/demo.c
 examples_tessera_demo_LDADD = lib/libtessera.la -lm
+noinst_PROGRAMS += examples/tessera-transformer
+examples_tessera_transformer_SOURCES = examples/transformer.c
+examples_tessera_transformer_LDADD = lib/libtessera.la -lm
 
 # Run the main job on the default device, from the build tree.
 demo: all

@@ -11,6 +11,7 @@
 #include <tessera/backend.h>
 #include <tessera/alloc.h>
 #include <tessera/registry.h>
+#include <tessera/gguf.h>
 #include <tessera/sched.h>
 #include <tessera/version.h>
 

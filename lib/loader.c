@@ -195,12 +195,12 @@ tsri_loader_scan_dir (const char *dir,
   closedir (d);
   if (st == TSR_OK && n)
     qsort (stems, n, sizeof *stems, compare_str);
+  /* tessera-x.la and tessera-x.so give the same stem: load it once.  */
+  for (size_t i = 0; st == TSR_OK && i < n; i++)
+    if (i == 0 || strcmp (stems[i], stems[i - 1]) != 0)
+      fn (stems[i], data);
   for (size_t i = 0; i < n; i++)
-    {
-      if (st == TSR_OK && (i == 0 || strcmp (stems[i], stems[i - 1]) != 0))
-        fn (stems[i], data);
-      free (stems[i]);
-    }
+    free (stems[i]);
   free (stems);
   return st;
 }

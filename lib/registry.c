@@ -656,9 +656,11 @@ tsr_backend_init_by_type (tsr_device_type type, const char *params)
 tsr_backend *
 tsr_backend_init_best (void)
 {
+  /* An accelerator (BLAS) runs some ops only, beside a CPU: it comes
+     last, for a process that has nothing else.  */
   static const tsr_device_type order[] = { TSR_DEVICE_GPU, TSR_DEVICE_IGPU,
-                                           TSR_DEVICE_ACCEL,
-                                           TSR_DEVICE_CPU };
+                                           TSR_DEVICE_CPU,
+                                           TSR_DEVICE_ACCEL };
   for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
     for (size_t i = 0, n = tsr_device_count (); i < n; i++)
       {

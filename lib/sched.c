@@ -250,7 +250,16 @@ readable (const tsr_sched *s, int b, const tsr_tensor *root)
 {
   tsr_device *dev = tsr_backend_device (s->backends[b]);
   if (!root->data)
-    return placed_on (s, root) == b;
+    {
+      /* It will be allocated where it is placed; another backend that
+         reads that memory type needs no copy (its allocator keeps the
+         tensor alive for the reader, see allocate_on).  */
+      int p = placed_on (s, root);
+      return p == b
+             || (p != NONE
+                 && tsr_device_supports_buffer_type (dev,
+                      tsr_backend_buffer_type (s->backends[p])));
+    }
   if (!root->buffer)            /* host arena memory */
     return tsr_device_supports_buffer_type (dev, tsr_host_buffer_type ());
   return tsr_device_supports_buffer_type (dev,
@@ -281,9 +290,13 @@ choose (tsr_sched *s, const tsr_tensor *node)
       const tsr_tensor *r = root_of (src);
       if (!(r->flags & TSR_FLAG_PARAM) && r->op != TSR_OP_NONE)
         continue;
-      int w = owner_of_data (s, r);
-      if (w != NONE && tsr_backend_supports_op (s->backends[w], node))
-        return w;
+      /* Several backends may share one memory type (host memory):
+         the first of them, by priority, that supports the node.  */
+      for (int w = 0; r->data && r->buffer && w < s->n_backends; w++)
+        if (tsr_buffer_get_type (r->buffer)
+            == tsr_backend_buffer_type (s->backends[w])
+            && tsr_backend_supports_op (s->backends[w], node))
+          return w;
     }
   for (b = 0; b < s->n_backends; b++)
     if (tsr_backend_supports_op (s->backends[b], node))
@@ -293,6 +306,26 @@ choose (tsr_sched *s, const tsr_tensor *node)
                  tsr_op_name (node->op), tsr_type_name (node->type),
                  (long long) node->ne[0], (long long) node->ne[1],
                  (long long) node->ne[2], (long long) node->ne[3]);
+  return NONE;
+}
+
+/* A backend for NODE, which writes into the memory of node->view_src:
+   forced, or the first that supports it and reaches that memory.  */
+static int
+choose_writer (tsr_sched *s, const tsr_tensor *node)
+{
+  const tsr_tensor *r = node->view_src;
+  bool unplaced = !r->data && placed_on (s, r) == NONE;
+  int forced = forced_on (s, node);
+  for (int b = 0; b < s->n_backends; b++)
+    if ((forced == NONE || forced == b)
+        && tsr_backend_supports_op (s->backends[b], node)
+        && (unplaced || readable (s, b, r)))
+      return b;
+  tsr_set_error (TSR_ERR_UNSUPPORTED, "scheduler: %s into '%s': no "
+                 "backend%s that reaches its memory supports it",
+                 tsr_op_name (node->op), r->name,
+                 forced == NONE ? "" : " forced for it");
   return NONE;
 }
 
@@ -316,7 +349,7 @@ assign (tsr_sched *s, tsr_graph *g)
     {
       const tsr_tensor *node = g->nodes[i];
       int b;
-      if (node->view_src)
+      if (node->view_src && tsr_op_get_kind (node->op) == TSR_OP_KIND_VIEW)
         {
           /* Views go with the memory they view.  */
           b = placed_on (s, node->view_src);
@@ -324,18 +357,13 @@ assign (tsr_sched *s, tsr_graph *g)
             b = owner_of_data (s, node->view_src);
           if (b == NONE)
             b = 0;
-          if (tsr_op_get_kind (node->op) != TSR_OP_KIND_VIEW)
-            {
-              /* cpy-like nodes write into their destination's memory:
-                 they must run where it is.  */
-              if (!tsr_backend_supports_op (s->backends[b], node))
-                return tsr_set_error (TSR_ERR_UNSUPPORTED, "scheduler: %s "
-                                      "into '%s' must run on %s, which "
-                                      "does not support it",
-                                      tsr_op_name (node->op),
-                                      node->view_src->name,
-                                      tsr_backend_name (s->backends[b]));
-            }
+        }
+      else if (node->view_src)
+        {
+          /* cpy-like nodes write into their destination's memory: they
+             run on a backend that reaches it.  */
+          if ((b = choose_writer (s, node)) == NONE)
+            return tsr_last_status ();
         }
       else if ((b = choose (s, node)) == NONE)
         return tsr_last_status ();
@@ -572,6 +600,9 @@ tsr_sched_graph_compute (tsr_sched *s, tsr_graph *g)
   for (int k = 0; k < s->n_splits && st == TSR_OK; k++)
     {
       struct split *sp = &s->splits[k];
+      /* A split may read its predecessor's results in place.  */
+      if (k > 0 && s->splits[k - 1].backend != sp->backend)
+        tsr_backend_synchronize (s->backends[s->splits[k - 1].backend]);
       for (int i = 0; i < s->n_copies && st == TSR_OK; i++)
         if (s->copies[i].split == k)
           st = run_copy (s, &s->copies[i]);

@@ -67,7 +67,8 @@ const char *tsr_registry_search_path (void);
 const char *tsr_registry_backend_dir (void);
 
 /* Load one module file (.la, shared library, or a name without
-   extension).  TSR_OK, or TSR_ERR_MODULE with the failure recorded.  */
+   extension).  TSR_OK, TSR_ERR_NOT_FOUND when there is no such file,
+   or TSR_ERR_MODULE; every failure is recorded.  */
 int tsr_registry_load (const char *path);
 /* Unload the module named NAME and drop its registration and devices.
    Backends and buffers made from it must have been freed.  */
@@ -97,7 +98,8 @@ tsr_device *tsr_device_by_type (tsr_device_type type);
 
 /* A backend on the named device (or the first device of the named
    registration), on the first device of TYPE, or on the best device:
-   GPU, then IGPU, then ACCEL, then CPU.  */
+   GPU, then IGPU, then CPU, then ACCEL (an accelerator such as BLAS
+   runs only some ops: use it beside the CPU through a scheduler).  */
 tsr_backend *tsr_backend_init_by_name (const char *name, const char *params);
 tsr_backend *tsr_backend_init_by_type (tsr_device_type type,
                                        const char *params);

@@ -2,11 +2,14 @@
  *
  * The scheduler takes backends in priority order (first = preferred)
  * and places each node of a graph: on the backend named for it with
- * tsr_sched_set_backend, else on a backend whose memory already holds
- * one of its weights and that supports it, else on the first backend
- * that supports it.  Consecutive nodes on one backend form a split;
+ * tsr_sched_set_backend, else on the first backend (by priority) that
+ * supports it and whose memory type holds one of its weights, else on
+ * the first backend that supports it.  A node that writes into another
+ * tensor's memory (tsr_cpy, tsr_set_rows) runs on a backend that
+ * reaches that memory.  Consecutive nodes on one backend form a split;
  * a split's inputs that live where its backend cannot read them are
- * copied to it before it runs.  Allocate once, compute many times.
+ * copied to it before it runs (backends sharing a memory type read each
+ * other's tensors in place).  Allocate once, compute many times.
  *
  * TESSERA_SCHED_DEBUG=1 prints the splits and copies to stderr when a
  * graph is allocated.  */

@@ -21,7 +21,8 @@ typedef enum tsr_status {
   TSR_ERR_NOT_FOUND,     /* no such backend, device, module or file */
   TSR_ERR_MODULE,        /* a backend module could not be used */
   TSR_ERR_BACKEND,       /* a backend reported a failure */
-  TSR_ERR_STATE          /* call made in the wrong state */
+  TSR_ERR_STATE,         /* call made in the wrong state */
+  TSR_ERR_FORMAT         /* malformed input data (a GGUF file...) */
 } tsr_status;
 
 /* A short English description of STATUS ("shape mismatch", ...).  */

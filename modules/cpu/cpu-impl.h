@@ -76,6 +76,14 @@ TSR_CPU_HIDDEN int tsr_cpu_fail (const struct tsr_cpu_op_ctx *c, int status,
 /* cpu-ops-elementwise.c */
 TSR_CPU_DECLARE_OP (binary);        /* add, sub, mul, div */
 TSR_CPU_DECLARE_OP (unary);         /* scale, silu, gelu */
+/* Y[0..N) = f (X[0..N)) for the unary op DST.  */
+typedef void (*tsr_cpu_unary_row_fn) (int64_t n, float *y, const float *x,
+                                      const tsr_tensor *dst);
+/* Part ITH of NTH of DST = FN (DST->src[0]), f32 of one shape, any
+   strides.  Returns TSR_OK.  */
+TSR_CPU_HIDDEN int tsr_cpu_unary_map (tsr_tensor *dst,
+                                      tsr_cpu_unary_row_fn fn, int ith,
+                                      int nth);
 /* cpu-ops-copy.c */
 TSR_CPU_DECLARE_OP (copy);          /* cpy, cont */
 TSR_CPU_HIDDEN size_t tsr_cpu_copy_scratch (const tsr_tensor *dst);
@@ -89,6 +97,53 @@ TSR_CPU_HIDDEN size_t tsr_cpu_rows_scratch (const tsr_tensor *dst);
 /* cpu-ops-matmul.c */
 TSR_CPU_DECLARE_OP (mul_mat);
 TSR_CPU_HIDDEN size_t tsr_cpu_mul_mat_scratch (const tsr_tensor *dst);
+/* Up to TSR_CPU_WEIGHT_TILE consecutive weight rows as f32, for dot
+   products (mul_mat, mul_mat_id).  */
+#define TSR_CPU_WEIGHT_TILE 16
+struct tsr_cpu_weight_tile
+{
+  int64_t i2, i3, first;        /* which rows are loaded (-1: none) */
+  int64_t count;
+  const float *rows[TSR_CPU_WEIGHT_TILE];
+};
+#define TSR_CPU_WEIGHT_TILE_INIT { -1, -1, -1, 0, { NULL } }
+/* Load rows FIRST.. of batch (I2, I3) of weights A (dense f32 rows
+   are used in place, others converted into BUF, which holds
+   TSR_CPU_WEIGHT_TILE rows); nothing to do if already loaded.  */
+TSR_CPU_HIDDEN void tsr_cpu_weight_tile_load (struct tsr_cpu_weight_tile *t,
+                                              const tsr_tensor *a,
+                                              int64_t i2, int64_t i3,
+                                              int64_t first, float *buf);
+
+/* cpu-ops-nn.c: transformer and convolution ops.  */
+TSR_CPU_DECLARE_OP (rope);
+TSR_CPU_HIDDEN size_t tsr_cpu_rope_scratch (const tsr_tensor *dst);
+TSR_CPU_DECLARE_OP (set_rows);
+TSR_CPU_HIDDEN size_t tsr_cpu_set_rows_scratch (const tsr_tensor *dst);
+TSR_CPU_DECLARE_OP (flash_attn_ext);
+TSR_CPU_HIDDEN size_t tsr_cpu_flash_attn_ext_scratch (const tsr_tensor *dst);
+TSR_CPU_DECLARE_OP (mul_mat_id);
+TSR_CPU_HIDDEN size_t tsr_cpu_mul_mat_id_scratch (const tsr_tensor *dst);
+TSR_CPU_DECLARE_OP (im2col);
+TSR_CPU_DECLARE_OP (pool_2d);
+/* end of cpu-ops-nn.c */
+
+/* cpu-ops-math.c: element-wise math, reductions and shape ops.  */
+TSR_CPU_DECLARE_OP (math_unary);    /* sqr .. gelu_quick, clamp */
+TSR_CPU_DECLARE_OP (glu);           /* swiglu, geglu */
+TSR_CPU_HIDDEN size_t tsr_cpu_glu_scratch (const tsr_tensor *dst);
+TSR_CPU_DECLARE_OP (sum);
+TSR_CPU_DECLARE_OP (mean);
+TSR_CPU_DECLARE_OP (argmax);
+TSR_CPU_DECLARE_OP (repeat);
+TSR_CPU_DECLARE_OP (concat);
+TSR_CPU_DECLARE_OP (diag_mask_inf);
+TSR_CPU_DECLARE_OP (pad);
+TSR_CPU_DECLARE_OP (arange);
+TSR_CPU_DECLARE_OP (upscale);
+TSR_CPU_DECLARE_OP (argsort);       /* argsort, top_k */
+TSR_CPU_HIDDEN size_t tsr_cpu_argsort_scratch (const tsr_tensor *dst);
+/* end of cpu-ops-math.c */
 
 /* Helpers for kernels.  */
 

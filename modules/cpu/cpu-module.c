@@ -23,6 +23,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "cpu-dispatch.h"
 #include "cpu-impl.h"
 
 /* Below this many multiply-adds (or elements) per thread, waking one
@@ -461,8 +462,11 @@ describe_cpu (void)
   if (!read_cpu_model (model, sizeof model))
     snprintf (model, sizeof model, "%s",
               uname (&u) == 0 ? u.machine : "unknown processor");
-  snprintf (cpu_description, sizeof cpu_description, "CPU: %s, %d threads",
-            model, hardware_threads ());
+  snprintf (cpu_description, sizeof cpu_description, "CPU: %s, %d threads, "
+            "ISA level %s (%s; built: %s; this CPU runs: %s)", model,
+            hardware_threads (), tsr_cpu_level_name (),
+            tsr_cpu_dispatch_kind (), tsr_cpu_levels_built (),
+            tsr_cpu_levels_runnable ());
 }
 
 static const char *
@@ -589,7 +593,15 @@ cpu_reg_device (tsr_reg *reg, size_t i)
 static int
 cpu_score (const char **reason)
 {
-  (void) reason;
+  static char why[160];
+  tsr_cpu_dispatch_init ();
+  if (!tsr_cpu_level_name ())
+    {
+      snprintf (why, sizeof why, "this CPU supports none of the ISA levels "
+                "built (%s)", tsr_cpu_levels_built ());
+      *reason = why;
+      return 0;
+    }
   return 1;                     /* a CPU is always there */
 }
 
@@ -598,6 +610,9 @@ static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 static tsr_reg *
 cpu_init (void)
 {
+  tsr_cpu_dispatch_init ();
+  if (tsr_cpu_level_note ())
+    tsr_log (TSR_LOG_WARN, "cpu: %s", tsr_cpu_level_note ());
   pthread_once (&cpu_once, describe_cpu);
   return &cpu_reg;
 }

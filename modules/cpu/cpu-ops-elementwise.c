@@ -93,10 +93,7 @@ gelu_row (int64_t n, float *y, const float *x, const tsr_tensor *dst)
   tsr_cpu_vec_gelu_f32 (n, y, x);
 }
 
-typedef void (*unary_fn) (int64_t n, float *y, const float *x,
-                          const tsr_tensor *dst);
-
-static unary_fn
+static tsr_cpu_unary_row_fn
 unary_for (tsr_op op)
 {
   switch (op)
@@ -121,12 +118,20 @@ int
 tsr_cpu_unary (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
                int nth)
 {
+  (void) c;
+  return tsr_cpu_unary_map (dst, unary_for (dst->op), ith, nth);
+}
+
+/* The row loop of every unary op (cpu-ops-math.c uses it too): FN on
+   whole rows when both tensors' rows are dense, else one element at a
+   time through the strides.  */
+int
+tsr_cpu_unary_map (tsr_tensor *dst, tsr_cpu_unary_row_fn fn, int ith, int nth)
+{
   const tsr_tensor *a = dst->src[0];
-  unary_fn fn = unary_for (dst->op);
   const bool dense = tsr_cpu_dense_rows (dst) && tsr_cpu_dense_rows (a);
   int64_t r0, r1;
 
-  (void) c;
   tsr_cpu_split (tsr_cpu_nrows (dst), ith, nth, &r0, &r1);
   for (int64_t r = r0; r < r1; r++)
     {

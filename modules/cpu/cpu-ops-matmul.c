@@ -9,12 +9,13 @@
  * the a rows of a tile to f32 once (kept while its next tile uses the
  * same rows) and dots each with every b row of the tile; strided b rows
  * are first copied to a contiguous row.  The dot products themselves
- * are in cpu-vec.c.  */
+ * are in cpu-vec.c.  The tile loader is shared with mul_mat_id
+ * (cpu-ops-nn.c).  */
 #include <config.h>
 
 #include "cpu-impl.h"
 
-#define ROW_TILE 16
+#define ROW_TILE TSR_CPU_WEIGHT_TILE
 #define COL_TILE 64
 
 bool
@@ -41,17 +42,9 @@ tsr_cpu_mul_mat_scratch (const tsr_tensor *dst)
          * sizeof (float);
 }
 
-/* The a rows of one tile, as f32.  */
-struct a_tile
-{
-  int64_t i2, i3, first;        /* which rows are loaded (-1: none) */
-  int64_t count;
-  const float *rows[ROW_TILE];
-};
-
-static void
-load_a_tile (struct a_tile *t, const tsr_tensor *a, int64_t ia2, int64_t ia3,
-             int64_t first, float *buf)
+void
+tsr_cpu_weight_tile_load (struct tsr_cpu_weight_tile *t, const tsr_tensor *a,
+                          int64_t ia2, int64_t ia3, int64_t first, float *buf)
 {
   const int64_t k = a->ne[0];
   const bool direct = a->type == TSR_TYPE_F32 && a->nb[0] == sizeof (float);
@@ -61,7 +54,8 @@ load_a_tile (struct a_tile *t, const tsr_tensor *a, int64_t ia2, int64_t ia3,
   t->i2 = ia2;
   t->i3 = ia3;
   t->first = first;
-  t->count = a->ne[1] - first < ROW_TILE ? a->ne[1] - first : ROW_TILE;
+  t->count = a->ne[1] - first < TSR_CPU_WEIGHT_TILE ? a->ne[1] - first
+                                                    : TSR_CPU_WEIGHT_TILE;
   for (int64_t r = 0; r < t->count; r++)
     {
       const char *s = tsr_cpu_at (a, 0, first + r, ia2, ia3);
@@ -88,7 +82,7 @@ tsr_cpu_mul_mat (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   const bool b_direct = b->nb[0] == sizeof (float);
   float *a_buf = c->scratch[ith];
   float *b_buf = a_buf + ROW_TILE * k;
-  struct a_tile tile = { -1, -1, -1, 0, { NULL } };
+  struct tsr_cpu_weight_tile tile = TSR_CPU_WEIGHT_TILE_INIT;
   int64_t u0, u1;
 
   tsr_cpu_split (tiles, ith, nth, &u0, &u1);
@@ -101,7 +95,8 @@ tsr_cpu_mul_mat (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
       int64_t i2 = batch % b->ne[2], i3 = batch / b->ne[2];
       int64_t j_end = (ct + 1) * COL_TILE < n ? (ct + 1) * COL_TILE : n;
 
-      load_a_tile (&tile, a, i2 / r2, i3 / r3, rt * ROW_TILE, a_buf);
+      tsr_cpu_weight_tile_load (&tile, a, i2 / r2, i3 / r3, rt * ROW_TILE,
+                                a_buf);
       for (int64_t j = ct * COL_TILE; j < j_end; j++)
         {
           const char *bs = tsr_cpu_at (b, 0, j, i2, i3);

@@ -1,4 +1,596 @@
-/* cpu-ops-nn.c - CPU kernels; see include/tessera/ops.h.  */
+/* cpu-ops-nn.c - transformer and convolution kernels: rope, set_rows,
+ * flash_attn_ext, mul_mat_id, im2col, pool_2d.
+ *
+ * Scalar reference kernels: every operand may have any strides (read
+ * element by element through tsr_cpu_at), arithmetic that sums many
+ * terms is done in double.  Work is split over destination rows,
+ * except set_rows (over column blocks, so that the order of writes to
+ * one row is the source order whatever the thread count) and
+ * mul_mat_id (over experts and tiles of weight rows, so that each
+ * weight row is converted once; the row loading and dot products are
+ * mul_mat's).  Shapes and parameters are the builders' (lib/ops-nn.c);
+ * each supports function re-checks exactly what its kernel relies on.
+ * Index operands (set_rows, mul_mat_id) are checked in full before
+ * anything is written: a bad index is an error and leaves the
+ * destination untouched.  */
 #include <config.h>
 
+#include <math.h>
+#include <string.h>
+
+#include <tessera/ops.h>
+
 #include "cpu-impl.h"
+
+/* An f32 or f16 element as float / stored.  */
+static float
+load_f (const char *p, tsr_type type)
+{
+  if (type == TSR_TYPE_F16)
+    {
+      tsr_fp16_t h;
+      memcpy (&h, p, sizeof h);
+      return tsr_fp16_to_fp32 (h);
+    }
+  float v;
+  memcpy (&v, p, sizeof v);
+  return v;
+}
+
+static void
+store_f (char *p, tsr_type type, float v)
+{
+  if (type == TSR_TYPE_F16)
+    {
+      tsr_fp16_t h = tsr_fp32_to_fp16 (v);
+      memcpy (p, &h, sizeof h);
+    }
+  else
+    memcpy (p, &v, sizeof v);
+}
+
+static int32_t
+load_i32 (const char *p)
+{
+  int32_t v;
+  memcpy (&v, p, sizeof v);
+  return v;
+}
+
+static bool
+is_f32_or_f16 (tsr_type type)
+{
+  return type == TSR_TYPE_F32 || type == TSR_TYPE_F16;
+}
+
+/* rope */
+
+bool
+tsr_cpu_rope_supports (const tsr_tensor *dst)
+{
+  const tsr_tensor *a = dst->src[0], *pos = dst->src[1];
+  int32_t n_dims = tsr_get_op_param_i32 (dst, 0);
+  int32_t mode = tsr_get_op_param_i32 (dst, 1);
+
+  return pos && a->type == TSR_TYPE_F32 && pos->type == TSR_TYPE_I32
+         && dst->type == TSR_TYPE_F32 && tsr_same_shape (a, dst)
+         && pos->ne[0] == a->ne[2] && n_dims >= 2 && n_dims % 2 == 0
+         && n_dims <= a->ne[0]
+         && (mode == TSR_ROPE_NORMAL || mode == TSR_ROPE_NEOX);
+}
+
+/* cos and sin of the n_dims / 2 angles of one position.  */
+size_t
+tsr_cpu_rope_scratch (const tsr_tensor *dst)
+{
+  return (size_t) tsr_get_op_param_i32 (dst, 0) * sizeof (double);
+}
+
+static void
+rope_angles (int32_t p, int64_t half, double base, double fscale,
+             double *cs, double *sn)
+{
+  for (int64_t i = 0; i < half; i++)
+    {
+      double theta = p * fscale * pow (base, -(double) i / (double) half);
+      cs[i] = cos (theta);
+      sn[i] = sin (theta);
+    }
+}
+
+int
+tsr_cpu_rope (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
+              int nth)
+{
+  const tsr_tensor *a = dst->src[0], *pos = dst->src[1];
+  const int64_t half = tsr_get_op_param_i32 (dst, 0) / 2;
+  const bool neox = tsr_get_op_param_i32 (dst, 1) == TSR_ROPE_NEOX;
+  const double base = tsr_get_op_param_f32 (dst, 2);
+  const double fscale = tsr_get_op_param_f32 (dst, 3);
+  double *cs = c->scratch[ith], *sn = cs + half;
+  bool have = false;
+  int32_t cached = 0;
+  int64_t r0, r1;
+
+  tsr_cpu_split (tsr_cpu_nrows (dst), ith, nth, &r0, &r1);
+  for (int64_t r = r0; r < r1; r++)
+    {
+      int64_t ix[TSR_MAX_DIMS];
+      tsr_cpu_row_index (dst, r, ix);
+      const int64_t i1 = ix[1], i2 = ix[2], i3 = ix[3];
+      int32_t p = load_i32 (tsr_cpu_at (pos, i2, 0, 0, 0));
+
+      /* Rows go head by head, so consecutive rows share a token.  */
+      if (!have || p != cached)
+        {
+          rope_angles (p, half, base, fscale, cs, sn);
+          have = true;
+          cached = p;
+        }
+      for (int64_t i = 0; i < half; i++)
+        {
+          int64_t j0 = neox ? i : 2 * i, j1 = neox ? i + half : 2 * i + 1;
+          double x0 = *(const float *) tsr_cpu_at (a, j0, i1, i2, i3);
+          double x1 = *(const float *) tsr_cpu_at (a, j1, i1, i2, i3);
+          *(float *) tsr_cpu_at (dst, j0, i1, i2, i3)
+            = (float) (x0 * cs[i] - x1 * sn[i]);
+          *(float *) tsr_cpu_at (dst, j1, i1, i2, i3)
+            = (float) (x0 * sn[i] + x1 * cs[i]);
+        }
+      for (int64_t j = 2 * half; j < a->ne[0]; j++)
+        *(float *) tsr_cpu_at (dst, j, i1, i2, i3)
+          = *(const float *) tsr_cpu_at (a, j, i1, i2, i3);
+    }
+  return TSR_OK;
+}
+
+/* set_rows: src[0] the destination (dst aliases it), src[1] the rows,
+   src[2] the indices.  */
+
+bool
+tsr_cpu_set_rows_supports (const tsr_tensor *dst)
+{
+  const tsr_tensor *d = dst->src[0], *src = dst->src[1], *idx = dst->src[2];
+  tsr_type t = dst->type;
+
+  if (!src || !idx || src->type != TSR_TYPE_F32 || idx->type != TSR_TYPE_I32
+      || d->type != t || !tsr_same_shape (d, dst))
+    return false;
+  if (!tsr_cpu_is_plain_float (t)
+      && !(tsr_cpu_is_quant (t) && tsr_cpu_dense_rows (dst)))
+    return false;
+  return src->ne[0] == dst->ne[0] && idx->ne[0] == src->ne[1]
+         && idx->ne[1] == src->ne[2] && idx->ne[2] == src->ne[3]
+         && idx->ne[3] == 1 && src->ne[2] % dst->ne[2] == 0
+         && src->ne[3] % dst->ne[3] == 0;
+}
+
+/* A strided source row part as contiguous floats.  */
+size_t
+tsr_cpu_set_rows_scratch (const tsr_tensor *dst)
+{
+  return (size_t) dst->ne[0] * sizeof (float);
+}
+
+/* TSR_OK if every index of IDX is in [0, N), else the failure.  */
+static int
+check_indices (const struct tsr_cpu_op_ctx *c, const tsr_tensor *dst,
+               const tsr_tensor *idx, int64_t n, const char *what)
+{
+  for (int64_t i2 = 0; i2 < idx->ne[2]; i2++)
+    for (int64_t i1 = 0; i1 < idx->ne[1]; i1++)
+      for (int64_t i0 = 0; i0 < idx->ne[0]; i0++)
+        {
+          int32_t v = load_i32 (tsr_cpu_at (idx, i0, i1, i2, 0));
+          if (v < 0 || v >= n)
+            return tsr_cpu_fail (c, TSR_ERR_INVALID_ARG,
+                                 "cpu: %s '%s': index %ld at (%lld, %lld, "
+                                 "%lld) of '%s' is outside [0, %lld) (%s)",
+                                 tsr_op_name (dst->op), dst->name, (long) v,
+                                 (long long) i0, (long long) i1,
+                                 (long long) i2, idx->name, (long long) n,
+                                 what);
+        }
+  return TSR_OK;
+}
+
+int
+tsr_cpu_set_rows (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
+                  int nth)
+{
+  const tsr_tensor *src = dst->src[1], *idx = dst->src[2];
+  const int64_t bs = tsr_type_traits (dst->type)->block_size;
+  float *buf = c->scratch[ith];
+  int64_t b0, b1;
+  int status;
+
+  /* Every thread checks all indices, so none writes if one is bad.  */
+  status = check_indices (c, dst, idx, dst->ne[1], "destination rows");
+  if (status != TSR_OK)
+    return status;
+  tsr_cpu_split (dst->ne[0] / bs, ith, nth, &b0, &b1);
+  if (b0 == b1)
+    return TSR_OK;
+  const int64_t e0 = b0 * bs, n = (b1 - b0) * bs;
+  for (int64_t l = 0; l < src->ne[3]; l++)
+    for (int64_t j = 0; j < src->ne[2]; j++)
+      for (int64_t i = 0; i < src->ne[1]; i++)
+        {
+          int32_t v = load_i32 (tsr_cpu_at (idx, i, j, l, 0));
+          const char *s = tsr_cpu_at (src, e0, i, j, l);
+          const float *x = (const float *) s;
+          /* nb[0] steps one element, or one block of a quantized row.  */
+          char *d = tsr_cpu_at (dst, 0, v, j % dst->ne[2], l % dst->ne[3])
+                    + b0 * (int64_t) dst->nb[0];
+
+          if (src->nb[0] != sizeof (float))
+            {
+              tsr_cpu_row_to_f32 (TSR_TYPE_F32, s, src->nb[0], buf, n);
+              x = buf;
+            }
+          tsr_cpu_row_from_f32 (dst->type, d, dst->nb[0], x, n);
+        }
+  return TSR_OK;
+}
+
+/* flash_attn_ext: src q, k, v, mask.  */
+
+bool
+tsr_cpu_flash_attn_ext_supports (const tsr_tensor *dst)
+{
+  const tsr_tensor *q = dst->src[0], *k = dst->src[1], *v = dst->src[2];
+  const tsr_tensor *mask = dst->src[3];
+
+  if (!k || !v || q->type != TSR_TYPE_F32 || !is_f32_or_f16 (k->type)
+      || !is_f32_or_f16 (v->type) || dst->type != TSR_TYPE_F32)
+    return false;
+  if (k->ne[0] != q->ne[0] || v->ne[1] != k->ne[1] || v->ne[2] != k->ne[2]
+      || k->ne[3] != q->ne[3] || v->ne[3] != q->ne[3]
+      || q->ne[2] % k->ne[2] != 0 || dst->ne[0] != v->ne[0]
+      || dst->ne[1] != q->ne[1] || dst->ne[2] != q->ne[2]
+      || dst->ne[3] != q->ne[3])
+    return false;
+  return !mask
+         || (is_f32_or_f16 (mask->type) && mask->ne[0] == k->ne[1]
+             && mask->ne[1] >= q->ne[1] && q->ne[2] % mask->ne[2] == 0
+             && q->ne[3] % mask->ne[3] == 0);
+}
+
+/* The query row and the output accumulator, in double.  */
+size_t
+tsr_cpu_flash_attn_ext_scratch (const tsr_tensor *dst)
+{
+  return (size_t) (dst->src[0]->ne[0] + dst->ne[0]) * sizeof (double);
+}
+
+/* scale * (q . k_j) + mask_j for key J of kv head HK, batch B.  */
+static double
+attn_score (const tsr_tensor *k, const double *qd, int64_t j, int64_t hk,
+            int64_t b, double scale, double maskv)
+{
+  double dot = 0;
+  for (int64_t i = 0; i < k->ne[0]; i++)
+    dot += qd[i] * load_f (tsr_cpu_at (k, i, j, hk, b), k->type);
+  return scale * dot + maskv;
+}
+
+/* One query row (Q1, H, B) into dst, with an online softmax: the
+   running maximum M rescales the sum S and accumulator ACC whenever it
+   grows, so each key is read once.  */
+static void
+attn_row (tsr_tensor *dst, int64_t q1, int64_t h, int64_t b, double *qd,
+          double *acc)
+{
+  const tsr_tensor *q = dst->src[0], *k = dst->src[1], *v = dst->src[2];
+  const tsr_tensor *mask = dst->src[3];
+  const int64_t dv = v->ne[0], hk = h / (q->ne[2] / k->ne[2]);
+  const double scale = tsr_get_op_param_f32 (dst, 0);
+  double m = -INFINITY, s = 0;
+
+  for (int64_t i = 0; i < q->ne[0]; i++)
+    qd[i] = *(const float *) tsr_cpu_at (q, i, q1, h, b);
+  for (int64_t i = 0; i < dv; i++)
+    acc[i] = 0;
+  for (int64_t j = 0; j < k->ne[1]; j++)
+    {
+      double mv = 0;
+      if (mask)
+        mv = load_f (tsr_cpu_at (mask, j, q1, h % mask->ne[2],
+                                 b % mask->ne[3]), mask->type);
+      if (mv == -INFINITY)
+        continue;
+      double x = attn_score (k, qd, j, hk, b, scale, mv);
+      if (x == -INFINITY)
+        continue;
+      if (x > m)
+        {
+          double f = exp (m - x);
+          for (int64_t i = 0; i < dv; i++)
+            acc[i] *= f;
+          s *= f;
+          m = x;
+        }
+      double w = exp (x - m);
+      s += w;
+      for (int64_t i = 0; i < dv; i++)
+        acc[i] += w * load_f (tsr_cpu_at (v, i, j, hk, b), v->type);
+    }
+  /* No key left (all masked): zeros, not 0 / 0.  */
+  for (int64_t i = 0; i < dv; i++)
+    *(float *) tsr_cpu_at (dst, i, q1, h, b) = s > 0 ? (float) (acc[i] / s)
+                                                     : 0.0f;
+}
+
+int
+tsr_cpu_flash_attn_ext (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst,
+                        int ith, int nth)
+{
+  double *qd = c->scratch[ith], *acc = qd + dst->src[0]->ne[0];
+  int64_t r0, r1;
+
+  tsr_cpu_split (tsr_cpu_nrows (dst), ith, nth, &r0, &r1);
+  for (int64_t r = r0; r < r1; r++)
+    {
+      int64_t ix[TSR_MAX_DIMS];
+      tsr_cpu_row_index (dst, r, ix);
+      attn_row (dst, ix[1], ix[2], ix[3], qd, acc);
+    }
+  return TSR_OK;
+}
+
+/* mul_mat_id: src as, b, ids.  */
+
+bool
+tsr_cpu_mul_mat_id_supports (const tsr_tensor *dst)
+{
+  const tsr_tensor *as = dst->src[0], *b = dst->src[1], *ids = dst->src[2];
+
+  if (!b || !ids || b->type != TSR_TYPE_F32 || ids->type != TSR_TYPE_I32
+      || dst->type != TSR_TYPE_F32)
+    return false;
+  if (!tsr_cpu_is_plain_float (as->type)
+      && !(tsr_cpu_is_quant (as->type) && tsr_cpu_dense_rows (as)))
+    return false;
+  return as->ne[3] == 1 && b->ne[0] == as->ne[0] && b->ne[3] == 1
+         && ids->ne[2] == 1 && ids->ne[3] == 1 && b->ne[2] == ids->ne[1]
+         && (b->ne[1] == 1 || b->ne[1] == ids->ne[0])
+         && dst->ne[0] == as->ne[1] && dst->ne[1] == ids->ne[0]
+         && dst->ne[2] == ids->ne[1] && dst->ne[3] == 1;
+}
+
+/* A tile of converted weight rows and one contiguous row of b.  */
+size_t
+tsr_cpu_mul_mat_id_scratch (const tsr_tensor *dst)
+{
+  return (size_t) (TSR_CPU_WEIGHT_TILE + 1) * (size_t) dst->src[0]->ne[0]
+         * sizeof (float);
+}
+
+/* The dots of the loaded TILE of expert weights with b row (E % n_b, T)
+   into dst[:, e, t].  */
+static void
+expert_dots (tsr_tensor *dst, const struct tsr_cpu_weight_tile *tile,
+             int64_t e, int64_t t, float *b_buf)
+{
+  const tsr_tensor *b = dst->src[1];
+  const int64_t k = b->ne[0];
+  const char *bs = tsr_cpu_at (b, 0, e % b->ne[1], t, 0);
+  const float *brow = (const float *) bs;
+
+  if (b->nb[0] != sizeof (float))
+    {
+      tsr_cpu_row_to_f32 (TSR_TYPE_F32, bs, b->nb[0], b_buf, k);
+      brow = b_buf;
+    }
+  for (int64_t r = 0; r < tile->count; r++)
+    *(float *) tsr_cpu_at (dst, tile->first + r, e, t, 0)
+      = tsr_cpu_vec_dot_f32 (k, tile->rows[r], brow);
+}
+
+int
+tsr_cpu_mul_mat_id (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
+                    int nth)
+{
+  const tsr_tensor *as = dst->src[0], *ids = dst->src[2];
+  const int64_t m = as->ne[1], n_expert = as->ne[2];
+  const int64_t row_tiles = (m + TSR_CPU_WEIGHT_TILE - 1)
+                            / TSR_CPU_WEIGHT_TILE;
+  float *a_buf = c->scratch[ith];
+  float *b_buf = a_buf + TSR_CPU_WEIGHT_TILE * as->ne[0];
+  struct tsr_cpu_weight_tile tile = TSR_CPU_WEIGHT_TILE_INIT;
+  int64_t u0, u1;
+  int status;
+
+  status = check_indices (c, dst, ids, n_expert, "experts");
+  if (status != TSR_OK)
+    return status;
+  /* Unit u: expert u / row_tiles, rows of tile u % row_tiles; every
+     (slot, token) choosing that expert uses the converted rows.  */
+  tsr_cpu_split (n_expert * row_tiles, ith, nth, &u0, &u1);
+  for (int64_t u = u0; u < u1; u++)
+    {
+      const int64_t x = u / row_tiles, first = u % row_tiles
+                                               * TSR_CPU_WEIGHT_TILE;
+      for (int64_t t = 0; t < ids->ne[1]; t++)
+        for (int64_t e = 0; e < ids->ne[0]; e++)
+          {
+            if (load_i32 (tsr_cpu_at (ids, e, t, 0, 0)) != x)
+              continue;
+            tsr_cpu_weight_tile_load (&tile, as, x, 0, first, a_buf);
+            expert_dots (dst, &tile, e, t, b_buf);
+          }
+    }
+  return TSR_OK;
+}
+
+/* im2col: src kernel (shape only), input.  */
+
+struct conv_geom
+{
+  bool is_2d;
+  int64_t kw, kh, c;            /* kernel extent and channels */
+  int64_t w, h;                 /* input extent (h = 1 for 1-D) */
+  int s0, s1, p0, p1, d0, d1;
+};
+
+static int64_t
+conv_out (int64_t in, int64_t k, int s, int p, int d)
+{
+  int64_t span = in + 2 * (int64_t) p - (int64_t) d * (k - 1) - 1;
+  return span < 0 ? 0 : span / s + 1;
+}
+
+static struct conv_geom
+im2col_geom (const tsr_tensor *dst)
+{
+  const tsr_tensor *kernel = dst->src[0], *in = dst->src[1];
+  struct conv_geom g;
+  int32_t p[7];
+
+  for (int i = 0; i < 7; i++)
+    p[i] = tsr_get_op_param_i32 (dst, i);
+  g.s0 = p[0], g.s1 = p[1], g.p0 = p[2], g.p1 = p[3], g.d0 = p[4];
+  g.d1 = p[5], g.is_2d = p[6] != 0;
+  g.kw = kernel->ne[0];
+  g.w = in->ne[0];
+  if (g.is_2d)
+    g.kh = kernel->ne[1], g.c = kernel->ne[2], g.h = in->ne[1];
+  else
+    {
+      g.kh = 1, g.c = kernel->ne[1], g.h = 1;
+      g.s1 = 1, g.p1 = 0, g.d1 = 1;
+    }
+  return g;
+}
+
+bool
+tsr_cpu_im2col_supports (const tsr_tensor *dst)
+{
+  const tsr_tensor *in = dst->src[1];
+
+  if (!in || in->type != TSR_TYPE_F32 || !is_f32_or_f16 (dst->type))
+    return false;
+  struct conv_geom g = im2col_geom (dst);
+  if (g.s0 < 1 || g.s1 < 1 || g.d0 < 1 || g.d1 < 1 || g.p0 < 0 || g.p1 < 0)
+    return false;
+  int64_t ow = conv_out (g.w, g.kw, g.s0, g.p0, g.d0);
+  int64_t oh = conv_out (g.h, g.kh, g.s1, g.p1, g.d1);
+  if (g.is_2d)
+    return in->ne[2] == g.c && dst->ne[0] == g.kw * g.kh * g.c
+           && dst->ne[1] == ow && dst->ne[2] == oh && dst->ne[3] == in->ne[3];
+  return in->ne[1] == g.c && in->ne[3] == 1 && dst->ne[0] == g.kw * g.c
+         && dst->ne[1] == ow && dst->ne[2] == in->ne[2] && dst->ne[3] == 1;
+}
+
+int
+tsr_cpu_im2col (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
+                int nth)
+{
+  const tsr_tensor *in = dst->src[1];
+  const struct conv_geom g = im2col_geom (dst);
+  int64_t r0, r1;
+
+  (void) c;
+  tsr_cpu_split (tsr_cpu_nrows (dst), ith, nth, &r0, &r1);
+  for (int64_t r = r0; r < r1; r++)
+    {
+      int64_t ix[TSR_MAX_DIMS];
+      tsr_cpu_row_index (dst, r, ix);
+      /* 2-D rows are (ow, oh, n); 1-D rows (ow, n).  */
+      const int64_t ow = ix[1], oh = g.is_2d ? ix[2] : 0;
+      const int64_t n = g.is_2d ? ix[3] : ix[2];
+      int64_t k = 0;
+
+      for (int64_t ch = 0; ch < g.c; ch++)
+        for (int64_t kh = 0; kh < g.kh; kh++)
+          for (int64_t kw = 0; kw < g.kw; kw++, k++)
+            {
+              int64_t x = ow * g.s0 - g.p0 + kw * g.d0;
+              int64_t y = oh * g.s1 - g.p1 + kh * g.d1;
+              float v = 0.0f;
+              if (x >= 0 && x < g.w && y >= 0 && y < g.h)
+                v = *(const float *) (g.is_2d ? tsr_cpu_at (in, x, y, ch, n)
+                                              : tsr_cpu_at (in, x, ch, n, 0));
+              store_f (tsr_cpu_at (dst, k, ix[1], ix[2], ix[3]), dst->type,
+                       v);
+            }
+    }
+  return TSR_OK;
+}
+
+/* pool_2d */
+
+bool
+tsr_cpu_pool_2d_supports (const tsr_tensor *dst)
+{
+  const tsr_tensor *a = dst->src[0];
+  int32_t p[7];
+
+  for (int i = 0; i < 7; i++)
+    p[i] = tsr_get_op_param_i32 (dst, i);
+  if (a->type != TSR_TYPE_F32 || dst->type != TSR_TYPE_F32
+      || (p[0] != TSR_POOL_MAX && p[0] != TSR_POOL_AVG) || p[1] < 1
+      || p[2] < 1 || p[3] < 1 || p[4] < 1 || p[5] < 0 || p[6] < 0
+      || p[5] >= p[1] || p[6] >= p[2])
+    return false;
+  int64_t w = a->ne[0] + 2 * (int64_t) p[5] - p[1];
+  int64_t h = a->ne[1] + 2 * (int64_t) p[6] - p[2];
+  return w >= 0 && h >= 0 && dst->ne[0] == w / p[3] + 1
+         && dst->ne[1] == h / p[4] + 1 && dst->ne[2] == a->ne[2]
+         && dst->ne[3] == a->ne[3];
+}
+
+/* One output cell: the window clipped to the input.  */
+static float
+pool_cell (const tsr_tensor *a, bool is_max, int64_t x0, int64_t x1,
+           int64_t y0, int64_t y1, int64_t i2, int64_t i3)
+{
+  double sum = 0;
+  float max = -INFINITY;
+  x0 = x0 < 0 ? 0 : x0;
+  y0 = y0 < 0 ? 0 : y0;
+  x1 = x1 > a->ne[0] ? a->ne[0] : x1;
+  y1 = y1 > a->ne[1] ? a->ne[1] : y1;
+  for (int64_t y = y0; y < y1; y++)
+    for (int64_t x = x0; x < x1; x++)
+      {
+        float v = *(const float *) tsr_cpu_at (a, x, y, i2, i3);
+        sum += v;
+        if (isnan (v) || isnan (max))
+          max = NAN;            /* NaN propagates, as in the sum */
+        else if (v > max)
+          max = v;
+      }
+  return is_max ? max : (float) (sum / (double) ((x1 - x0) * (y1 - y0)));
+}
+
+int
+tsr_cpu_pool_2d (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
+                 int nth)
+{
+  const tsr_tensor *a = dst->src[0];
+  const bool is_max = tsr_get_op_param_i32 (dst, 0) == TSR_POOL_MAX;
+  const int64_t k0 = tsr_get_op_param_i32 (dst, 1);
+  const int64_t k1 = tsr_get_op_param_i32 (dst, 2);
+  const int64_t s0 = tsr_get_op_param_i32 (dst, 3);
+  const int64_t s1 = tsr_get_op_param_i32 (dst, 4);
+  const int64_t p0 = tsr_get_op_param_i32 (dst, 5);
+  const int64_t p1 = tsr_get_op_param_i32 (dst, 6);
+  int64_t r0, r1;
+
+  (void) c;
+  tsr_cpu_split (tsr_cpu_nrows (dst), ith, nth, &r0, &r1);
+  for (int64_t r = r0; r < r1; r++)
+    {
+      int64_t ix[TSR_MAX_DIMS];
+      tsr_cpu_row_index (dst, r, ix);
+      const int64_t y0 = ix[1] * s1 - p1;
+      for (int64_t ow = 0; ow < dst->ne[0]; ow++)
+        {
+          const int64_t x0 = ow * s0 - p0;
+          *(float *) tsr_cpu_at (dst, ow, ix[1], ix[2], ix[3])
+            = pool_cell (a, is_max, x0, x0 + k0, y0, y0 + k1, ix[2], ix[3]);
+        }
+    }
+  return TSR_OK;
+}

@@ -32,7 +32,46 @@ static const struct tsr_cpu_op op_table[TSR_OP_COUNT] = {
   [TSR_OP_SOFT_MAX] = { tsr_cpu_soft_max, tsr_cpu_soft_max_supports,
                         tsr_cpu_rows_scratch },
   /* math ops (cpu-ops-math.c) */
+  [TSR_OP_SQR] = { tsr_cpu_math_unary, tsr_cpu_math_unary_supports, NULL },
+  [TSR_OP_SQRT] = { tsr_cpu_math_unary, tsr_cpu_math_unary_supports, NULL },
+  [TSR_OP_EXP] = { tsr_cpu_math_unary, tsr_cpu_math_unary_supports, NULL },
+  [TSR_OP_LOG] = { tsr_cpu_math_unary, tsr_cpu_math_unary_supports, NULL },
+  [TSR_OP_NEG] = { tsr_cpu_math_unary, tsr_cpu_math_unary_supports, NULL },
+  [TSR_OP_ABS] = { tsr_cpu_math_unary, tsr_cpu_math_unary_supports, NULL },
+  [TSR_OP_SIGMOID] = { tsr_cpu_math_unary, tsr_cpu_math_unary_supports, NULL },
+  [TSR_OP_TANH] = { tsr_cpu_math_unary, tsr_cpu_math_unary_supports, NULL },
+  [TSR_OP_RELU] = { tsr_cpu_math_unary, tsr_cpu_math_unary_supports, NULL },
+  [TSR_OP_GELU_QUICK] = { tsr_cpu_math_unary, tsr_cpu_math_unary_supports,
+                          NULL },
+  [TSR_OP_CLAMP] = { tsr_cpu_math_unary, tsr_cpu_math_unary_supports, NULL },
+  [TSR_OP_SWIGLU] = { tsr_cpu_glu, tsr_cpu_glu_supports, tsr_cpu_glu_scratch },
+  [TSR_OP_GEGLU] = { tsr_cpu_glu, tsr_cpu_glu_supports, tsr_cpu_glu_scratch },
+  [TSR_OP_SUM] = { tsr_cpu_sum, tsr_cpu_sum_supports, NULL },
+  [TSR_OP_MEAN] = { tsr_cpu_mean, tsr_cpu_mean_supports, NULL },
+  [TSR_OP_ARGMAX] = { tsr_cpu_argmax, tsr_cpu_argmax_supports, NULL },
+  [TSR_OP_REPEAT] = { tsr_cpu_repeat, tsr_cpu_repeat_supports, NULL },
+  [TSR_OP_CONCAT] = { tsr_cpu_concat, tsr_cpu_concat_supports, NULL },
+  [TSR_OP_DIAG_MASK_INF] = { tsr_cpu_diag_mask_inf,
+                             tsr_cpu_diag_mask_inf_supports, NULL },
+  [TSR_OP_PAD] = { tsr_cpu_pad, tsr_cpu_pad_supports, NULL },
+  [TSR_OP_ARANGE] = { tsr_cpu_arange, tsr_cpu_arange_supports, NULL },
+  [TSR_OP_UPSCALE] = { tsr_cpu_upscale, tsr_cpu_upscale_supports, NULL },
+  [TSR_OP_ARGSORT] = { tsr_cpu_argsort, tsr_cpu_argsort_supports,
+                       tsr_cpu_argsort_scratch },
+  [TSR_OP_TOP_K] = { tsr_cpu_argsort, tsr_cpu_argsort_supports,
+                     tsr_cpu_argsort_scratch },
   /* transformer and convolution ops (cpu-ops-nn.c) */
+  [TSR_OP_ROPE] = { tsr_cpu_rope, tsr_cpu_rope_supports,
+                    tsr_cpu_rope_scratch },
+  [TSR_OP_SET_ROWS] = { tsr_cpu_set_rows, tsr_cpu_set_rows_supports,
+                        tsr_cpu_set_rows_scratch },
+  [TSR_OP_FLASH_ATTN_EXT] = { tsr_cpu_flash_attn_ext,
+                              tsr_cpu_flash_attn_ext_supports,
+                              tsr_cpu_flash_attn_ext_scratch },
+  [TSR_OP_MUL_MAT_ID] = { tsr_cpu_mul_mat_id, tsr_cpu_mul_mat_id_supports,
+                          tsr_cpu_mul_mat_id_scratch },
+  [TSR_OP_IM2COL] = { tsr_cpu_im2col, tsr_cpu_im2col_supports, NULL },
+  [TSR_OP_POOL_2D] = { tsr_cpu_pool_2d, tsr_cpu_pool_2d_supports, NULL },
 };
 
 const struct tsr_cpu_op *
@@ -67,7 +106,9 @@ tsr_cpu_supports_op (const tsr_tensor *op)
   if (tsr_op_get_kind (op->op) == TSR_OP_KIND_VIEW)
     return true;                /* nothing to compute */
   entry = tsr_cpu_op_get (op->op);
-  if (!entry || !sane_tensor (op) || !sane_tensor (op->src[0]))
+  /* arange is the one op without operands.  */
+  if (!entry || !sane_tensor (op)
+      || (op->op != TSR_OP_ARANGE && !sane_tensor (op->src[0])))
     return false;
   for (int i = 1; i < TSR_MAX_SRC; i++)
     if (op->src[i] && !sane_tensor (op->src[i]))

@@ -1,9 +1,11 @@
-/* cpu-vec.c - plain C versions of the CPU backend's hot loops.
+/* cpu-vec.c - the CPU backend's hot loops, compiled once per ISA level.
  *
- * This file is the scalar reference of every function in cpu-vec.h and
- * must stay free of intrinsics and of anything but the arrays it is
- * given (no tensors, no threads, no errors): it is the file that will
- * be compiled once per ISA level (see cpu-vec.h, issue 3).  Loops are
+ * The build compiles this file once for every level configure chose,
+ * with that level's -march flags and -DTSR_CPU_SUFFIX=<level>, so each
+ * function below exists as tsr_cpu_<name>_<level>; cpu-dispatch.c picks
+ * one per process.  The plain C here is also the reference: it uses
+ * nothing but the arrays it is given (no tensors, no threads, no
+ * errors).  Loops are
  * written so that a compiler can vectorize them without -ffast-math
  * (independent accumulators instead of one serial sum).  */
 #include <config.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 
 #include "cpu-vec.h"
+#include "cpu-level.h"
 
 /* Inline versions of libtessera's exact conversions (same results bit
    for bit: these conversions are exact, or round to nearest even),
@@ -58,7 +61,7 @@ f32_to_bf16 (float f)
 #define LANES 8
 
 float
-tsr_cpu_vec_dot_f32 (int64_t n, const float *x, const float *y)
+TSR_CPU_LEVEL_FN (vec_dot_f32) (int64_t n, const float *x, const float *y)
 {
   double total = 0;
   int64_t i = 0;
@@ -80,7 +83,7 @@ tsr_cpu_vec_dot_f32 (int64_t n, const float *x, const float *y)
 }
 
 double
-tsr_cpu_vec_sum_f32 (int64_t n, const float *x)
+TSR_CPU_LEVEL_FN (vec_sum_f32) (int64_t n, const float *x)
 {
   double acc[4] = { 0 };
   int64_t i = 0;
@@ -94,7 +97,7 @@ tsr_cpu_vec_sum_f32 (int64_t n, const float *x)
 }
 
 double
-tsr_cpu_vec_sumsq_f32 (int64_t n, const float *x, double c)
+TSR_CPU_LEVEL_FN (vec_sumsq_f32) (int64_t n, const float *x, double c)
 {
   double acc[4] = { 0 };
   int64_t i = 0;
@@ -114,49 +117,49 @@ tsr_cpu_vec_sumsq_f32 (int64_t n, const float *x, double c)
 }
 
 void
-tsr_cpu_vec_add_f32 (int64_t n, float *z, const float *x, const float *y)
+TSR_CPU_LEVEL_FN (vec_add_f32) (int64_t n, float *z, const float *x, const float *y)
 {
   for (int64_t i = 0; i < n; i++)
     z[i] = x[i] + y[i];
 }
 
 void
-tsr_cpu_vec_sub_f32 (int64_t n, float *z, const float *x, const float *y)
+TSR_CPU_LEVEL_FN (vec_sub_f32) (int64_t n, float *z, const float *x, const float *y)
 {
   for (int64_t i = 0; i < n; i++)
     z[i] = x[i] - y[i];
 }
 
 void
-tsr_cpu_vec_mul_f32 (int64_t n, float *z, const float *x, const float *y)
+TSR_CPU_LEVEL_FN (vec_mul_f32) (int64_t n, float *z, const float *x, const float *y)
 {
   for (int64_t i = 0; i < n; i++)
     z[i] = x[i] * y[i];
 }
 
 void
-tsr_cpu_vec_div_f32 (int64_t n, float *z, const float *x, const float *y)
+TSR_CPU_LEVEL_FN (vec_div_f32) (int64_t n, float *z, const float *x, const float *y)
 {
   for (int64_t i = 0; i < n; i++)
     z[i] = x[i] / y[i];
 }
 
 void
-tsr_cpu_vec_set_f32 (int64_t n, float *y, float v)
+TSR_CPU_LEVEL_FN (vec_set_f32) (int64_t n, float *y, float v)
 {
   for (int64_t i = 0; i < n; i++)
     y[i] = v;
 }
 
 void
-tsr_cpu_vec_scale_f32 (int64_t n, float *y, const float *x, float s)
+TSR_CPU_LEVEL_FN (vec_scale_f32) (int64_t n, float *y, const float *x, float s)
 {
   for (int64_t i = 0; i < n; i++)
     y[i] = x[i] * s;
 }
 
 void
-tsr_cpu_vec_center_scale_f32 (int64_t n, float *y, const float *x, double c,
+TSR_CPU_LEVEL_FN (vec_center_scale_f32) (int64_t n, float *y, const float *x, double c,
                               double s)
 {
   for (int64_t i = 0; i < n; i++)
@@ -164,14 +167,14 @@ tsr_cpu_vec_center_scale_f32 (int64_t n, float *y, const float *x, double c,
 }
 
 void
-tsr_cpu_vec_silu_f32 (int64_t n, float *y, const float *x)
+TSR_CPU_LEVEL_FN (vec_silu_f32) (int64_t n, float *y, const float *x)
 {
   for (int64_t i = 0; i < n; i++)
     y[i] = x[i] / (1.0f + expf (-x[i]));
 }
 
 void
-tsr_cpu_vec_gelu_f32 (int64_t n, float *y, const float *x)
+TSR_CPU_LEVEL_FN (vec_gelu_f32) (int64_t n, float *y, const float *x)
 {
   const float sqrt_2_over_pi = 0.79788456080286535588f;
   const float coef = 0.044715f;
@@ -185,7 +188,7 @@ tsr_cpu_vec_gelu_f32 (int64_t n, float *y, const float *x)
 }
 
 double
-tsr_cpu_vec_exp_sub_f32 (int64_t n, float *y, const float *x, float m)
+TSR_CPU_LEVEL_FN (vec_exp_sub_f32) (int64_t n, float *y, const float *x, float m)
 {
   double sum = 0;
 
@@ -198,7 +201,7 @@ tsr_cpu_vec_exp_sub_f32 (int64_t n, float *y, const float *x, float m)
 }
 
 float
-tsr_cpu_vec_max_f32 (int64_t n, const float *x)
+TSR_CPU_LEVEL_FN (vec_max_f32) (int64_t n, const float *x)
 {
   float m = -INFINITY;
 
@@ -208,28 +211,28 @@ tsr_cpu_vec_max_f32 (int64_t n, const float *x)
 }
 
 void
-tsr_cpu_row_f16_to_f32 (int64_t n, float *y, const tsr_fp16_t *x)
+TSR_CPU_LEVEL_FN (row_f16_to_f32) (int64_t n, float *y, const tsr_fp16_t *x)
 {
   for (int64_t i = 0; i < n; i++)
     y[i] = fp16_to_f32 (x[i]);
 }
 
 void
-tsr_cpu_row_f32_to_f16 (int64_t n, tsr_fp16_t *y, const float *x)
+TSR_CPU_LEVEL_FN (row_f32_to_f16) (int64_t n, tsr_fp16_t *y, const float *x)
 {
   for (int64_t i = 0; i < n; i++)
     y[i] = tsr_fp32_to_fp16 (x[i]);
 }
 
 void
-tsr_cpu_row_bf16_to_f32 (int64_t n, float *y, const tsr_bf16_t *x)
+TSR_CPU_LEVEL_FN (row_bf16_to_f32) (int64_t n, float *y, const tsr_bf16_t *x)
 {
   for (int64_t i = 0; i < n; i++)
     y[i] = bits_to_f32 ((uint32_t) x[i] << 16);
 }
 
 void
-tsr_cpu_row_f32_to_bf16 (int64_t n, tsr_bf16_t *y, const float *x)
+TSR_CPU_LEVEL_FN (row_f32_to_bf16) (int64_t n, tsr_bf16_t *y, const float *x)
 {
   for (int64_t i = 0; i < n; i++)
     y[i] = f32_to_bf16 (x[i]);

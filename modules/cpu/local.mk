@@ -1,7 +1,87 @@
+## modules/cpu/local.mk - the CPU backend.
+##
+## cpu_sources is compiled once, at the baseline level (glue: device,
+## thread pool, op walks, dispatch).  cpu-vec.c, the hot loops, is
+## compiled once per ISA level configure chose (--with-cpu-levels), each
+## into its own convenience library with that level's -march and symbol
+## suffix; cpu-dispatch.c picks a level at load time (ifunc) or at init
+## (function table).
+
 cpu_sources = modules/cpu/cpu-module.c modules/cpu/cpu-impl.h \
 	modules/cpu/cpu-threadpool.c modules/cpu/cpu-threadpool.h \
 	modules/cpu/cpu-ops.c modules/cpu/cpu-ops-elementwise.c \
 	modules/cpu/cpu-ops-copy.c modules/cpu/cpu-ops-rows.c \
-	modules/cpu/cpu-ops-matmul.c modules/cpu/cpu-vec.c modules/cpu/cpu-vec.h \
+	modules/cpu/cpu-ops-matmul.c modules/cpu/cpu-vec.h \
 	modules/cpu/cpu-visibility.h modules/cpu/cpu-ops-math.c \
-	modules/cpu/cpu-ops-nn.c
+	modules/cpu/cpu-ops-nn.c modules/cpu/cpu-dispatch.c \
+	modules/cpu/cpu-dispatch.h modules/cpu/cpu-vec.def
+
+cpu_level_sources = modules/cpu/cpu-vec.c modules/cpu/cpu-vec.h \
+	modules/cpu/cpu-level.h modules/cpu/cpu-vec.def \
+	modules/cpu/cpu-visibility.h
+cpu_level_cflags = $(AM_CFLAGS) -fvisibility=hidden
+cpu_level_libs =
+
+if TSR_LEVEL_X86_64
+noinst_LTLIBRARIES += modules/cpu/libcpu-x86_64.la
+cpu_level_libs += modules/cpu/libcpu-x86_64.la
+modules_cpu_libcpu_x86_64_la_SOURCES = $(cpu_level_sources)
+modules_cpu_libcpu_x86_64_la_CPPFLAGS = $(AM_CPPFLAGS) -DTSR_CPU_SUFFIX=x86_64
+modules_cpu_libcpu_x86_64_la_CFLAGS = $(cpu_level_cflags) \
+	$(TSR_LEVEL_CFLAGS_x86_64)
+endif
+if TSR_LEVEL_V2
+noinst_LTLIBRARIES += modules/cpu/libcpu-v2.la
+cpu_level_libs += modules/cpu/libcpu-v2.la
+modules_cpu_libcpu_v2_la_SOURCES = $(cpu_level_sources)
+modules_cpu_libcpu_v2_la_CPPFLAGS = $(AM_CPPFLAGS) -DTSR_CPU_SUFFIX=v2
+modules_cpu_libcpu_v2_la_CFLAGS = $(cpu_level_cflags) $(TSR_LEVEL_CFLAGS_v2)
+endif
+if TSR_LEVEL_V3
+noinst_LTLIBRARIES += modules/cpu/libcpu-v3.la
+cpu_level_libs += modules/cpu/libcpu-v3.la
+modules_cpu_libcpu_v3_la_SOURCES = $(cpu_level_sources)
+modules_cpu_libcpu_v3_la_CPPFLAGS = $(AM_CPPFLAGS) -DTSR_CPU_SUFFIX=v3
+modules_cpu_libcpu_v3_la_CFLAGS = $(cpu_level_cflags) $(TSR_LEVEL_CFLAGS_v3)
+endif
+if TSR_LEVEL_V4
+noinst_LTLIBRARIES += modules/cpu/libcpu-v4.la
+cpu_level_libs += modules/cpu/libcpu-v4.la
+modules_cpu_libcpu_v4_la_SOURCES = $(cpu_level_sources)
+modules_cpu_libcpu_v4_la_CPPFLAGS = $(AM_CPPFLAGS) -DTSR_CPU_SUFFIX=v4
+modules_cpu_libcpu_v4_la_CFLAGS = $(cpu_level_cflags) $(TSR_LEVEL_CFLAGS_v4)
+endif
+if TSR_LEVEL_ARMV8
+noinst_LTLIBRARIES += modules/cpu/libcpu-armv8.la
+cpu_level_libs += modules/cpu/libcpu-armv8.la
+modules_cpu_libcpu_armv8_la_SOURCES = $(cpu_level_sources)
+modules_cpu_libcpu_armv8_la_CPPFLAGS = $(AM_CPPFLAGS) -DTSR_CPU_SUFFIX=armv8
+modules_cpu_libcpu_armv8_la_CFLAGS = $(cpu_level_cflags) \
+	$(TSR_LEVEL_CFLAGS_armv8)
+endif
+if TSR_LEVEL_ARMV8_2
+noinst_LTLIBRARIES += modules/cpu/libcpu-armv8_2.la
+cpu_level_libs += modules/cpu/libcpu-armv8_2.la
+modules_cpu_libcpu_armv8_2_la_SOURCES = $(cpu_level_sources)
+modules_cpu_libcpu_armv8_2_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DTSR_CPU_SUFFIX=armv8_2
+modules_cpu_libcpu_armv8_2_la_CFLAGS = $(cpu_level_cflags) \
+	$(TSR_LEVEL_CFLAGS_armv8_2)
+endif
+if TSR_LEVEL_ARMV8_6
+noinst_LTLIBRARIES += modules/cpu/libcpu-armv8_6.la
+cpu_level_libs += modules/cpu/libcpu-armv8_6.la
+modules_cpu_libcpu_armv8_6_la_SOURCES = $(cpu_level_sources)
+modules_cpu_libcpu_armv8_6_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DTSR_CPU_SUFFIX=armv8_6
+modules_cpu_libcpu_armv8_6_la_CFLAGS = $(cpu_level_cflags) \
+	$(TSR_LEVEL_CFLAGS_armv8_6)
+endif
+if TSR_LEVEL_GENERIC
+noinst_LTLIBRARIES += modules/cpu/libcpu-generic.la
+cpu_level_libs += modules/cpu/libcpu-generic.la
+modules_cpu_libcpu_generic_la_SOURCES = $(cpu_level_sources)
+modules_cpu_libcpu_generic_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DTSR_CPU_SUFFIX=generic
+modules_cpu_libcpu_generic_la_CFLAGS = $(cpu_level_cflags)
+endif

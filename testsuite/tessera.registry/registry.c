@@ -121,8 +121,8 @@ main (void)
       for (size_t i = 0; i < n_dev; i++)
         {
           tsr_device_type u = tsr_device_get_type (tsr_device_get (i));
-          /* enum order is not preference order: GPU > IGPU > ACCEL > CPU */
-          static const int rank[] = { 0, 3, 2, 1 };
+          /* enum order is not preference order: GPU > IGPU > CPU > ACCEL */
+          static const int rank[] = { 1, 3, 2, 0 };
           better |= rank[u] > rank[t];
         }
       CHECK (!better, "init_best picked the most preferred device type");

@@ -1,0 +1,369 @@
+/* transformer.c - a small decoder-only transformer on Tessera.
+ *
+ * Two layers, random weights from a fixed seed: token embedding
+ * (get_rows), RMS norms, attention with grouped key/value heads, RoPE,
+ * an f16 key/value cache written with set_rows and read by
+ * flash_attn_ext under a causal mask, a SwiGLU feed-forward block with
+ * q8_0 and q4_0 weights, and output logits.  The prompt runs through
+ * the scheduler on every combination of the devices Tessera finds; each
+ * run's logits are compared with the CPU alone.
+ *
+ * Output: one line per device combination with the logits' checksum,
+ * the largest difference from the CPU and tokens per second.  Exit
+ * status 1 when a combination disagrees with the CPU by more than
+ * TOLERANCE or fails.  */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <tessera.h>
+
+enum
+{
+  VOCAB = 96, D = 64, N_HEAD = 4, N_KV = 2, HD = D / N_HEAD, FF = 128,
+  LAYERS = 2, T = 12, N_CTX = 32, MAX_DEV = 8
+};
+#define TOLERANCE 1e-3
+
+struct layer
+{
+  tsr_tensor *attn_norm, *wq, *wk, *wv, *wo, *ffn_norm, *gate, *up, *down;
+  tsr_tensor *k_cache, *v_cache;
+};
+
+struct model
+{
+  tsr_context *ctx;
+  tsr_buffer *buf;
+  tsr_tensor *embed, *out_norm, *out;
+  struct layer l[LAYERS];
+};
+
+static unsigned rng = 12345;
+static char why[512];                   /* why a run failed */
+
+static float
+rnd (void)
+{
+  rng = rng * 1103515245u + 12345u;
+  return (float) ((rng >> 9) & 0x3fff) / 8192.0f - 1.0f;
+}
+
+static tsr_tensor *
+weight (tsr_context *ctx, tsr_type type, int64_t k, int64_t m,
+        const char *name, int layer)
+{
+  char full[64];
+  snprintf (full, sizeof full, layer < 0 ? "%s" : "blk%2$d.%1$s", name,
+            layer);
+  tsr_tensor *t = tsr_new_tensor_2d (ctx, type, k, m);
+  tsr_set_param (tsr_set_name (t, full));
+  return t;
+}
+
+/* Random values, scaled for a stable forward pass, in T's type.  */
+static void
+fill (tsr_tensor *t, float scale, float offset)
+{
+  int64_t n = tsr_nelements (t);
+  float *f = malloc ((size_t) n * sizeof *f);
+  void *q = malloc (tsr_nbytes (t));
+  for (int64_t i = 0; i < n; i++)
+    f[i] = offset + scale * rnd ();
+  tsr_quantize_row (t->type, f, q, n);
+  tsr_tensor_set (t, q, 0, tsr_nbytes (t));
+  free (f);
+  free (q);
+}
+
+/* Weights and caches in BUFT's memory.  */
+static int
+model_init (struct model *m, tsr_buffer_type *buft)
+{
+  rng = 12345;
+  m->ctx = tsr_context_new (true);
+  m->embed = weight (m->ctx, TSR_TYPE_F32, D, VOCAB, "embed", -1);
+  for (int i = 0; i < LAYERS; i++)
+    {
+      struct layer *l = &m->l[i];
+      l->attn_norm = weight (m->ctx, TSR_TYPE_F32, D, 1, "attn_norm", i);
+      l->wq = weight (m->ctx, TSR_TYPE_F16, D, D, "wq", i);
+      l->wk = weight (m->ctx, TSR_TYPE_F16, D, N_KV * HD, "wk", i);
+      l->wv = weight (m->ctx, TSR_TYPE_BF16, D, N_KV * HD, "wv", i);
+      l->wo = weight (m->ctx, TSR_TYPE_F32, D, D, "wo", i);
+      l->ffn_norm = weight (m->ctx, TSR_TYPE_F32, D, 1, "ffn_norm", i);
+      l->gate = weight (m->ctx, TSR_TYPE_Q8_0, D, FF, "gate", i);
+      l->up = weight (m->ctx, TSR_TYPE_Q8_0, D, FF, "up", i);
+      l->down = weight (m->ctx, TSR_TYPE_Q4_0, FF, D, "down", i);
+      l->k_cache = tsr_new_tensor_3d (m->ctx, TSR_TYPE_F16, HD, N_CTX, N_KV);
+      l->v_cache = tsr_new_tensor_3d (m->ctx, TSR_TYPE_F16, HD, N_CTX, N_KV);
+      tsr_set_name (l->k_cache, "k_cache");
+      tsr_set_name (l->v_cache, "v_cache");
+    }
+  m->out_norm = weight (m->ctx, TSR_TYPE_F32, D, 1, "out_norm", -1);
+  m->out = weight (m->ctx, TSR_TYPE_F16, D, VOCAB, "output", -1);
+  m->buf = tsr_context_alloc_tensors (m->ctx, buft);
+  if (!m->buf)
+    return -1;
+  tsr_buffer_clear (m->buf, 0);
+  fill (m->embed, 1.0f, 0);
+  for (int i = 0; i < LAYERS; i++)
+    {
+      struct layer *l = &m->l[i];
+      fill (l->attn_norm, 0.1f, 1.0f);
+      fill (l->wq, 0.25f, 0);
+      fill (l->wk, 0.25f, 0);
+      fill (l->wv, 0.25f, 0);
+      fill (l->wo, 0.15f, 0);
+      fill (l->ffn_norm, 0.1f, 1.0f);
+      fill (l->gate, 0.25f, 0);
+      fill (l->up, 0.25f, 0);
+      fill (l->down, 0.15f, 0);
+    }
+  fill (m->out_norm, 0.1f, 1.0f);
+  fill (m->out, 0.25f, 0);
+  return 0;
+}
+
+static void
+model_free (struct model *m)
+{
+  tsr_buffer_free (m->buf);
+  tsr_context_free (m->ctx);
+}
+
+struct inputs
+{
+  tsr_tensor *tokens, *pos, *kv_idx, *mask;
+};
+
+static tsr_tensor *
+norm (tsr_context *ctx, tsr_tensor *x, tsr_tensor *w)
+{
+  return tsr_mul (ctx, tsr_rms_norm (ctx, x, 1e-5f), w);
+}
+
+static tsr_tensor *
+attention (tsr_context *ctx, struct layer *l, tsr_tensor *h,
+           const struct inputs *in)
+{
+  tsr_tensor *q = tsr_reshape_3d (ctx, tsr_mul_mat (ctx, l->wq, h), HD,
+                                  N_HEAD, T);
+  tsr_tensor *k = tsr_reshape_3d (ctx, tsr_mul_mat (ctx, l->wk, h), HD,
+                                  N_KV, T);
+  tsr_tensor *v = tsr_reshape_3d (ctx, tsr_mul_mat (ctx, l->wv, h), HD,
+                                  N_KV, T);
+  q = tsr_rope (ctx, q, in->pos, HD, TSR_ROPE_NEOX, 10000.0f, 1.0f);
+  k = tsr_rope (ctx, k, in->pos, HD, TSR_ROPE_NEOX, 10000.0f, 1.0f);
+  /* [HD, heads, T] -> [HD, T, heads]: rows of one head together.  */
+  q = tsr_permute (ctx, q, 0, 2, 1, 3);
+  k = tsr_permute (ctx, k, 0, 2, 1, 3);
+  v = tsr_permute (ctx, v, 0, 2, 1, 3);
+  /* Write this prompt's keys and values into the caches at their
+     positions, then attend over the first T cache rows.  */
+  tsr_tensor *kc = tsr_set_rows (ctx, l->k_cache, k, in->kv_idx);
+  tsr_tensor *vc = tsr_set_rows (ctx, l->v_cache, v, in->kv_idx);
+  kc = tsr_view_3d (ctx, kc, HD, T, N_KV, kc->nb[1], kc->nb[2], 0);
+  vc = tsr_view_3d (ctx, vc, HD, T, N_KV, vc->nb[1], vc->nb[2], 0);
+  tsr_tensor *o = tsr_flash_attn_ext (ctx, q, kc, vc, in->mask,
+                                      1.0f / sqrtf ((float) HD));
+  /* [HD, T, heads] -> [HD, heads, T] -> [D, T].  */
+  o = tsr_cont (ctx, tsr_permute (ctx, o, 0, 2, 1, 3));
+  return tsr_mul_mat (ctx, l->wo, tsr_reshape_2d (ctx, o, D, T));
+}
+
+static tsr_tensor *
+forward (tsr_context *ctx, struct model *m, struct inputs *in)
+{
+  in->tokens = tsr_new_tensor_1d (ctx, TSR_TYPE_I32, T);
+  in->pos = tsr_new_tensor_1d (ctx, TSR_TYPE_I32, T);
+  in->kv_idx = tsr_new_tensor_2d (ctx, TSR_TYPE_I32, T, N_KV);
+  in->mask = tsr_new_tensor_2d (ctx, TSR_TYPE_F32, T, T);
+  tsr_set_input (in->tokens);
+  tsr_set_input (in->pos);
+  tsr_set_input (in->kv_idx);
+  tsr_set_input (in->mask);
+  tsr_tensor *x = tsr_get_rows (ctx, m->embed, in->tokens);
+  for (int i = 0; i < LAYERS; i++)
+    {
+      struct layer *l = &m->l[i];
+      x = tsr_add (ctx, x, attention (ctx, l, norm (ctx, x, l->attn_norm),
+                                      in));
+      tsr_tensor *h = norm (ctx, x, l->ffn_norm);
+      tsr_tensor *f = tsr_swiglu (ctx, tsr_mul_mat (ctx, l->gate, h),
+                                  tsr_mul_mat (ctx, l->up, h));
+      x = tsr_add (ctx, x, tsr_mul_mat (ctx, l->down, f));
+    }
+  return tsr_set_name (tsr_mul_mat (ctx, m->out,
+                                    norm (ctx, x, m->out_norm)), "logits");
+}
+
+static void
+set_inputs (const struct inputs *in)
+{
+  int32_t tok[T], pos[T], idx[T * N_KV];
+  float mask[T * T];
+  for (int i = 0; i < T; i++)
+    {
+      tok[i] = (i * 37 + 11) % VOCAB;
+      pos[i] = i;
+      for (int h = 0; h < N_KV; h++)
+        idx[h * T + i] = i;
+      for (int j = 0; j < T; j++)
+        mask[i * T + j] = j <= i ? 0.0f : -INFINITY;
+    }
+  tsr_tensor_set (in->tokens, tok, 0, sizeof tok);
+  tsr_tensor_set (in->pos, pos, 0, sizeof pos);
+  tsr_tensor_set (in->kv_idx, idx, 0, sizeof idx);
+  tsr_tensor_set (in->mask, mask, 0, sizeof mask);
+}
+
+/* Run on backends BE[0..N-1] (priority order); logits into OUT.
+   Returns seconds per prompt, or a negative value on failure.  */
+static double
+run (tsr_backend **be, int n, float *out, int *splits)
+{
+  tsr_buffer_type *buft = NULL;
+  /* Weights live with the first backend that can multiply matrices.  */
+  for (int i = 0; i < n && !buft; i++)
+    {
+      tsr_context *c = tsr_context_new (true);
+      tsr_tensor *probe = tsr_mul_mat (c, tsr_new_tensor_2d (c, TSR_TYPE_F32,
+                                                             32, 2),
+                                       tsr_new_tensor_2d (c, TSR_TYPE_F32,
+                                                          32, 2));
+      if (tsr_backend_supports_op (be[i], probe))
+        buft = tsr_backend_buffer_type (be[i]);
+      tsr_context_free (c);
+    }
+  struct model m;
+  if (!buft)
+    {
+      snprintf (why, sizeof why, "no device of this combination "
+                "multiplies matrices");
+      return -1;
+    }
+  if (model_init (&m, buft) != 0)
+    {
+      snprintf (why, sizeof why, "%s", tsr_last_error ());
+      return -1;
+    }
+  tsr_context *ctx = tsr_context_new (true);
+  struct inputs in;
+  tsr_tensor *logits = forward (ctx, &m, &in);
+  tsr_graph *g = tsr_graph_new (ctx);
+  tsr_sched *s = tsr_sched_new (be, n);
+  double sec = -1;
+  if (tsr_graph_build (g, logits) == TSR_OK && s
+      && tsr_sched_alloc_graph (s, g) == TSR_OK)
+    {
+      const int reps = 5;
+      struct timespec t0, t1;
+      int st = TSR_OK;
+      set_inputs (&in);
+      clock_gettime (CLOCK_MONOTONIC, &t0);
+      for (int r = 0; r < reps && st == TSR_OK; r++)
+        st = tsr_sched_graph_compute (s, g);
+      clock_gettime (CLOCK_MONOTONIC, &t1);
+      if (st == TSR_OK
+          && tsr_tensor_get (logits, out, 0, sizeof (float) * VOCAB * T)
+             == TSR_OK)
+        sec = ((double) (t1.tv_sec - t0.tv_sec)
+               + 1e-9 * (double) (t1.tv_nsec - t0.tv_nsec)) / reps;
+      *splits = tsr_sched_n_splits (s);
+    }
+  if (sec < 0)
+    snprintf (why, sizeof why, "%s", tsr_last_error ());
+  tsr_sched_free (s);
+  tsr_context_free (ctx);
+  model_free (&m);
+  return sec;
+}
+
+int
+main (void)
+{
+  static float ref[VOCAB * T], out[VOCAB * T];
+  tsr_device *devs[MAX_DEV];
+  tsr_backend *bes[MAX_DEV];
+  int n_dev = 0, failed = 0, splits = 0;
+
+  for (size_t i = 0; i < tsr_device_count () && n_dev < MAX_DEV; i++)
+    {
+      tsr_backend *be = tsr_device_init (tsr_device_get (i), NULL);
+      if (be)
+        {
+          devs[n_dev] = tsr_device_get (i);
+          bes[n_dev++] = be;
+        }
+    }
+  tsr_backend *cpu = tsr_backend_init_by_type (TSR_DEVICE_CPU, NULL);
+  if (!cpu || run (&cpu, 1, ref, &splits) < 0)
+    {
+      fprintf (stderr, "transformer: cpu reference failed: %s\n",
+               cpu ? why : tsr_last_error ());
+      return 1;
+    }
+  double sum = 0;
+  int argmax = 0;
+  for (int i = 0; i < VOCAB * T; i++)
+    sum += ref[i];
+  for (int i = 1; i < VOCAB; i++)
+    if (ref[(T - 1) * VOCAB + i] > ref[(T - 1) * VOCAB + argmax])
+      argmax = i;
+  printf ("model: %d layers, d=%d, %d heads (%d kv), ff=%d, vocab=%d, "
+          "%d tokens\n", LAYERS, D, N_HEAD, N_KV, FF, VOCAB, T);
+  printf ("cpu reference: logits checksum %.6f, next token %d\n", sum,
+          argmax);
+
+  /* Devices in the order init_best prefers them: GPU, IGPU, ACCEL,
+     CPU; every non-empty subset of them in that priority order.  */
+  static const int rank[] = { 3, 0, 1, 2 };     /* by tsr_device_type */
+  for (int i = 1; i < n_dev; i++)
+    for (int j = i; j > 0 && rank[tsr_device_get_type (devs[j])]
+                             < rank[tsr_device_get_type (devs[j - 1])]; j--)
+      {
+        tsr_device *d = devs[j];
+        tsr_backend *b = bes[j];
+        devs[j] = devs[j - 1];
+        bes[j] = bes[j - 1];
+        devs[j - 1] = d;
+        bes[j - 1] = b;
+      }
+  for (unsigned mask = 1; mask < (1u << n_dev); mask++)
+    {
+      tsr_backend *use[MAX_DEV];
+      char names[256] = "";
+      int n = 0;
+      for (int i = 0; i < n_dev; i++)
+        if (mask & (1u << i))
+          {
+            use[n++] = bes[i];
+            snprintf (names + strlen (names), sizeof names - strlen (names),
+                      "%s%s", n > 1 ? "+" : "", tsr_device_name (devs[i]));
+          }
+      double sec = run (use, n, out, &splits);
+      if (sec < 0)
+        {
+          printf ("%-24s not runnable: %s\n", names, why);
+          continue;
+        }
+      double diff = 0, s = 0;
+      for (int i = 0; i < VOCAB * T; i++)
+        {
+          diff = fmax (diff, fabs ((double) out[i] - ref[i]));
+          s += out[i];
+        }
+      int ok = diff <= TOLERANCE;
+      failed |= !ok;
+      printf ("%-24s checksum %.6f  max |diff| %.2e  %d splits  %.0f "
+              "tokens/s  %s\n", names, s, diff, splits, T / sec,
+              ok ? "ok" : "MISMATCH");
+    }
+  for (int i = 0; i < n_dev; i++)
+    tsr_backend_free (bes[i]);
+  tsr_backend_free (cpu);
+  return failed;
+}

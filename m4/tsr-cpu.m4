@@ -1,0 +1,121 @@
+# tsr-cpu.m4 - ISA levels of the CPU backend and ifunc support.
+
+# TSR_CPU_LEVELS: choose the ISA levels the CPU backend's hot loops are
+# compiled for.  Default: every level of the host CPU family that the
+# compiler accepts; --with-cpu-levels=LIST names them (an unknown or
+# unaccepted level is then an error).  Defines TSR_CPU_LEVELS_BUILT,
+# TSR_CPU_HAVE_LEVEL_<L> and the automake conditionals TSR_LEVEL_<L>.
+AC_DEFUN([TSR_CPU_LEVELS], [
+  AC_REQUIRE([AC_CANONICAL_HOST])
+  AC_ARG_WITH([cpu-levels],
+    [AS_HELP_STRING([--with-cpu-levels=LIST],
+      [ISA levels for the CPU backend, space or comma separated:
+       x86-64, x86-64-v2, x86-64-v3, x86-64-v4 (x86_64 hosts);
+       armv8-a, armv8.2-a+dotprod+fp16, armv8.6-a+i8mm+sve (aarch64);
+       generic (default: every level of the host family the compiler
+       accepts)])],
+    [tsr_levels_asked=yes; tsr_levels=`echo "$withval" | tr ',' ' '`],
+    [tsr_levels_asked=no
+     AS_CASE([$host_cpu],
+       [x86_64|amd64], [tsr_levels="x86-64 x86-64-v2 x86-64-v3 x86-64-v4"],
+       [aarch64|arm64], [tsr_levels="armv8-a armv8.2-a+dotprod+fp16 armv8.6-a+i8mm+sve"],
+       [tsr_levels=generic])])
+  m4_foreach_w([tsr_l], [X86_64 V2 V3 V4 ARMV8 ARMV8_2 ARMV8_6 GENERIC],
+    [AH_TEMPLATE([TSR_CPU_HAVE_LEVEL_]tsr_l,
+      [The CPU backend is built for this ISA level.])])
+  tsr_levels_built=
+  tsr_levels_names=
+  for tsr_level in $tsr_levels; do
+    AS_CASE([$tsr_level],
+      [x86-64], [tsr_suffix=x86_64; tsr_name=x86-64],
+      [x86-64-v2], [tsr_suffix=v2; tsr_name=v2],
+      [x86-64-v3], [tsr_suffix=v3; tsr_name=v3],
+      [x86-64-v4], [tsr_suffix=v4; tsr_name=v4],
+      [armv8-a], [tsr_suffix=armv8; tsr_name=armv8-a],
+      [armv8.2-a+dotprod+fp16], [tsr_suffix=armv8_2; tsr_name=armv8.2-a],
+      [armv8.6-a+i8mm+sve], [tsr_suffix=armv8_6; tsr_name=armv8.6-a],
+      [generic], [tsr_suffix=generic; tsr_name=generic],
+      [AC_MSG_ERROR([unknown CPU level '$tsr_level' (see --help)])])
+    tsr_flag="-march=$tsr_level"
+    test "$tsr_level" = generic && tsr_flag=
+    AC_MSG_CHECKING([whether $CC can compile for CPU level $tsr_level])
+    tsr_save_CFLAGS=$CFLAGS
+    CFLAGS="$CFLAGS $tsr_flag"
+    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([], [])], [tsr_ok=yes], [tsr_ok=no])
+    CFLAGS=$tsr_save_CFLAGS
+    AC_MSG_RESULT([$tsr_ok])
+    if test "$tsr_ok" = yes; then
+      tsr_levels_built="$tsr_levels_built $tsr_suffix"
+      tsr_levels_names="$tsr_levels_names $tsr_name"
+      eval "TSR_LEVEL_CFLAGS_$tsr_suffix=\$tsr_flag"
+      AC_DEFINE_UNQUOTED(AS_TR_CPP([TSR_CPU_HAVE_LEVEL_$tsr_suffix]), [1],
+        [The CPU backend is built for this ISA level.])
+    elif test "$tsr_levels_asked" = yes; then
+      AC_MSG_ERROR([$CC cannot compile for CPU level $tsr_level])
+    fi
+  done
+  test -n "$tsr_levels_built" ||
+    AC_MSG_ERROR([no CPU level can be compiled; try --with-cpu-levels=generic])
+  tsr_levels_names=`echo $tsr_levels_names`
+  AC_DEFINE_UNQUOTED([TSR_CPU_LEVELS_BUILT], ["$tsr_levels_names"],
+    [ISA levels the CPU backend is built for.])
+  AC_SUBST([TSR_LEVEL_CFLAGS_x86_64])
+  AC_SUBST([TSR_LEVEL_CFLAGS_v2])
+  AC_SUBST([TSR_LEVEL_CFLAGS_v3])
+  AC_SUBST([TSR_LEVEL_CFLAGS_v4])
+  AC_SUBST([TSR_LEVEL_CFLAGS_armv8])
+  AC_SUBST([TSR_LEVEL_CFLAGS_armv8_2])
+  AC_SUBST([TSR_LEVEL_CFLAGS_armv8_6])
+  AC_SUBST([TSR_CPU_LEVELS_BUILT], [$tsr_levels_names])
+  m4_foreach_w([tsr_l], [x86_64 v2 v3 v4 armv8 armv8_2 armv8_6 generic], [
+    AM_CONDITIONAL(AS_TR_CPP([TSR_LEVEL_]tsr_l),
+      [case " $tsr_levels_built " in *" ]tsr_l[ "*) true;; *) false;; esac])])
+  tsr_summary_cpu_levels=$tsr_levels_names
+])
+
+# TSR_CHECK_IFUNC: GNU indirect functions, trusted on glibc and FreeBSD
+# only, checked with a link test under -Werror.  --disable-ifunc uses
+# the function-pointer table everywhere.
+AC_DEFUN([TSR_CHECK_IFUNC], [
+  AC_ARG_ENABLE([ifunc],
+    [AS_HELP_STRING([--disable-ifunc],
+      [choose CPU kernels through a function table set once at start-up
+       instead of GNU ifunc resolvers])],
+    [], [enable_ifunc=auto])
+  tsr_ifunc=no
+  if test "x$enable_ifunc" != xno; then
+    AC_CACHE_CHECK([for GNU ifunc support], [tsr_cv_ifunc], [
+      tsr_save_CFLAGS=$CFLAGS
+      CFLAGS="$CFLAGS -Werror"
+      AC_LINK_IFELSE([AC_LANG_PROGRAM([[
+#include <stdlib.h>
+#if !defined (__GLIBC__) && !defined (__FreeBSD__)
+# error "ifunc is trusted on glibc and FreeBSD only"
+#endif
+static int impl (void) { return 42; }
+static void *resolve (void) { __builtin_cpu_init (); return (void *) impl; }
+int probe (void) __attribute__ ((ifunc ("resolve")));
+]], [[return probe () != 42;]])],
+        [tsr_cv_ifunc=yes], [tsr_cv_ifunc=no])
+      CFLAGS=$tsr_save_CFLAGS])
+    tsr_ifunc=$tsr_cv_ifunc
+    if test "x$enable_ifunc" = xyes && test "$tsr_ifunc" != yes; then
+      AC_MSG_ERROR([--enable-ifunc given but ifunc does not work here])
+    fi
+  fi
+  AS_IF([test "$tsr_ifunc" = yes],
+    [AC_DEFINE([TSR_USE_IFUNC], [1],
+       [CPU kernels are chosen by GNU ifunc resolvers.])
+     tsr_summary_dispatch="ifunc"],
+    [tsr_summary_dispatch="function table (no ifunc)"])
+  AC_CACHE_CHECK([whether __builtin_cpu_supports knows f16c],
+    [tsr_cv_cpu_f16c], [
+    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([], [[
+#if defined (__x86_64__) || defined (__i386__)
+return __builtin_cpu_supports ("f16c");
+#endif
+]])], [tsr_cv_cpu_f16c=yes], [tsr_cv_cpu_f16c=no])])
+  AS_IF([test "$tsr_cv_cpu_f16c" = yes],
+    [AC_DEFINE([TSR_CPU_SUPPORTS_F16C], [1],
+       [__builtin_cpu_supports accepts "f16c".])])
+])

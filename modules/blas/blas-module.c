@@ -1,0 +1,459 @@
+/* blas-module.c - the BLAS backend: module descriptor, registration,
+ * device and backend.
+ *
+ * One ACCEL device, "BLAS", that computes matrix products (mul_mat)
+ * with BLIS on host memory and leaves every other op to the backends
+ * after it in a scheduler's list (the CPU).  Its buffers are the host
+ * buffer type, so tensors move between it and the CPU backend without
+ * copies.
+ *
+ * A matrix product goes to BLIS only when b has at least min_batch
+ * columns (n = src1->ne[1]): below that, packing the operands costs
+ * more than BLIS gains over the CPU backend's kernels.  min_batch is
+ * the device's: TESSERA_BLAS_MIN_BATCH sets it when the module starts,
+ * the backend parameter "min_batch=N" changes it afterwards.  Threads
+ * follow the backend's setting ("threads=N", tsr_backend_set_n_threads;
+ * default: TESSERA_NUM_THREADS, else the online cores) and are passed
+ * to BLIS per call, so two backends may use different counts.
+ * "max_scratch=BYTES" bounds the memory for converted weights.  */
+#include <config.h>
+#include <tessera/module.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "blas-impl.h"
+
+/* Where BLIS pays off against the CPU backend.  Measured for f32
+   mul_mat with 2 threads on the 2-core x86-64 development machine
+   (BLIS 0.9.0 haswell kernels, OpenMP; CPU backend at ISA level v4),
+   best of 5-20 runs, CPU / BLIS in ms:
+     m = k = 4096: n = 1  8.3 / 9.7,  n = 3  19.7 / 11.8,
+                   n = 4  17.6 / 9.0, n = 16 67.9 / 20.0,
+                   n = 32 133 / 27.2
+     m = k = 1024: n = 2  0.13 / 0.05, n = 32 3.8 / 0.48,
+                   n = 128 22.4 / 1.9
+   BLIS wins from n = 2 to 4 when its threads get the cores, but that
+   machine was shared (load average 5 to 10) and on average BLIS's
+   OpenMP threads made small products slower than the CPU backend up
+   to n = 16 at m = k = 1024.  32 keeps a clear margin.  */
+#define DEFAULT_MIN_BATCH 32
+
+#define MAX_THREADS 1024
+
+struct blas_backend
+{
+  int n_threads;
+  struct tsr_blas_scratch scratch;
+};
+
+static atomic_int min_batch = DEFAULT_MIN_BATCH;
+
+static const char *
+label (const tsr_tensor *t)
+{
+  return t->name[0] ? t->name : "(unnamed)";
+}
+
+/* Parse an integer in [LO, HI]; false if S is not one.  */
+static bool
+parse_int (const char *s, int lo, int hi, int *out)
+{
+  char *end;
+  long v;
+
+  errno = 0;
+  v = strtol (s, &end, 10);
+  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
+    return false;
+  *out = (int) v;
+  return true;
+}
+
+static int
+default_threads (void)
+{
+  const char *env = getenv ("TESSERA_NUM_THREADS");
+  long cores = sysconf (_SC_NPROCESSORS_ONLN);
+  int n;
+
+  if (env && *env)
+    {
+      if (parse_int (env, 1, MAX_THREADS, &n))
+        return n;
+      tsr_log (TSR_LOG_WARN, "blas: ignoring TESSERA_NUM_THREADS=%s (not "
+               "a thread count in [1, %d])", env, MAX_THREADS);
+    }
+  if (cores < 1)
+    return 1;
+  return cores > MAX_THREADS ? MAX_THREADS : (int) cores;
+}
+
+/* PARAMS: NULL, or comma-separated KEY=VALUE items: threads=N,
+   min_batch=N (into *NEW_MIN_BATCH), max_scratch=BYTES.  */
+static int
+parse_params (const char *params, int *n_threads, size_t *max_scratch,
+              int *new_min_batch)
+{
+  const char *p = params;
+
+  while (p && *p)
+    {
+      size_t len = strcspn (p, ",");
+      char item[128];
+
+      if (len >= sizeof item)
+        return tsr_set_error (TSR_ERR_INVALID_ARG,
+                              "blas: unknown parameter '%.*s...'", 32, p);
+      memcpy (item, p, len);
+      item[len] = '\0';
+      if (strncmp (item, "threads=", 8) == 0)
+        {
+          if (!parse_int (item + 8, 1, MAX_THREADS, n_threads))
+            return tsr_set_error (TSR_ERR_INVALID_ARG, "blas: bad thread "
+                                  "count in '%s' (want an integer in "
+                                  "[1, %d])", item, MAX_THREADS);
+        }
+      else if (strncmp (item, "min_batch=", 10) == 0)
+        {
+          if (!parse_int (item + 10, 1, INT_MAX, new_min_batch))
+            return tsr_set_error (TSR_ERR_INVALID_ARG, "blas: bad "
+                                  "min_batch in '%s' (want a positive "
+                                  "integer)", item);
+        }
+      else if (strncmp (item, "max_scratch=", 12) == 0)
+        {
+          char *end;
+          unsigned long long b;
+          errno = 0;
+          b = strtoull (item + 12, &end, 10);
+          if (errno != 0 || end == item + 12 || *end != '\0' || b == 0
+              || item[12] == '-')
+            return tsr_set_error (TSR_ERR_INVALID_ARG, "blas: bad "
+                                  "max_scratch in '%s' (want a positive "
+                                  "number of bytes)", item);
+          *max_scratch = (size_t) b;
+        }
+      else if (len > 0)
+        return tsr_set_error (TSR_ERR_INVALID_ARG,
+                              "blas: unknown parameter '%s'", item);
+      p += len;
+      if (*p == ',')
+        p++;
+    }
+  return TSR_OK;
+}
+
+/* Graph computation.  */
+
+static int
+check_tensor (const tsr_tensor *t)
+{
+  if (!t->data)
+    return tsr_set_error (TSR_ERR_STATE, "blas: tensor '%s' has no data "
+                          "(not allocated)", label (t));
+  if (t->buffer && !tsr_buffer_is_host (t->buffer))
+    return tsr_set_error (TSR_ERR_UNSUPPORTED, "blas: tensor '%s' is in a "
+                          "%s buffer, not in host memory", label (t),
+                          tsr_buffer_type_name (tsr_buffer_get_type
+                                                (t->buffer)));
+  return TSR_OK;
+}
+
+static int
+compute_node (struct blas_backend *be, tsr_tensor *node)
+{
+  int status = check_tensor (node);
+
+  for (int i = 0; i < TSR_MAX_SRC && status == TSR_OK; i++)
+    if (node->src[i])
+      status = check_tensor (node->src[i]);
+  if (status != TSR_OK)
+    return status;
+  if (node->op != TSR_OP_MUL_MAT)
+    return tsr_set_error (TSR_ERR_UNSUPPORTED, "blas: %s '%s' is not an "
+                          "operation of this backend (only mul_mat is)",
+                          tsr_op_name (node->op), label (node));
+  return tsr_blas_mul_mat (node, be->n_threads, &be->scratch);
+}
+
+static int
+blas_graph_compute (tsr_backend *backend, tsr_graph *g)
+{
+  struct blas_backend *be = backend->context;
+  int n;
+
+  if (!g)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "blas: no graph to compute");
+  n = tsr_graph_n_nodes (g);
+  for (int i = 0; i < n; i++)
+    {
+      tsr_tensor *node = tsr_graph_node (g, i);
+      int status;
+
+      if (!node || (unsigned) node->op >= TSR_OP_COUNT)
+        return tsr_set_error (TSR_ERR_INVALID_ARG,
+                              "blas: graph node %d is not an operation", i);
+      if (tsr_op_get_kind (node->op) == TSR_OP_KIND_VIEW)
+        continue;
+      status = compute_node (be, node);
+      if (status != TSR_OK)
+        return status;
+    }
+  return TSR_OK;
+}
+
+/* Backend.  */
+
+static const char *
+blas_backend_name (tsr_backend *backend)
+{
+  (void) backend;
+  return "blas";
+}
+
+static void
+blas_backend_free (tsr_backend *backend)
+{
+  struct blas_backend *be;
+
+  if (!backend)
+    return;
+  be = backend->context;
+  tsr_blas_scratch_free (&be->scratch);
+  free (be);
+  free (backend);
+}
+
+static void
+blas_synchronize (tsr_backend *backend)
+{
+  (void) backend;               /* graph_compute returns when done */
+}
+
+static int
+blas_set_n_threads (tsr_backend *backend, int n)
+{
+  struct blas_backend *be = backend->context;
+
+  if (n < 1 || n > MAX_THREADS)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "blas: thread count %d is "
+                          "not in [1, %d]", n, MAX_THREADS);
+  be->n_threads = n;
+  return TSR_OK;
+}
+
+static const struct tsr_backend_iface blas_backend_iface = {
+  .get_name = blas_backend_name,
+  .free = blas_backend_free,
+  .set_tensor_async = NULL,     /* the host buffer functions do it */
+  .get_tensor_async = NULL,
+  .synchronize = blas_synchronize,
+  .graph_compute = blas_graph_compute,
+  .set_n_threads = blas_set_n_threads,
+};
+
+static tsr_backend *
+blas_init_backend (tsr_device *dev, const char *params)
+{
+  int n_threads = default_threads ();
+  size_t max_scratch = TSR_BLAS_SCRATCH_MAX;
+  int new_min_batch = 0;
+  struct blas_backend *be;
+  tsr_backend *backend;
+
+  if (parse_params (params, &n_threads, &max_scratch, &new_min_batch)
+      != TSR_OK)
+    return NULL;
+  be = calloc (1, sizeof *be);
+  backend = calloc (1, sizeof *backend);
+  if (!be || !backend)
+    {
+      free (be);
+      free (backend);
+      tsr_set_error (TSR_ERR_NO_MEMORY, "blas: no memory for a backend");
+      return NULL;
+    }
+  be->n_threads = n_threads;
+  be->scratch.limit = max_scratch;
+  if (new_min_batch > 0)
+    atomic_store (&min_batch, new_min_batch);
+  backend->iface = blas_backend_iface;
+  backend->device = dev;
+  backend->context = be;
+  tsr_log (TSR_LOG_DEBUG, "blas: backend with %d threads, min_batch %d",
+           n_threads, atomic_load (&min_batch));
+  return backend;
+}
+
+/* Device.  */
+
+static char blas_description[256];
+
+static const char *
+blas_dev_name (tsr_device *dev)
+{
+  (void) dev;
+  return "BLAS";
+}
+
+static const char *
+blas_dev_description (tsr_device *dev)
+{
+  (void) dev;
+  return blas_description;
+}
+
+/* Host memory: the same figures as the CPU's.  */
+static void
+blas_dev_memory (tsr_device *dev, size_t *free_bytes, size_t *total)
+{
+  long page = sysconf (_SC_PAGESIZE);
+  long pages = sysconf (_SC_PHYS_PAGES);
+  long avail = -1;
+
+  (void) dev;
+#ifdef _SC_AVPHYS_PAGES
+  avail = sysconf (_SC_AVPHYS_PAGES);
+#endif
+  if (total)
+    *total = page > 0 && pages > 0 ? (size_t) pages * (size_t) page : 0;
+  if (free_bytes)
+    *free_bytes = page > 0 && avail > 0 ? (size_t) avail * (size_t) page : 0;
+}
+
+static tsr_device_type
+blas_dev_type (tsr_device *dev)
+{
+  (void) dev;
+  return TSR_DEVICE_ACCEL;
+}
+
+static void
+blas_dev_caps (tsr_device *dev, struct tsr_device_caps *caps)
+{
+  (void) dev;
+  caps->async = false;
+  caps->host_buffer = false;
+  caps->events = false;
+}
+
+static tsr_buffer_type *
+blas_dev_buffer_type (tsr_device *dev)
+{
+  (void) dev;
+  return tsr_host_buffer_type ();
+}
+
+static bool
+blas_dev_supports_op (tsr_device *dev, const tsr_tensor *op)
+{
+  (void) dev;
+  return op->op == TSR_OP_MUL_MAT && op->src[1]
+         && op->src[1]->ne[1] >= atomic_load (&min_batch)
+         && tsr_blas_mul_mat_ok (op);
+}
+
+static bool
+blas_dev_supports_buft (tsr_device *dev, tsr_buffer_type *buft)
+{
+  (void) dev;
+  return buft && tsr_buffer_type_is_host (buft);
+}
+
+/* Registration.  */
+
+static const char *
+blas_reg_name (tsr_reg *reg)
+{
+  (void) reg;
+  return "blas";
+}
+
+static size_t
+blas_reg_device_count (tsr_reg *reg)
+{
+  (void) reg;
+  return 1;
+}
+
+static tsr_device *blas_reg_device (tsr_reg *reg, size_t i);
+
+static tsr_reg blas_reg = {
+  .abi_version = TSR_MODULE_ABI_VERSION,
+  .iface = {
+    .get_name = blas_reg_name,
+    .get_device_count = blas_reg_device_count,
+    .get_device = blas_reg_device,
+  },
+  .context = NULL,
+};
+
+static tsr_device blas_device = {
+  .iface = {
+    .get_name = blas_dev_name,
+    .get_description = blas_dev_description,
+    .get_memory = blas_dev_memory,
+    .get_type = blas_dev_type,
+    .get_caps = blas_dev_caps,
+    .init_backend = blas_init_backend,
+    .get_buffer_type = blas_dev_buffer_type,
+    .supports_op = blas_dev_supports_op,
+    .supports_buft = blas_dev_supports_buft,
+  },
+  .reg = &blas_reg,
+  .context = NULL,
+};
+
+static tsr_device *
+blas_reg_device (tsr_reg *reg, size_t i)
+{
+  (void) reg;
+  return i == 0 ? &blas_device : NULL;
+}
+
+/* Module entry points.  */
+
+static void
+blas_start (void)
+{
+  const char *env = getenv ("TESSERA_BLAS_MIN_BATCH");
+  int v;
+
+  if (env && *env)
+    {
+      if (parse_int (env, 1, INT_MAX, &v))
+        atomic_store (&min_batch, v);
+      else
+        tsr_log (TSR_LOG_WARN, "blas: ignoring TESSERA_BLAS_MIN_BATCH=%s "
+                 "(not a positive integer)", env);
+    }
+  tsr_blas_describe (blas_description, sizeof blas_description);
+}
+
+static int
+blas_score (const char **reason)
+{
+  (void) reason;
+  return 1;                     /* BLIS runs on any CPU it was built for */
+}
+
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+
+static tsr_reg *
+blas_init (void)
+{
+  pthread_once (&blas_once, blas_start);
+  return &blas_reg;
+}
+
+const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {
+  TSR_MODULE_ABI_VERSION, "blas", blas_score, blas_init
+};

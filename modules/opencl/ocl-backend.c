@@ -1,0 +1,290 @@
+/* ocl-backend.c - the OpenCL backend: an execution stream on one device.
+ *
+ * Owns the backend object: asynchronous tensor set/get (non-blocking
+ * transfers on the device's in-order queue; the caller keeps the host
+ * memory until synchronize), synchronize (clFinish), and the graph
+ * walk, which checks that every tensor is in this device's memory and
+ * that a kernel supports the node, then enqueues it.  graph_compute
+ * returns once the kernels are queued, unless the graph reads indices
+ * (get_rows, set_rows): then it waits and reads the status word, so a
+ * bad index is reported by graph_compute, as on the CPU.
+ *
+ * PARAMS: none are accepted yet (NULL or "").  */
+#include <config.h>
+
+#include <stdlib.h>
+
+#include "ocl-impl.h"
+
+struct ocl_backend
+{
+  struct ocl_device *d;
+};
+
+static struct ocl_device *
+be_dev (tsr_backend *backend)
+{
+  return ((struct ocl_backend *) backend->context)->d;
+}
+
+static const char *
+label (const tsr_tensor *t)
+{
+  return t->name[0] ? t->name : "(unnamed)";
+}
+
+static const char *
+ocl_be_name (tsr_backend *backend)
+{
+  return be_dev (backend)->name;
+}
+
+static void
+ocl_be_free (tsr_backend *backend)
+{
+  if (!backend)
+    return;
+  clFinish (be_dev (backend)->queue);
+  free (backend->context);
+  free (backend);
+}
+
+/* Where T's bytes [OFFSET, OFFSET + SIZE) are, or false with an error
+   logged (the async calls return nothing).  */
+static bool
+locate (struct ocl_device *d, const tsr_tensor *t, size_t offset, size_t size,
+        cl_mem *mem, size_t *at)
+{
+  if (!ocl_tensor_mem (d, t, mem, at)
+      || size > t->buffer->size || *at + offset > t->buffer->size - size)
+    {
+      tsr_set_error (TSR_ERR_INVALID_ARG, "opencl: %s: tensor '%s' is not "
+                     "in this device's memory, or the range is outside it",
+                     d->name, label (t));
+      tsr_log (TSR_LOG_ERROR, "opencl: %s: tensor '%s': bad transfer",
+               d->name, label (t));
+      return false;
+    }
+  *at += offset;
+  return true;
+}
+
+/* A non-blocking write (DATA to T) or read (T to DATA) of SIZE bytes at
+   OFFSET of T.  */
+static void
+transfer (tsr_backend *backend, const tsr_tensor *t, bool write, void *data,
+          size_t offset, size_t size)
+{
+  struct ocl_device *d = be_dev (backend);
+  cl_mem mem;
+  size_t at;
+  cl_int err;
+
+  if (size == 0 || !locate (d, t, offset, size, &mem, &at))
+    return;
+  err = write ? clEnqueueWriteBuffer (d->queue, mem, CL_FALSE, at, size,
+                                      data, 0, NULL, NULL)
+              : clEnqueueReadBuffer (d->queue, mem, CL_FALSE, at, size, data,
+                                     0, NULL, NULL);
+  if (err != CL_SUCCESS)
+    tsr_log (TSR_LOG_ERROR, "opencl: %s: %s '%s': %s", d->name,
+             write ? "writing" : "reading", label (t),
+             ocl_error_string (err));
+}
+
+static void
+ocl_be_set_async (tsr_backend *backend, tsr_tensor *t, const void *data,
+                  size_t offset, size_t size)
+{
+  /* The queue only reads DATA for a write.  */
+  transfer (backend, t, true, (void *) data, offset, size);
+}
+
+static void
+ocl_be_get_async (tsr_backend *backend, const tsr_tensor *t, void *data,
+                  size_t offset, size_t size)
+{
+  transfer (backend, t, false, data, offset, size);
+}
+
+static void
+ocl_be_synchronize (tsr_backend *backend)
+{
+  struct ocl_device *d = be_dev (backend);
+  cl_int err = clFinish (d->queue);
+
+  if (err != CL_SUCCESS)
+    tsr_log (TSR_LOG_ERROR, "opencl: %s: clFinish: %s", d->name,
+             ocl_error_string (err));
+}
+
+/* Graph computation.  */
+
+static int
+check_tensor (struct ocl_device *d, const tsr_tensor *t)
+{
+  cl_mem mem;
+  size_t off;
+
+  if (!t->data)
+    return tsr_set_error (TSR_ERR_STATE, "opencl: tensor '%s' has no data "
+                          "(not allocated)", label (t));
+  if (!ocl_tensor_mem (d, t, &mem, &off))
+    return tsr_set_error (TSR_ERR_UNSUPPORTED, "opencl: tensor '%s' is not "
+                          "in %s's memory (it is in %s)", label (t), d->name,
+                          t->buffer ? tsr_buffer_type_name
+                          (tsr_buffer_get_type (t->buffer))
+                          : "host memory");
+  return TSR_OK;
+}
+
+static int
+unsupported (struct ocl_device *d, const tsr_tensor *node)
+{
+  return tsr_set_error (TSR_ERR_UNSUPPORTED, "opencl: %s does not support "
+                        "%s '%s' (%s, [%lld, %lld, %lld, %lld])", d->name,
+                        tsr_op_name (node->op), label (node),
+                        tsr_type_name (node->type), (long long) node->ne[0],
+                        (long long) node->ne[1], (long long) node->ne[2],
+                        (long long) node->ne[3]);
+}
+
+static int
+compute_node (struct ocl_launch *l, tsr_tensor *node)
+{
+  int st = check_tensor (l->d, node);
+
+  for (int i = 0; i < TSR_MAX_SRC && st == TSR_OK; i++)
+    if (node->src[i])
+      st = check_tensor (l->d, node->src[i]);
+  if (st != TSR_OK)
+    return st;
+  if (!ocl_supports_op (l->d, node))
+    return unsupported (l->d, node);
+  pthread_mutex_lock (&l->d->lock);
+  st = ocl_enqueue_op (l, node);
+  pthread_mutex_unlock (&l->d->lock);
+  return st;
+}
+
+/* Clear the status word before a graph that reads indices.  */
+static int
+status_reset (struct ocl_device *d)
+{
+  static const struct ocl_status_word zero = { 0, 0 };
+  cl_int err = clEnqueueWriteBuffer (d->queue, d->status, CL_FALSE, 0,
+                                     sizeof zero, &zero, 0, NULL, NULL);
+
+  if (err != CL_SUCCESS)
+    return tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: clearing the status "
+                          "word: %s", d->name, ocl_error_string (err));
+  return TSR_OK;
+}
+
+/* Wait for the graph and report a bad index it found.  */
+static int
+status_check (struct ocl_device *d, tsr_graph *g)
+{
+  struct ocl_status_word w;
+  cl_int err = clEnqueueReadBuffer (d->queue, d->status, CL_TRUE, 0,
+                                    sizeof w, &w, 0, NULL, NULL);
+
+  if (err != CL_SUCCESS)
+    return tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: reading the status "
+                          "word: %s", d->name, ocl_error_string (err));
+  if (w.status == 0)
+    return TSR_OK;
+  for (int i = 0; i < tsr_graph_n_nodes (g); i++)
+    {
+      tsr_tensor *node = tsr_graph_node (g, i);
+      if (ocl_op_uses_status (node))
+        return tsr_set_error (TSR_ERR_INVALID_ARG, "opencl: %s '%s': index "
+                              "%ld is outside the rows of its table "
+                              "(%lld rows)", tsr_op_name (node->op),
+                              label (node), (long) w.value,
+                              (long long) (node->op == TSR_OP_GET_ROWS
+                                           ? node->src[0]->ne[1]
+                                           : node->ne[1]));
+    }
+  return tsr_set_error (TSR_ERR_INVALID_ARG, "opencl: index %ld out of "
+                        "range", (long) w.value);
+}
+
+static bool
+graph_uses_status (tsr_graph *g)
+{
+  for (int i = 0; i < tsr_graph_n_nodes (g); i++)
+    if (ocl_op_uses_status (tsr_graph_node (g, i)))
+      return true;
+  return false;
+}
+
+static int
+ocl_be_graph_compute (tsr_backend *backend, tsr_graph *g)
+{
+  struct ocl_launch l = { be_dev (backend), false };
+  int n, st;
+
+  if (!g)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "opencl: no graph to "
+                          "compute");
+  st = ocl_program_ready (l.d);
+  if (st == TSR_OK && graph_uses_status (g))
+    st = status_reset (l.d);
+  n = tsr_graph_n_nodes (g);
+  for (int i = 0; i < n && st == TSR_OK; i++)
+    {
+      tsr_tensor *node = tsr_graph_node (g, i);
+
+      if (!node || (unsigned) node->op >= TSR_OP_COUNT)
+        return tsr_set_error (TSR_ERR_INVALID_ARG, "opencl: graph node %d "
+                              "is not an operation", i);
+      if (tsr_op_get_kind (node->op) != TSR_OP_KIND_VIEW)
+        st = compute_node (&l, node);
+    }
+  if (st == TSR_OK && l.uses_status)
+    return status_check (l.d, g);
+  clFlush (l.d->queue);
+  return st;
+}
+
+static const struct tsr_backend_iface ocl_backend_iface = {
+  .get_name = ocl_be_name,
+  .free = ocl_be_free,
+  .set_tensor_async = ocl_be_set_async,
+  .get_tensor_async = ocl_be_get_async,
+  .synchronize = ocl_be_synchronize,
+  .graph_compute = ocl_be_graph_compute,
+  .set_n_threads = NULL,
+};
+
+tsr_backend *
+ocl_backend_new (tsr_device *dev, const char *params)
+{
+  struct ocl_device *d = dev->context;
+  struct ocl_backend *be;
+  tsr_backend *backend;
+
+  if (params && *params)
+    {
+      tsr_set_error (TSR_ERR_INVALID_ARG, "opencl: unknown parameters '%s' "
+                     "(the OpenCL backend takes none)", params);
+      return NULL;
+    }
+  if (ocl_device_ready (d) != TSR_OK)
+    return NULL;
+  be = calloc (1, sizeof *be);
+  backend = calloc (1, sizeof *backend);
+  if (!be || !backend)
+    {
+      free (be);
+      free (backend);
+      tsr_set_error (TSR_ERR_NO_MEMORY, "opencl: no memory for a backend");
+      return NULL;
+    }
+  be->d = d;
+  backend->iface = ocl_backend_iface;
+  backend->device = dev;
+  backend->context = be;
+  return backend;
+}

@@ -1,0 +1,172 @@
+/* ocl-common.cl - what every kernel of the OpenCL backend shares.
+ *
+ * The kernel files are concatenated in the order modules/opencl/local.mk
+ * lists them (this one first) and built as one program per device.
+ * TSR_OP_* and TSR_TYPE_* come from the build options (ocl-device.c
+ * makes them from tessera/ops.def and tessera/types.h), so the numbers
+ * cannot drift from the library's.
+ *
+ * A tensor reaches a kernel as a buffer and a struct tdesc: its shape,
+ * byte strides and byte offset in the buffer.  Every kernel follows the
+ * strides, so views and permutations need no copies.  Kernels walk
+ * their work items in a grid-stride loop: any global size covers any
+ * tensor.  Conversions are bit-exact with libtessera's (f16 and bf16
+ * round to nearest even, NaN kept quiet); sums are in double where the
+ * device has it, as the CPU backend's are.  */
+
+#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+typedef double acc_t;
+#else
+typedef float acc_t;
+#endif
+
+typedef struct
+{
+  long ne[4];
+  long nb[4];
+  long off;
+} tdesc;
+
+/* Address of element (I0, I1, I2, I3) of tensor T in buffer P.  */
+#define AT(p, t, i0, i1, i2, i3)                                          \
+  ((p) + (t).off + (long) (i0) * (t).nb[0] + (long) (i1) * (t).nb[1]      \
+   + (long) (i2) * (t).nb[2] + (long) (i3) * (t).nb[3])
+
+/* The indices of element I of T in row-major order.  */
+#define SPLIT4(i, t, i0, i1, i2, i3)                                      \
+  long i0 = (i) % (t).ne[0], i1, i2, i3;                                  \
+  {                                                                       \
+    long r_ = (i) / (t).ne[0];                                            \
+    i1 = r_ % (t).ne[1];                                                  \
+    r_ /= (t).ne[1];                                                      \
+    i2 = r_ % (t).ne[2];                                                  \
+    i3 = r_ / (t).ne[2];                                                  \
+  }
+
+/* The indices of row R of T (dimensions 1..3).  */
+#define SPLIT_ROW(r, t, i1, i2, i3)                                       \
+  long i1 = (r) % (t).ne[1], i2 = (r) / (t).ne[1] % (t).ne[2],            \
+       i3 = (r) / ((t).ne[1] * (t).ne[2]);
+
+#define FOR_ITEMS(i, n)                                                   \
+  for (long i = get_global_id (0); i < (n); i += get_global_size (0))
+
+#define QK 32   /* elements per q8_0 / q4_0 block */
+
+float
+f16_to_f32 (ushort h)
+{
+  uint sign = ((uint) h & 0x8000u) << 16;
+  uint e = ((uint) h >> 10) & 0x1fu, m = (uint) h & 0x3ffu;
+
+  if (e == 0x1fu)
+    return as_float (sign | 0x7f800000u | (m << 13));
+  if (e == 0)
+    {
+      float v = (float) m * 0x1p-24f;
+      return sign ? -v : v;
+    }
+  return as_float (sign | ((e + 112u) << 23) | (m << 13));
+}
+
+ushort
+f32_to_f16 (float f)
+{
+  uint x = as_uint (f);
+  uint sign = (x >> 16) & 0x8000u;
+  uint e8 = (x >> 23) & 0xffu, mant = x & 0x7fffffu;
+  int e = (int) e8 - 127 + 15;
+
+  if (e8 == 0xffu)
+    return (ushort) (sign | 0x7c00u | (mant ? 0x200u | (mant >> 13) : 0u));
+  if (e >= 0x1f)
+    return (ushort) (sign | 0x7c00u);
+  if (e <= 0)
+    {
+      if (e < -10)
+        return (ushort) sign;
+      uint m = mant | 0x800000u;
+      int shift = 14 - e;
+      uint hv = m >> shift;
+      uint rem = m & ((1u << shift) - 1u);
+      uint mid = 1u << (shift - 1);
+      if (rem > mid || (rem == mid && (hv & 1u)))
+        hv++;
+      return (ushort) (sign | hv);
+    }
+  uint h = ((uint) e << 10) | (mant >> 13);
+  uint rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
+    h++;
+  return (ushort) (sign | h);
+}
+
+ushort
+f32_to_bf16 (float f)
+{
+  uint x = as_uint (f);
+
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return (ushort) ((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return (ushort) (x >> 16);
+}
+
+/* i32 <- f32 as the CPU backend does: toward zero, NaN to 0, saturated.  */
+int
+f32_to_i32 (float v)
+{
+  return convert_int_sat_rtz (v);
+}
+
+/* The half-precision scale at the start of a q8_0 / q4_0 block.  */
+float
+block_scale (global const uchar *b)
+{
+  return f16_to_f32 ((ushort) (b[0] | ((uint) b[1] << 8)));
+}
+
+/* Element I0 of a row of TYPE starting at ROW, elements NB0 bytes apart
+   (for block types: blocks NB0 bytes apart).  */
+float
+load_elem (global const char *row, long i0, long nb0, int type)
+{
+  if (type == TSR_TYPE_F32)
+    return *(global const float *) (row + i0 * nb0);
+  if (type == TSR_TYPE_F16)
+    return f16_to_f32 (*(global const ushort *) (row + i0 * nb0));
+  if (type == TSR_TYPE_BF16)
+    return as_float ((uint) *(global const ushort *) (row + i0 * nb0) << 16);
+  if (type == TSR_TYPE_I32)
+    return (float) *(global const int *) (row + i0 * nb0);
+  global const uchar *b = (global const uchar *) (row + (i0 / QK) * nb0);
+  int j = (int) (i0 % QK);
+  if (type == TSR_TYPE_Q8_0)
+    return block_scale (b) * (float) ((global const char *) (b + 2))[j];
+  /* q4_0: element j in the low nibble of byte j, j + 16 in the high.  */
+  uchar q = b[2 + (j & 15)];
+  return block_scale (b) * (float) ((j < 16 ? (q & 15) : (q >> 4)) - 8);
+}
+
+/* Store V as TYPE (f32, f16, bf16 or i32) at P.  */
+void
+store_elem (global char *p, int type, float v)
+{
+  if (type == TSR_TYPE_F32)
+    *(global float *) p = v;
+  else if (type == TSR_TYPE_F16)
+    *(global ushort *) p = f32_to_f16 (v);
+  else if (type == TSR_TYPE_BF16)
+    *(global ushort *) p = f32_to_bf16 (v);
+  else if (type == TSR_TYPE_I32)
+    *(global int *) p = f32_to_i32 (v);
+}
+
+/* Record the first out-of-range index V (status[0] = 1, status[1] = V).  */
+void
+report_index (volatile global int *status, int v)
+{
+  if (atomic_cmpxchg (status, 0, 1) == 0)
+    status[1] = v;
+}

@@ -1,0 +1,217 @@
+/* ocl-device.c - per-device OpenCL state, made on first use and kept.
+ *
+ * The context and its one in-order command queue are made by the first
+ * buffer allocation or backend; the kernel program is built by the
+ * first graph computed on the device, once per process, and its
+ * kernels cached.  A failure is remembered, so later callers get the
+ * same message (with the compiler's build log) instead of a rebuild.
+ * All of it runs under the device's lock.  */
+#include <config.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ocl-impl.h"
+
+#include "ocl-kernels.h"        /* tsr_ocl_kernel_source, generated */
+
+static const char *const kernel_names[OCL_K_COUNT] = {
+#define OCL_KERNEL_NAME(name) "k_" #name,
+  OCL_KERNELS (OCL_KERNEL_NAME)
+#undef OCL_KERNEL_NAME
+};
+
+static int
+fail (struct ocl_device *d, bool *failed, const char *fmt, const char *what,
+      cl_int err)
+{
+  snprintf (d->failure, sizeof d->failure, fmt, d->name, what,
+            ocl_error_string (err), (int) err);
+  *failed = true;
+  tsr_log (TSR_LOG_ERROR, "%s", d->failure);
+  return tsr_set_error (TSR_ERR_BACKEND, "%s", d->failure);
+}
+
+static int
+make_queue (struct ocl_device *d)
+{
+  cl_context_properties props[] = {
+    CL_CONTEXT_PLATFORM, (cl_context_properties) d->platform, 0
+  };
+  cl_int err;
+
+  d->context = clCreateContext (props, 1, &d->id, NULL, NULL, &err);
+  if (!d->context)
+    return fail (d, &d->queue_failed, "opencl: %s: %s failed: %s (%d)",
+                 "clCreateContext", err);
+  d->queue = clCreateCommandQueue (d->context, d->id, 0, &err);
+  if (!d->queue)
+    {
+      clReleaseContext (d->context);
+      d->context = NULL;
+      return fail (d, &d->queue_failed, "opencl: %s: %s failed: %s (%d)",
+                   "clCreateCommandQueue", err);
+    }
+  d->have_queue = true;
+  tsr_log (TSR_LOG_DEBUG, "opencl: %s: context and queue ready", d->name);
+  return TSR_OK;
+}
+
+int
+ocl_device_ready (struct ocl_device *d)
+{
+  int st = TSR_OK;
+
+  pthread_mutex_lock (&d->lock);
+  if (d->queue_failed)
+    st = tsr_set_error (TSR_ERR_BACKEND, "%s", d->failure);
+  else if (!d->have_queue)
+    st = make_queue (d);
+  pthread_mutex_unlock (&d->lock);
+  return st;
+}
+
+/* The compiler's log for D (malloc'd; NULL when there is none).  */
+static char *
+build_log (struct ocl_device *d)
+{
+  size_t len = 0;
+  char *log;
+
+  if (clGetProgramBuildInfo (d->program, d->id, CL_PROGRAM_BUILD_LOG, 0,
+                             NULL, &len) != CL_SUCCESS || len < 2)
+    return NULL;
+  log = malloc (len + 1);
+  if (log && clGetProgramBuildInfo (d->program, d->id, CL_PROGRAM_BUILD_LOG,
+                                    len, log, NULL) != CL_SUCCESS)
+    {
+      free (log);
+      return NULL;
+    }
+  if (log)
+    log[len] = '\0';
+  return log;
+}
+
+/* The kernels' TSR_OP_* and TSR_TYPE_* as -D options, from the
+   library's own lists.  */
+static const struct
+{
+  const char *name;
+  int value;
+} constants[] = {
+#define TSR_OP(id, name, kind) { "TSR_OP_" #id, TSR_OP_##id },
+#include <tessera/ops.def>
+#undef TSR_OP
+  { "TSR_TYPE_F32", TSR_TYPE_F32 }, { "TSR_TYPE_F16", TSR_TYPE_F16 },
+  { "TSR_TYPE_BF16", TSR_TYPE_BF16 }, { "TSR_TYPE_I32", TSR_TYPE_I32 },
+  { "TSR_TYPE_Q8_0", TSR_TYPE_Q8_0 }, { "TSR_TYPE_Q4_0", TSR_TYPE_Q4_0 },
+};
+
+static char *
+build_options (void)
+{
+  size_t n = sizeof constants / sizeof constants[0], size = 1, len = 0;
+  char *opts;
+
+  for (size_t i = 0; i < n; i++)
+    size += strlen (constants[i].name) + 16;
+  opts = malloc (size);
+  if (!opts)
+    return NULL;
+  opts[0] = '\0';
+  for (size_t i = 0; i < n; i++)
+    len += (size_t) snprintf (opts + len, size - len, "%s-D%s=%d",
+                              i ? " " : "", constants[i].name,
+                              constants[i].value);
+  return opts;
+}
+
+static int
+build_program (struct ocl_device *d)
+{
+  const char *src = tsr_ocl_kernel_source;
+  char *opts;
+  cl_int err;
+
+  d->program = clCreateProgramWithSource (d->context, 1, &src, NULL, &err);
+  if (!d->program)
+    return fail (d, &d->program_failed, "opencl: %s: %s failed: %s (%d)",
+                 "clCreateProgramWithSource", err);
+  opts = build_options ();
+  if (!opts)
+    return tsr_set_error (TSR_ERR_NO_MEMORY, "opencl: out of memory");
+  err = clBuildProgram (d->program, 1, &d->id, opts, NULL, NULL);
+  free (opts);
+  if (err != CL_SUCCESS)
+    {
+      /* The whole log goes to the log; the error keeps its start.  */
+      char *log = build_log (d);
+      snprintf (d->failure, sizeof d->failure, "opencl: %s: building the "
+                "kernels failed (%s); build log:\n%s", d->name,
+                ocl_error_string (err), log ? log : "(none)");
+      tsr_log (TSR_LOG_ERROR, "opencl: %s: building the kernels failed "
+               "(%s); build log:\n%s", d->name, ocl_error_string (err),
+               log ? log : "(none)");
+      free (log);
+      d->program_failed = true;
+      return tsr_set_error (TSR_ERR_BACKEND, "%s", d->failure);
+    }
+  for (int k = 0; k < OCL_K_COUNT; k++)
+    {
+      d->kernels[k] = clCreateKernel (d->program, kernel_names[k], &err);
+      if (!d->kernels[k])
+        return fail (d, &d->program_failed, "opencl: %s: kernel %s: %s (%d)",
+                     kernel_names[k], err);
+    }
+  d->status = clCreateBuffer (d->context, CL_MEM_READ_WRITE,
+                              sizeof (struct ocl_status_word), NULL, &err);
+  if (!d->status)
+    return fail (d, &d->program_failed, "opencl: %s: %s failed: %s (%d)",
+                 "clCreateBuffer (status word)", err);
+  d->have_program = true;
+  tsr_log (TSR_LOG_DEBUG, "opencl: %s: %d kernels built", d->name,
+           OCL_K_COUNT);
+  return TSR_OK;
+}
+
+int
+ocl_program_ready (struct ocl_device *d)
+{
+  int st = TSR_OK;
+
+  pthread_mutex_lock (&d->lock);
+  if (d->program_failed || d->queue_failed)
+    st = tsr_set_error (TSR_ERR_BACKEND, "%s", d->failure);
+  else if (!d->have_queue)
+    st = make_queue (d);
+  if (st == TSR_OK && !d->have_program)
+    st = build_program (d);
+  pthread_mutex_unlock (&d->lock);
+  return st;
+}
+
+void
+ocl_device_release (struct ocl_device *d)
+{
+  if (d->queue)
+    clFinish (d->queue);
+  for (int k = 0; k < OCL_K_COUNT; k++)
+    if (d->kernels[k])
+      clReleaseKernel (d->kernels[k]);
+  if (d->status)
+    clReleaseMemObject (d->status);
+  if (d->program)
+    clReleaseProgram (d->program);
+  if (d->queue)
+    clReleaseCommandQueue (d->queue);
+  if (d->context)
+    clReleaseContext (d->context);
+  memset (d->kernels, 0, sizeof d->kernels);
+  d->status = NULL;
+  d->program = NULL;
+  d->queue = NULL;
+  d->context = NULL;
+  d->have_queue = d->have_program = false;
+}

@@ -1,0 +1,133 @@
+/* ocl-impl.h - what the OpenCL backend's files share.  Not installed.
+ *
+ * The module is split by concern:
+ *   ocl-module.c    descriptor, score, platform and device enumeration,
+ *                   the registration and the device objects
+ *   ocl-device.c    per-device OpenCL state made on first use: context,
+ *                   command queue, the kernel program and its kernels
+ *   ocl-buffer.c    the device-memory buffer type and its buffers
+ *   ocl-backend.c   the backend: async set/get, synchronize, graph walk
+ *   ocl-ops.c       which op runs on which kernel (supports_op) and how
+ *                   its arguments are set
+ *   *.cl            the kernels, embedded at build time (ocl-kernels.h)
+ *
+ * One in-order command queue per device carries everything: buffer
+ * set/get, backend transfers and kernels, so they never need events to
+ * stay ordered.  Device memory has no host address: a buffer's base is
+ * the fake address OCL_FAKE_BASE, tensor data pointers are that plus
+ * the byte offset, and ocl_tensor_mem translates back.
+ * Nothing here is exported: the module exports only its descriptor.  */
+#ifndef TSR_OCL_IMPL_H
+#define TSR_OCL_IMPL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+
+#include <tessera/module.h>
+
+#if defined(__GNUC__)
+#define OCL_HIDDEN __attribute__ ((visibility ("hidden")))
+#else
+#define OCL_HIDDEN
+#endif
+
+/* The kernels of the program, by name (ocl-ops.c and the .cl files).  */
+#define OCL_KERNELS(X)                                                    \
+  X (binary) X (unary) X (glu) X (copy) X (get_rows) X (set_rows_check)   \
+  X (set_rows) X (mul_mat) X (sum_rows) X (norm) X (soft_max) X (rope)
+
+enum ocl_kernel_id
+{
+#define OCL_KERNEL_ENUM(name) OCL_K_##name,
+  OCL_KERNELS (OCL_KERNEL_ENUM)
+#undef OCL_KERNEL_ENUM
+  OCL_K_COUNT
+};
+
+/* Base "address" of every buffer: tensor data pointers are this plus
+   an offset into the buffer's cl_mem.  Page-aligned, never NULL.  */
+#define OCL_FAKE_BASE ((char *) 0x1000)
+/* Alignment of tensors in a buffer.  */
+#define OCL_ALIGN 128
+
+/* What the kernels report through the status buffer: nonzero status
+   means an index was out of range; value is the first bad one.  */
+struct ocl_status_word
+{
+  cl_int status;
+  cl_int value;
+};
+
+/* One OpenCL device as a Tessera device.  */
+struct ocl_device
+{
+  tsr_device dev;               /* what the registry hands out */
+  struct tsr_buffer_type buft;  /* its device memory */
+  int index;                    /* N of "OpenCLN" */
+  char name[32];
+  char description[512];
+  cl_platform_id platform;
+  cl_device_id id;
+  tsr_device_type type;
+  size_t mem_total;
+  size_t max_alloc;
+  bool fp64;
+
+  pthread_mutex_t lock;         /* the state below and kernel args */
+  bool have_queue;              /* context and queue made */
+  bool queue_failed;
+  bool have_program;            /* program built, kernels made */
+  bool program_failed;
+  char failure[1024];           /* why, for later callers */
+  cl_context context;
+  cl_command_queue queue;
+  cl_program program;
+  cl_kernel kernels[OCL_K_COUNT];
+  cl_mem status;                /* one struct ocl_status_word */
+};
+
+/* The graph being computed, for the op dispatchers.  */
+struct ocl_launch
+{
+  struct ocl_device *d;
+  bool uses_status;             /* an op reported into d->status */
+};
+
+/* ocl-module.c */
+OCL_HIDDEN const char *ocl_error_string (cl_int err);
+
+/* ocl-device.c */
+/* Make the context and queue of D (once); TSR_OK or an error set.  */
+OCL_HIDDEN int ocl_device_ready (struct ocl_device *d);
+/* Build the program and kernels of D (once, after ocl_device_ready).  */
+OCL_HIDDEN int ocl_program_ready (struct ocl_device *d);
+/* Release D's OpenCL objects.  */
+OCL_HIDDEN void ocl_device_release (struct ocl_device *d);
+
+/* ocl-buffer.c */
+OCL_HIDDEN void ocl_buft_init (struct ocl_device *d);
+/* The cl_mem holding T's data and T's byte offset in it; false when T
+   is not in a buffer of device D.  */
+OCL_HIDDEN bool ocl_tensor_mem (const struct ocl_device *d,
+                                const tsr_tensor *t, cl_mem *mem,
+                                size_t *offset);
+
+/* ocl-backend.c */
+OCL_HIDDEN tsr_backend *ocl_backend_new (tsr_device *dev, const char *params);
+
+/* ocl-ops.c */
+OCL_HIDDEN bool ocl_supports_op (const struct ocl_device *d,
+                                 const tsr_tensor *op);
+/* Enqueue NODE's kernel(s) (D's lock held).  */
+OCL_HIDDEN int ocl_enqueue_op (struct ocl_launch *l, tsr_tensor *node);
+/* Whether NODE's kernel reports bad indices through D's status.  */
+OCL_HIDDEN bool ocl_op_uses_status (const tsr_tensor *node);
+
+#endif /* TSR_OCL_IMPL_H */

@@ -1,0 +1,132 @@
+/* ocl-rows.cl - kernels over whole rows of f32 tensors: sum_rows, norm,
+ * rms_norm, soft_max, and rope (one element per work item).  One work
+ * item per row: rows are read and written through their strides; sums
+ * are in acc_t (double where the device has it).  */
+
+#define ROW_F32(p, t, k, i1, i2, i3)                                      \
+  (*(global const float *) AT (p, t, k, i1, i2, i3))
+#define ROW_OUT(p, t, k, i1, i2, i3)                                      \
+  (*(global float *) AT (p, t, k, i1, i2, i3))
+
+kernel void
+k_sum_rows (global char *d, tdesc td, global const char *a, tdesc ta,
+            long nrows)
+{
+  FOR_ITEMS (r, nrows)
+    {
+      SPLIT_ROW (r, ta, i1, i2, i3);
+      acc_t s = 0;
+      for (long k = 0; k < ta.ne[0]; k++)
+        s += ROW_F32 (a, ta, k, i1, i2, i3);
+      ROW_OUT (d, td, 0, i1, i2, i3) = (float) s;
+    }
+}
+
+/* norm: (x - mean) / sqrt (var + eps); rms_norm: x / sqrt (mean (x^2)
+   + eps).  */
+kernel void
+k_norm (int op, float eps, global char *d, tdesc td, global const char *a,
+        tdesc ta, long nrows)
+{
+  const long n = ta.ne[0];
+
+  FOR_ITEMS (r, nrows)
+    {
+      SPLIT_ROW (r, ta, i1, i2, i3);
+      acc_t mean = 0, ss = 0;
+      if (op == TSR_OP_NORM)
+        {
+          for (long k = 0; k < n; k++)
+            mean += ROW_F32 (a, ta, k, i1, i2, i3);
+          mean /= (acc_t) n;
+        }
+      for (long k = 0; k < n; k++)
+        {
+          acc_t x = (acc_t) ROW_F32 (a, ta, k, i1, i2, i3) - mean;
+          ss += x * x;
+        }
+      acc_t s = (acc_t) 1 / sqrt (ss / (acc_t) n + (acc_t) eps);
+      if (op == TSR_OP_NORM)
+        for (long k = 0; k < n; k++)
+          ROW_OUT (d, td, k, i1, i2, i3)
+            = (float) (((acc_t) ROW_F32 (a, ta, k, i1, i2, i3) - mean) * s);
+      else
+        {
+          float fs = (float) s;
+          for (long k = 0; k < n; k++)
+            ROW_OUT (d, td, k, i1, i2, i3) = ROW_F32 (a, ta, k, i1, i2, i3)
+                                             * fs;
+        }
+    }
+}
+
+/* softmax (x * scale + mask); MTYPE < 0: no mask.  A row that is -inf
+   everywhere becomes zeros.  */
+kernel void
+k_soft_max (float scale, global char *d, tdesc td, global const char *a,
+            tdesc ta, global const char *m, tdesc tm, int mtype, long nrows)
+{
+  const long n = ta.ne[0];
+
+  FOR_ITEMS (r, nrows)
+    {
+      SPLIT_ROW (r, ta, i1, i2, i3);
+      float mx = -INFINITY;
+      for (long k = 0; k < n; k++)
+        {
+          float y = ROW_F32 (a, ta, k, i1, i2, i3) * scale;
+          if (mtype >= 0)
+            y += load_elem (AT (m, tm, 0, i1, i2 % tm.ne[2], i3 % tm.ne[3]),
+                            k, tm.nb[0], mtype);
+          ROW_OUT (d, td, k, i1, i2, i3) = y;
+          mx = y > mx ? y : mx;
+        }
+      if (mx == -INFINITY)
+        {
+          for (long k = 0; k < n; k++)
+            ROW_OUT (d, td, k, i1, i2, i3) = 0.0f;
+          continue;
+        }
+      acc_t sum = 0;
+      for (long k = 0; k < n; k++)
+        {
+          float e = exp (ROW_OUT (d, td, k, i1, i2, i3) - mx);
+          ROW_OUT (d, td, k, i1, i2, i3) = e;
+          sum += e;
+        }
+      float inv = (float) ((acc_t) 1 / sum);
+      for (long k = 0; k < n; k++)
+        ROW_OUT (d, td, k, i1, i2, i3) *= inv;
+    }
+}
+
+/* Rotary embedding of f32 a [head_dim, n_head, n_tokens, batch] by the
+   positions POS (i32 [n_tokens]): one destination element per item.  */
+kernel void
+k_rope (global char *d, tdesc td, global const char *a, tdesc ta,
+        global const char *pos, tdesc tp, int n_dims, int neox,
+        float freq_base, float freq_scale, long n)
+{
+  const long n_half = n_dims / 2;
+
+  FOR_ITEMS (e, n)
+    {
+      SPLIT4 (e, td, i0, i1, i2, i3);
+      if (i0 >= 2 * n_half)
+        {
+          ROW_OUT (d, td, i0, i1, i2, i3) = ROW_F32 (a, ta, i0, i1, i2, i3);
+          continue;
+        }
+      long i = neox ? (i0 < n_half ? i0 : i0 - n_half) : i0 / 2;
+      bool first = neox ? i0 < n_half : (i0 & 1) == 0;
+      long j0 = neox ? i : 2 * i, j1 = neox ? i + n_half : 2 * i + 1;
+      int p = *(global const int *) AT (pos, tp, i2, 0, 0, 0);
+      acc_t theta = (acc_t) p * (acc_t) freq_scale
+                    * pow ((acc_t) freq_base, -(acc_t) i / (acc_t) n_half);
+      acc_t c = cos (theta), s = sin (theta);
+      acc_t x0 = ROW_F32 (a, ta, j0, i1, i2, i3);
+      acc_t x1 = ROW_F32 (a, ta, j1, i1, i2, i3);
+      ROW_OUT (d, td, i0, i1, i2, i3)
+        = (float) (first ? x0 * c - x1 * s : x0 * s + x1 * c);
+    }
+}

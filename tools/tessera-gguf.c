@@ -1,0 +1,486 @@
+/* tessera-gguf - inspect, validate and convert GGUF model files.
+ *
+ *   tessera-gguf dump [--json] FILE     metadata and tensor table
+ *   tessera-gguf check FILE...          validate; exit 1 if any is bad
+ *   tessera-gguf convert -t TYPE IN OUT change tensor types (also
+ *                                       "requantize")
+ *
+ * Everything about the format lives in the library (tessera/gguf.h);
+ * this file only formats and drives it.  */
+#include <config.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tessera.h>
+
+#define TEXT_ARRAY_ITEMS 8
+
+static const char *program = "tessera-gguf";
+
+static void
+usage (FILE *f)
+{
+  fprintf (f,
+           "Usage: tessera-gguf dump [--json] FILE\n"
+           "       tessera-gguf check FILE...\n"
+           "       tessera-gguf convert --type=TYPE IN OUT\n"
+           "       tessera-gguf requantize --type=TYPE IN OUT\n"
+           "Inspect, validate and convert GGUF model files.\n\n"
+           "Commands:\n"
+           "  dump        print the metadata and the tensor table\n"
+           "  check       validate each FILE; exit 1 if any is malformed\n"
+           "  convert     write IN to OUT with float tensors converted to "
+           "TYPE\n"
+           "  requantize  the same as convert\n\n"
+           "Options:\n"
+           "  -j, --json         dump: print JSON\n"
+           "  -t, --type=TYPE    convert: f32, f16, bf16, q8_0 or q4_0\n"
+           "  -h, --help         display this help and exit\n"
+           "  -V, --version      output version information and exit\n\n"
+           "Report bugs to: %s\n", PACKAGE_BUGREPORT);
+}
+
+/* Output helpers.  */
+
+/* S quoted, escaped for JSON or, in text, with C-style \xNN escapes.  */
+static void
+print_string (const char *s, size_t len, bool json)
+{
+  putchar ('"');
+  for (size_t i = 0; i < len; i++)
+    {
+      unsigned char c = (unsigned char) s[i];
+      if (c == '"' || c == '\\')
+        printf ("\\%c", c);
+      else if (json && c == '\n')
+        fputs ("\\n", stdout);
+      else if (json && c == '\t')
+        fputs ("\\t", stdout);
+      else if (c < 0x20 || c == 0x7f)
+        printf (json ? "\\u%04x" : "\\x%02x", c);
+      else
+        putchar (c);
+    }
+  putchar ('"');
+}
+
+static void
+print_double (double v, int digits, bool json)
+{
+  if (json && !isfinite (v))
+    fputs ("null", stdout);
+  else
+    printf ("%.*g", digits, v);
+}
+
+/* One value of fixed-size TYPE at P (host layout).  */
+static void
+print_scalar (tsr_gguf_type type, const void *p, bool json)
+{
+  union { uint8_t u8; int8_t i8; uint16_t u16; int16_t i16; uint32_t u32;
+          int32_t i32; float f32; uint64_t u64; int64_t i64; double f64; } v;
+  memcpy (&v, p, tsr_gguf_type_size (type));
+  switch (type)
+    {
+    case TSR_GGUF_UINT8: printf ("%u", v.u8); break;
+    case TSR_GGUF_INT8: printf ("%d", v.i8); break;
+    case TSR_GGUF_UINT16: printf ("%u", v.u16); break;
+    case TSR_GGUF_INT16: printf ("%d", v.i16); break;
+    case TSR_GGUF_UINT32: printf ("%u", v.u32); break;
+    case TSR_GGUF_INT32: printf ("%d", v.i32); break;
+    case TSR_GGUF_FLOAT32: print_double (v.f32, 9, json); break;
+    case TSR_GGUF_BOOL: fputs (v.u8 ? "true" : "false", stdout); break;
+    case TSR_GGUF_UINT64: printf ("%llu", (unsigned long long) v.u64); break;
+    case TSR_GGUF_INT64: printf ("%lld", (long long) v.i64); break;
+    case TSR_GGUF_FLOAT64: print_double (v.f64, 17, json); break;
+    default: fputs ("?", stdout); break;
+    }
+}
+
+/* Read the scalar value of KEY (of TYPE) into BUF (8 bytes).  */
+static void
+get_scalar (const tsr_gguf *g, const char *key, tsr_gguf_type type,
+            void *buf)
+{
+  switch (type)
+    {
+    case TSR_GGUF_UINT8: tsr_gguf_get_u8 (g, key, buf); break;
+    case TSR_GGUF_INT8: tsr_gguf_get_i8 (g, key, buf); break;
+    case TSR_GGUF_UINT16: tsr_gguf_get_u16 (g, key, buf); break;
+    case TSR_GGUF_INT16: tsr_gguf_get_i16 (g, key, buf); break;
+    case TSR_GGUF_UINT32: tsr_gguf_get_u32 (g, key, buf); break;
+    case TSR_GGUF_INT32: tsr_gguf_get_i32 (g, key, buf); break;
+    case TSR_GGUF_FLOAT32: tsr_gguf_get_f32 (g, key, buf); break;
+    case TSR_GGUF_BOOL: tsr_gguf_get_bool (g, key, buf); break;
+    case TSR_GGUF_UINT64: tsr_gguf_get_u64 (g, key, buf); break;
+    case TSR_GGUF_INT64: tsr_gguf_get_i64 (g, key, buf); break;
+    case TSR_GGUF_FLOAT64: tsr_gguf_get_f64 (g, key, buf); break;
+    default: break;
+    }
+}
+
+static void
+print_array (const tsr_gguf *g, const char *key, bool json)
+{
+  tsr_gguf_type et;
+  uint64_t n;
+  tsr_gguf_get_array_info (g, key, &et, &n);
+  uint64_t shown = json || n <= TEXT_ARRAY_ITEMS ? n : TEXT_ARRAY_ITEMS;
+  putchar ('[');
+  for (uint64_t i = 0; i < shown; i++)
+    {
+      if (i)
+        fputs (", ", stdout);
+      if (et == TSR_GGUF_STRING)
+        {
+          const char *s;
+          size_t len;
+          tsr_gguf_get_array_str (g, key, i, &s, &len);
+          print_string (s, len, json);
+        }
+      else
+        {
+          uint64_t v = 0;
+          tsr_gguf_get_array_data (g, key, et, i, 1, &v);
+          print_scalar (et, &v, json);
+        }
+    }
+  if (shown < n)
+    printf (", ... %llu more", (unsigned long long) (n - shown));
+  putchar (']');
+}
+
+static void
+print_value (const tsr_gguf *g, int64_t i, bool json)
+{
+  const char *key = tsr_gguf_kv_key (g, i);
+  tsr_gguf_type type = tsr_gguf_kv_type (g, i);
+  if (type == TSR_GGUF_ARRAY)
+    print_array (g, key, json);
+  else if (type == TSR_GGUF_STRING)
+    {
+      const char *s;
+      size_t len;
+      tsr_gguf_get_str (g, key, &s, &len);
+      print_string (s, len, json);
+    }
+  else
+    {
+      uint64_t v = 0;
+      get_scalar (g, key, type, &v);
+      if (type == TSR_GGUF_BOOL)
+        {
+          bool b;
+          memcpy (&b, &v, sizeof b);
+          fputs (b ? "true" : "false", stdout);
+        }
+      else
+        print_scalar (type, &v, json);
+    }
+}
+
+static const char *
+type_label (const tsr_gguf *g, int64_t i, char *buf, size_t n)
+{
+  tsr_gguf_type type = tsr_gguf_kv_type (g, i);
+  if (type != TSR_GGUF_ARRAY)
+    return tsr_gguf_type_name (type);
+  tsr_gguf_type et;
+  uint64_t len;
+  tsr_gguf_get_array_info (g, tsr_gguf_kv_key (g, i), &et, &len);
+  snprintf (buf, n, "%s[%llu]", tsr_gguf_type_name (et),
+            (unsigned long long) len);
+  return buf;
+}
+
+/* dump */
+
+static void
+dump_text (const char *path, const tsr_gguf *g)
+{
+  printf ("%s: GGUF version %u, %llu bytes, alignment %zu, data at offset "
+          "%llu\n", path, tsr_gguf_version (g),
+          (unsigned long long) tsr_gguf_size (g), tsr_gguf_alignment (g),
+          (unsigned long long) tsr_gguf_data_offset (g));
+  printf ("metadata: %lld key%s\n", (long long) tsr_gguf_n_kv (g),
+          tsr_gguf_n_kv (g) == 1 ? "" : "s");
+  for (int64_t i = 0; i < tsr_gguf_n_kv (g); i++)
+    {
+      char label[64];
+      printf ("  %-40s %-12s ", tsr_gguf_kv_key (g, i),
+              type_label (g, i, label, sizeof label));
+      print_value (g, i, false);
+      putchar ('\n');
+    }
+  printf ("tensors: %lld\n", (long long) tsr_gguf_n_tensors (g));
+  if (tsr_gguf_n_tensors (g))
+    printf ("  %5s %-40s %-5s %-28s %12s %12s\n", "#", "name", "type",
+            "shape", "offset", "bytes");
+  for (int64_t i = 0; i < tsr_gguf_n_tensors (g); i++)
+    {
+      struct tsr_gguf_tensor_info t;
+      tsr_gguf_get_tensor_info (g, i, &t);
+      char shape[96];
+      int n = snprintf (shape, sizeof shape, "[");
+      for (int d = 0; d < t.n_dims; d++)
+        n += snprintf (shape + n, sizeof shape - (size_t) n, "%s%lld",
+                       d ? ", " : "", (long long) t.ne[d]);
+      snprintf (shape + n, sizeof shape - (size_t) n, "]");
+      printf ("  %5lld %-40s %-5s %-28s %12llu %12zu\n", (long long) i,
+              t.name, tsr_type_name (t.type), shape,
+              (unsigned long long) t.offset, t.size);
+    }
+}
+
+static void
+dump_json (const tsr_gguf *g)
+{
+  printf ("{\n  \"version\": %u,\n  \"size\": %llu,\n  \"alignment\": %zu,\n"
+          "  \"data_offset\": %llu,\n  \"metadata\": [", tsr_gguf_version (g),
+          (unsigned long long) tsr_gguf_size (g), tsr_gguf_alignment (g),
+          (unsigned long long) tsr_gguf_data_offset (g));
+  for (int64_t i = 0; i < tsr_gguf_n_kv (g); i++)
+    {
+      const char *key = tsr_gguf_kv_key (g, i);
+      tsr_gguf_type type = tsr_gguf_kv_type (g, i);
+      printf ("%s\n    {\"key\": ", i ? "," : "");
+      print_string (key, strlen (key), true);
+      printf (", \"type\": \"%s\"", tsr_gguf_type_name (type));
+      if (type == TSR_GGUF_ARRAY)
+        {
+          tsr_gguf_type et;
+          uint64_t n;
+          tsr_gguf_get_array_info (g, key, &et, &n);
+          printf (", \"element_type\": \"%s\"", tsr_gguf_type_name (et));
+        }
+      fputs (", \"value\": ", stdout);
+      print_value (g, i, true);
+      putchar ('}');
+    }
+  printf ("%s],\n  \"tensors\": [", tsr_gguf_n_kv (g) ? "\n  " : "");
+  for (int64_t i = 0; i < tsr_gguf_n_tensors (g); i++)
+    {
+      struct tsr_gguf_tensor_info t;
+      tsr_gguf_get_tensor_info (g, i, &t);
+      printf ("%s\n    {\"name\": ", i ? "," : "");
+      print_string (t.name, strlen (t.name), true);
+      printf (", \"type\": \"%s\", \"file_type\": %u, \"shape\": [",
+              tsr_type_name (t.type), t.file_type);
+      for (int d = 0; d < t.n_dims; d++)
+        printf ("%s%lld", d ? ", " : "", (long long) t.ne[d]);
+      printf ("], \"offset\": %llu, \"size\": %zu}",
+              (unsigned long long) t.offset, t.size);
+    }
+  printf ("%s]\n}\n", tsr_gguf_n_tensors (g) ? "\n  " : "");
+}
+
+static tsr_gguf *
+open_or_report (const char *path)
+{
+  struct tsr_gguf_error err;
+  tsr_gguf *g = tsr_gguf_open (path, &err);
+  if (!g)
+    fprintf (stderr, "%s: %s: %s\n", program, path, err.message);
+  return g;
+}
+
+static int
+cmd_dump (const char *path, bool json)
+{
+  tsr_gguf *g = open_or_report (path);
+  if (!g)
+    return 1;
+  if (json)
+    dump_json (g);
+  else
+    dump_text (path, g);
+  tsr_gguf_close (g);
+  return 0;
+}
+
+/* check */
+
+static int
+cmd_check (char **paths, int n)
+{
+  int bad = 0;
+  for (int i = 0; i < n; i++)
+    {
+      struct tsr_gguf_error err;
+      tsr_gguf *g = tsr_gguf_open (paths[i], &err);
+      if (g)
+        printf ("%s: OK: GGUF version %u, %lld keys, %lld tensors\n",
+                paths[i], tsr_gguf_version (g),
+                (long long) tsr_gguf_n_kv (g),
+                (long long) tsr_gguf_n_tensors (g));
+      else
+        {
+          printf ("%s: %s\n", paths[i], err.message);
+          bad = 1;
+        }
+      tsr_gguf_close (g);
+    }
+  return bad;
+}
+
+/* convert */
+
+/* The type tensor INFO gets: TO for float tensors whose rows fit its
+   blocks (and, for quantized types, that have more than one row, as
+   norms and biases stay precise); otherwise its own.  */
+static tsr_type
+target_type (const struct tsr_gguf_tensor_info *info, tsr_type to)
+{
+  const struct tsr_type_traits *from = tsr_type_traits (info->type);
+  const struct tsr_type_traits *tr = tsr_type_traits (to);
+  if (!from->is_float || info->ne[0] % tr->block_size != 0)
+    return info->type;
+  if (tr->is_quantized && info->n_dims < 2)
+    return info->type;
+  return to;
+}
+
+/* A host tensor in CTX holding tensor I of G as TYPE.  */
+static tsr_tensor *
+converted (const tsr_gguf *g, int64_t i, tsr_type type, tsr_context *ctx)
+{
+  struct tsr_gguf_tensor_info info;
+  tsr_gguf_get_tensor_info (g, i, &info);
+  tsr_tensor *t = tsr_new_tensor (ctx, type, TSR_MAX_DIMS, info.ne);
+  if (!t)
+    return NULL;
+  tsr_set_name (t, info.name);
+  const char *src = tsr_gguf_tensor_data (g, i);
+  if (type == info.type)
+    {
+      memcpy (t->data, src, info.size);
+      return t;
+    }
+  int64_t row = info.ne[0], rows = info.ne[1] * info.ne[2] * info.ne[3];
+  size_t in_row = tsr_row_size (info.type, row);
+  size_t out_row = tsr_row_size (type, row);
+  float *tmp = malloc ((size_t) (row ? row : 1) * sizeof *tmp);
+  if (!tmp)
+    return NULL;
+  for (int64_t r = 0; r < rows; r++)
+    {
+      tsr_type_traits (info.type)->to_float (src + r * in_row, tmp, row);
+      tsr_type_traits (type)->from_float (tmp, (char *) t->data
+                                                 + r * out_row, row);
+    }
+  free (tmp);
+  return t;
+}
+
+static int
+cmd_convert (const char *in, const char *out, tsr_type to)
+{
+  tsr_gguf *g = open_or_report (in);
+  if (!g)
+    return 1;
+  tsr_context *ctx = tsr_context_new (false);
+  tsr_gguf_writer *w = tsr_gguf_writer_new ();
+  int st = ctx && w ? tsr_gguf_writer_copy_kv (w, g) : TSR_ERR_NO_MEMORY;
+  int64_t changed = 0;
+  for (int64_t i = 0; st == TSR_OK && i < tsr_gguf_n_tensors (g); i++)
+    {
+      struct tsr_gguf_tensor_info info;
+      tsr_gguf_get_tensor_info (g, i, &info);
+      tsr_type type = target_type (&info, to);
+      tsr_tensor *t = converted (g, i, type, ctx);
+      st = t ? tsr_gguf_writer_add_tensor (w, t) : (int) TSR_ERR_NO_MEMORY;
+      if (type != info.type)
+        changed++;
+      else if (type != to)
+        fprintf (stderr, "%s: %s: kept as %s\n", program, info.name,
+                 tsr_type_name (type));
+    }
+  /* Write beside OUT and rename: OUT may be IN, which is mapped.  */
+  char *tmp = malloc (strlen (out) + 32);
+  const char *why = NULL;
+  if (st == TSR_OK && !tmp)
+    st = TSR_ERR_NO_MEMORY;
+  if (st == TSR_OK && tmp)
+    {
+      sprintf (tmp, "%s.tmp-%ld", out, (long) getpid ());
+      st = tsr_gguf_writer_write_file (w, tmp);
+      if (st == TSR_OK && rename (tmp, out) != 0)
+        {
+          why = strerror (errno);
+          st = TSR_ERR_BACKEND;
+          remove (tmp);
+        }
+    }
+  if (why)
+    fprintf (stderr, "%s: cannot rename '%s' to '%s': %s\n", program, tmp,
+             out, why);
+  else if (st != TSR_OK)
+    fprintf (stderr, "%s: %s\n", program, st == TSR_ERR_NO_MEMORY
+             && !*tsr_last_error () ? "out of memory" : tsr_last_error ());
+  else
+    printf ("%s: %lld of %lld tensors converted to %s\n", out,
+            (long long) changed, (long long) tsr_gguf_n_tensors (g),
+            tsr_type_name (to));
+  free (tmp);
+  tsr_gguf_writer_free (w);
+  tsr_context_free (ctx);
+  tsr_gguf_close (g);
+  return st == TSR_OK ? 0 : 1;
+}
+
+int
+main (int argc, char **argv)
+{
+  static const struct option opts[] = {
+    { "json", no_argument, NULL, 'j' },
+    { "type", required_argument, NULL, 't' },
+    { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, 'V' },
+    { NULL, 0, NULL, 0 }
+  };
+  bool json = false;
+  const char *type_name = NULL;
+  int c;
+  while ((c = getopt_long (argc, argv, "jt:hV", opts, NULL)) != -1)
+    switch (c)
+      {
+      case 'j': json = true; break;
+      case 't': type_name = optarg; break;
+      case 'h': usage (stdout); return 0;
+      case 'V':
+        printf ("tessera-gguf (Tessera) %s\n", tsr_version ());
+        return 0;
+      default: usage (stderr); return 2;
+      }
+  const char *cmd = optind < argc ? argv[optind++] : NULL;
+  int n = argc - optind;
+  char **args = argv + optind;
+  if (cmd && strcmp (cmd, "dump") == 0 && n == 1)
+    return cmd_dump (args[0], json);
+  if (cmd && strcmp (cmd, "check") == 0 && n >= 1)
+    return cmd_check (args, n);
+  if (cmd && (strcmp (cmd, "convert") == 0
+              || strcmp (cmd, "requantize") == 0) && n == 2)
+    {
+      tsr_type to = type_name ? tsr_type_from_name (type_name)
+                              : TSR_TYPE_COUNT;
+      if (to == TSR_TYPE_COUNT || to == TSR_TYPE_I32)
+        {
+          fprintf (stderr, "%s: %s: --type must be f32, f16, bf16, q8_0 or "
+                   "q4_0\n", program, type_name ? type_name : "(none)");
+          return 2;
+        }
+      return cmd_convert (args[0], args[1], to);
+    }
+  if (cmd)
+    fprintf (stderr, "%s: %s: unknown command or wrong number of "
+             "arguments\n", program, cmd);
+  usage (stderr);
+  return 2;
+}

@@ -70,7 +70,7 @@ tsr_type tsr_gguf_tensor_type (uint32_t file_type);
 
 /* Why opening failed.  MESSAGE is also the thread's tsr_last_error().  */
 struct tsr_gguf_error {
-  tsr_status status;      /* TSR_ERR_INVALID_ARG for a malformed file */
+  tsr_status status;      /* TSR_ERR_FORMAT for a malformed file */
   uint64_t offset;        /* byte offset of the offending field */
   char message[320];      /* "offset 8: n_tensors ... ", or the I/O error */
 };

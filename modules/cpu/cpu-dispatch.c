@@ -363,42 +363,11 @@ choose_level (void)
   return chosen;
 }
 
-#ifdef TSR_USE_IFUNC
-
-/* One resolver per function; the first to run makes the choice.  */
-#define TSR_CPU_VEC(ret, name, params, args)                            \
-  typedef ret (*name##_fn) params;                                     \
-  static name##_fn resolve_##name (void)                               \
-  {                                                                    \
-    int l = choose_level ();                                           \
-    switch (l < 0 ? lowest_built () : l)                               \
-      {                                                                \
-        ALL_CASES (name)                                               \
-      default: return NULL;                                            \
-      }                                                                \
-  }                                                                    \
-  ret tsr_cpu_##name params __attribute__ ((ifunc ("resolve_" #name)));
-#include "cpu-vec.def"
-#undef TSR_CPU_VEC
-
-void
-tsr_cpu_dispatch_init (void)
-{
-  choose_level ();
-  tsr_cpu_levels_runnable ();
-}
-
-const char *
-tsr_cpu_dispatch_kind (void)
-{
-  return "ifunc";
-}
-
-#else /* !TSR_USE_IFUNC */
-
 #include <pthread.h>
 
-/* The table every entry calls through, filled once.  */
+/* The function table: the dispatch without ifunc, and with ifunc too
+   when the resolvers ran before the environment was set up (see
+   below).  Filled once, by tsr_cpu_dispatch_init.  */
 static struct
 {
 #define TSR_CPU_VEC(ret, name, params, args) ret (*name) params;
@@ -418,9 +387,28 @@ static struct
 #include "cpu-vec.def"
 #undef TSR_CPU_VEC
 
+/* Entries that call through the table.  */
+#undef TSR_CPU_VEC_V
+#define TSR_CPU_VEC(ret, name, params, args) \
+  static ret via_table_##name params { return table.name args; }
+#define TSR_CPU_VEC_V(name, params, args) \
+  static void via_table_##name params { table.name args; }
+#include "cpu-vec.def"
+#undef TSR_CPU_VEC
+#undef TSR_CPU_VEC_V
+#define TSR_CPU_VEC_V(name, params, args) TSR_CPU_VEC (void, name, params, args)
+
+#ifdef TSR_USE_IFUNC
+static bool use_table;          /* entries go through the table */
+#endif
+
 static void
 fill_table (void)
 {
+  /* Choose again: the first choice may have been made without the
+     environment, so without TESSERA_CPU_LEVEL.  */
+  chosen = -2;
+  note_kind = NOTE_NONE;
   int l = choose_level ();
 #define TSR_CPU_VEC(ret, name, params, args) table.name = pick_##name (l);
 #include "cpu-vec.def"
@@ -429,12 +417,52 @@ fill_table (void)
 
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 
-void
-tsr_cpu_dispatch_init (void)
+#ifdef TSR_USE_IFUNC
+
+/* One resolver per function; the first to run makes the choice.  When
+   the CPU backend is compiled into a program (static builds), the
+   resolvers run while the program is relocated, before the C library
+   has set up environ: TESSERA_CPU_LEVEL cannot be read yet, so they
+   return the table entries and tsr_cpu_dispatch_init chooses later,
+   with the same rules.  */
+#define TSR_CPU_VEC(ret, name, params, args)                            \
+  typedef ret (*name##_fn) params;                                     \
+  static name##_fn resolve_##name (void)                               \
+  {                                                                    \
+    if (!environ)                                                      \
+      {                                                                \
+        use_table = true;                                              \
+        return via_table_##name;                                       \
+      }                                                                \
+    int l = choose_level ();                                           \
+    switch (l < 0 ? lowest_built () : l)                               \
+      {                                                                \
+        ALL_CASES (name)                                               \
+      default: return NULL;                                            \
+      }                                                                \
+  }                                                                    \
+  ret tsr_cpu_##name params __attribute__ ((ifunc ("resolve_" #name)));
+#include "cpu-vec.def"
+#undef TSR_CPU_VEC
+
+const char *
+tsr_cpu_dispatch_kind (void)
 {
-  pthread_once (&table_once, fill_table);
-  tsr_cpu_levels_runnable ();
+  return use_table ? "ifunc, resolved through a table at start-up"
+                   : "ifunc";
 }
+
+#else /* !TSR_USE_IFUNC */
+
+#undef TSR_CPU_VEC_V
+#define TSR_CPU_VEC(ret, name, params, args) \
+  ret tsr_cpu_##name params { return via_table_##name args; }
+#define TSR_CPU_VEC_V(name, params, args) \
+  void tsr_cpu_##name params { via_table_##name args; }
+#include "cpu-vec.def"
+#undef TSR_CPU_VEC
+#undef TSR_CPU_VEC_V
+#define TSR_CPU_VEC_V(name, params, args) TSR_CPU_VEC (void, name, params, args)
 
 const char *
 tsr_cpu_dispatch_kind (void)
@@ -442,16 +470,21 @@ tsr_cpu_dispatch_kind (void)
   return "function table";
 }
 
-#undef TSR_CPU_VEC_V
-#define TSR_CPU_VEC(ret, name, params, args) \
-  ret tsr_cpu_##name params { return table.name args; }
-#define TSR_CPU_VEC_V(name, params, args) \
-  void tsr_cpu_##name params { table.name args; }
-#include "cpu-vec.def"
-#undef TSR_CPU_VEC
-#undef TSR_CPU_VEC_V
-
 #endif /* !TSR_USE_IFUNC */
+
+void
+tsr_cpu_dispatch_init (void)
+{
+#ifdef TSR_USE_IFUNC
+  if (use_table)
+    pthread_once (&table_once, fill_table);
+  else
+    choose_level ();
+#else
+  pthread_once (&table_once, fill_table);
+#endif
+  tsr_cpu_levels_runnable ();
+}
 
 const char *
 tsr_cpu_level_name (void)

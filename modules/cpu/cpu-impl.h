@@ -6,8 +6,9 @@
  *   cpu-threadpool.c   worker threads
  *   cpu-ops.c          the op table and supports_op
  *   cpu-ops-*.c        one family of kernels each
- *   cpu-vec.c          hot loops over contiguous arrays (per ISA level
- *                      later, see cpu-vec.h)
+ *   cpu-vec.c          hot loops over contiguous arrays, and
+ *   cpu-gemm.c         the GEMM micro-kernel, both per ISA level
+ *                      (see cpu-vec.h)
  * Everything here has hidden visibility: the module exports only its
  * descriptor.  */
 #ifndef TSR_CPU_IMPL_H

@@ -97,7 +97,11 @@ tsr_cpu_row_to_f32 (tsr_type src_type, const char *src, size_t src_stride,
 {
   const struct tsr_type_traits *tr = tsr_type_traits (src_type);
 
-  if (tr->is_quantized)          /* dense rows only */
+  if (src_type == TSR_TYPE_Q8_0)  /* dense rows only */
+    tsr_cpu_row_q8_0_to_f32 (n, dst, src);
+  else if (src_type == TSR_TYPE_Q4_0)
+    tsr_cpu_row_q4_0_to_f32 (n, dst, src);
+  else if (tr->is_quantized)
     tr->to_float (src, dst, n);
   else if (src_stride != tr->type_size || src_type == TSR_TYPE_I32)
     for (int64_t i = 0; i < n; i++)

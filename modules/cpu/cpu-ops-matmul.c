@@ -4,19 +4,35 @@
  * [k, n, b2, b3] is f32, dst [m, n, b2, b3] f32; batch (i2, i3) of b
  * uses batch (i2 / (b2 / a2), i3 / (b3 / a3)) of a.
  *
- * The work is cut into tiles of ROW_TILE rows of a by COL_TILE rows of
- * b per batch, dealt to threads in contiguous ranges.  A thread converts
- * the a rows of a tile to f32 once (kept while its next tile uses the
- * same rows) and dots each with every b row of the tile; strided b rows
- * are first copied to a contiguous row.  The dot products themselves
- * are in cpu-vec.c.  The tile loader is shared with mul_mat_id
- * (cpu-ops-nn.c).  */
+ * Two ways, by n:
+ * - n >= GEMM_MIN_N: a packed GEMM (cpu-gemm.c).  Per batch the product
+ *   is cut into blocks of IB weight rows by JB activation rows, dealt
+ *   to threads in contiguous ranges (weight blocks vary fastest); for
+ *   each run of KC along k a thread packs the activation block once and
+ *   every weight block it owns (converted to f32 on the way: f16, bf16
+ *   and the quantized types cost one conversion per element per JB
+ *   columns), then runs the micro-kernel over the packed panels.
+ * - small n (gemv and a few columns): tiles of ROW_TILE rows of a by
+ *   COL_TILE rows of b; each a row is dotted with each b row directly in
+ *   its stored type (cpu-vec.c widens it in registers), so the weights
+ *   are read once per column tile at their stored size.  Weights with
+ *   strided elements are converted to f32 per tile first.
+ * The tile loader is shared with mul_mat_id (cpu-ops-nn.c).  */
 #include <config.h>
 
 #include "cpu-impl.h"
 
 #define ROW_TILE TSR_CPU_WEIGHT_TILE
 #define COL_TILE 64
+
+/* GEMM blocking: KC floats of a packed panel row (a multiple of every
+   quantized block size), IB weight rows (a multiple of every level's
+   NR) and JB activation rows per block.  */
+#define GEMM_MIN_N 16
+#define KC 256
+#define IB 256
+#define JB 512
+#define GEMM_ALIGN 64
 
 bool
 tsr_cpu_mul_mat_supports (const tsr_tensor *dst)
@@ -34,12 +50,26 @@ tsr_cpu_mul_mat_supports (const tsr_tensor *dst)
          && b->ne[3] % a->ne[3] == 0;
 }
 
-/* ROW_TILE converted rows of a and one contiguous row of b.  */
+static bool
+use_gemm (const tsr_tensor *dst)
+{
+  return dst->src[1]->ne[1] >= GEMM_MIN_N && dst->nb[0] == sizeof (float)
+         && dst->nb[1] % sizeof (float) == 0;
+}
+
+/* Small n: ROW_TILE converted rows of a and one contiguous row of b.
+   GEMM: the packed activation block, a packed weight block, and
+   TSR_CPU_GEMM_MAX_NR rows of KC floats to convert weights into.  */
 size_t
 tsr_cpu_mul_mat_scratch (const tsr_tensor *dst)
 {
-  return (size_t) (ROW_TILE + 1) * (size_t) dst->src[0]->ne[0]
-         * sizeof (float);
+  size_t dots = (size_t) (ROW_TILE + 1) * (size_t) dst->src[0]->ne[0]
+                * sizeof (float);
+  size_t gemm = ((size_t) KC * (JB + TSR_CPU_GEMM_MAX_MR) + (size_t) KC * IB
+                 + (size_t) KC * TSR_CPU_GEMM_MAX_NR) * sizeof (float)
+                + 3 * GEMM_ALIGN;
+
+  return use_gemm (dst) && gemm > dots ? gemm : dots;
 }
 
 void
@@ -69,9 +99,28 @@ tsr_cpu_weight_tile_load (struct tsr_cpu_weight_tile *t, const tsr_tensor *a,
     }
 }
 
-int
-tsr_cpu_mul_mat (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
-                 int nth)
+/* The dot of weight row AROW (K elements of TYPE, dense) and BROW.  */
+static inline float
+dot_row (tsr_type type, int64_t k, const void *arow, const float *brow)
+{
+  switch (type)
+    {
+    case TSR_TYPE_F16:
+      return tsr_cpu_vec_dot_f16 (k, arow, brow);
+    case TSR_TYPE_BF16:
+      return tsr_cpu_vec_dot_bf16 (k, arow, brow);
+    case TSR_TYPE_Q8_0:
+      return tsr_cpu_vec_dot_q8_0 (k, arow, brow);
+    case TSR_TYPE_Q4_0:
+      return tsr_cpu_vec_dot_q4_0 (k, arow, brow);
+    default:
+      return tsr_cpu_vec_dot_f32 (k, arow, brow);
+    }
+}
+
+static int
+mul_mat_dots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
+              int nth)
 {
   const tsr_tensor *a = dst->src[0], *b = dst->src[1];
   const int64_t k = a->ne[0], m = a->ne[1], n = b->ne[1];
@@ -80,6 +129,7 @@ tsr_cpu_mul_mat (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   const int64_t tiles = row_tiles * col_tiles * b->ne[2] * b->ne[3];
   const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
   const bool b_direct = b->nb[0] == sizeof (float);
+  const bool a_direct = tsr_cpu_dense_rows (a);
   float *a_buf = c->scratch[ith];
   float *b_buf = a_buf + ROW_TILE * k;
   struct tsr_cpu_weight_tile tile = TSR_CPU_WEIGHT_TILE_INIT;
@@ -94,9 +144,11 @@ tsr_cpu_mul_mat (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
       int64_t batch = u / (col_tiles * row_tiles);
       int64_t i2 = batch % b->ne[2], i3 = batch / b->ne[2];
       int64_t j_end = (ct + 1) * COL_TILE < n ? (ct + 1) * COL_TILE : n;
+      int64_t first = rt * ROW_TILE;
+      int64_t count = m - first < ROW_TILE ? m - first : ROW_TILE;
 
-      tsr_cpu_weight_tile_load (&tile, a, i2 / r2, i3 / r3, rt * ROW_TILE,
-                                a_buf);
+      if (!a_direct)
+        tsr_cpu_weight_tile_load (&tile, a, i2 / r2, i3 / r3, first, a_buf);
       for (int64_t j = ct * COL_TILE; j < j_end; j++)
         {
           const char *bs = tsr_cpu_at (b, 0, j, i2, i3);
@@ -107,10 +159,193 @@ tsr_cpu_mul_mat (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
               tsr_cpu_row_to_f32 (TSR_TYPE_F32, bs, b->nb[0], b_buf, k);
               brow = b_buf;
             }
-          for (int64_t r = 0; r < tile.count; r++)
-            *(float *) tsr_cpu_at (dst, tile.first + r, j, i2, i3)
-              = tsr_cpu_vec_dot_f32 (k, tile.rows[r], brow);
+          for (int64_t r = 0; r < count; r++)
+            *(float *) tsr_cpu_at (dst, first + r, j, i2, i3)
+              = a_direct ? dot_row (a->type, k,
+                                    tsr_cpu_at (a, 0, first + r, i2 / r2,
+                                                i3 / r3), brow)
+                         : tsr_cpu_vec_dot_f32 (k, tile.rows[r], brow);
         }
     }
   return TSR_OK;
+}
+
+static inline float *
+align_up (void *p)
+{
+  uintptr_t u = ((uintptr_t) p + GEMM_ALIGN - 1) & ~(uintptr_t) (GEMM_ALIGN - 1);
+  return (float *) u;
+}
+
+/* Where one thread's GEMM works.  */
+struct gemm
+{
+  const tsr_tensor *a, *b;
+  tsr_tensor *dst;
+  int mr, nr;
+  int64_t ib, jb;                /* block sizes, <= IB, JB */
+  float *bpack, *apack, *conv;   /* JB x KC, IB x KC, NR x KC floats */
+};
+
+/* Rows [J0, J0 + NJ) of b batch (I2, I3), elements [PC, PC + KC), into
+   g->bpack as MR-row panels.  */
+static void
+pack_b_block (struct gemm *g, int64_t i2, int64_t i3, int64_t j0, int64_t nj,
+              int64_t pc, int64_t kc)
+{
+  const tsr_tensor *b = g->b;
+  const bool direct = b->nb[0] == sizeof (float)
+                      && b->nb[1] % sizeof (float) == 0;
+
+  for (int64_t jp = 0; jp < nj; jp += g->mr)
+    {
+      int64_t rows = nj - jp < g->mr ? nj - jp : g->mr;
+      const float *src = (const float *) tsr_cpu_at (b, pc, j0 + jp, i2, i3);
+      int64_t lds = (int64_t) (b->nb[1] / sizeof (float));
+
+      if (!direct)
+        {
+          for (int64_t r = 0; r < rows; r++)
+            tsr_cpu_row_to_f32 (TSR_TYPE_F32,
+                                tsr_cpu_at (b, pc, j0 + jp + r, i2, i3),
+                                b->nb[0], g->conv + r * kc, kc);
+          src = g->conv;
+          lds = kc;
+        }
+      tsr_cpu_gemm_pack_b (kc, rows, src, lds, g->bpack + jp * kc);
+    }
+}
+
+/* Weight rows [I0, I0 + NI) of a batch (IA2, IA3), elements [PC, PC +
+   KC), converted to f32, into g->apack as NR-row panels.  */
+static void
+pack_a_block (struct gemm *g, int64_t ia2, int64_t ia3, int64_t i0,
+              int64_t ni, int64_t pc, int64_t kc)
+{
+  const tsr_tensor *a = g->a;
+  const struct tsr_type_traits *tr = tsr_type_traits (a->type);
+  const bool direct = a->type == TSR_TYPE_F32 && a->nb[0] == sizeof (float)
+                      && a->nb[1] % sizeof (float) == 0;
+
+  for (int64_t ip = 0; ip < ni; ip += g->nr)
+    {
+      int64_t rows = ni - ip < g->nr ? ni - ip : g->nr;
+      const float *src;
+      int64_t lds;
+
+      if (direct)
+        {
+          src = (const float *) tsr_cpu_at (a, pc, i0 + ip, ia2, ia3);
+          lds = (int64_t) (a->nb[1] / sizeof (float));
+        }
+      else
+        {
+          for (int64_t r = 0; r < rows; r++)
+            {
+              const char *row = tsr_cpu_at (a, 0, i0 + ip + r, ia2, ia3);
+              /* Quantized rows are dense: element PC starts block
+                 PC / blck_size.  */
+              row += tr->is_quantized
+                     ? pc / tr->block_size * (int64_t) tr->type_size
+                     : pc * (int64_t) a->nb[0];
+              tsr_cpu_row_to_f32 (a->type, row, a->nb[0], g->conv + r * kc,
+                                  kc);
+            }
+          src = g->conv;
+          lds = kc;
+        }
+      tsr_cpu_gemm_pack_a (kc, rows, src, lds, g->apack + ip * kc);
+    }
+}
+
+/* dst rows [J0, J0 + NJ) of batch (I2, I3), weight blocks IB0..IB1-1.  */
+static void
+gemm_group (struct gemm *g, int64_t i2, int64_t i3, int64_t j0, int64_t nj,
+            int64_t ib0, int64_t ib1)
+{
+  const tsr_tensor *a = g->a, *b = g->b;
+  const int64_t k = a->ne[0], m = a->ne[1];
+  const int64_t ia2 = i2 / (b->ne[2] / a->ne[2]);
+  const int64_t ia3 = i3 / (b->ne[3] / a->ne[3]);
+  const int64_t ldc = (int64_t) (g->dst->nb[1] / sizeof (float));
+
+  for (int64_t pc = 0; pc < k; pc += KC)
+    {
+      int64_t kc = k - pc < KC ? k - pc : KC;
+
+      pack_b_block (g, i2, i3, j0, nj, pc, kc);
+      for (int64_t ib = ib0; ib < ib1; ib++)
+        {
+          int64_t i0 = ib * g->ib, ni = m - i0 < g->ib ? m - i0 : g->ib;
+
+          pack_a_block (g, ia2, ia3, i0, ni, pc, kc);
+          for (int64_t jp = 0; jp < nj; jp += g->mr)
+            for (int64_t ip = 0; ip < ni; ip += g->nr)
+              tsr_cpu_gemm_kernel (kc, g->apack + ip * kc,
+                                   g->bpack + jp * kc,
+                                   (float *) tsr_cpu_at (g->dst, i0 + ip,
+                                                         j0 + jp, i2, i3),
+                                   ldc, nj - jp < g->mr ? nj - jp : g->mr,
+                                   ni - ip < g->nr ? ni - ip : g->nr,
+                                   pc > 0);
+        }
+    }
+}
+
+/* N / PARTS rounded up to a multiple of UNIT, at least UNIT, at most
+   MAX (a multiple of UNIT).  */
+static int64_t
+block_size (int64_t n, int64_t parts, int64_t unit, int64_t max)
+{
+  int64_t b = (n + parts - 1) / parts;
+
+  b = (b + unit - 1) / unit * unit;
+  return b < unit ? unit : b > max ? max : b;
+}
+
+static int
+mul_mat_gemm (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
+              int nth)
+{
+  const tsr_tensor *a = dst->src[0], *b = dst->src[1];
+  const int64_t m = a->ne[1], n = b->ne[1], batches = b->ne[2] * b->ne[3];
+  struct gemm g = { a, b, dst, 0, 0, IB, JB, NULL, NULL, NULL };
+  int64_t iblocks, jblocks, per_batch, u0, u1;
+
+  tsr_cpu_gemm_shape (&g.mr, &g.nr);
+  /* Enough blocks for every thread: smaller weight blocks first, then
+     smaller activation blocks.  */
+  if ((m + IB - 1) / IB * batches < nth)
+    g.ib = block_size (m, (nth + batches - 1) / batches, g.nr, IB);
+  iblocks = (m + g.ib - 1) / g.ib;
+  if (iblocks * batches < nth)
+    g.jb = block_size (n, (nth + iblocks * batches - 1)
+                          / (iblocks * batches), g.mr, JB);
+  jblocks = (n + g.jb - 1) / g.jb;
+  per_batch = iblocks * jblocks;
+  g.bpack = align_up (c->scratch[ith]);
+  g.apack = align_up (g.bpack + KC * (JB + TSR_CPU_GEMM_MAX_MR));
+  g.conv = align_up (g.apack + KC * IB);
+  tsr_cpu_split (per_batch * batches, ith, nth, &u0, &u1);
+  while (u0 < u1)
+    {
+      /* A run of weight blocks sharing one activation block.  */
+      int64_t batch = u0 / per_batch, jb = u0 % per_batch / iblocks;
+      int64_t ib0 = u0 % iblocks;
+      int64_t ib1 = iblocks - ib0 < u1 - u0 ? iblocks : ib0 + (u1 - u0);
+      int64_t j0 = jb * g.jb;
+
+      gemm_group (&g, batch % b->ne[2], batch / b->ne[2], j0,
+                  n - j0 < g.jb ? n - j0 : g.jb, ib0, ib1);
+      u0 += ib1 - ib0;
+    }
+  return TSR_OK;
+}
+
+int
+tsr_cpu_mul_mat (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
+                 int nth)
+{
+  return use_gemm (dst) ? mul_mat_gemm (c, dst, ith, nth)
+                        : mul_mat_dots (c, dst, ith, nth);
 }

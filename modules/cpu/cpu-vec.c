@@ -3,18 +3,25 @@
  * The build compiles this file once for every level configure chose,
  * with that level's -march flags and -DTSR_CPU_SUFFIX=<level>, so each
  * function below exists as tsr_cpu_<name>_<level>; cpu-dispatch.c picks
- * one per process.  The plain C here is also the reference: it uses
- * nothing but the arrays it is given (no tensors, no threads, no
- * errors).  Loops are
- * written so that a compiler can vectorize them without -ffast-math
+ * one per process.  Each function uses nothing but the arrays it is
+ * given (no tensors, no threads, no errors).  The hot ones have
+ * #if branches for what the level's flags enable (__AVX512F__,
+ * __AVX2__ + __FMA__ + __F16C__), written with intrinsics; the plain C
+ * branch is the baseline and the reference.  Plain C loops are written
+ * so that a compiler can vectorize them without -ffast-math
  * (independent accumulators instead of one serial sum).  */
 #include <config.h>
 
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "cpu-vec.h"
 #include "cpu-level.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 /* Inline versions of libtessera's exact conversions (same results bit
    for bit: these conversions are exact, or round to nearest even),
@@ -60,12 +67,96 @@ f32_to_bf16 (float f)
 #define DOT_BLOCK 256
 #define LANES 8
 
+#if defined(__AVX512F__)
+/* Lanes of x . y over [0, n) for n < 2^31, 4 accumulators, the tail
+   through a mask: nothing past x[n - 1] / y[n - 1] is read.  */
+static inline __m512
+dot_f32_lanes (int64_t n, const float *x, const float *y)
+{
+  __m512 s0 = _mm512_setzero_ps (), s1 = s0, s2 = s0, s3 = s0;
+  int64_t i = 0;
+
+  for (; i + 64 <= n; i += 64)
+    {
+      s0 = _mm512_fmadd_ps (_mm512_loadu_ps (x + i), _mm512_loadu_ps (y + i), s0);
+      s1 = _mm512_fmadd_ps (_mm512_loadu_ps (x + i + 16),
+                            _mm512_loadu_ps (y + i + 16), s1);
+      s2 = _mm512_fmadd_ps (_mm512_loadu_ps (x + i + 32),
+                            _mm512_loadu_ps (y + i + 32), s2);
+      s3 = _mm512_fmadd_ps (_mm512_loadu_ps (x + i + 48),
+                            _mm512_loadu_ps (y + i + 48), s3);
+    }
+  for (; i + 16 <= n; i += 16)
+    s0 = _mm512_fmadd_ps (_mm512_loadu_ps (x + i), _mm512_loadu_ps (y + i), s0);
+  if (i < n)
+    {
+      __mmask16 m = (__mmask16) ((1u << (n - i)) - 1);
+      s1 = _mm512_fmadd_ps (_mm512_maskz_loadu_ps (m, x + i),
+                            _mm512_maskz_loadu_ps (m, y + i), s1);
+    }
+  return _mm512_add_ps (_mm512_add_ps (s0, s1), _mm512_add_ps (s2, s3));
+}
+#define DOT_VEC_BLOCK 2048
+#elif defined(__AVX2__) && defined(__FMA__)
+static inline float
+hsum256 (__m256 v)
+{
+  __m128 s = _mm_add_ps (_mm256_castps256_ps128 (v),
+                         _mm256_extractf128_ps (v, 1));
+  s = _mm_add_ps (s, _mm_movehl_ps (s, s));
+  s = _mm_add_ss (s, _mm_movehdup_ps (s));
+  return _mm_cvtss_f32 (s);
+}
+
+static inline float
+dot_f32_block (int64_t n, const float *x, const float *y)
+{
+  __m256 s0 = _mm256_setzero_ps (), s1 = s0, s2 = s0, s3 = s0;
+  int64_t i = 0;
+  float tail = 0;
+
+  for (; i + 32 <= n; i += 32)
+    {
+      s0 = _mm256_fmadd_ps (_mm256_loadu_ps (x + i), _mm256_loadu_ps (y + i), s0);
+      s1 = _mm256_fmadd_ps (_mm256_loadu_ps (x + i + 8),
+                            _mm256_loadu_ps (y + i + 8), s1);
+      s2 = _mm256_fmadd_ps (_mm256_loadu_ps (x + i + 16),
+                            _mm256_loadu_ps (y + i + 16), s2);
+      s3 = _mm256_fmadd_ps (_mm256_loadu_ps (x + i + 24),
+                            _mm256_loadu_ps (y + i + 24), s3);
+    }
+  for (; i + 8 <= n; i += 8)
+    s0 = _mm256_fmadd_ps (_mm256_loadu_ps (x + i), _mm256_loadu_ps (y + i), s0);
+  for (; i < n; i++)
+    tail += x[i] * y[i];
+  return hsum256 (_mm256_add_ps (_mm256_add_ps (s0, s1),
+                                 _mm256_add_ps (s2, s3))) + tail;
+}
+#define DOT_VEC_BLOCK 1024
+#endif
+
 float
 TSR_CPU_LEVEL_FN (vec_dot_f32) (int64_t n, const float *x, const float *y)
 {
   double total = 0;
   int64_t i = 0;
 
+#if defined(__AVX512F__)
+  /* Each lane sums at most DOT_VEC_BLOCK / 16 products in float.  */
+  for (; i < n; i += DOT_VEC_BLOCK)
+    {
+      int64_t len = n - i < DOT_VEC_BLOCK ? n - i : DOT_VEC_BLOCK;
+      total += _mm512_reduce_add_ps (dot_f32_lanes (len, x + i, y + i));
+    }
+  return (float) total;
+#elif defined(__AVX2__) && defined(__FMA__)
+  for (; i < n; i += DOT_VEC_BLOCK)
+    {
+      int64_t len = n - i < DOT_VEC_BLOCK ? n - i : DOT_VEC_BLOCK;
+      total += dot_f32_block (len, x + i, y + i);
+    }
+  return (float) total;
+#else
   while (i < n)
     {
       int64_t end = n - i > DOT_BLOCK ? i + DOT_BLOCK : n;
@@ -80,6 +171,7 @@ TSR_CPU_LEVEL_FN (vec_dot_f32) (int64_t n, const float *x, const float *y)
                + (double) ((acc[2] + acc[6]) + (acc[3] + acc[7]));
     }
   return (float) total;
+#endif
 }
 
 double
@@ -96,25 +188,6 @@ TSR_CPU_LEVEL_FN (vec_sum_f32) (int64_t n, const float *x)
   return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
-double
-TSR_CPU_LEVEL_FN (vec_sumsq_f32) (int64_t n, const float *x, double c)
-{
-  double acc[4] = { 0 };
-  int64_t i = 0;
-
-  for (; i + 4 <= n; i += 4)
-    for (int l = 0; l < 4; l++)
-      {
-        double d = x[i + l] - c;
-        acc[l] += d * d;
-      }
-  for (; i < n; i++)
-    {
-      double d = x[i] - c;
-      acc[0] += d * d;
-    }
-  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
-}
 
 void
 TSR_CPU_LEVEL_FN (vec_add_f32) (int64_t n, float *z, const float *x, const float *y)
@@ -151,12 +224,6 @@ TSR_CPU_LEVEL_FN (vec_set_f32) (int64_t n, float *y, float v)
     y[i] = v;
 }
 
-void
-TSR_CPU_LEVEL_FN (vec_scale_f32) (int64_t n, float *y, const float *x, float s)
-{
-  for (int64_t i = 0; i < n; i++)
-    y[i] = x[i] * s;
-}
 
 void
 TSR_CPU_LEVEL_FN (vec_center_scale_f32) (int64_t n, float *y, const float *x, double c,
@@ -187,33 +254,23 @@ TSR_CPU_LEVEL_FN (vec_gelu_f32) (int64_t n, float *y, const float *x)
     }
 }
 
-double
-TSR_CPU_LEVEL_FN (vec_exp_sub_f32) (int64_t n, float *y, const float *x, float m)
-{
-  double sum = 0;
 
-  for (int64_t i = 0; i < n; i++)
-    {
-      y[i] = expf (x[i] - m);
-      sum += y[i];
-    }
-  return sum;
-}
-
-float
-TSR_CPU_LEVEL_FN (vec_max_f32) (int64_t n, const float *x)
-{
-  float m = -INFINITY;
-
-  for (int64_t i = 0; i < n; i++)
-    m = x[i] > m ? x[i] : m;
-  return m;
-}
 
 void
 TSR_CPU_LEVEL_FN (row_f16_to_f32) (int64_t n, float *y, const tsr_fp16_t *x)
 {
-  for (int64_t i = 0; i < n; i++)
+  int64_t i = 0;
+
+#if defined(__AVX512F__)
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps (y + i, _mm512_cvtph_ps (_mm256_loadu_si256
+                                              ((const __m256i *) (x + i))));
+#elif defined(__F16C__)
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps (y + i, _mm256_cvtph_ps (_mm_loadu_si128
+                                              ((const __m128i *) (x + i))));
+#endif
+  for (; i < n; i++)
     y[i] = fp16_to_f32 (x[i]);
 }
 
@@ -236,4 +293,424 @@ TSR_CPU_LEVEL_FN (row_f32_to_bf16) (int64_t n, tsr_bf16_t *y, const float *x)
 {
   for (int64_t i = 0; i < n; i++)
     y[i] = f32_to_bf16 (x[i]);
+}
+
+/* Dot products of a weight row stored as f16, bf16, q8_0 or q4_0 with
+   f32 activations: the weights are widened to f32 in registers (the
+   same values tsr_cpu_row_to_f32 would give) and multiplied in f32, so
+   the result matches converting the row first, up to summation order.
+   Per vector lane, partial sums move to double every DOT_BLOCK_ELEMS
+   elements.  */
+#define DOT_BLOCK_ELEMS 2048
+
+#if defined(__AVX512F__)
+#define VF __m512
+#define VF_ZERO() _mm512_setzero_ps ()
+#define VF_FMA(a, b, c) _mm512_fmadd_ps (a, b, c)
+#define VF_MUL(a, b) _mm512_mul_ps (a, b)
+#define VF_ADD(a, b) _mm512_add_ps (a, b)
+#define VF_SET1(v) _mm512_set1_ps (v)
+#define VF_LOAD(p) _mm512_loadu_ps (p)
+#define VF_STORE(p, v) _mm512_storeu_ps (p, v)
+#define VF_HSUM(v) _mm512_reduce_add_ps (v)
+#define VF_WIDTH 16
+#define LOAD_F16(p) _mm512_cvtph_ps (_mm256_loadu_si256 ((const __m256i *) (p)))
+#define LOAD_BF16(p) _mm512_castsi512_ps (_mm512_slli_epi32 \
+  (_mm512_cvtepu16_epi32 (_mm256_loadu_si256 ((const __m256i *) (p))), 16))
+#define LOAD_I8(p) _mm512_cvtepi32_ps \
+  (_mm512_cvtepi8_epi32 (_mm_loadu_si128 ((const __m128i *) (p))))
+#define CVT_I8(v) _mm512_cvtepi32_ps (_mm512_cvtepi8_epi32 (v))
+#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#define VF __m256
+#define VF_ZERO() _mm256_setzero_ps ()
+#define VF_FMA(a, b, c) _mm256_fmadd_ps (a, b, c)
+#define VF_MUL(a, b) _mm256_mul_ps (a, b)
+#define VF_ADD(a, b) _mm256_add_ps (a, b)
+#define VF_SET1(v) _mm256_set1_ps (v)
+#define VF_LOAD(p) _mm256_loadu_ps (p)
+#define VF_STORE(p, v) _mm256_storeu_ps (p, v)
+#define VF_HSUM(v) hsum256 (v)
+#define VF_WIDTH 8
+#define LOAD_F16(p) _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) (p)))
+#define LOAD_BF16(p) _mm256_castsi256_ps (_mm256_slli_epi32 \
+  (_mm256_cvtepu16_epi32 (_mm_loadu_si128 ((const __m128i *) (p))), 16))
+#define LOAD_I8(p) _mm256_cvtepi32_ps \
+  (_mm256_cvtepi8_epi32 (_mm_loadl_epi64 ((const __m128i *) (p))))
+#define CVT_I8(v) _mm256_cvtepi32_ps (_mm256_cvtepi8_epi32 (v))
+#endif
+
+#ifdef VF
+/* The f16 / bf16 dot: LOADW widens VF_WIDTH weights.  */
+#define DOT_WIDEN(n, x, y, LOADW)                                         \
+  do {                                                                    \
+    double total_ = 0;                                                    \
+    int64_t i_ = 0;                                                       \
+    while (i_ + VF_WIDTH <= (n))                                          \
+      {                                                                   \
+        int64_t end_ = (n) - i_ > DOT_BLOCK_ELEMS ? i_ + DOT_BLOCK_ELEMS  \
+                                                  : (n);                  \
+        VF s0_ = VF_ZERO (), s1_ = VF_ZERO ();                            \
+        for (; i_ + 2 * VF_WIDTH <= end_; i_ += 2 * VF_WIDTH)             \
+          {                                                               \
+            s0_ = VF_FMA (LOADW ((x) + i_), VF_LOAD ((y) + i_), s0_);     \
+            s1_ = VF_FMA (LOADW ((x) + i_ + VF_WIDTH),                    \
+                          VF_LOAD ((y) + i_ + VF_WIDTH), s1_);            \
+          }                                                               \
+        for (; i_ + VF_WIDTH <= end_; i_ += VF_WIDTH)                     \
+          s0_ = VF_FMA (LOADW ((x) + i_), VF_LOAD ((y) + i_), s0_);       \
+        total_ += VF_HSUM (VF_ADD (s0_, s1_));                            \
+      }                                                                   \
+    for (; i_ < (n); i_++)                                                \
+      total_ += (double) (WIDEN1 ((x)[i_]) * (y)[i_]);                    \
+    return (float) total_;                                                \
+  } while (0)
+#endif
+
+#ifndef VF
+/* Without vectors: widen DOT_BLOCK elements of X (f16, or bf16 if
+   BF16) at a time, then the f32 dot.  */
+static float
+dot_widened (int64_t n, const void *x, const float *y, bool bf16)
+{
+  float buf[DOT_BLOCK];
+  double total = 0;
+
+  for (int64_t i = 0; i < n; i += DOT_BLOCK)
+    {
+      int64_t len = n - i < DOT_BLOCK ? n - i : DOT_BLOCK;
+      if (bf16)
+        TSR_CPU_LEVEL_FN (row_bf16_to_f32) (len, buf,
+                                            (const tsr_bf16_t *) x + i);
+      else
+        TSR_CPU_LEVEL_FN (row_f16_to_f32) (len, buf,
+                                           (const tsr_fp16_t *) x + i);
+      total += TSR_CPU_LEVEL_FN (vec_dot_f32) (len, buf, y + i);
+    }
+  return (float) total;
+}
+#endif
+
+float
+TSR_CPU_LEVEL_FN (vec_dot_f16) (int64_t n, const tsr_fp16_t *x,
+                                const float *y)
+{
+#ifdef VF
+#define WIDEN1 fp16_to_f32
+  DOT_WIDEN (n, x, y, LOAD_F16);
+#undef WIDEN1
+#else
+  return dot_widened (n, x, y, false);
+#endif
+}
+
+static inline float
+bf16_to_f32 (tsr_bf16_t h)
+{
+  return bits_to_f32 ((uint32_t) h << 16);
+}
+
+float
+TSR_CPU_LEVEL_FN (vec_dot_bf16) (int64_t n, const tsr_bf16_t *x,
+                                 const float *y)
+{
+#ifdef VF
+#define WIDEN1 bf16_to_f32
+  DOT_WIDEN (n, x, y, LOAD_BF16);
+#undef WIDEN1
+#else
+  return dot_widened (n, x, y, true);
+#endif
+}
+
+/* Blocks per double partial sum in the quantized dots.  */
+#define DOT_QBLOCKS 64
+
+float
+TSR_CPU_LEVEL_FN (vec_dot_q8_0) (int64_t n, const void *x, const float *y)
+{
+  const struct tsr_block_q8_0 *b = x;
+  const int64_t nb = n / TSR_QK8_0;
+  double total = 0;
+
+  for (int64_t i = 0; i < nb; i += DOT_QBLOCKS)
+    {
+      int64_t end = nb - i < DOT_QBLOCKS ? nb : i + DOT_QBLOCKS;
+#ifdef VF
+      VF acc0 = VF_ZERO (), acc1 = VF_ZERO ();
+      for (int64_t j = i; j < end; j++)
+        {
+          const float *yb = y + j * TSR_QK8_0;
+          VF s = VF_ZERO ();
+          for (int l = 0; l < TSR_QK8_0; l += VF_WIDTH)
+            s = VF_FMA (LOAD_I8 (b[j].qs + l), VF_LOAD (yb + l), s);
+          if (j & 1)
+            acc1 = VF_FMA (VF_SET1 (fp16_to_f32 (b[j].d)), s, acc1);
+          else
+            acc0 = VF_FMA (VF_SET1 (fp16_to_f32 (b[j].d)), s, acc0);
+        }
+      total += VF_HSUM (VF_ADD (acc0, acc1));
+#else
+      float part = 0;
+      for (int64_t j = i; j < end; j++)
+        {
+          const float *yb = y + j * TSR_QK8_0;
+          float s[4] = { 0 };
+          for (int l = 0; l < TSR_QK8_0; l += 4)
+            for (int u = 0; u < 4; u++)
+              s[u] += (float) b[j].qs[l + u] * yb[l + u];
+          part += fp16_to_f32 (b[j].d) * ((s[0] + s[1]) + (s[2] + s[3]));
+        }
+      total += part;
+#endif
+    }
+  return (float) total;
+}
+
+float
+TSR_CPU_LEVEL_FN (vec_dot_q4_0) (int64_t n, const void *x, const float *y)
+{
+  const struct tsr_block_q4_0 *b = x;
+  const int64_t nb = n / TSR_QK4_0;
+  const int half = TSR_QK4_0 / 2;
+  double total = 0;
+
+  for (int64_t i = 0; i < nb; i += DOT_QBLOCKS)
+    {
+      int64_t end = nb - i < DOT_QBLOCKS ? nb : i + DOT_QBLOCKS;
+#if defined(VF)
+      const __m128i low = _mm_set1_epi8 (0x0f), eight = _mm_set1_epi8 (8);
+      VF acc0 = VF_ZERO (), acc1 = VF_ZERO ();
+      for (int64_t j = i; j < end; j++)
+        {
+          const float *yb = y + j * TSR_QK4_0;
+          __m128i q = _mm_loadu_si128 ((const __m128i *) b[j].qs);
+          __m128i lo = _mm_sub_epi8 (_mm_and_si128 (q, low), eight);
+          __m128i hi = _mm_sub_epi8 (_mm_and_si128 (_mm_srli_epi16 (q, 4),
+                                                    low), eight);
+          VF s = VF_MUL (CVT_I8 (lo), VF_LOAD (yb));
+          s = VF_FMA (CVT_I8 (hi), VF_LOAD (yb + half), s);
+#if VF_WIDTH == 8
+          s = VF_FMA (CVT_I8 (_mm_srli_si128 (lo, 8)), VF_LOAD (yb + 8), s);
+          s = VF_FMA (CVT_I8 (_mm_srli_si128 (hi, 8)),
+                      VF_LOAD (yb + half + 8), s);
+#endif
+          if (j & 1)
+            acc1 = VF_FMA (VF_SET1 (fp16_to_f32 (b[j].d)), s, acc1);
+          else
+            acc0 = VF_FMA (VF_SET1 (fp16_to_f32 (b[j].d)), s, acc0);
+        }
+      total += VF_HSUM (VF_ADD (acc0, acc1));
+#else
+      float part = 0;
+      for (int64_t j = i; j < end; j++)
+        {
+          const float *yb = y + j * TSR_QK4_0;
+          float s[4] = { 0 };
+          for (int l = 0; l < half; l += 2)
+            {
+              s[0] += (float) ((b[j].qs[l] & 0x0f) - 8) * yb[l];
+              s[1] += (float) ((b[j].qs[l + 1] & 0x0f) - 8) * yb[l + 1];
+              s[2] += (float) ((b[j].qs[l] >> 4) - 8) * yb[l + half];
+              s[3] += (float) ((b[j].qs[l + 1] >> 4) - 8) * yb[l + half + 1];
+            }
+          part += fp16_to_f32 (b[j].d) * ((s[0] + s[1]) + (s[2] + s[3]));
+        }
+      total += part;
+#endif
+    }
+  return (float) total;
+}
+
+/* Quantized rows to f32: d * q, one rounding, as tsr_dequantize_row.  */
+void
+TSR_CPU_LEVEL_FN (row_q8_0_to_f32) (int64_t n, float *y, const void *x)
+{
+  const struct tsr_block_q8_0 *b = x;
+
+  for (int64_t j = 0; j < n / TSR_QK8_0; j++, y += TSR_QK8_0)
+    {
+      float d = fp16_to_f32 (b[j].d);
+#if defined(VF)
+      for (int l = 0; l < TSR_QK8_0; l += VF_WIDTH)
+        VF_STORE (y + l, VF_MUL (VF_SET1 (d), LOAD_I8 (b[j].qs + l)));
+#else
+      for (int l = 0; l < TSR_QK8_0; l++)
+        y[l] = d * (float) b[j].qs[l];
+#endif
+    }
+}
+
+void
+TSR_CPU_LEVEL_FN (row_q4_0_to_f32) (int64_t n, float *y, const void *x)
+{
+  const struct tsr_block_q4_0 *b = x;
+  const int half = TSR_QK4_0 / 2;
+
+  for (int64_t j = 0; j < n / TSR_QK4_0; j++, y += TSR_QK4_0)
+    {
+      float d = fp16_to_f32 (b[j].d);
+#if defined(VF) && VF_WIDTH == 16
+      const __m128i low = _mm_set1_epi8 (0x0f), eight = _mm_set1_epi8 (8);
+      __m128i q = _mm_loadu_si128 ((const __m128i *) b[j].qs);
+      __m128i lo = _mm_sub_epi8 (_mm_and_si128 (q, low), eight);
+      __m128i hi = _mm_sub_epi8 (_mm_and_si128 (_mm_srli_epi16 (q, 4), low),
+                                 eight);
+      _mm512_storeu_ps (y, VF_MUL (VF_SET1 (d), CVT_I8 (lo)));
+      _mm512_storeu_ps (y + half, VF_MUL (VF_SET1 (d), CVT_I8 (hi)));
+#else
+      for (int l = 0; l < half; l++)
+        {
+          y[l] = d * (float) ((b[j].qs[l] & 0x0f) - 8);
+          y[l + half] = d * (float) ((b[j].qs[l] >> 4) - 8);
+        }
+#endif
+    }
+}
+
+/* Row loops of norms and soft_max.  Each has a plain C version (the
+   reference and the baseline) and vector versions where VF is.  */
+double
+TSR_CPU_LEVEL_FN (vec_sumsq_f32) (int64_t n, const float *x, double c)
+{
+  double acc[4] = { 0 };
+  int64_t i = 0;
+
+#if defined(__AVX512F__)
+  /* The same sums in double, eight lanes at a time.  */
+  __m512d v0 = _mm512_setzero_pd (), v1 = v0, vc = _mm512_set1_pd (c);
+  for (; i + 16 <= n; i += 16)
+    {
+      __m512d d0 = _mm512_sub_pd (_mm512_cvtps_pd (_mm256_loadu_ps (x + i)),
+                                  vc);
+      __m512d d1 = _mm512_sub_pd (_mm512_cvtps_pd
+                                  (_mm256_loadu_ps (x + i + 8)), vc);
+      v0 = _mm512_fmadd_pd (d0, d0, v0);
+      v1 = _mm512_fmadd_pd (d1, d1, v1);
+    }
+  acc[0] = _mm512_reduce_add_pd (_mm512_add_pd (v0, v1));
+#endif
+
+  for (; i + 4 <= n; i += 4)
+    for (int l = 0; l < 4; l++)
+      {
+        double d = x[i + l] - c;
+        acc[l] += d * d;
+      }
+  for (; i < n; i++)
+    {
+      double d = x[i] - c;
+      acc[0] += d * d;
+    }
+  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
+void
+TSR_CPU_LEVEL_FN (vec_scale_f32) (int64_t n, float *y, const float *x, float s)
+{
+  int64_t i = 0;
+
+#ifdef VF
+  for (; i + VF_WIDTH <= n; i += VF_WIDTH)
+    VF_STORE (y + i, VF_MUL (VF_LOAD (x + i), VF_SET1 (s)));
+#endif
+  for (; i < n; i++)
+    y[i] = x[i] * s;
+}
+
+float
+TSR_CPU_LEVEL_FN (vec_max_f32) (int64_t n, const float *x)
+{
+  float m = -INFINITY;
+  int64_t i = 0;
+
+#if defined(__AVX512F__)
+  /* max_ps (x, acc) gives acc where x is NaN: NaNs are skipped.  */
+  __m512 vm = _mm512_set1_ps (-INFINITY);
+  for (; i + 16 <= n; i += 16)
+    vm = _mm512_max_ps (_mm512_loadu_ps (x + i), vm);
+  m = _mm512_reduce_max_ps (vm);
+#elif defined(__AVX2__)
+  __m256 vm = _mm256_set1_ps (-INFINITY);
+  for (; i + 8 <= n; i += 8)
+    vm = _mm256_max_ps (_mm256_loadu_ps (x + i), vm);
+  {
+    float t[8];
+    _mm256_storeu_ps (t, vm);
+    for (int l = 0; l < 8; l++)
+      m = t[l] > m ? t[l] : m;
+  }
+#endif
+  for (; i < n; i++)
+    m = x[i] > m ? x[i] : m;
+  return m;
+}
+
+#ifdef VF
+/* exp (x) for x <= 0 (soft_max's x - max), relative error about 2e-7:
+   x = k ln 2 + r, |r| <= ln 2 / 2, exp (r) by its degree-6 Taylor
+   polynomial (remainder below 1.2e-7), times 2^k.  Inputs below -87
+   give 0 with AVX2 (exp (-87) ~ 1.6e-38), AVX-512 goes on to the
+   subnormals; -inf gives exactly 0, NaN stays NaN.  */
+static inline VF
+exp_neg (VF x)
+{
+#if defined(__AVX512F__)
+  x = _mm512_max_ps (_mm512_set1_ps (-104.0f), x);
+  VF k = _mm512_roundscale_ps (VF_MUL (x, VF_SET1 (1.44269504088896341f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+#else
+  /* Lanes below -87 (and -inf) become exactly 0.  */
+  __m256 keep = _mm256_cmp_ps (x, _mm256_set1_ps (-87.0f), _CMP_NLT_UQ);
+  x = _mm256_max_ps (_mm256_set1_ps (-87.0f), x);
+  VF k = _mm256_round_ps (VF_MUL (x, VF_SET1 (1.44269504088896341f)),
+                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+#endif
+  VF r = VF_FMA (k, VF_SET1 (-0.693145751953125f), x);
+  r = VF_FMA (k, VF_SET1 (-1.428606765330187045e-06f), r);
+  VF p = VF_SET1 (1.0f / 720.0f);
+  p = VF_FMA (p, r, VF_SET1 (1.0f / 120.0f));
+  p = VF_FMA (p, r, VF_SET1 (1.0f / 24.0f));
+  p = VF_FMA (p, r, VF_SET1 (1.0f / 6.0f));
+  p = VF_FMA (p, r, VF_SET1 (0.5f));
+  p = VF_FMA (p, r, VF_SET1 (1.0f));
+  p = VF_FMA (p, r, VF_SET1 (1.0f));
+#if defined(__AVX512F__)
+  return _mm512_scalef_ps (p, k);
+#else
+  __m256i e = _mm256_slli_epi32 (_mm256_add_epi32 (_mm256_cvtps_epi32 (k),
+                                                   _mm256_set1_epi32 (127)),
+                                 23);
+  return _mm256_and_ps (_mm256_mul_ps (p, _mm256_castsi256_ps (e)), keep);
+#endif
+}
+#endif
+
+double
+TSR_CPU_LEVEL_FN (vec_exp_sub_f32) (int64_t n, float *y, const float *x, float m)
+{
+  double sum = 0;
+  int64_t i = 0;
+
+#ifdef VF
+  /* Partial sums in float for at most DOT_BLOCK elements per lane.  */
+  while (i + VF_WIDTH <= n)
+    {
+      int64_t end = n - i > DOT_BLOCK * VF_WIDTH ? i + DOT_BLOCK * VF_WIDTH
+                                                 : n;
+      VF acc = VF_ZERO ();
+      for (; i + VF_WIDTH <= end; i += VF_WIDTH)
+        {
+          VF e = exp_neg (VF_ADD (VF_LOAD (x + i), VF_SET1 (-m)));
+          VF_STORE (y + i, e);
+          acc = VF_ADD (acc, e);
+        }
+      sum += VF_HSUM (acc);
+    }
+#endif
+  for (; i < n; i++)
+    {
+      y[i] = expf (x[i] - m);
+      sum += y[i];
+    }
+  return sum;
 }

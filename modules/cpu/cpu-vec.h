@@ -7,11 +7,11 @@
  * when a function here can do it.  That keeps this file the one place
  * to compile per instruction set.
  *
- * ISA levels: see issue 3.  cpu-vec.c will be compiled once per level
+ * ISA levels: cpu-vec.c and cpu-gemm.c are compiled once per level
  * (x86-64, -v2, -v3, -v4; armv8-a, ...) with a per-level suffix, and
- * each entry below becomes an ifunc whose resolver picks the best level
- * the CPU and OS support (with a table chosen once at init where ifunc
- * is missing).  Until then cpu-vec.c is the plain C reference.
+ * each entry below is an ifunc whose resolver picks the best level the
+ * CPU and OS support (with a table chosen once at init where ifunc is
+ * missing); see cpu-vec.def.
  *
  * Arrays may not overlap unless said; "in place" (Y == X) is allowed
  * for the element-wise functions.  */
@@ -28,6 +28,19 @@
    the block length, not with N.  */
 TSR_CPU_HIDDEN float tsr_cpu_vec_dot_f32 (int64_t n, const float *x,
                                           const float *y);
+
+/* sum x[i] * y[i] for weights X stored as f16, bf16, q8_0 or q4_0
+   (N a multiple of the block size: whole blocks) and f32 Y: the
+   weights are widened to their f32 values, multiplied and summed in
+   float, blocks of partial sums in double.  */
+TSR_CPU_HIDDEN float tsr_cpu_vec_dot_f16 (int64_t n, const tsr_fp16_t *x,
+                                          const float *y);
+TSR_CPU_HIDDEN float tsr_cpu_vec_dot_bf16 (int64_t n, const tsr_bf16_t *x,
+                                           const float *y);
+TSR_CPU_HIDDEN float tsr_cpu_vec_dot_q8_0 (int64_t n, const void *x,
+                                           const float *y);
+TSR_CPU_HIDDEN float tsr_cpu_vec_dot_q4_0 (int64_t n, const void *x,
+                                           const float *y);
 
 /* sum x[i] and sum (x[i] - c)^2, accumulated in double.  */
 TSR_CPU_HIDDEN double tsr_cpu_vec_sum_f32 (int64_t n, const float *x);
@@ -75,5 +88,33 @@ TSR_CPU_HIDDEN void tsr_cpu_row_bf16_to_f32 (int64_t n, float *y,
                                              const tsr_bf16_t *x);
 TSR_CPU_HIDDEN void tsr_cpu_row_f32_to_bf16 (int64_t n, tsr_bf16_t *y,
                                              const float *x);
+
+/* N (a multiple of 32) elements of q8_0 / q4_0 blocks X to f32, the
+   values tsr_dequantize_row gives.  */
+TSR_CPU_HIDDEN void tsr_cpu_row_q8_0_to_f32 (int64_t n, float *y,
+                                             const void *x);
+TSR_CPU_HIDDEN void tsr_cpu_row_q4_0_to_f32 (int64_t n, float *y,
+                                             const void *x);
+
+/* The f32 GEMM of cpu-gemm.c.  *MR, *NR: this level's micro-kernel
+   shape (MR <= TSR_CPU_GEMM_MAX_MR, NR <= TSR_CPU_GEMM_MAX_NR).  */
+#define TSR_CPU_GEMM_MAX_MR 16
+#define TSR_CPU_GEMM_MAX_NR 32
+TSR_CPU_HIDDEN void tsr_cpu_gemm_shape (int *mr, int *nr);
+/* Pack ROWS (<= NR, resp. MR) rows of KC floats, row r at SRC + r * LDS,
+   into a panel DST[l * NR + r] (resp. MR), zero-padded to NR (MR) rows.  */
+TSR_CPU_HIDDEN void tsr_cpu_gemm_pack_a (int64_t kc, int64_t rows,
+                                         const float *src, int64_t lds,
+                                         float *dst);
+TSR_CPU_HIDDEN void tsr_cpu_gemm_pack_b (int64_t kc, int64_t rows,
+                                         const float *src, int64_t lds,
+                                         float *dst);
+/* C[j * LDC + i] = (ACC ? C[j * LDC + i] : 0) + sum over l < KC of
+   A[l * NR + i] * B[l * MR + j], for j < MR_USED, i < NR_USED; A and B
+   packed panels.  */
+TSR_CPU_HIDDEN void tsr_cpu_gemm_kernel (int64_t kc, const float *a,
+                                         const float *b, float *c,
+                                         int64_t ldc, int mr_used,
+                                         int nr_used, int acc);
 
 #endif /* TSR_CPU_VEC_H */

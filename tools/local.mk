@@ -7,7 +7,7 @@ tools_tessera_info_LDADD = lib/libtessera.la
 bin_PROGRAMS += tools/tessera-opcheck
 tools_tessera_opcheck_SOURCES = tools/tessera-opcheck.c tools/opcheck.h \
 	tools/opcheck-run.c tools/opcheck-cases.c tools/opcheck-cases-math.c \
-	tools/opcheck-cases-nn.c
+	tools/opcheck-cases-nn.c tools/tool-util.c tools/tool-util.h
 tools_tessera_opcheck_LDADD = lib/libtessera.la -lm
 man_MANS += doc/tessera-opcheck.1
 EXTRA_DIST += doc/tessera-opcheck.1
@@ -17,3 +17,20 @@ tools_tessera_gguf_SOURCES = tools/tessera-gguf.c
 tools_tessera_gguf_LDADD = lib/libtessera.la -lm
 man_MANS += doc/tessera-gguf.1
 EXTRA_DIST += doc/tessera-gguf.1
+
+bin_PROGRAMS += tools/tessera-bench
+tools_tessera_bench_SOURCES = tools/tessera-bench.c tools/bench.h \
+	tools/bench-run.c tools/bench-report.c tools/tool-util.c \
+	tools/tool-util.h
+tools_tessera_bench_LDADD = lib/libtessera.la -lm
+man_MANS += doc/tessera-bench.1
+EXTRA_DIST += doc/tessera-bench.1
+
+# make bench: the default cases on the CPU with 2 threads, the uninstalled
+# modules loaded (a minute or two; not part of make check).  Extra
+# options go in BENCHFLAGS, e.g. make bench BENCHFLAGS='--format csv'.
+BENCHFLAGS =
+bench: tools/tessera-bench$(EXEEXT) $(backend_LTLIBRARIES)
+	TESSERA_BACKEND_PATH=$(TSR_BUILD_BACKEND_PATH) \
+	  tools/tessera-bench$(EXEEXT) --device cpu --threads 2 $(BENCHFLAGS)
+.PHONY: bench

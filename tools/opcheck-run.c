@@ -13,43 +13,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "opcheck.h"
-
-/* Random numbers: splitmix64, seeded from the user's seed, the case
-   name and a stream number (one stream per input).  */
-
-static uint64_t
-splitmix (uint64_t *s)
-{
-  uint64_t z = (*s += UINT64_C (0x9e3779b97f4a7c15));
-  z = (z ^ (z >> 30)) * UINT64_C (0xbf58476d1ce4e5b9);
-  z = (z ^ (z >> 27)) * UINT64_C (0x94d049bb133111eb);
-  return z ^ (z >> 31);
-}
-
-void
-oc_rng_seed (struct oc_rng *r, uint64_t seed, const char *name, int stream)
-{
-  uint64_t h = UINT64_C (0xcbf29ce484222325);   /* FNV-1a of the name */
-  for (const unsigned char *p = (const unsigned char *) name; *p; p++)
-    h = (h ^ *p) * UINT64_C (0x100000001b3);
-  r->s = seed ^ h ^ ((uint64_t) stream * UINT64_C (0xd1b54a32d192ed03));
-  splitmix (&r->s);
-}
-
-uint64_t
-oc_rng_next (struct oc_rng *r)
-{
-  return splitmix (&r->s);
-}
-
-double
-oc_rng_uniform (struct oc_rng *r)
-{
-  return (double) (oc_rng_next (r) >> 11) * 0x1.0p-53;
-}
 
 /* Error thresholds.  The default is tight: backends computing the
    same formula in another order or with another vector width stay far
@@ -138,12 +103,9 @@ fail (struct oc_output *out, enum oc_status status, const char *fmt, ...)
     return;                     /* keep the first reason */
   out->status = status;
   va_start (ap, fmt);
-  vsnprintf (out->msg, sizeof out->msg, fmt, ap);
-  va_end (ap);
   /* One line per case, whatever a backend's message holds.  */
-  for (char *p = out->msg; *p; p++)
-    if (*p == '\n' || *p == '\r' || *p == '\t')
-      *p = ' ';
+  tt_vmessage (out->msg, sizeof out->msg, fmt, ap);
+  va_end (ap);
 }
 
 void
@@ -170,27 +132,27 @@ label (const tsr_tensor *t)
 /* Inputs.  */
 
 static float
-random_value (struct oc_fill fill, struct oc_rng *rng)
+random_value (struct oc_fill fill, struct tt_rng *rng)
 {
   static const float special[] = { NAN, INFINITY, -INFINITY, 0.0f };
-  if (fill.p_special > 0 && oc_rng_uniform (rng) < fill.p_special)
-    return special[oc_rng_next (rng) % 4];
-  if (fill.p_neginf > 0 && oc_rng_uniform (rng) < fill.p_neginf)
+  if (fill.p_special > 0 && tt_rng_uniform (rng) < fill.p_special)
+    return special[tt_rng_next (rng) % 4];
+  if (fill.p_neginf > 0 && tt_rng_uniform (rng) < fill.p_neginf)
     return -INFINITY;
-  return (float) (fill.lo + oc_rng_uniform (rng) * (fill.hi - fill.lo));
+  return (float) (fill.lo + tt_rng_uniform (rng) * (fill.hi - fill.lo));
 }
 
 /* N integers in [lo, hi), rows of ROW; with fill.unique, distinct
    within each row (a partial shuffle of the range).  */
 static void
 fill_i32 (int32_t *d, int64_t row, int64_t n, struct oc_fill fill,
-          struct oc_rng *rng)
+          struct tt_rng *rng)
 {
   int64_t range = (int64_t) (fill.hi - fill.lo);
   if (!fill.unique || range < row)
     {
       for (int64_t i = 0; i < n; i++)
-        d[i] = (int32_t) floor (fill.lo + oc_rng_uniform (rng)
+        d[i] = (int32_t) floor (fill.lo + tt_rng_uniform (rng)
                                 * (fill.hi - fill.lo));
       return;
     }
@@ -203,7 +165,7 @@ fill_i32 (int32_t *d, int64_t row, int64_t n, struct oc_fill fill,
         pool[i] = (int32_t) (fill.lo + (double) i);
       for (int64_t i = 0; i < row; i++)
         {
-          int64_t j = i + (int64_t) (oc_rng_next (rng)
+          int64_t j = i + (int64_t) (tt_rng_next (rng)
                                      % (uint64_t) (range - i));
           int32_t tmp = pool[i];
           pool[i] = pool[j];
@@ -222,12 +184,12 @@ fill_input (tsr_tensor *t, struct oc_fill fill, uint64_t seed,
 {
   int64_t n = tsr_nelements (t);
   size_t bytes = tsr_nbytes (t);
-  struct oc_rng rng;
+  struct tt_rng rng;
   float *f = malloc ((size_t) n * sizeof *f);
   void *data = malloc (bytes);
   int st = TSR_ERR_NO_MEMORY;
 
-  oc_rng_seed (&rng, seed, name, stream);
+  tt_rng_seed (&rng, seed, name, stream);
   if (!f || !data)
     goto done;
   if (t->type == TSR_TYPE_I32)
@@ -236,16 +198,9 @@ fill_input (tsr_tensor *t, struct oc_fill fill, uint64_t seed,
     {
       for (int64_t i = 0; i < n; i++)
         f[i] = random_value (fill, &rng);
-      if (t->type == TSR_TYPE_F32)
-        memcpy (data, f, bytes);
-      else if (tsr_type_traits (t->type)->is_quantized)
-        {
-          st = tsr_quantize_row (t->type, f, data, n);
-          if (st != TSR_OK)
-            goto done;
-        }
-      else
-        tsr_type_traits (t->type)->from_float (f, data, n);
+      st = tt_from_float (t->type, f, data, n);
+      if (st != TSR_OK)
+        goto done;
     }
   st = tsr_tensor_set (t, data, 0, bytes);
 done:
@@ -530,14 +485,6 @@ inject (const struct oc_inject *inj, tsr_tensor *result, struct guarded *g)
     }
 }
 
-static double
-now_us (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (double) ts.tv_sec * 1e6 + (double) ts.tv_nsec / 1e3;
-}
-
 static void
 run_graph (const struct oc_case *c, tsr_backend *be,
            const struct oc_run_opts *opts, struct oc_build *b,
@@ -583,7 +530,7 @@ run_graph (const struct oc_case *c, tsr_backend *be,
     fail (out, OC_ERROR, "compute failed: %s", tsr_last_error ());
   if (out->status == OC_OK && opts->repeat > 0)
     {
-      double t0 = now_us ();
+      double t0 = tt_now_us ();
       for (int i = 0; i < opts->repeat; i++)
         if (tsr_backend_graph_compute (be, g) != TSR_OK)
           {
@@ -591,7 +538,7 @@ run_graph (const struct oc_case *c, tsr_backend *be,
             break;
           }
       tsr_backend_synchronize (be);
-      out->us_per_run = (now_us () - t0) / opts->repeat;
+      out->us_per_run = (tt_now_us () - t0) / opts->repeat;
     }
   if (out->status == OC_OK && opts->inject)
     inject (opts->inject, result, &mem);

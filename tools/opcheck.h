@@ -28,6 +28,8 @@
 
 #include <tessera.h>
 
+#include "tool-util.h"   /* random numbers, clock, usage checks */
+
 /* How an input is filled: uniform floats in [lo, hi), or for i32
    tensors uniform integers in [lo, hi).  */
 struct oc_fill
@@ -128,16 +130,6 @@ const char *oc_shape_str (char *buf, size_t n, tsr_type type,
 void oc_ne (int64_t ne[TSR_MAX_DIMS], int64_t n0, int64_t n1, int64_t n2,
             int64_t n3);
 
-
-/* Deterministic random numbers (opcheck-run.c).  */
-struct oc_rng
-{
-  uint64_t s;
-};
-void oc_rng_seed (struct oc_rng *r, uint64_t seed, const char *name,
-                  int stream);
-uint64_t oc_rng_next (struct oc_rng *r);
-double oc_rng_uniform (struct oc_rng *r);   /* [0, 1) */
 
 /* Running a case (opcheck-run.c).  */
 

@@ -10,15 +10,12 @@
  * any other device against the CPU.  */
 #include <config.h>
 
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "opcheck.h"
@@ -102,59 +99,6 @@ usage (FILE *f)
 }
 
 static void
-usage_error (const char *fmt, const char *arg)
-{
-  fprintf (stderr, "%s: ", program);
-  fprintf (stderr, fmt, arg);
-  fprintf (stderr, "\nTry '%s --help' for more information.\n", program);
-  exit (2);
-}
-
-static tsr_op
-op_by_name (const char *name)
-{
-  for (int op = 0; op < TSR_OP_COUNT; op++)
-    if (strcasecmp (tsr_op_name ((tsr_op) op), name) == 0)
-      return (tsr_op) op;
-  return TSR_OP_COUNT;
-}
-
-static void
-parse_ops (struct options *o, const char *arg)
-{
-  char *copy = strdup (arg), *save = NULL;
-  if (!copy)
-    exit (1);
-  for (char *tok = strtok_r (copy, ",", &save); tok;
-       tok = strtok_r (NULL, ",", &save))
-    {
-      tsr_op op = op_by_name (tok);
-      if (op == TSR_OP_COUNT)
-        usage_error ("unknown operation '%s'", tok);
-      o->ops[op] = true;
-    }
-  o->op_filter = true;
-  free (copy);
-}
-
-static long long
-parse_number (const char *arg, const char *what, long long min,
-              long long max)
-{
-  char *end;
-  errno = 0;
-  long long v = strtoll (arg, &end, 0);
-  if (errno != 0 || end == arg || *end != '\0' || v < min || v > max)
-    {
-      fprintf (stderr, "%s: bad %s '%s' (want an integer in [%lld, %lld])\n"
-               "Try '%s --help' for more information.\n", program, what,
-               arg, min, max, program);
-      exit (2);
-    }
-  return v;
-}
-
-static void
 parse_options (int argc, char **argv, struct options *o)
 {
   static const struct option opts[] = {
@@ -178,7 +122,8 @@ parse_options (int argc, char **argv, struct options *o)
     switch (c)
       {
       case 'o':
-        parse_ops (o, optarg);
+        tt_parse_ops (program, optarg, o->ops);
+        o->op_filter = true;
         break;
       case 'd':
         o->device = optarg;
@@ -198,13 +143,13 @@ parse_options (int argc, char **argv, struct options *o)
         o->have_regex = true;
         break;
       case 's':
-        o->seed = (uint64_t) parse_number (optarg, "seed", 0, INT64_MAX);
+        o->seed = (uint64_t) tt_parse_number (program, optarg, "seed", 0, INT64_MAX);
         break;
       case 'r':
-        o->repeat = (int) parse_number (optarg, "repeat count", 1, 1000000);
+        o->repeat = (int) tt_parse_number (program, optarg, "repeat count", 1, 1000000);
         break;
       case 't':
-        o->threads = (int) parse_number (optarg, "thread count", 1, 1024);
+        o->threads = (int) tt_parse_number (program, optarg, "thread count", 1, 1024);
         break;
       case 'l':
         o->list = true;
@@ -212,16 +157,8 @@ parse_options (int argc, char **argv, struct options *o)
       case 'S':
         o->self_test = true;
         break;
-      case 'h':
-        usage (stdout);
-        exit (0);
-      case 'V':
-        printf ("tessera-opcheck (Tessera) %s\n", tsr_version ());
-        exit (0);
       default:
-        fprintf (stderr, "Try '%s --help' for more information.\n",
-                 program);
-        exit (2);
+        tt_common_option (program, c, usage);
       }
   if (optind < argc)
     {
@@ -233,10 +170,11 @@ parse_options (int argc, char **argv, struct options *o)
       else if (strcmp (m, "support") == 0)
         o->mode = MODE_SUPPORT;
       else
-        usage_error ("unknown mode '%s' (test, perf or support)", m);
+        tt_usage_error (program, "unknown mode '%s' (test, perf or support)",
+                        m);
     }
   if (optind < argc)
-    usage_error ("unexpected argument '%s'", argv[optind]);
+    tt_usage_error (program, "unexpected argument '%s'", argv[optind]);
 }
 
 static bool
@@ -274,28 +212,18 @@ threads_for (const struct options *o, tsr_device *dev)
 static struct device *
 open_devices (const struct options *o, size_t *n_out)
 {
-  size_t n = tsr_device_count (), k = 0;
+  size_t n = tsr_device_count (), k;
   struct device *d = calloc (n ? n : 1, sizeof *d);
-  if (!d)
+  tsr_device **devs = calloc (n ? n : 1, sizeof *devs);
+  if (!d || !devs)
     exit (1);
-  for (size_t i = 0; i < n; i++)
+  k = tt_select_devices (program, o->device, devs);
+  for (size_t i = 0; i < k; i++)
     {
-      tsr_device *dev = tsr_device_get (i);
-      if (o->device && strcasecmp (o->device, tsr_device_name (dev)) != 0)
-        continue;
-      d[k].dev = dev;
-      d[k].name = tsr_device_name (dev);
-      k++;
+      d[i].dev = devs[i];
+      d[i].name = tsr_device_name (devs[i]);
     }
-  if (o->device && k == 0)
-    {
-      fprintf (stderr, "%s: unknown device '%s'; devices:", program,
-               o->device);
-      for (size_t i = 0; i < n; i++)
-        fprintf (stderr, " %s", tsr_device_name (tsr_device_get (i)));
-      fprintf (stderr, "%s\n", n ? "" : " (none)");
-      exit (2);
-    }
+  free (devs);
   for (size_t i = 0; i < k && !o->list; i++)
     {
       d[i].be = tsr_device_init (d[i].dev, NULL);
@@ -340,14 +268,6 @@ close_devices (struct device *d, size_t n)
   for (size_t i = 0; i < n; i++)
     tsr_backend_free (d[i].be);
   free (d);
-}
-
-static double
-seconds (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
 }
 
 /* Modes.  */
@@ -418,7 +338,7 @@ mode_test (const struct options *o, const struct oc_list *l,
   tsr_backend *ref_be = open_reference ();
   struct tally t = { 0 };
   size_t n_cases = 0;
-  double t0 = seconds ();
+  double t0 = tt_now_us ();
 
   for (size_t i = 0; i < l->n; i++)
     {
@@ -437,7 +357,7 @@ mode_test (const struct options *o, const struct oc_list *l,
   printf ("%zu case%s on %zu device%s: %d passed, %d failed, %d "
           "unsupported (%.1f s)\n", n_cases, n_cases == 1 ? "" : "s", n_dev,
           n_dev == 1 ? "" : "s", t.passed, t.failed, t.unsupported,
-          seconds () - t0);
+          (tt_now_us () - t0) / 1e6);
   if (n_cases == 0)
     fprintf (stderr, "%s: no case matches the filters\n", program);
   return t.failed ? 1 : 0;

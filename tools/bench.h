@@ -1,0 +1,128 @@
+/* bench.h - what the parts of tessera-bench share.  Not installed.
+ *
+ * tessera-bench times operations on every device.  It is split by
+ * concern:
+ *   tessera-bench.c   options, the case list (defaults, --quick,
+ *                     filters, --shape), devices and the main loop
+ *   bench-run.c       the benchmarks: building one case's graph,
+ *                     counting its floating-point operations and bytes,
+ *                     allocating and filling its inputs once and timing
+ *                     repeated computes
+ *   bench-report.c    the output formats: table, CSV and JSON
+ *
+ * A benchmark ("kind") is an operation with a fixed way of building its
+ * graph from a type and a shape m, k, n; a case is a kind with one type
+ * and one shape.  Only Tessera's public API is used.  */
+#ifndef BENCH_H
+#define BENCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <tessera.h>
+
+#include "tool-util.h"
+
+struct bench_build;
+
+/* Floating-point operations and bytes of one compute of a case.  */
+struct bench_cost
+{
+  double flops;          /* 0: not a matrix product */
+  double bytes;          /* read and written, weights counted once */
+  double weight_bytes;   /* weights read, for products with n <= 8;
+                            0 otherwise */
+};
+
+struct bench_kind
+{
+  const char *name;        /* the operation's name, as --op takes it */
+  tsr_op op;
+  int nodes;               /* nodes of the graph */
+  unsigned types;          /* accepted types: bit 1 << tsr_type */
+  bool uses_k;             /* shape m, k, n; else m (row length), n */
+  tsr_tensor *(*build) (struct bench_build *b, tsr_type type, int64_t m,
+                        int64_t k, int64_t n);
+  struct bench_cost (*cost) (tsr_type type, int64_t m, int64_t k,
+                             int64_t n);
+};
+
+/* Every benchmark, in the order cases are run (bench-run.c).  */
+extern const struct bench_kind bench_kinds[];
+extern const size_t bench_n_kinds;
+
+/* Sizes fixed by the benchmarks, for the help and the man page.  */
+#define BENCH_EXPERTS 8          /* mul_mat_id: experts */
+#define BENCH_EXPERTS_USED 2     /* mul_mat_id: experts per token */
+#define BENCH_HEADS 32           /* flash_attn_ext: query heads */
+#define BENCH_KV_HEADS 8         /* flash_attn_ext: key/value heads */
+#define BENCH_CHAIN 32           /* add chain: nodes */
+
+struct bench_case
+{
+  const struct bench_kind *kind;
+  tsr_type type;
+  int64_t m, k, n;
+};
+
+enum bench_status
+{
+  BENCH_OK,
+  BENCH_UNSUPPORTED,   /* the device does not support a node */
+  BENCH_ERROR          /* building, allocating or computing failed */
+};
+
+/* Automatic timed runs: at least this many.  */
+#define BENCH_MIN_RUNS 3
+
+struct bench_timing
+{
+  int warmup;          /* warm-up runs; < 0: automatic */
+  int repeat;          /* timed runs; <= 0: automatic */
+  double min_us;       /* automatic: time the timed runs take at least */
+  uint64_t seed;
+};
+
+struct bench_result
+{
+  enum bench_status status;
+  char msg[256];
+  int runs;
+  double us_median, us_min;
+  struct bench_cost cost;
+};
+
+/* Run case C on backend BE (bench-run.c).  */
+void bench_run (const struct bench_case *c, tsr_backend *be,
+                const struct bench_timing *t, struct bench_result *r);
+/* "mul_mat q4_0 4096,14336,1": names a case in messages and seeds its
+   inputs.  */
+const char *bench_case_name (char *buf, size_t n, const struct bench_case *c);
+
+/* Reports (bench-report.c).  */
+enum bench_format
+{
+  BENCH_TABLE,
+  BENCH_CSV,
+  BENCH_JSON
+};
+
+struct bench_device
+{
+  tsr_device *dev;
+  tsr_backend *be;
+  int threads;         /* set with --threads; 0: the backend's own */
+};
+
+void bench_report_begin (FILE *f, enum bench_format fmt,
+                         const struct bench_device *devs, size_t n_devs);
+void bench_report_device (FILE *f, enum bench_format fmt,
+                          const struct bench_device *d);
+void bench_report_result (FILE *f, enum bench_format fmt,
+                          const struct bench_device *d,
+                          const struct bench_case *c,
+                          const struct bench_result *r);
+void bench_report_end (FILE *f, enum bench_format fmt);
+
+#endif /* BENCH_H */

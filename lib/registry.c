@@ -102,11 +102,15 @@ tsr_module_error_string (tsr_module_error error)
   return "unknown";
 }
 
+/* Forget the failure of PATH, for module NAME when both are known:
+   compiled-in modules share the path "(built-in)".  */
 static void
-forget_failure (const char *path)
+forget_failure (const char *path, const char *name)
 {
   for (size_t i = 0; i < R.n_failures; i++)
-    if (strcmp (R.failures[i].path, path) == 0)
+    if (strcmp (R.failures[i].path, path) == 0
+        && (!name || !R.failures[i].name
+            || strcmp (R.failures[i].name, name) == 0))
       {
         free (R.failures[i].path);
         free (R.failures[i].name);
@@ -124,7 +128,7 @@ static void
 record_failure (const char *path, const char *name, tsr_module_error error,
                 const char *reason)
 {
-  forget_failure (path);
+  forget_failure (path, name);
   tsr_log (error == TSR_MODULE_UNUSABLE || error == TSR_MODULE_DUPLICATE
            ? TSR_LOG_INFO : TSR_LOG_WARN, "backend module %s%s%s%s: %s: %s",
            path, name ? " (" : "", name ? name : "", name ? ")" : "",
@@ -240,7 +244,7 @@ add_module (const struct tsr_module_descriptor *d, const char *path,
   m->handle = handle;
   m->reg = reg;
   R.n_modules++;
-  forget_failure (path);
+  forget_failure (path, name);
   tsr_log (TSR_LOG_DEBUG, "backend module %s loaded from %s (score %d)",
            name, path, score);
   return TSR_OK;

@@ -74,3 +74,27 @@ modules_opencl_libtessera_opencl_builtin_la_LIBADD = $(OPENCL_LIBS)
 lib_libtessera_la_LIBADD += modules/opencl/libtessera-opencl-builtin.la
 endif
 endif
+
+## CUDA (modules/cuda/local.mk lists the sources and builds the kernels'
+## .lo objects): the CUDA runtime is linked into the module only, or,
+## compiled in, into libtessera.
+if TSR_CUDA
+if TSR_MODULES
+backend_LTLIBRARIES += modules/cuda/tessera-cuda.la
+modules_cuda_tessera_cuda_la_SOURCES = $(cuda_sources)
+modules_cuda_tessera_cuda_la_CPPFLAGS = $(CUDA_MODULE_CPPFLAGS)
+modules_cuda_tessera_cuda_la_LDFLAGS = $(TSR_MODULE_LDFLAGS) $(CUDA_RPATH)
+modules_cuda_tessera_cuda_la_LIBADD = $(cuda_kernel_objects) \
+	lib/libtessera.la $(CUDA_LIBS) $(PTHREAD_LIBS)
+else
+noinst_LTLIBRARIES += modules/cuda/libtessera-cuda-builtin.la
+modules_cuda_libtessera_cuda_builtin_la_SOURCES = $(cuda_sources)
+modules_cuda_libtessera_cuda_builtin_la_CPPFLAGS = $(CUDA_MODULE_CPPFLAGS)
+modules_cuda_libtessera_cuda_builtin_la_CFLAGS = $(AM_CFLAGS) \
+	-fvisibility=hidden
+modules_cuda_libtessera_cuda_builtin_la_LDFLAGS = $(CUDA_RPATH)
+modules_cuda_libtessera_cuda_builtin_la_LIBADD = $(cuda_kernel_objects) \
+	$(CUDA_LIBS)
+lib_libtessera_la_LIBADD += modules/cuda/libtessera-cuda-builtin.la
+endif
+endif

@@ -7,7 +7,7 @@ DISTCLEANFILES += testsuite/site-extra.exp site.exp site.bak tessera.sum \
 	tessera.log
 
 # Where the uninstalled backend modules are (TESSERA_BACKEND_PATH).
-TSR_BUILD_BACKEND_PATH = $(abs_top_builddir)/modules/cpu:$(abs_top_builddir)/modules/blas:$(abs_top_builddir)/modules/opencl
+TSR_BUILD_BACKEND_PATH = $(abs_top_builddir)/modules/cpu:$(abs_top_builddir)/modules/blas:$(abs_top_builddir)/modules/opencl:$(abs_top_builddir)/modules/cuda
 
 # A missing runtest must fail make check, not just warn.
 check-local:
@@ -60,7 +60,8 @@ EXTRA_DIST += testsuite/config/default.exp testsuite/lib/tessera.exp \
 	testsuite/tessera.examples testsuite/tessera.ops-math \
 	testsuite/tessera.ops-nn testsuite/tessera.sched testsuite/tessera.cpu \
 	testsuite/tessera.opcheck testsuite/tessera.gguf \
-	testsuite/tessera.opencl testsuite/tessera.blas
+	testsuite/tessera.opencl testsuite/tessera.blas \
+	testsuite/tessera.cuda testsuite/tessera.bench
 clean-local: clean-testsuite
 clean-testsuite:
 	-rm -rf testsuite/bin

@@ -1,0 +1,310 @@
+/* cuda-backend.c - the CUDA backend: an execution stream on one GPU.
+ *
+ * Owns the backend object: its stream (a blocking one, so it stays
+ * ordered with the buffers' synchronous copies on the default stream),
+ * asynchronous tensor set/get on that stream (the caller keeps the
+ * host memory until synchronize), synchronize, the scratch memory that
+ * mul_mat converts operands into, and the graph walk, which checks
+ * that every tensor is in this GPU's memory and that a kernel supports
+ * the node, then queues it.  graph_compute returns once the kernels
+ * are queued, unless the graph reads indices (get_rows): then it waits
+ * and reads the status word, so a bad index is reported by
+ * graph_compute, as on the CPU.
+ *
+ * PARAMS: none are accepted yet (NULL or "").  */
+#include <config.h>
+
+#include <stdlib.h>
+
+#include "cuda-impl.h"
+
+static struct cu_backend *
+be_of (tsr_backend *backend)
+{
+  return backend->context;
+}
+
+static const char *
+label (const tsr_tensor *t)
+{
+  return t->name[0] ? t->name : "(unnamed)";
+}
+
+static const char *
+cu_be_name (tsr_backend *backend)
+{
+  return be_of (backend)->d->name;
+}
+
+static void
+cu_be_free (tsr_backend *backend)
+{
+  struct cu_backend *be;
+
+  if (!backend)
+    return;
+  be = be_of (backend);
+  cudaSetDevice (be->d->ordinal);
+  cudaStreamSynchronize (be->stream);
+  cu_blas_release (be);
+  cudaFree (be->scratch);
+  cudaFree (be->status);
+  cudaStreamDestroy (be->stream);
+  free (be);
+  free (backend);
+}
+
+void *
+cu_scratch (struct cu_backend *be, size_t size)
+{
+  cudaError_t err;
+
+  if (size <= be->scratch_size)
+    return be->scratch;
+  /* Work queued before may still read the old block.  */
+  err = cudaStreamSynchronize (be->stream);
+  cudaFree (be->scratch);
+  be->scratch = NULL;
+  be->scratch_size = 0;
+  if (err == cudaSuccess)
+    err = cudaMalloc (&be->scratch, size);
+  if (err != cudaSuccess)
+    {
+      cu_error (be->d, "cudaMalloc (scratch)", err);
+      cudaGetLastError ();
+      be->scratch = NULL;
+      return NULL;
+    }
+  be->scratch_size = size;
+  return be->scratch;
+}
+
+/* Whether T's bytes [OFFSET, OFFSET + SIZE) lie in this GPU's memory;
+   logs an error if not (the async calls return nothing).  */
+static bool
+locate (struct cu_backend *be, const tsr_tensor *t, size_t offset,
+        size_t size)
+{
+  size_t at;
+
+  if (cu_tensor_on (be->d, t))
+    {
+      at = (size_t) ((const char *) t->data
+                     - (const char *) tsr_buffer_base (t->buffer));
+      if (size <= t->buffer->size && at + offset <= t->buffer->size - size)
+        return true;
+    }
+  tsr_set_error (TSR_ERR_INVALID_ARG, "cuda: %s: tensor '%s' is not in "
+                 "this device's memory, or the range is outside it",
+                 be->d->name, label (t));
+  tsr_log (TSR_LOG_ERROR, "cuda: %s: tensor '%s': bad transfer",
+           be->d->name, label (t));
+  return false;
+}
+
+static void
+transfer (tsr_backend *backend, const tsr_tensor *t, bool to_device,
+          void *data, size_t offset, size_t size)
+{
+  struct cu_backend *be = be_of (backend);
+  char *dev;
+  cudaError_t err;
+
+  if (size == 0 || !locate (be, t, offset, size))
+    return;
+  dev = (char *) t->data + offset;
+  err = cudaSetDevice (be->d->ordinal);
+  if (err == cudaSuccess)
+    err = to_device
+          ? cudaMemcpyAsync (dev, data, size, cudaMemcpyHostToDevice,
+                             be->stream)
+          : cudaMemcpyAsync (data, dev, size, cudaMemcpyDeviceToHost,
+                             be->stream);
+  if (err != cudaSuccess)
+    {
+      cu_error (be->d, to_device ? "cudaMemcpyAsync (to the device)"
+                : "cudaMemcpyAsync (from the device)", err);
+      tsr_log (TSR_LOG_ERROR, "cuda: %s: %s '%s': %s", be->d->name,
+               to_device ? "writing" : "reading", label (t),
+               cudaGetErrorString (err));
+    }
+}
+
+static void
+cu_be_set_async (tsr_backend *backend, tsr_tensor *t, const void *data,
+                 size_t offset, size_t size)
+{
+  /* The copy only reads DATA when going to the device.  */
+  transfer (backend, t, true, (void *) data, offset, size);
+}
+
+static void
+cu_be_get_async (tsr_backend *backend, const tsr_tensor *t, void *data,
+                 size_t offset, size_t size)
+{
+  transfer (backend, t, false, data, offset, size);
+}
+
+static void
+cu_be_synchronize (tsr_backend *backend)
+{
+  struct cu_backend *be = be_of (backend);
+  cudaError_t err = cudaStreamSynchronize (be->stream);
+
+  if (err != cudaSuccess)
+    {
+      cu_error (be->d, "cudaStreamSynchronize", err);
+      tsr_log (TSR_LOG_ERROR, "cuda: %s: cudaStreamSynchronize: %s",
+               be->d->name, cudaGetErrorString (err));
+    }
+}
+
+/* Graph computation.  */
+
+static int
+check_tensor (struct cu_backend *be, const tsr_tensor *t)
+{
+  if (!t->data)
+    return tsr_set_error (TSR_ERR_STATE, "cuda: tensor '%s' has no data "
+                          "(not allocated)", label (t));
+  if (!cu_tensor_on (be->d, t))
+    return tsr_set_error (TSR_ERR_UNSUPPORTED, "cuda: tensor '%s' is not "
+                          "in %s's memory (it is in %s)", label (t),
+                          be->d->name, t->buffer ? tsr_buffer_type_name
+                          (tsr_buffer_get_type (t->buffer))
+                          : "host memory");
+  return TSR_OK;
+}
+
+static int
+compute_node (struct cu_backend *be, tsr_tensor *node)
+{
+  int st = check_tensor (be, node);
+
+  for (int i = 0; i < TSR_MAX_SRC && st == TSR_OK; i++)
+    if (node->src[i])
+      st = check_tensor (be, node->src[i]);
+  if (st != TSR_OK)
+    return st;
+  if (!cu_supports_op (be->d, node))
+    return tsr_set_error (TSR_ERR_UNSUPPORTED, "cuda: %s does not support "
+                          "%s '%s' (%s, [%lld, %lld, %lld, %lld])",
+                          be->d->name, tsr_op_name (node->op), label (node),
+                          tsr_type_name (node->type),
+                          (long long) node->ne[0], (long long) node->ne[1],
+                          (long long) node->ne[2], (long long) node->ne[3]);
+  return cu_launch_op (be, node);
+}
+
+/* Wait for the graph and report a bad index it found.  */
+static int
+status_check (struct cu_backend *be, tsr_graph *g)
+{
+  struct cu_status w;
+  cudaError_t err = cudaMemcpyAsync (&w, be->status, sizeof w,
+                                     cudaMemcpyDeviceToHost, be->stream);
+
+  if (err == cudaSuccess)
+    err = cudaStreamSynchronize (be->stream);
+  if (err != cudaSuccess)
+    return cu_error (be->d, "reading the status word", err);
+  if (w.status == 0)
+    return TSR_OK;
+  for (int i = 0; i < tsr_graph_n_nodes (g); i++)
+    {
+      tsr_tensor *node = tsr_graph_node (g, i);
+      if (cu_op_uses_status (node))
+        return tsr_set_error (TSR_ERR_INVALID_ARG, "cuda: %s '%s': index "
+                              "%d is outside the rows of its table "
+                              "(%lld rows)", tsr_op_name (node->op),
+                              label (node), w.value,
+                              (long long) node->src[0]->ne[1]);
+    }
+  return tsr_set_error (TSR_ERR_INVALID_ARG, "cuda: index %d out of range",
+                        w.value);
+}
+
+static int
+cu_be_graph_compute (tsr_backend *backend, tsr_graph *g)
+{
+  struct cu_backend *be = be_of (backend);
+  cudaError_t err;
+  int st = TSR_OK;
+
+  if (!g)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "cuda: no graph to "
+                          "compute");
+  err = cudaSetDevice (be->d->ordinal);
+  if (err == cudaSuccess)
+    err = cudaMemsetAsync (be->status, 0, sizeof *be->status, be->stream);
+  if (err != cudaSuccess)
+    return cu_error (be->d, "cudaMemsetAsync (status word)", err);
+  be->uses_status = false;
+  for (int i = 0; i < tsr_graph_n_nodes (g) && st == TSR_OK; i++)
+    {
+      tsr_tensor *node = tsr_graph_node (g, i);
+
+      if (!node || (unsigned) node->op >= TSR_OP_COUNT)
+        return tsr_set_error (TSR_ERR_INVALID_ARG, "cuda: graph node %d "
+                              "is not an operation", i);
+      if (tsr_op_get_kind (node->op) != TSR_OP_KIND_VIEW)
+        st = compute_node (be, node);
+    }
+  if (st == TSR_OK && be->uses_status)
+    return status_check (be, g);
+  return st;
+}
+
+static const struct tsr_backend_iface cu_backend_iface = {
+  .get_name = cu_be_name,
+  .free = cu_be_free,
+  .set_tensor_async = cu_be_set_async,
+  .get_tensor_async = cu_be_get_async,
+  .synchronize = cu_be_synchronize,
+  .graph_compute = cu_be_graph_compute,
+  .set_n_threads = NULL,
+};
+
+tsr_backend *
+cu_backend_new (tsr_device *dev, const char *params)
+{
+  struct cu_device *d = dev->context;
+  struct cu_backend *be;
+  tsr_backend *backend;
+  cudaError_t err;
+
+  if (params && *params)
+    {
+      tsr_set_error (TSR_ERR_INVALID_ARG, "cuda: unknown parameters '%s' "
+                     "(the CUDA backend takes none)", params);
+      return NULL;
+    }
+  be = calloc (1, sizeof *be);
+  backend = calloc (1, sizeof *backend);
+  if (!be || !backend)
+    {
+      free (be);
+      free (backend);
+      tsr_set_error (TSR_ERR_NO_MEMORY, "cuda: no memory for a backend");
+      return NULL;
+    }
+  be->d = d;
+  err = cudaSetDevice (d->ordinal);
+  if (err == cudaSuccess)
+    err = cudaStreamCreate (&be->stream);
+  if (err == cudaSuccess)
+    err = cudaMalloc ((void **) &be->status, sizeof *be->status);
+  if (err != cudaSuccess)
+    {
+      cu_error (d, "creating a stream", err);
+      if (be->stream)
+        cudaStreamDestroy (be->stream);
+      free (be);
+      free (backend);
+      return NULL;
+    }
+  backend->iface = cu_backend_iface;
+  backend->device = dev;
+  backend->context = be;
+  return backend;
+}

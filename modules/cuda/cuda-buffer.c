@@ -1,0 +1,177 @@
+/* cuda-buffer.c - device memory: one buffer type per GPU.
+ *
+ * A buffer is one cudaMalloc allocation (never managed memory); its
+ * base is the device pointer, so a tensor's data pointer is a device
+ * address that kernels take as it is and the host never dereferences
+ * (the buffer type is not host memory).  set/get/clear are synchronous
+ * with respect to the host: cudaMemcpy and cudaMemset on the legacy
+ * default stream, which waits for work queued on the device's other
+ * (blocking) streams, so they see every kernel queued before them.  */
+#include <config.h>
+
+#include <stdlib.h>
+
+#include "cuda-impl.h"
+
+struct cu_buffer
+{
+  struct cu_device *d;
+  void *mem;
+};
+
+bool
+cu_tensor_on (const struct cu_device *d, const tsr_tensor *t)
+{
+  return t && t->buffer && t->buffer->buft == &d->buft && t->data;
+}
+
+static void
+buf_free (tsr_buffer *buf)
+{
+  struct cu_buffer *b = buf->context;
+
+  cudaSetDevice (b->d->ordinal);
+  cudaFree (b->mem);
+  free (b);
+}
+
+static void *
+buf_base (tsr_buffer *buf)
+{
+  return ((struct cu_buffer *) buf->context)->mem;
+}
+
+static void
+report (const struct cu_device *d, const char *what, cudaError_t err)
+{
+  cu_error (d, what, err);
+  tsr_log (TSR_LOG_ERROR, "cuda: %s: %s failed: %s", d->name, what,
+           cudaGetErrorString (err));
+}
+
+static void
+buf_set (tsr_buffer *buf, tsr_tensor *t, const void *data, size_t offset,
+         size_t size)
+{
+  struct cu_buffer *b = buf->context;
+  cudaError_t err = cudaSetDevice (b->d->ordinal);
+
+  if (err == cudaSuccess)
+    err = cudaMemcpy ((char *) t->data + offset, data, size,
+                      cudaMemcpyHostToDevice);
+  if (err != cudaSuccess)
+    report (b->d, "cudaMemcpy (to the device)", err);
+}
+
+static void
+buf_get (tsr_buffer *buf, const tsr_tensor *t, void *data, size_t offset,
+         size_t size)
+{
+  struct cu_buffer *b = buf->context;
+  cudaError_t err = cudaSetDevice (b->d->ordinal);
+
+  if (err == cudaSuccess)
+    err = cudaMemcpy (data, (const char *) t->data + offset, size,
+                      cudaMemcpyDeviceToHost);
+  if (err != cudaSuccess)
+    report (b->d, "cudaMemcpy (from the device)", err);
+}
+
+static void
+buf_clear (tsr_buffer *buf, uint8_t value)
+{
+  struct cu_buffer *b = buf->context;
+  cudaError_t err = cudaSetDevice (b->d->ordinal);
+
+  if (err == cudaSuccess)
+    err = cudaMemset (b->mem, value, buf->size);
+  if (err == cudaSuccess)
+    err = cudaDeviceSynchronize ();
+  if (err != cudaSuccess)
+    report (b->d, "cudaMemset", err);
+}
+
+static const struct tsr_buffer_iface cu_buffer_iface = {
+  .free_buffer = buf_free,
+  .get_base = buf_base,
+  .init_tensor = NULL,
+  .set_tensor = buf_set,
+  .get_tensor = buf_get,
+  .clear = buf_clear,
+};
+
+static const char *
+buft_name (tsr_buffer_type *buft)
+{
+  return ((struct cu_device *) buft->context)->name;
+}
+
+static tsr_buffer *
+buft_alloc (tsr_buffer_type *buft, size_t size)
+{
+  struct cu_device *d = buft->context;
+  struct cu_buffer *b = calloc (1, sizeof *b);
+  cudaError_t err;
+  tsr_buffer *buf;
+
+  if (!b)
+    {
+      tsr_set_error (TSR_ERR_NO_MEMORY, "cuda: out of memory");
+      return NULL;
+    }
+  b->d = d;
+  err = cudaSetDevice (d->ordinal);
+  /* cudaMalloc refuses nothing of size 0, but a real block keeps the
+     base distinct and non-NULL.  */
+  if (err == cudaSuccess)
+    err = cudaMalloc (&b->mem, size ? size : CU_ALIGN);
+  if (err != cudaSuccess)
+    {
+      tsr_set_error (err == cudaErrorMemoryAllocation ? TSR_ERR_NO_MEMORY
+                     : TSR_ERR_BACKEND, "cuda: %s: cannot allocate %zu "
+                     "bytes: %s", d->name, size, cudaGetErrorString (err));
+      cudaGetLastError ();      /* not sticky: clear it */
+      free (b);
+      return NULL;
+    }
+  buf = tsr_buffer_new (buft, cu_buffer_iface, b, size);
+  if (!buf)
+    {
+      cudaFree (b->mem);
+      free (b);
+    }
+  return buf;
+}
+
+static size_t
+buft_alignment (tsr_buffer_type *buft)
+{
+  (void) buft;
+  return CU_ALIGN;
+}
+
+static size_t
+buft_max_size (tsr_buffer_type *buft)
+{
+  return ((struct cu_device *) buft->context)->mem_total;
+}
+
+static bool
+buft_is_host (tsr_buffer_type *buft)
+{
+  (void) buft;
+  return false;
+}
+
+void
+cu_buft_init (struct cu_device *d)
+{
+  d->buft.iface.get_name = buft_name;
+  d->buft.iface.alloc_buffer = buft_alloc;
+  d->buft.iface.get_alignment = buft_alignment;
+  d->buft.iface.get_max_size = buft_max_size;
+  d->buft.iface.get_alloc_size = NULL;
+  d->buft.iface.is_host = buft_is_host;
+  d->buft.device = &d->dev;
+  d->buft.context = d;
+}

@@ -1,0 +1,182 @@
+/* cuda-common.cuh - what every .cu file of the CUDA backend shares:
+ * element addressing through strides, grid-stride loops, element loads
+ * and stores for every Tessera type.  Not installed.
+ *
+ * Conversions match libtessera's reference ones: f16 through the CUDA
+ * intrinsics (round to nearest even), bf16 by the same bit arithmetic
+ * as lib/types.c (round to nearest even, NaN kept quiet), f32 to i32
+ * toward zero with saturation and NaN to 0, as the CPU backend does.  */
+#ifndef TSR_CUDA_COMMON_CUH
+#define TSR_CUDA_COMMON_CUH
+
+#include <stdint.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <tessera/tensor.h>       /* TSR_OP_*, TSR_TYPE_* */
+
+#include "cuda-kernels.h"
+
+#define CU_THREADS 256
+/* Blocks of a grid-stride launch at most: enough to fill any GPU.  */
+#define CU_MAX_BLOCKS 65535
+#define CU_QK 32                 /* elements per q8_0 / q4_0 block */
+
+/* Blocks for N items of CU_THREADS each, at least 1.  */
+static inline unsigned
+cu_blocks (int64_t n)
+{
+  int64_t b = (n + CU_THREADS - 1) / CU_THREADS;
+  return (unsigned) (b < 1 ? 1 : b > CU_MAX_BLOCKS ? CU_MAX_BLOCKS : b);
+}
+
+/* Rows of a row-per-block launch at most per grid dimension x.  */
+static inline unsigned
+cu_row_blocks (int64_t rows)
+{
+  return (unsigned) (rows < 1 ? 1 : rows > CU_MAX_BLOCKS ? CU_MAX_BLOCKS
+                                                       : rows);
+}
+
+/* Elements and rows of T, for the launchers (host side).  */
+static inline int64_t
+host_nelements (const cu_tdesc &t)
+{
+  return t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3];
+}
+
+static inline int64_t
+host_nrows (const cu_tdesc &t)
+{
+  return t.ne[1] * t.ne[2] * t.ne[3];
+}
+
+#define CU_FOR_ITEMS(i, n)                                                \
+  for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;       \
+       i < (n); i += (int64_t) gridDim.x * blockDim.x)
+
+#define CU_FOR_ROWS(r, n)                                                 \
+  for (int64_t r = blockIdx.x; r < (n); r += gridDim.x)
+
+static __device__ inline int64_t
+cu_nelements (const cu_tdesc &t)
+{
+  return t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3];
+}
+
+static __device__ inline int64_t
+cu_nrows (const cu_tdesc &t)
+{
+  return t.ne[1] * t.ne[2] * t.ne[3];
+}
+
+/* Indices of element I of T in row-major order.  */
+static __device__ inline void
+cu_split (int64_t i, const cu_tdesc &t, int64_t *i0, int64_t *i1,
+          int64_t *i2, int64_t *i3)
+{
+  *i0 = i % t.ne[0];
+  i /= t.ne[0];
+  *i1 = i % t.ne[1];
+  i /= t.ne[1];
+  *i2 = i % t.ne[2];
+  *i3 = i / t.ne[2];
+}
+
+/* Indices of row R of T (dimensions 1..3).  */
+static __device__ inline void
+cu_split_row (int64_t r, const cu_tdesc &t, int64_t *i1, int64_t *i2,
+              int64_t *i3)
+{
+  *i1 = r % t.ne[1];
+  r /= t.ne[1];
+  *i2 = r % t.ne[2];
+  *i3 = r / t.ne[2];
+}
+
+static __device__ inline char *
+cu_at (const cu_tdesc &t, int64_t i0, int64_t i1, int64_t i2, int64_t i3)
+{
+  return t.data + i0 * t.nb[0] + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3];
+}
+
+static __device__ inline float &
+cu_f32 (const cu_tdesc &t, int64_t i0, int64_t i1, int64_t i2, int64_t i3)
+{
+  return *(float *) cu_at (t, i0, i1, i2, i3);
+}
+
+static __device__ inline float
+cu_f16_to_f32 (uint16_t h)
+{
+  return __half2float (__ushort_as_half (h));
+}
+
+static __device__ inline uint16_t
+cu_f32_to_f16 (float f)
+{
+  return __half_as_ushort (__float2half_rn (f));
+}
+
+static __device__ inline uint16_t
+cu_f32_to_bf16 (float f)
+{
+  uint32_t x = __float_as_uint (f);
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return (uint16_t) ((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return (uint16_t) (x >> 16);
+}
+
+static __device__ inline float
+cu_bf16_to_f32 (uint16_t h)
+{
+  return __uint_as_float ((uint32_t) h << 16);
+}
+
+/* Element I0 of a row of TYPE at ROW, elements (for block types:
+   blocks) NB0 bytes apart.  */
+static __device__ inline float
+cu_load (const char *row, int64_t i0, int64_t nb0, int type)
+{
+  switch (type)
+    {
+    case TSR_TYPE_F32: return *(const float *) (row + i0 * nb0);
+    case TSR_TYPE_F16:
+      return cu_f16_to_f32 (*(const uint16_t *) (row + i0 * nb0));
+    case TSR_TYPE_BF16:
+      return cu_bf16_to_f32 (*(const uint16_t *) (row + i0 * nb0));
+    case TSR_TYPE_I32: return (float) *(const int32_t *) (row + i0 * nb0);
+    default: break;
+    }
+  const unsigned char *b = (const unsigned char *) (row + (i0 / CU_QK) * nb0);
+  int j = (int) (i0 % CU_QK);
+  float d = cu_f16_to_f32 ((uint16_t) (b[0] | (b[1] << 8)));
+  if (type == TSR_TYPE_Q8_0)
+    return d * (float) ((const signed char *) (b + 2))[j];
+  /* q4_0: element j in the low nibble of byte j, j + 16 in the high.  */
+  unsigned q = b[2 + (j & 15)];
+  return d * (float) ((int) (j < 16 ? (q & 15u) : (q >> 4)) - 8);
+}
+
+static __device__ inline void
+cu_store (char *p, int type, float v)
+{
+  switch (type)
+    {
+    case TSR_TYPE_F32: *(float *) p = v; break;
+    case TSR_TYPE_F16: *(uint16_t *) p = cu_f32_to_f16 (v); break;
+    case TSR_TYPE_BF16: *(uint16_t *) p = cu_f32_to_bf16 (v); break;
+    case TSR_TYPE_I32: *(int32_t *) p = __float2int_rz (v); break;
+    default: break;
+    }
+}
+
+/* Launch status as the launchers return it.  */
+static inline int
+cu_launched (void)
+{
+  return (int) cudaGetLastError ();
+}
+
+#endif /* TSR_CUDA_COMMON_CUH */

@@ -1,0 +1,87 @@
+/* cuda-copy.cu - moving and converting elements: cpy / cont between
+ * types and layouts, byte-exact copies (same type, block types as
+ * whole blocks), get_rows.  One thread per destination element in a
+ * grid-stride loop.  The module also converts mul_mat operands with
+ * cu_convert (weights to f16, activations to f16 or dense f32).  */
+#include "cuda-common.cuh"
+
+static __global__ void
+k_convert (cu_tdesc d, int dtype, cu_tdesc s, int stype, int64_t n)
+{
+  CU_FOR_ITEMS (i, n)
+    {
+      int64_t d0, d1, d2, d3, s0, s1, s2, s3;
+      cu_split (i, d, &d0, &d1, &d2, &d3);
+      cu_split (i, s, &s0, &s1, &s2, &s3);
+      cu_store (cu_at (d, d0, d1, d2, d3), dtype,
+                cu_load (cu_at (s, 0, s1, s2, s3), s0, s.nb[0], stype));
+    }
+}
+
+static __global__ void
+k_copy_bytes (cu_tdesc d, cu_tdesc s, int esize, int64_t n)
+{
+  CU_FOR_ITEMS (i, n)
+    {
+      int64_t d0, d1, d2, d3, s0, s1, s2, s3;
+      cu_split (i, d, &d0, &d1, &d2, &d3);
+      cu_split (i, s, &s0, &s1, &s2, &s3);
+      char *dp = cu_at (d, d0, d1, d2, d3);
+      const char *sp = cu_at (s, s0, s1, s2, s3);
+      if (esize == 4)
+        *(uint32_t *) dp = *(const uint32_t *) sp;
+      else if (esize == 2)
+        *(uint16_t *) dp = *(const uint16_t *) sp;
+      else
+        for (int k = 0; k < esize; k++)
+          dp[k] = sp[k];
+    }
+}
+
+static __global__ void
+k_get_rows (cu_tdesc d, cu_tdesc a, int atype, cu_tdesc rows,
+            cu_status *status, int64_t n)
+{
+  CU_FOR_ITEMS (e, n)
+    {
+      int64_t i0, i, j, l;
+      cu_split (e, d, &i0, &i, &j, &l);
+      int idx = *(const int32_t *) cu_at (rows, i, j, l, 0);
+      float v = 0.0f;
+      if (idx < 0 || idx >= a.ne[1])
+        {
+          if (atomicCAS (&status->status, 0, 1) == 0)
+            status->value = idx;
+        }
+      else
+        v = cu_load (cu_at (a, 0, idx, j % a.ne[2], l % a.ne[3]), i0,
+                     a.nb[0], atype);
+      cu_f32 (d, i0, i, j, l) = v;
+    }
+}
+
+int
+cu_convert (cudaStream_t st, cu_tdesc d, int dtype, cu_tdesc s, int stype)
+{
+  int64_t n = host_nelements (d);
+  k_convert<<<cu_blocks (n), CU_THREADS, 0, st>>> (d, dtype, s, stype, n);
+  return cu_launched ();
+}
+
+int
+cu_copy_bytes (cudaStream_t st, cu_tdesc d, cu_tdesc s, int esize)
+{
+  int64_t n = host_nelements (d);
+  k_copy_bytes<<<cu_blocks (n), CU_THREADS, 0, st>>> (d, s, esize, n);
+  return cu_launched ();
+}
+
+int
+cu_get_rows (cudaStream_t st, cu_tdesc d, cu_tdesc a, int atype,
+             cu_tdesc rows, cu_status *status)
+{
+  int64_t n = host_nelements (d);
+  k_get_rows<<<cu_blocks (n), CU_THREADS, 0, st>>> (d, a, atype, rows,
+                                                     status, n);
+  return cu_launched ();
+}

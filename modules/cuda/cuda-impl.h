@@ -1,0 +1,95 @@
+/* cuda-impl.h - what the CUDA backend's C files share.  Not installed.
+ *
+ * The module is split by concern:
+ *   cuda-module.c     descriptor, score (driver, runtime, devices),
+ *                     device enumeration, the registration and devices
+ *   cuda-buffer.c     the device-memory buffer type (cudaMalloc)
+ *   cuda-backend.c    the backend: a stream, async set/get, the graph
+ *                     walk, scratch memory, the index status word
+ *   cuda-ops.c        which op runs on which kernel (supports_op) and
+ *                     how it is launched
+ *   cuda-blas.c       cuBLAS, opened on first use, and mul_mat on it
+ *   *.cu              the kernels (cuda-kernels.h is their C face)
+ *
+ * Device memory is addressed directly: a buffer's base is its
+ * cudaMalloc pointer and tensor data pointers are device addresses that
+ * kernels and cuBLAS take as they are (never dereferenced on the
+ * host).  Managed memory is never used.
+ * Nothing here is exported: the module exports only its descriptor.  */
+#ifndef TSR_CUDA_IMPL_H
+#define TSR_CUDA_IMPL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include <tessera/module.h>
+
+#include "cuda-kernels.h"
+
+/* Alignment of tensors in a buffer (cudaMalloc gives 256).  */
+#define CU_ALIGN 256
+
+/* One GPU as a Tessera device.  */
+struct cu_device
+{
+  tsr_device dev;               /* what the registry hands out */
+  struct tsr_buffer_type buft;  /* its memory */
+  int ordinal;                  /* CUDA device number, N of "CUDAN" */
+  char name[16];
+  char description[384];
+  char pci_bus_id[32];
+  int cc_major, cc_minor;       /* compute capability */
+  size_t mem_total;
+};
+
+/* The backend's state (cuda-backend.c) as the op launchers see it.  */
+struct cu_backend
+{
+  struct cu_device *d;
+  cudaStream_t stream;
+  void *blas;                   /* cublasHandle_t, made on first mul_mat */
+  void *scratch;                /* device memory for converted operands */
+  size_t scratch_size;
+  struct cu_status *status;     /* device word for bad indices */
+  bool uses_status;             /* this graph wrote into it */
+};
+
+/* cuda-module.c */
+/* "what: <CUDA error name>: <its text>" in the thread's error slot;
+   returns TSR_ERR_BACKEND.  */
+CU_HIDDEN int cu_error (const struct cu_device *d, const char *what,
+                        cudaError_t err);
+
+/* cuda-buffer.c */
+CU_HIDDEN void cu_buft_init (struct cu_device *d);
+/* Whether T's data lies in a buffer of device D.  */
+CU_HIDDEN bool cu_tensor_on (const struct cu_device *d, const tsr_tensor *t);
+
+/* cuda-backend.c */
+CU_HIDDEN tsr_backend *cu_backend_new (tsr_device *dev, const char *params);
+/* At least SIZE bytes of scratch device memory (valid until the next
+   call, ordered on the backend's stream), or NULL with an error.  */
+CU_HIDDEN void *cu_scratch (struct cu_backend *be, size_t size);
+
+/* cuda-ops.c */
+CU_HIDDEN bool cu_supports_op (const struct cu_device *d,
+                               const tsr_tensor *op);
+CU_HIDDEN int cu_launch_op (struct cu_backend *be, tsr_tensor *node);
+/* Whether NODE's kernel reports bad indices through the status word.  */
+CU_HIDDEN bool cu_op_uses_status (const tsr_tensor *node);
+/* T as a kernel argument.  */
+CU_HIDDEN struct cu_tdesc cu_desc (const tsr_tensor *t);
+
+/* cuda-blas.c */
+/* Whether mul_mat of these operands can go to cuBLAS (after the
+   operand conversions cuda-blas.c makes).  */
+CU_HIDDEN bool cu_mul_mat_supports (const tsr_tensor *d);
+CU_HIDDEN int cu_mul_mat (struct cu_backend *be, tsr_tensor *d);
+/* Release the cuBLAS handle of BE.  */
+CU_HIDDEN void cu_blas_release (struct cu_backend *be);
+
+#endif /* TSR_CUDA_IMPL_H */

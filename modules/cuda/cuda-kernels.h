@@ -1,0 +1,88 @@
+/* cuda-kernels.h - the CUDA kernels as the C side of the module sees
+ * them.  Not installed.
+ *
+ * The kernels live in the .cu files (compiled by nvcc, see local.mk);
+ * each has a C-callable launcher declared here that queues it on a
+ * stream and returns the launch's cudaError_t as an int (0: queued).
+ * A tensor reaches a kernel as a struct cu_tdesc: its device address,
+ * shape and byte strides, so every kernel follows views and
+ * permutations.  Launchers accept any size, including those above a
+ * grid's limit: kernels walk their items in grid-stride loops.  */
+#ifndef TSR_CUDA_KERNELS_H
+#define TSR_CUDA_KERNELS_H
+
+#include <stdint.h>
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define CU_HIDDEN __attribute__ ((visibility ("hidden")))
+#else
+#define CU_HIDDEN
+#endif
+
+struct cu_tdesc
+{
+  char *data;                   /* device address of element 0 */
+  int64_t ne[4];
+  int64_t nb[4];
+};
+
+/* What kernels report through the status word: status nonzero means
+   an index was out of range, value is the first bad one.  */
+struct cu_status
+{
+  int status;
+  int value;
+};
+
+/* cuda-elementwise.cu */
+/* d = a OP b (add, sub, mul, div), b broadcast to a's shape.  */
+CU_HIDDEN int cu_binary (cudaStream_t s, int op, struct cu_tdesc d,
+                         struct cu_tdesc a, struct cu_tdesc b);
+/* d = f (a): scale, silu, gelu and the unary math ops; P0, P1 the op's
+   float parameters (scale: factor; clamp: min, max).  */
+CU_HIDDEN int cu_unary (cudaStream_t s, int op, float p0, float p1,
+                        struct cu_tdesc d, struct cu_tdesc a);
+/* swiglu / geglu: d = act (a) * b, or with SPLIT the second half of
+   each row of a as the gate.  */
+CU_HIDDEN int cu_glu (cudaStream_t s, int op, struct cu_tdesc d,
+                      struct cu_tdesc a, struct cu_tdesc b, int split);
+
+/* cuda-copy.cu */
+/* Element I (row-major) of s into element I of d, converted from
+   STYPE to DTYPE (f32, f16, bf16, i32 destinations; any source, block
+   sources having d's shape and dense rows).  */
+CU_HIDDEN int cu_convert (cudaStream_t s, struct cu_tdesc d, int dtype,
+                          struct cu_tdesc src, int stype);
+/* Element I of s into element I of d unchanged, ESIZE bytes each (for
+   block types the caller counts blocks as elements).  */
+CU_HIDDEN int cu_copy_bytes (cudaStream_t s, struct cu_tdesc d,
+                             struct cu_tdesc src, int esize);
+/* d[:, i, j, l] = a[:, rows[i, j, l], j % a2, l % a3] as f32; a bad
+   index is recorded in STATUS (device memory).  */
+CU_HIDDEN int cu_get_rows (cudaStream_t s, struct cu_tdesc d,
+                           struct cu_tdesc a, int atype,
+                           struct cu_tdesc rows, struct cu_status *status);
+
+/* cuda-rows.cu */
+CU_HIDDEN int cu_sum_rows (cudaStream_t s, struct cu_tdesc d,
+                           struct cu_tdesc a);
+/* norm (RMS false) or rms_norm (RMS true).  */
+CU_HIDDEN int cu_norm (cudaStream_t s, int rms, float eps, struct cu_tdesc d,
+                       struct cu_tdesc a);
+/* softmax (a * scale + mask); MTYPE < 0: no mask.  */
+CU_HIDDEN int cu_soft_max (cudaStream_t s, float scale, struct cu_tdesc d,
+                           struct cu_tdesc a, struct cu_tdesc mask,
+                           int mtype);
+CU_HIDDEN int cu_rope (cudaStream_t s, struct cu_tdesc d, struct cu_tdesc a,
+                       struct cu_tdesc pos, int n_dims, int neox,
+                       float freq_base, float freq_scale);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TSR_CUDA_KERNELS_H */

@@ -1,0 +1,303 @@
+/* cuda-module.c - the CUDA backend: module descriptor, score, device
+ * enumeration, registration and devices.
+ *
+ * Each GPU the runtime lists becomes a Tessera device named "CUDA0",
+ * "CUDA1"... in the runtime's order (CUDA_VISIBLE_DEVICES applies);
+ * its description has the GPU's name, compute capability,
+ * multiprocessors and PCI bus id.
+ *
+ * Loading the module must stay cheap where CUDA cannot run: it links
+ * only the small runtime library (libcudart), which opens the driver
+ * itself on first use, and cuBLAS is opened when a backend first
+ * multiplies matrices (cuda-blas.c).  The score looks for the driver
+ * library before asking the runtime anything, so that "no driver" is
+ * said as such rather than as the runtime's "driver version is
+ * insufficient".  */
+#include <config.h>
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda-impl.h"
+
+/* Every device found, in order.  */
+static struct cu_device *devices;
+static size_t n_devices;
+static pthread_once_t enumerate_once = PTHREAD_ONCE_INIT;
+static int enumerate_status = TSR_OK;
+static char enumerate_error[256];
+
+int
+cu_error (const struct cu_device *d, const char *what, cudaError_t err)
+{
+  return tsr_set_error (TSR_ERR_BACKEND, "cuda: %s: %s failed: %s (%s)",
+                        d ? d->name : "runtime", what, cudaGetErrorName (err),
+                        cudaGetErrorString (err));
+}
+
+/* Device interface.  */
+
+static struct cu_device *
+cu_dev (tsr_device *dev)
+{
+  return dev->context;
+}
+
+static const char *
+cu_dev_name (tsr_device *dev)
+{
+  return cu_dev (dev)->name;
+}
+
+static const char *
+cu_dev_description (tsr_device *dev)
+{
+  return cu_dev (dev)->description;
+}
+
+/* Free memory needs the device's context (made here if no buffer or
+   backend made it before); the total is known from enumeration.  */
+static void
+cu_dev_memory (tsr_device *dev, size_t *free_bytes, size_t *total)
+{
+  struct cu_device *d = cu_dev (dev);
+  size_t f = 0, t = 0;
+
+  *total = d->mem_total;
+  *free_bytes = 0;
+  if (cudaSetDevice (d->ordinal) == cudaSuccess
+      && cudaMemGetInfo (&f, &t) == cudaSuccess)
+    {
+      *free_bytes = f;
+      *total = t;
+    }
+}
+
+static tsr_device_type
+cu_dev_type (tsr_device *dev)
+{
+  (void) dev;
+  return TSR_DEVICE_GPU;
+}
+
+static void
+cu_dev_caps (tsr_device *dev, struct tsr_device_caps *caps)
+{
+  (void) dev;
+  caps->async = true;           /* one stream per backend */
+  /* The module interface has no way yet to hand out a pinned host
+     buffer type or events.  */
+  caps->host_buffer = false;
+  caps->events = false;
+}
+
+static tsr_buffer_type *
+cu_dev_buffer_type (tsr_device *dev)
+{
+  return &cu_dev (dev)->buft;
+}
+
+static bool
+cu_dev_supports_op (tsr_device *dev, const tsr_tensor *op)
+{
+  return cu_supports_op (cu_dev (dev), op);
+}
+
+static bool
+cu_dev_supports_buft (tsr_device *dev, tsr_buffer_type *buft)
+{
+  return buft == &cu_dev (dev)->buft;
+}
+
+static const struct tsr_device_iface cu_device_iface = {
+  .get_name = cu_dev_name,
+  .get_description = cu_dev_description,
+  .get_memory = cu_dev_memory,
+  .get_type = cu_dev_type,
+  .get_caps = cu_dev_caps,
+  .init_backend = cu_backend_new,
+  .get_buffer_type = cu_dev_buffer_type,
+  .supports_op = cu_dev_supports_op,
+  .supports_buft = cu_dev_supports_buft,
+};
+
+/* Registration.  */
+
+static const char *
+cu_reg_name (tsr_reg *reg)
+{
+  (void) reg;
+  return "cuda";
+}
+
+static size_t
+cu_reg_device_count (tsr_reg *reg)
+{
+  (void) reg;
+  return n_devices;
+}
+
+static tsr_device *
+cu_reg_device (tsr_reg *reg, size_t i)
+{
+  (void) reg;
+  return i < n_devices ? &devices[i].dev : NULL;
+}
+
+static tsr_reg cu_reg = {
+  .abi_version = TSR_MODULE_ABI_VERSION,
+  .iface = {
+    .get_name = cu_reg_name,
+    .get_device_count = cu_reg_device_count,
+    .get_device = cu_reg_device,
+  },
+  .context = NULL,
+};
+
+/* Enumeration.  */
+
+static void
+describe (struct cu_device *d)
+{
+  struct cudaDeviceProp p;
+  cudaError_t err = cudaGetDeviceProperties (&p, d->ordinal);
+
+  snprintf (d->name, sizeof d->name, "CUDA%d", d->ordinal);
+  if (err != cudaSuccess)
+    {
+      snprintf (d->description, sizeof d->description, "CUDA device %d "
+                "(properties unknown: %s)", d->ordinal,
+                cudaGetErrorString (err));
+      return;
+    }
+  if (cudaDeviceGetPCIBusId (d->pci_bus_id, sizeof d->pci_bus_id,
+                             d->ordinal) != cudaSuccess)
+    snprintf (d->pci_bus_id, sizeof d->pci_bus_id, "unknown");
+  d->cc_major = p.major;
+  d->cc_minor = p.minor;
+  d->mem_total = p.totalGlobalMem;
+  p.name[sizeof p.name - 1] = '\0';
+  snprintf (d->description, sizeof d->description,
+            "%s (compute capability %d.%d, %d multiprocessors, PCI %s)",
+            p.name, p.major, p.minor, p.multiProcessorCount, d->pci_bus_id);
+}
+
+static void
+enumerate (void)
+{
+  int n = 0;
+  cudaError_t err = cudaGetDeviceCount (&n);
+
+  if (err != cudaSuccess || n <= 0)
+    {
+      enumerate_status = TSR_ERR_NOT_FOUND;
+      snprintf (enumerate_error, sizeof enumerate_error,
+                "cuda: no CUDA device (cudaGetDeviceCount: %s)",
+                cudaGetErrorString (err));
+      return;
+    }
+  devices = calloc ((size_t) n, sizeof *devices);
+  if (!devices)
+    {
+      enumerate_status = TSR_ERR_NO_MEMORY;
+      snprintf (enumerate_error, sizeof enumerate_error,
+                "cuda: out of memory");
+      return;
+    }
+  for (int i = 0; i < n; i++)
+    {
+      struct cu_device *d = &devices[n_devices++];
+
+      d->ordinal = i;
+      describe (d);
+      d->dev.iface = cu_device_iface;
+      d->dev.reg = &cu_reg;
+      d->dev.context = d;
+      cu_buft_init (d);
+      tsr_log (TSR_LOG_DEBUG, "cuda: %s: %s", d->name, d->description);
+    }
+}
+
+/* Module entry points.  */
+
+/* The driver's CUDA version from libcuda.so.1 itself, or 0 when the
+   library is missing (*FOUND false) or does not say.  The library stays
+   open: the runtime opens it again anyway.  */
+static int
+driver_version (bool *found)
+{
+  void *h = dlopen ("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  int (*get) (int *);
+  int v = 0;
+
+  *found = h != NULL;
+  if (!h)
+    return 0;
+  *(void **) &get = dlsym (h, "cuDriverGetVersion");
+  if (!get || get (&v) != 0)
+    v = 0;
+  return v;
+}
+
+/* 0 with the reason when CUDA cannot run here: no driver library, a
+   driver older than the runtime, no device, or the runtime's own
+   error.  */
+static int
+cu_score (const char **reason)
+{
+  static char why[256];
+  bool found;
+  int drv = driver_version (&found), rt = 0, n = 0;
+  cudaError_t err;
+
+  if (!found)
+    {
+      *reason = "no CUDA driver (libcuda.so.1 not found)";
+      return 0;
+    }
+  cudaRuntimeGetVersion (&rt);
+  /* Within one major version the runtime runs on an older driver
+     (CUDA's minor version compatibility); across major versions not.  */
+  if (drv > 0 && rt > 0 && drv / 1000 < rt / 1000)
+    {
+      snprintf (why, sizeof why, "CUDA driver older than the runtime "
+                "(the driver supports CUDA %d.%d, the runtime is %d.%d)",
+                drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10);
+      *reason = why;
+      return 0;
+    }
+  err = cudaGetDeviceCount (&n);
+  if (err == cudaErrorNoDevice || (err == cudaSuccess && n <= 0))
+    {
+      *reason = "no CUDA device";
+      return 0;
+    }
+  if (err != cudaSuccess)
+    {
+      snprintf (why, sizeof why, "%scudaGetDeviceCount failed: %s (%s)",
+                err == cudaErrorInsufficientDriver
+                ? "CUDA driver older than the runtime: " : "",
+                cudaGetErrorName (err), cudaGetErrorString (err));
+      *reason = why;
+      return 0;
+    }
+  return 100;
+}
+
+static tsr_reg *
+cu_init (void)
+{
+  pthread_once (&enumerate_once, enumerate);
+  if (enumerate_status != TSR_OK)
+    {
+      tsr_set_error (enumerate_status, "%s", enumerate_error);
+      return NULL;
+    }
+  return &cu_reg;
+}
+
+const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {
+  TSR_MODULE_ABI_VERSION, "cuda", cu_score, cu_init
+};

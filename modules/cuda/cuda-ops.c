@@ -1,0 +1,345 @@
+/* cuda-ops.c - which operations the CUDA backend computes, and how
+ * each is handed to its kernel.
+ *
+ * One table maps an op to its check (the types, shapes and layouts its
+ * kernel handles) and its launcher; supports_op and the graph walk
+ * both read it, so they cannot disagree.  Kernels follow strides, so
+ * views and permutations are accepted wherever the CPU backend accepts
+ * them, except block types (q8_0, q4_0), whose rows must be dense.
+ * mul_mat is cuda-blas.c's.  */
+#include <config.h>
+
+#include <tessera/ops.h>          /* enum tsr_rope_mode */
+
+#include "cuda-impl.h"
+
+typedef bool (*supports_fn) (const tsr_tensor *dst);
+typedef int (*launch_fn) (struct cu_backend *be, tsr_tensor *dst);
+
+struct cu_tdesc
+cu_desc (const tsr_tensor *t)
+{
+  struct cu_tdesc desc;
+
+  desc.data = t->data;
+  for (int i = 0; i < 4; i++)
+    {
+      desc.ne[i] = t->ne[i];
+      desc.nb[i] = (int64_t) t->nb[i];
+    }
+  return desc;
+}
+
+/* Checks.  */
+
+static bool
+is_f32 (const tsr_tensor *t)
+{
+  return t && t->type == TSR_TYPE_F32;
+}
+
+static bool
+is_plain_float (tsr_type t)
+{
+  return t == TSR_TYPE_F32 || t == TSR_TYPE_F16 || t == TSR_TYPE_BF16;
+}
+
+static bool
+is_quant (tsr_type t)
+{
+  return t == TSR_TYPE_Q8_0 || t == TSR_TYPE_Q4_0;
+}
+
+static bool
+dense_rows (const tsr_tensor *t)
+{
+  return t->nb[0] == tsr_type_traits (t->type)->type_size;
+}
+
+static bool
+same_rows (const tsr_tensor *a, const tsr_tensor *b)
+{
+  return a->ne[1] == b->ne[1] && a->ne[2] == b->ne[2] && a->ne[3] == b->ne[3];
+}
+
+static bool
+binary_supports (const tsr_tensor *d)
+{
+  const tsr_tensor *a = d->src[0], *b = d->src[1];
+
+  return is_f32 (d) && is_f32 (a) && is_f32 (b) && tsr_same_shape (d, a)
+         && tsr_can_repeat (b, a);
+}
+
+static bool
+unary_supports (const tsr_tensor *d)
+{
+  return is_f32 (d) && is_f32 (d->src[0]) && tsr_same_shape (d, d->src[0]);
+}
+
+static bool
+glu_supports (const tsr_tensor *d)
+{
+  const tsr_tensor *a = d->src[0], *b = d->src[1];
+
+  if (!is_f32 (d) || !is_f32 (a) || !same_rows (d, a))
+    return false;
+  if (b)
+    return is_f32 (b) && tsr_same_shape (a, b) && tsr_same_shape (d, a);
+  return a->ne[0] == 2 * d->ne[0];
+}
+
+/* cpy / cont: same type (block types: same shape, dense rows), block
+   type to f32/f16/bf16 (same shape, dense source rows), between f32,
+   f16 and bf16, and between i32 and f32.  Not to a block type.  */
+static bool
+copy_supports (const tsr_tensor *d)
+{
+  const tsr_tensor *a = d->src[0];
+  tsr_type st = a->type, dt = d->type;
+
+  if (tsr_nelements (a) != tsr_nelements (d))
+    return false;
+  if (st == dt)
+    return !is_quant (st)
+           || (tsr_same_shape (a, d) && dense_rows (a) && dense_rows (d));
+  if (is_quant (st))
+    return is_plain_float (dt) && tsr_same_shape (a, d) && dense_rows (a);
+  if (is_plain_float (st) && is_plain_float (dt))
+    return true;
+  return (st == TSR_TYPE_I32 && dt == TSR_TYPE_F32)
+         || (st == TSR_TYPE_F32 && dt == TSR_TYPE_I32);
+}
+
+static bool
+get_rows_supports (const tsr_tensor *d)
+{
+  const tsr_tensor *a = d->src[0], *rows = d->src[1];
+
+  if (!rows || rows->type != TSR_TYPE_I32 || !is_f32 (d))
+    return false;
+  if (!is_plain_float (a->type) && !(is_quant (a->type) && dense_rows (a)))
+    return false;
+  return d->ne[0] == a->ne[0] && d->ne[1] == rows->ne[0]
+         && d->ne[2] == rows->ne[1] && d->ne[3] == rows->ne[2]
+         && rows->ne[3] == 1;
+}
+
+static bool
+sum_rows_supports (const tsr_tensor *d)
+{
+  return is_f32 (d) && is_f32 (d->src[0]) && d->ne[0] == 1
+         && same_rows (d->src[0], d);
+}
+
+static bool
+soft_max_supports (const tsr_tensor *d)
+{
+  const tsr_tensor *a = d->src[0], *mask = d->src[1];
+
+  if (!is_f32 (a) || !is_f32 (d) || !tsr_same_shape (a, d))
+    return false;
+  return !mask
+         || ((mask->type == TSR_TYPE_F32 || mask->type == TSR_TYPE_F16)
+             && mask->ne[0] == a->ne[0] && mask->ne[1] >= a->ne[1]);
+}
+
+static bool
+rope_supports (const tsr_tensor *d)
+{
+  const tsr_tensor *a = d->src[0], *pos = d->src[1];
+  int32_t n_dims = tsr_get_op_param_i32 (d, 0);
+  int32_t mode = tsr_get_op_param_i32 (d, 1);
+
+  return pos && is_f32 (a) && pos->type == TSR_TYPE_I32 && is_f32 (d)
+         && tsr_same_shape (a, d) && pos->ne[0] == a->ne[2] && n_dims >= 2
+         && n_dims % 2 == 0 && n_dims <= a->ne[0]
+         && (mode == TSR_ROPE_NORMAL || mode == TSR_ROPE_NEOX);
+}
+
+/* Launching.  */
+
+static int
+launched (struct cu_backend *be, const tsr_tensor *d, int err)
+{
+  if (err == 0)
+    return TSR_OK;
+  return tsr_set_error (TSR_ERR_BACKEND, "cuda: %s: %s '%s' failed: %s",
+                        be->d->name, tsr_op_name (d->op), d->name,
+                        cudaGetErrorString ((cudaError_t) err));
+}
+
+static int
+binary_launch (struct cu_backend *be, tsr_tensor *d)
+{
+  return launched (be, d, cu_binary (be->stream, d->op, cu_desc (d),
+                                     cu_desc (d->src[0]),
+                                     cu_desc (d->src[1])));
+}
+
+static int
+unary_launch (struct cu_backend *be, tsr_tensor *d)
+{
+  bool params = d->op == TSR_OP_SCALE || d->op == TSR_OP_CLAMP;
+  float p0 = params ? tsr_get_op_param_f32 (d, 0) : 0.0f;
+  float p1 = d->op == TSR_OP_CLAMP ? tsr_get_op_param_f32 (d, 1) : 0.0f;
+
+  return launched (be, d, cu_unary (be->stream, d->op, p0, p1, cu_desc (d),
+                                    cu_desc (d->src[0])));
+}
+
+static int
+glu_launch (struct cu_backend *be, tsr_tensor *d)
+{
+  const tsr_tensor *b = d->src[1] ? d->src[1] : d->src[0];
+
+  return launched (be, d, cu_glu (be->stream, d->op, cu_desc (d),
+                                  cu_desc (d->src[0]), cu_desc (b),
+                                  d->src[1] == NULL));
+}
+
+static int
+copy_launch (struct cu_backend *be, tsr_tensor *d)
+{
+  const tsr_tensor *s = d->src[0];
+  const struct tsr_type_traits *tr = tsr_type_traits (s->type);
+  struct cu_tdesc dd = cu_desc (d), sd = cu_desc (s);
+
+  if (s->type != d->type)
+    return launched (be, d, cu_convert (be->stream, dd, d->type, sd,
+                                        s->type));
+  /* Same type: move bytes, block types a block at a time.  */
+  dd.ne[0] /= tr->block_size;
+  sd.ne[0] /= tr->block_size;
+  return launched (be, d, cu_copy_bytes (be->stream, dd, sd,
+                                         (int) tr->type_size));
+}
+
+static int
+get_rows_launch (struct cu_backend *be, tsr_tensor *d)
+{
+  be->uses_status = true;
+  return launched (be, d, cu_get_rows (be->stream, cu_desc (d),
+                                       cu_desc (d->src[0]),
+                                       d->src[0]->type,
+                                       cu_desc (d->src[1]), be->status));
+}
+
+static int
+sum_rows_launch (struct cu_backend *be, tsr_tensor *d)
+{
+  return launched (be, d, cu_sum_rows (be->stream, cu_desc (d),
+                                       cu_desc (d->src[0])));
+}
+
+static int
+norm_launch (struct cu_backend *be, tsr_tensor *d)
+{
+  return launched (be, d, cu_norm (be->stream, d->op == TSR_OP_RMS_NORM,
+                                   tsr_get_op_param_f32 (d, 0), cu_desc (d),
+                                   cu_desc (d->src[0])));
+}
+
+static int
+soft_max_launch (struct cu_backend *be, tsr_tensor *d)
+{
+  const tsr_tensor *mask = d->src[1];
+
+  return launched (be, d, cu_soft_max (be->stream,
+                                       tsr_get_op_param_f32 (d, 0),
+                                       cu_desc (d), cu_desc (d->src[0]),
+                                       cu_desc (mask ? mask : d->src[0]),
+                                       mask ? (int) mask->type : -1));
+}
+
+static int
+rope_launch (struct cu_backend *be, tsr_tensor *d)
+{
+  return launched (be, d, cu_rope (be->stream, cu_desc (d),
+                                   cu_desc (d->src[0]), cu_desc (d->src[1]),
+                                   tsr_get_op_param_i32 (d, 0),
+                                   tsr_get_op_param_i32 (d, 1)
+                                   == TSR_ROPE_NEOX,
+                                   tsr_get_op_param_f32 (d, 2),
+                                   tsr_get_op_param_f32 (d, 3)));
+}
+
+struct cu_op
+{
+  supports_fn supports;
+  launch_fn launch;
+};
+
+static const struct cu_op op_table[TSR_OP_COUNT] = {
+  [TSR_OP_ADD] = { binary_supports, binary_launch },
+  [TSR_OP_SUB] = { binary_supports, binary_launch },
+  [TSR_OP_MUL] = { binary_supports, binary_launch },
+  [TSR_OP_DIV] = { binary_supports, binary_launch },
+  [TSR_OP_SCALE] = { unary_supports, unary_launch },
+  [TSR_OP_SILU] = { unary_supports, unary_launch },
+  [TSR_OP_GELU] = { unary_supports, unary_launch },
+  [TSR_OP_SQR] = { unary_supports, unary_launch },
+  [TSR_OP_SQRT] = { unary_supports, unary_launch },
+  [TSR_OP_EXP] = { unary_supports, unary_launch },
+  [TSR_OP_LOG] = { unary_supports, unary_launch },
+  [TSR_OP_NEG] = { unary_supports, unary_launch },
+  [TSR_OP_ABS] = { unary_supports, unary_launch },
+  [TSR_OP_SIGMOID] = { unary_supports, unary_launch },
+  [TSR_OP_TANH] = { unary_supports, unary_launch },
+  [TSR_OP_RELU] = { unary_supports, unary_launch },
+  [TSR_OP_GELU_QUICK] = { unary_supports, unary_launch },
+  [TSR_OP_CLAMP] = { unary_supports, unary_launch },
+  [TSR_OP_SWIGLU] = { glu_supports, glu_launch },
+  [TSR_OP_GEGLU] = { glu_supports, glu_launch },
+  [TSR_OP_CPY] = { copy_supports, copy_launch },
+  [TSR_OP_CONT] = { copy_supports, copy_launch },
+  [TSR_OP_GET_ROWS] = { get_rows_supports, get_rows_launch },
+  [TSR_OP_MUL_MAT] = { cu_mul_mat_supports, cu_mul_mat },
+  [TSR_OP_SUM_ROWS] = { sum_rows_supports, sum_rows_launch },
+  [TSR_OP_NORM] = { unary_supports, norm_launch },
+  [TSR_OP_RMS_NORM] = { unary_supports, norm_launch },
+  [TSR_OP_SOFT_MAX] = { soft_max_supports, soft_max_launch },
+  [TSR_OP_ROPE] = { rope_supports, rope_launch },
+};
+
+/* Shapes every kernel relies on: positive sizes, a known type, whole
+   blocks.  The builders guarantee this; a hand-made tensor may not.  */
+static bool
+sane_tensor (const tsr_tensor *t)
+{
+  if (!t || !tsr_type_valid (t->type))
+    return false;
+  for (int i = 0; i < TSR_MAX_DIMS; i++)
+    if (t->ne[i] < 1)
+      return false;
+  return t->ne[0] % tsr_type_traits (t->type)->block_size == 0;
+}
+
+bool
+cu_supports_op (const struct cu_device *d, const tsr_tensor *op)
+{
+  (void) d;                     /* every GPU runs the same kernels */
+  if (!op || (unsigned) op->op >= TSR_OP_COUNT)
+    return false;
+  if (tsr_op_get_kind (op->op) == TSR_OP_KIND_VIEW)
+    return true;                /* nothing to compute */
+  if (!op_table[op->op].supports || !sane_tensor (op)
+      || !sane_tensor (op->src[0]))
+    return false;
+  for (int i = 1; i < TSR_MAX_SRC; i++)
+    if (op->src[i] && !sane_tensor (op->src[i]))
+      return false;
+  return op_table[op->op].supports (op);
+}
+
+bool
+cu_op_uses_status (const tsr_tensor *node)
+{
+  return node->op == TSR_OP_GET_ROWS;
+}
+
+int
+cu_launch_op (struct cu_backend *be, tsr_tensor *node)
+{
+  return op_table[node->op].launch (be, node);
+}

@@ -1,0 +1,192 @@
+/* cuda-rows.cu - kernels over whole rows of f32 tensors: sum_rows,
+ * norm, rms_norm and soft_max (one thread block per row, sums in
+ * double as on the CPU), and rope (one thread per element).  Rows are
+ * read and written through their strides.  */
+#include "cuda-common.cuh"
+
+/* The sum of V over the block (every thread gets it).  Uses SHARED,
+   CU_THREADS doubles; callable repeatedly (it syncs before reuse).  */
+static __device__ double
+block_sum (double v, double *shared)
+{
+  __syncthreads ();
+  shared[threadIdx.x] = v;
+  __syncthreads ();
+  for (unsigned w = CU_THREADS / 2; w > 0; w /= 2)
+    {
+      if (threadIdx.x < w)
+        shared[threadIdx.x] += shared[threadIdx.x + w];
+      __syncthreads ();
+    }
+  return shared[0];
+}
+
+/* The largest V over the block.  */
+static __device__ float
+block_max (float v, float *shared)
+{
+  __syncthreads ();
+  shared[threadIdx.x] = v;
+  __syncthreads ();
+  for (unsigned w = CU_THREADS / 2; w > 0; w /= 2)
+    {
+      if (threadIdx.x < w)
+        shared[threadIdx.x] = fmaxf (shared[threadIdx.x],
+                                     shared[threadIdx.x + w]);
+      __syncthreads ();
+    }
+  return shared[0];
+}
+
+#define FOR_ROW(k, n) for (int64_t k = threadIdx.x; k < (n); k += CU_THREADS)
+
+static __global__ void
+k_sum_rows (cu_tdesc d, cu_tdesc a)
+{
+  __shared__ double shared[CU_THREADS];
+  CU_FOR_ROWS (r, cu_nrows (a))
+    {
+      int64_t i1, i2, i3;
+      double s = 0;
+      cu_split_row (r, a, &i1, &i2, &i3);
+      FOR_ROW (k, a.ne[0])
+        s += cu_f32 (a, k, i1, i2, i3);
+      s = block_sum (s, shared);
+      if (threadIdx.x == 0)
+        cu_f32 (d, 0, i1, i2, i3) = (float) s;
+    }
+}
+
+static __global__ void
+k_norm (int rms, float eps, cu_tdesc d, cu_tdesc a)
+{
+  __shared__ double shared[CU_THREADS];
+  const int64_t n = a.ne[0];
+  CU_FOR_ROWS (r, cu_nrows (a))
+    {
+      int64_t i1, i2, i3;
+      double mean = 0, ss = 0;
+      cu_split_row (r, a, &i1, &i2, &i3);
+      if (!rms)
+        {
+          FOR_ROW (k, n)
+            mean += cu_f32 (a, k, i1, i2, i3);
+          mean = block_sum (mean, shared) / (double) n;
+        }
+      FOR_ROW (k, n)
+        {
+          double x = (double) cu_f32 (a, k, i1, i2, i3) - mean;
+          ss += x * x;
+        }
+      ss = block_sum (ss, shared);
+      double scale = 1.0 / sqrt (ss / (double) n + (double) eps);
+      FOR_ROW (k, n)
+        {
+          float x = cu_f32 (a, k, i1, i2, i3);
+          cu_f32 (d, k, i1, i2, i3) = rms ? x * (float) scale
+                                      : (float) (((double) x - mean) * scale);
+        }
+    }
+}
+
+/* softmax (x * scale + mask) per row; a row that is -inf everywhere
+   becomes zeros.  The row's values are staged in d.  */
+static __global__ void
+k_soft_max (float scale, cu_tdesc d, cu_tdesc a, cu_tdesc m, int mtype)
+{
+  __shared__ double shared[CU_THREADS];
+  const int64_t n = a.ne[0];
+  CU_FOR_ROWS (r, cu_nrows (a))
+    {
+      int64_t i1, i2, i3;
+      float mx = -INFINITY;
+      cu_split_row (r, a, &i1, &i2, &i3);
+      FOR_ROW (k, n)
+        {
+          float y = cu_f32 (a, k, i1, i2, i3) * scale;
+          if (mtype >= 0)
+            y += cu_load (cu_at (m, 0, i1, i2 % m.ne[2], i3 % m.ne[3]), k,
+                          m.nb[0], mtype);
+          cu_f32 (d, k, i1, i2, i3) = y;
+          mx = fmaxf (mx, y);
+        }
+      mx = block_max (mx, (float *) shared);
+      if (mx == -INFINITY)
+        {
+          FOR_ROW (k, n)
+            cu_f32 (d, k, i1, i2, i3) = 0.0f;
+          continue;
+        }
+      double sum = 0;
+      FOR_ROW (k, n)
+        {
+          float e = expf (cu_f32 (d, k, i1, i2, i3) - mx);
+          cu_f32 (d, k, i1, i2, i3) = e;
+          sum += e;
+        }
+      float inv = (float) (1.0 / block_sum (sum, shared));
+      FOR_ROW (k, n)
+        cu_f32 (d, k, i1, i2, i3) *= inv;
+    }
+}
+
+static __global__ void
+k_rope (cu_tdesc d, cu_tdesc a, cu_tdesc pos, int n_dims, int neox,
+        float freq_base, float freq_scale, int64_t n)
+{
+  const int64_t n_half = n_dims / 2;
+  CU_FOR_ITEMS (e, n)
+    {
+      int64_t i0, i1, i2, i3;
+      cu_split (e, d, &i0, &i1, &i2, &i3);
+      if (i0 >= 2 * n_half)
+        {
+          cu_f32 (d, i0, i1, i2, i3) = cu_f32 (a, i0, i1, i2, i3);
+          continue;
+        }
+      int64_t i = neox ? (i0 < n_half ? i0 : i0 - n_half) : i0 / 2;
+      bool first = neox ? i0 < n_half : (i0 & 1) == 0;
+      int64_t j0 = neox ? i : 2 * i, j1 = neox ? i + n_half : 2 * i + 1;
+      int p = *(const int32_t *) cu_at (pos, i2, 0, 0, 0);
+      double theta = (double) p * (double) freq_scale
+                     * pow ((double) freq_base, -(double) i / (double) n_half);
+      double c = cos (theta), s = sin (theta);
+      double x0 = cu_f32 (a, j0, i1, i2, i3), x1 = cu_f32 (a, j1, i1, i2, i3);
+      cu_f32 (d, i0, i1, i2, i3) = (float) (first ? x0 * c - x1 * s
+                                            : x0 * s + x1 * c);
+    }
+}
+
+int
+cu_sum_rows (cudaStream_t s, cu_tdesc d, cu_tdesc a)
+{
+  k_sum_rows<<<cu_row_blocks (host_nrows (a)), CU_THREADS, 0, s>>> (d, a);
+  return cu_launched ();
+}
+
+int
+cu_norm (cudaStream_t s, int rms, float eps, cu_tdesc d, cu_tdesc a)
+{
+  k_norm<<<cu_row_blocks (host_nrows (a)), CU_THREADS, 0, s>>> (rms, eps, d,
+                                                                 a);
+  return cu_launched ();
+}
+
+int
+cu_soft_max (cudaStream_t s, float scale, cu_tdesc d, cu_tdesc a,
+             cu_tdesc mask, int mtype)
+{
+  k_soft_max<<<cu_row_blocks (host_nrows (a)), CU_THREADS, 0, s>>>
+    (scale, d, a, mask, mtype);
+  return cu_launched ();
+}
+
+int
+cu_rope (cudaStream_t s, cu_tdesc d, cu_tdesc a, cu_tdesc pos, int n_dims,
+         int neox, float freq_base, float freq_scale)
+{
+  int64_t n = d.ne[0] * host_nrows (d);
+  k_rope<<<cu_blocks (n), CU_THREADS, 0, s>>> (d, a, pos, n_dims, neox,
+                                              freq_base, freq_scale, n);
+  return cu_launched ();
+}

@@ -24,7 +24,11 @@
 # that the driver compiles for newer GPUs.  The default, the precious
 # variable CUDA_ARCHS when set, is every major GPU generation the
 # toolkit supports from Turing on (75,80,86,89,90,100,120) plus PTX of
-# the newest; CI sets CUDA_ARCHS=90 to compile for one only.
+# the newest; CI sets CUDA_ARCHS=90 to compile for one only.  From
+# that default list, architectures the toolkit does not know (100 and
+# 120 need CUDA 12.8) are left out, the PTX then being that of the
+# newest one kept; an architecture asked for by name that nvcc does
+# not know disables the backend (an error with --enable-cuda=yes).
 AC_DEFUN([TSR_CHECK_CUDA], [
   AC_ARG_ENABLE([cuda],
     [AS_HELP_STRING([--enable-cuda@<:@=auto|yes|no@:>@],
@@ -37,7 +41,11 @@ AC_DEFUN([TSR_CHECK_CUDA], [
   AC_ARG_WITH([cuda-archs],
     [AS_HELP_STRING([--with-cuda-archs=LIST|native|all-major],
       [GPU architectures to compile for: comma-separated, 90 for sm_90 code, compute_90 for PTX; native for the GPUs of this machine (default: $CUDA_ARCHS, else 75,80,86,89,90,100,120,compute_120)])],
-    [], [with_cuda_archs=${CUDA_ARCHS:-75,80,86,89,90,100,120,compute_120}])
+    [tsr_cuda_archs_default=no],
+    [AS_IF([test -n "$CUDA_ARCHS"],
+       [with_cuda_archs=$CUDA_ARCHS; tsr_cuda_archs_default=no],
+       [with_cuda_archs=75,80,86,89,90,100,120,compute_120
+        tsr_cuda_archs_default=yes])])
   AC_ARG_VAR([NVCC], [the CUDA compiler driver])
   AC_ARG_VAR([NVCCFLAGS], [extra flags for nvcc (e.g. -O3 -lineinfo)])
   AC_ARG_VAR([CUDA_ARCHS], [default for --with-cuda-archs])
@@ -115,6 +123,8 @@ AC_DEFUN([_TSR_CUDA_ARCHS], [
   AC_MSG_CHECKING([the GPU architectures to compile for])
   tsr_cuda_codes=`$NVCC --list-gpu-code 2>/dev/null | tr '\n' ' '`
   tsr_cuda_first=
+  tsr_cuda_newest=
+  tsr_cuda_skipped=
   AS_CASE([$with_cuda_archs],
     [native|all-major|all],
       [CUDA_GENCODE="-arch=$with_cuda_archs"; tsr_cuda_first=$CUDA_GENCODE],
@@ -125,17 +135,33 @@ AC_DEFUN([_TSR_CUDA_ARCHS], [
          [sm_*], [n=`echo $a | sed 's/^sm_//'`
                   g="-gencode arch=compute_$n,code=sm_$n"],
          [n=$a; g="-gencode arch=compute_$n,code=sm_$n"])
-       AS_CASE([" $tsr_cuda_codes "], [*" sm_$n "*], [],
+       AS_CASE([" $tsr_cuda_codes "], [*" sm_$n "*], [tsr_cuda_known=yes],
+         [tsr_cuda_known=no])
+       AS_IF([test $tsr_cuda_known = no &&
+              test "x$tsr_cuda_archs_default" = xyes],
+         [tsr_cuda_skipped="$tsr_cuda_skipped $a"
+          continue],
+         [test $tsr_cuda_known = no],
          [tsr_cuda_why="no (nvcc $tsr_cuda_version cannot compile for $a; it knows: $tsr_cuda_codes)"
           break])
+       AS_CASE([$a], [compute_*], [], [tsr_cuda_newest=$n])
        CUDA_GENCODE="$CUDA_GENCODE $g"
        test -n "$tsr_cuda_first" || tsr_cuda_first=$g
      done
+     # The default list's PTX, when the toolkit lacks its architecture:
+     # that of the newest architecture kept.
+     AS_CASE([" $tsr_cuda_skipped "], [*" compute_"*],
+       [AS_IF([test -n "$tsr_cuda_newest"],
+          [CUDA_GENCODE="$CUDA_GENCODE -gencode arch=compute_$tsr_cuda_newest,code=compute_$tsr_cuda_newest"
+           tsr_cuda_skipped="$tsr_cuda_skipped (PTX of $tsr_cuda_newest instead)"])])
      AS_IF([test -z "$CUDA_GENCODE" && test -z "$tsr_cuda_why"],
        [tsr_cuda_why="no (--with-cuda-archs names no architecture)"])])
   AS_IF([test -z "$tsr_cuda_why"],
-    [AC_MSG_RESULT([$with_cuda_archs])
-     tsr_cuda_what="$tsr_cuda_what, archs $with_cuda_archs"],
+    [AS_IF([test -n "$tsr_cuda_skipped"],
+       [AC_MSG_RESULT([$with_cuda_archs, without$tsr_cuda_skipped (unknown to nvcc $tsr_cuda_version)])
+        tsr_cuda_what="$tsr_cuda_what, archs $with_cuda_archs without$tsr_cuda_skipped"],
+       [AC_MSG_RESULT([$with_cuda_archs])
+        tsr_cuda_what="$tsr_cuda_what, archs $with_cuda_archs"])],
     [AC_MSG_RESULT([no])])
 ])
 

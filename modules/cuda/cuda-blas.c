@@ -15,7 +15,10 @@
  *   a bf16, or f32 with strided elements: converted to dense f32, SGEMM;
  *   a f16 (dense rows): as it is, b converted to f16, GemmEx with f32
  *     accumulation (tensor cores);
- *   a q8_0 / q4_0: dequantized to f16 (cu_convert), then as f16.
+ *   a q8_0 / q4_0: dequantized to f16 (cu_convert), then as f16;
+ *     but with at most CU_MMV_MAX_COLS columns in b, no cuBLAS: a
+ *     matrix-vector kernel reads the quantized weights as they are
+ *     (cuda-quant.cu).
  * The converted operands live in the backend's scratch memory.  */
 #include <config.h>
 
@@ -56,6 +59,8 @@ blas_open (void)
     {
       snprintf (blas_error, sizeof blas_error, "cuda: cannot open cuBLAS "
                 "(%s): %s", CUBLAS_SONAME, dlerror ());
+      tsr_log (TSR_LOG_WARN, "%s; the CUDA devices do not offer mul_mat",
+               blas_error);
       return;
     }
 #define SYM(field, name)                                                  \
@@ -63,6 +68,8 @@ blas_open (void)
     {                                                                     \
       snprintf (blas_error, sizeof blas_error, "cuda: %s lacks %s",       \
                 CUBLAS_SONAME, name);                                     \
+      tsr_log (TSR_LOG_WARN, "%s; the CUDA devices do not offer mul_mat", \
+               blas_error);                                               \
       return;                                                             \
     }
   SYM (create, "cublasCreate_v2");
@@ -149,10 +156,16 @@ cu_mul_mat_supports (const tsr_tensor *d)
     if (a->ne[i] > INT32_MAX || b->ne[i] > INT32_MAX
         || d->nb[1] / 4 > INT32_MAX)
       return false;
-  return a->ne[0] == b->ne[0] && d->ne[0] == a->ne[1] && d->ne[1] == b->ne[1]
-         && d->ne[2] == b->ne[2] && d->ne[3] == b->ne[3]
-         && b->ne[2] % a->ne[2] == 0 && b->ne[3] % a->ne[3] == 0
-         && gemm_ready (d, 4);
+  if (!(a->ne[0] == b->ne[0] && d->ne[0] == a->ne[1]
+        && d->ne[1] == b->ne[1] && d->ne[2] == b->ne[2]
+        && d->ne[3] == b->ne[3] && b->ne[2] % a->ne[2] == 0
+        && b->ne[3] % a->ne[3] == 0 && gemm_ready (d, 4)))
+    return false;
+  /* Without cuBLAS (logged once by blas_open) the product is not
+     offered, so that a scheduler runs it elsewhere rather than fail at
+     every computation.  */
+  pthread_once (&blas_once, blas_open);
+  return blas_error[0] == '\0';
 }
 
 /* An operand as GEMM reads it: device address, element type, leading
@@ -261,7 +274,19 @@ gemms (struct cu_backend *be, tsr_tensor *d, const struct operand *oa,
         float *pc = (float *) ((char *) d->data + i2 * d->nb[2]
                                + i3 * d->nb[3]);
 
-        if (oa->type == CUDA_R_32F)
+        /* A single product as a plain GEMM: cuBLAS chooses among more
+           kernels for it than for a batch of one.  */
+        if (batch == 1 && oa->type == CUDA_R_32F)
+          st = blas.sgemm (be->blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k,
+                           &one, (const float *) pa, (int) oa->ld,
+                           (const float *) pb, (int) ob->ld, &zero, pc,
+                           (int) ldc);
+        else if (batch == 1)
+          st = blas.gemm_ex (be->blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k,
+                             &one, pa, oa->type, (int) oa->ld, pb, ob->type,
+                             (int) ob->ld, &zero, pc, CUDA_R_32F, (int) ldc,
+                             CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        else if (oa->type == CUDA_R_32F)
           st = blas.sgemm_batched (be->blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n,
                                    k, &one, (const float *) pa,
                                    (int) oa->ld, oa->s2, (const float *) pb,
@@ -278,12 +303,45 @@ gemms (struct cu_backend *be, tsr_tensor *d, const struct operand *oa,
   return st;
 }
 
+/* Whether cu_mul_mat_vec_q takes D: quantized weights, a few columns
+   of f32 activations, the alignment its vector loads need.  */
+static bool
+mat_vec_q_ready (const tsr_tensor *d)
+{
+  const tsr_tensor *a = d->src[0], *b = d->src[1];
+
+  if (!is_quant (a->type) || b->ne[1] > CU_MMV_MAX_COLS
+      || d->ne[2] * d->ne[3] > 65535 || d->nb[0] != 4 || b->nb[0] != 4)
+    return false;
+  if ((uintptr_t) b->data % 16 != 0)
+    return false;
+  for (int i = 1; i < 4; i++)
+    if (b->nb[i] % 16 != 0)
+      return false;
+  return true;
+}
+
 int
 cu_mul_mat (struct cu_backend *be, tsr_tensor *d)
 {
   struct operand oa, ob;
   cublasStatus_t cst;
-  int st = blas_handle (be);
+  int st;
+
+  /* Token generation with quantized weights: read them as they are
+     (cuda-quant.cu) instead of converting the whole matrix.  */
+  if (mat_vec_q_ready (d))
+    {
+      int err = cu_mul_mat_vec_q (be->stream, cu_desc (d),
+                                  cu_desc (d->src[0]), d->src[0]->type,
+                                  cu_desc (d->src[1]));
+      if (err != 0)
+        return tsr_set_error (TSR_ERR_BACKEND, "cuda: %s: mul_mat '%s' "
+                              "failed: %s", be->d->name, d->name,
+                              cudaGetErrorString ((cudaError_t) err));
+      return TSR_OK;
+    }
+  st = blas_handle (be);
 
   if (st == TSR_OK)
     st = operands (be, d->src[0], d->src[1], &oa, &ob);

@@ -60,10 +60,51 @@ k_get_rows (cu_tdesc d, cu_tdesc a, int atype, cu_tdesc rows,
     }
 }
 
+/* Bytes of one element (of a block, for block types) of TYPE, and
+   elements per block; 0 for types without a dense fast path.  */
+static int
+dense_unit (int type, int *per)
+{
+  *per = 1;
+  switch (type)
+    {
+    case TSR_TYPE_F32: return 4;
+    case TSR_TYPE_F16: case TSR_TYPE_BF16: return 2;
+    case TSR_TYPE_Q8_0: *per = CU_QK; return 34;
+    case TSR_TYPE_Q4_0: *per = CU_QK; return 18;
+    default: return 0;
+    }
+}
+
+/* Whether T (of TYPE) is one dense array, 16-byte aligned.  */
+static bool
+dense (const cu_tdesc &t, int type)
+{
+  int per, unit = dense_unit (type, &per);
+  int64_t stride = unit;
+
+  if (unit == 0 || ((uintptr_t) t.data & 15) != 0 || t.ne[0] % per != 0)
+    return false;
+  for (int i = 0; i < 4; i++)
+    {
+      if (t.ne[i] > 1 && t.nb[i] != stride)
+        return false;
+      stride *= i == 0 ? t.ne[0] / per : t.ne[i];
+    }
+  return true;
+}
+
 int
 cu_convert (cudaStream_t st, cu_tdesc d, int dtype, cu_tdesc s, int stype)
 {
   int64_t n = host_nelements (d);
+  bool quant = stype == TSR_TYPE_Q8_0 || stype == TSR_TYPE_Q4_0;
+
+  /* Both dense: no index arithmetic (cuda-quant.cu).  */
+  if (dense (d, dtype) && dense (s, stype)
+      && (dtype == TSR_TYPE_F32 || dtype == TSR_TYPE_F16
+          || (dtype == TSR_TYPE_BF16 && !quant)))
+    return cu_convert_dense (st, d.data, dtype, s.data, stype, n);
   k_convert<<<cu_blocks (n), CU_THREADS, 0, st>>> (d, dtype, s, stype, n);
   return cu_launched ();
 }

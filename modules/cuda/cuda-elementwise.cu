@@ -1,7 +1,9 @@
 /* cuda-elementwise.cu - element-wise f32 kernels: add, sub, mul, div
  * with broadcast; scale, silu, gelu and the unary math functions; the
- * gated activations swiglu and geglu.  One thread per destination
- * element in a grid-stride loop.  The formulas are the CPU backend's,
+ * gated activations swiglu and geglu.  Rows of at least CU_ROW_MIN
+ * elements go a row per thread block (the row's indices computed once
+ * per block, the threads walking its elements); shorter rows one
+ * thread per destination element in a grid-stride loop.  The formulas are the CPU backend's,
  * NaN and infinity included (tanh saturates to +-1 beyond |u| = 10, so
  * gelu (-inf) is NaN as on the CPU).  */
 #include "cuda-common.cuh"
@@ -92,11 +94,90 @@ k_glu (int op, cu_tdesc d, cu_tdesc a, cu_tdesc b, int split, int64_t n)
     }
 }
 
+/* The same three a row per thread block.  */
+
+static __device__ inline float
+binary (int op, float x, float y)
+{
+  return op == TSR_OP_ADD ? x + y : op == TSR_OP_SUB ? x - y
+         : op == TSR_OP_MUL ? x * y : x / y;
+}
+
+static __global__ void
+k_binary_rows (int op, cu_tdesc d, cu_tdesc a, cu_tdesc b, int64_t rows)
+{
+  CU_FOR_ROWS (r, rows)
+    {
+      int64_t i1, i2, i3;
+      cu_split_row (r, d, &i1, &i2, &i3);
+      char *dr = cu_at (d, 0, i1, i2, i3);
+      const char *ar = cu_at (a, 0, i1, i2, i3);
+      const char *br = cu_at (b, 0, i1 % b.ne[1], i2 % b.ne[2],
+                              i3 % b.ne[3]);
+      if (b.ne[0] == d.ne[0])
+        for (int64_t i0 = threadIdx.x; i0 < d.ne[0]; i0 += blockDim.x)
+          *(float *) (dr + i0 * d.nb[0])
+            = binary (op, *(const float *) (ar + i0 * a.nb[0]),
+                      *(const float *) (br + i0 * b.nb[0]));
+      else
+        for (int64_t i0 = threadIdx.x; i0 < d.ne[0]; i0 += blockDim.x)
+          *(float *) (dr + i0 * d.nb[0])
+            = binary (op, *(const float *) (ar + i0 * a.nb[0]),
+                      *(const float *) (br + (i0 % b.ne[0]) * b.nb[0]));
+    }
+}
+
+static __global__ void
+k_unary_rows (int op, float p0, float p1, cu_tdesc d, cu_tdesc a,
+              int64_t rows)
+{
+  CU_FOR_ROWS (r, rows)
+    {
+      int64_t i1, i2, i3;
+      cu_split_row (r, d, &i1, &i2, &i3);
+      char *dr = cu_at (d, 0, i1, i2, i3);
+      const char *ar = cu_at (a, 0, i1, i2, i3);
+      for (int64_t i0 = threadIdx.x; i0 < d.ne[0]; i0 += blockDim.x)
+        *(float *) (dr + i0 * d.nb[0])
+          = unary (op, *(const float *) (ar + i0 * a.nb[0]), p0, p1);
+    }
+}
+
+static __global__ void
+k_glu_rows (int op, cu_tdesc d, cu_tdesc a, cu_tdesc b, int split,
+            int64_t rows)
+{
+  CU_FOR_ROWS (r, rows)
+    {
+      int64_t i1, i2, i3;
+      cu_split_row (r, d, &i1, &i2, &i3);
+      char *dr = cu_at (d, 0, i1, i2, i3);
+      const char *ar = cu_at (a, 0, i1, i2, i3);
+      const char *gr = split ? ar + d.ne[0] * a.nb[0]
+                             : cu_at (b, 0, i1, i2, i3);
+      int64_t gs = split ? a.nb[0] : b.nb[0];
+      for (int64_t i0 = threadIdx.x; i0 < d.ne[0]; i0 += blockDim.x)
+        {
+          float x = *(const float *) (ar + i0 * a.nb[0]);
+          float g = *(const float *) (gr + i0 * gs);
+          *(float *) (dr + i0 * d.nb[0]) = (op == TSR_OP_SWIGLU ? silu (x)
+                                            : gelu (x)) * g;
+        }
+    }
+}
+
+/* Rows this long or longer go a row per thread block.  */
+#define CU_ROW_MIN 128
+
 int
 cu_binary (cudaStream_t s, int op, cu_tdesc d, cu_tdesc a, cu_tdesc b)
 {
   int64_t n = host_nelements (d);
-  k_binary<<<cu_blocks (n), CU_THREADS, 0, s>>> (op, d, a, b, n);
+  if (d.ne[0] >= CU_ROW_MIN)
+    k_binary_rows<<<cu_row_blocks (host_nrows (d)), CU_THREADS, 0, s>>> (
+      op, d, a, b, host_nrows (d));
+  else
+    k_binary<<<cu_blocks (n), CU_THREADS, 0, s>>> (op, d, a, b, n);
   return cu_launched ();
 }
 
@@ -105,7 +186,11 @@ cu_unary (cudaStream_t s, int op, float p0, float p1, cu_tdesc d,
           cu_tdesc a)
 {
   int64_t n = host_nelements (d);
-  k_unary<<<cu_blocks (n), CU_THREADS, 0, s>>> (op, p0, p1, d, a, n);
+  if (d.ne[0] >= CU_ROW_MIN)
+    k_unary_rows<<<cu_row_blocks (host_nrows (d)), CU_THREADS, 0, s>>> (
+      op, p0, p1, d, a, host_nrows (d));
+  else
+    k_unary<<<cu_blocks (n), CU_THREADS, 0, s>>> (op, p0, p1, d, a, n);
   return cu_launched ();
 }
 
@@ -114,6 +199,10 @@ cu_glu (cudaStream_t s, int op, cu_tdesc d, cu_tdesc a, cu_tdesc b,
         int split)
 {
   int64_t n = host_nelements (d);
-  k_glu<<<cu_blocks (n), CU_THREADS, 0, s>>> (op, d, a, b, split, n);
+  if (d.ne[0] >= CU_ROW_MIN)
+    k_glu_rows<<<cu_row_blocks (host_nrows (d)), CU_THREADS, 0, s>>> (
+      op, d, a, b, split, host_nrows (d));
+  else
+    k_glu<<<cu_blocks (n), CU_THREADS, 0, s>>> (op, d, a, b, split, n);
   return cu_launched ();
 }

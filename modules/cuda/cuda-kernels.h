@@ -82,6 +82,22 @@ CU_HIDDEN int cu_rope (cudaStream_t s, struct cu_tdesc d, struct cu_tdesc a,
                        struct cu_tdesc pos, int n_dims, int neox,
                        float freq_base, float freq_scale);
 
+/* cuda-quant.cu */
+/* N elements of the dense array S (STYPE: f32, f16, bf16, q8_0, q4_0;
+   16-byte aligned) into the dense array D (DTYPE: f32, f16, or bf16
+   from a float source; 16-byte aligned).  */
+CU_HIDDEN int cu_convert_dense (cudaStream_t s, void *d, int dtype,
+                                const void *src, int stype, int64_t n);
+/* Columns at most in one cu_mul_mat_vec_q.  */
+#define CU_MMV_MAX_COLS 8
+/* d = a^T b for q8_0 / q4_0 weights a [k, m, a2, a3] (dense rows) and
+   f32 b [k, n, b2, b3] with n <= CU_MMV_MAX_COLS, dense rows, row and
+   batch strides and address multiples of 16 bytes; d f32 [m, n, b2,
+   b3] with dense rows, b2 * b3 <= 65535.  */
+CU_HIDDEN int cu_mul_mat_vec_q (cudaStream_t s, struct cu_tdesc d,
+                                struct cu_tdesc a, int atype,
+                                struct cu_tdesc b);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,361 @@
+/* cuda-quant.cu - the fast paths of dense data: conversions between
+ * dense tensors without per-element index arithmetic, dequantization
+ * of q8_0 / q4_0 a block per thread, and matrix-vector products that
+ * read quantized weights as they are.
+ *
+ * cu_convert (cuda-copy.cu) follows any strides, at the price of four
+ * 64-bit divisions per element; mul_mat converts whole weight matrices
+ * and activations, which are dense, so the dense case gets its own
+ * kernels here (cu_convert_dense).
+ *
+ * cu_mul_mat_vec_q computes d = a^T b for q8_0 / q4_0 weights a [k, m]
+ * and at most CU_MMV_MAX_COLS activation columns b [k, n] (token
+ * generation): converting the weights to f16 for cuBLAS would write
+ * and read them again at four times their size, so here one warp
+ * takes one weight row, eight lanes to a block (CU_MMV_LANES), each
+ * block read once and multiplied with every column.  Each lane applies
+ * the block's scale to its partial sum, in f32; the activations stay
+ * f32 (no rounding beyond the CPU reference's).  */
+#include "cuda-common.cuh"
+
+#define CU_Q8_BYTES 34           /* f16 scale + 32 int8 */
+#define CU_Q4_BYTES 18           /* f16 scale + 16 bytes of nibbles */
+#define CU_WARP 32
+#define CU_MMV_WARPS 8           /* rows per thread block */
+
+/* Dense conversions.  */
+
+static __device__ inline float
+cu_load_flat (const void *p, int64_t i, int type)
+{
+  switch (type)
+    {
+    case TSR_TYPE_F32: return ((const float *) p)[i];
+    case TSR_TYPE_F16: return cu_f16_to_f32 (((const uint16_t *) p)[i]);
+    case TSR_TYPE_BF16: return cu_bf16_to_f32 (((const uint16_t *) p)[i]);
+    default: return 0.0f;
+    }
+}
+
+static __device__ inline void
+cu_store_flat (void *p, int64_t i, int type, float v)
+{
+  if (type == TSR_TYPE_F32)
+    ((float *) p)[i] = v;
+  else if (type == TSR_TYPE_F16)
+    ((uint16_t *) p)[i] = cu_f32_to_f16 (v);
+  else
+    ((uint16_t *) p)[i] = cu_f32_to_bf16 (v);
+}
+
+static __global__ void
+k_convert_flat (void *d, int dtype, const void *s, int stype, int64_t n)
+{
+  CU_FOR_ITEMS (i, n)
+    cu_store_flat (d, i, dtype, cu_load_flat (s, i, stype));
+}
+
+/* f32 to f16 four elements a thread (the activations of an f16
+   product): 16-byte loads, 8-byte stores.  */
+static __global__ void
+k_f32_to_f16_x4 (uint2 *d, const float4 *s, int64_t n4)
+{
+  CU_FOR_ITEMS (i, n4)
+    {
+      float4 v = s[i];
+      d[i] = make_uint2 ((uint32_t) cu_f32_to_f16 (v.x)
+                         | ((uint32_t) cu_f32_to_f16 (v.y) << 16),
+                         (uint32_t) cu_f32_to_f16 (v.z)
+                         | ((uint32_t) cu_f32_to_f16 (v.w) << 16));
+    }
+}
+
+/* Block I of a q8_0 / q4_0 array at S: its scale, and its 32 values
+   times the scale into V.  */
+static __device__ inline void
+cu_block_values (const unsigned char *s, int64_t i, int type, float v[32])
+{
+  if (type == TSR_TYPE_Q8_0)
+    {
+      const unsigned char *b = s + i * CU_Q8_BYTES;
+      float d = cu_f16_to_f32 ((uint16_t) (b[0] | (b[1] << 8)));
+#pragma unroll
+      for (int j = 0; j < 32; j++)
+        v[j] = d * (float) (signed char) b[2 + j];
+    }
+  else
+    {
+      const unsigned char *b = s + i * CU_Q4_BYTES;
+      float d = cu_f16_to_f32 ((uint16_t) (b[0] | (b[1] << 8)));
+#pragma unroll
+      for (int j = 0; j < 16; j++)
+        {
+          unsigned q = b[2 + j];
+          v[j] = d * (float) ((int) (q & 15u) - 8);
+          v[j + 16] = d * (float) ((int) (q >> 4) - 8);
+        }
+    }
+}
+
+/* A block a thread: 32 values written as eight 16-byte (f32) or four
+   16-byte (f16) stores; the destination is 64-byte aligned per
+   block.  */
+static __global__ void
+k_dequant_flat (void *d, int dtype, const unsigned char *s, int stype,
+                int64_t nblocks)
+{
+  CU_FOR_ITEMS (i, nblocks)
+    {
+      float v[32];
+      cu_block_values (s, i, stype, v);
+      if (dtype == TSR_TYPE_F32)
+        {
+          float4 *o = (float4 *) ((float *) d + i * 32);
+#pragma unroll
+          for (int j = 0; j < 8; j++)
+            o[j] = make_float4 (v[4 * j], v[4 * j + 1], v[4 * j + 2],
+                                v[4 * j + 3]);
+        }
+      else
+        {
+          uint4 *o = (uint4 *) ((uint16_t *) d + i * 32);
+#pragma unroll
+          for (int j = 0; j < 4; j++)
+            {
+              uint32_t w[4];
+#pragma unroll
+              for (int h = 0; h < 4; h++)
+                w[h] = (uint32_t) cu_f32_to_f16 (v[8 * j + 2 * h])
+                       | ((uint32_t) cu_f32_to_f16 (v[8 * j + 2 * h + 1])
+                          << 16);
+              o[j] = make_uint4 (w[0], w[1], w[2], w[3]);
+            }
+        }
+    }
+}
+
+int
+cu_convert_dense (cudaStream_t st, void *d, int dtype, const void *s,
+                  int stype, int64_t n)
+{
+  if (stype == TSR_TYPE_Q8_0 || stype == TSR_TYPE_Q4_0)
+    {
+      int64_t nb = n / CU_QK;
+      k_dequant_flat<<<cu_blocks (nb), CU_THREADS, 0, st>>> (
+        d, dtype, (const unsigned char *) s, stype, nb);
+    }
+  else if (stype == TSR_TYPE_F32 && dtype == TSR_TYPE_F16 && n % 4 == 0)
+    k_f32_to_f16_x4<<<cu_blocks (n / 4), CU_THREADS, 0, st>>> (
+      (uint2 *) d, (const float4 *) s, n / 4);
+  else
+    k_convert_flat<<<cu_blocks (n), CU_THREADS, 0, st>>> (d, dtype, s, stype,
+                                                          n);
+  return cu_launched ();
+}
+
+/* Matrix-vector products with quantized weights.  */
+
+/* Lanes per weight block, and elements per lane.  Eight lanes take
+   the 32 elements of one block, four each, so that a warp's loads of
+   activations are 128 contiguous bytes a block (a lane per block would
+   make every 16-byte load touch 32 cache lines: L1-bound, measured).  */
+#define CU_MMV_LANES 8
+#define CU_MMV_BLOCKS (CU_WARP / CU_MMV_LANES)   /* blocks a warp step */
+
+/* Lane T's share of the dot products of the weight block at BLK (TYPE)
+   with the activations at X[c] + OFF (elements 4T..4T+3 of the block,
+   16-byte aligned) of the NC columns, scaled and added to ACC[c].
+   Weight bytes are read as 16-bit words: blocks are 2-byte aligned.  */
+template <int NC>
+static __device__ inline void
+cu_block_dot (const unsigned char *blk, int type, int t,
+              const float *const x[NC], int64_t off, float acc[NC])
+{
+  const uint16_t *b = (const uint16_t *) blk;
+  float d = cu_f16_to_f32 (b[0]);
+  float q[4];
+
+  if (type == TSR_TYPE_Q8_0)
+    {
+      /* Elements 4t..4t+3 are bytes 2+4t..5+4t.  */
+      unsigned lo = b[1 + 2 * t], hi = b[2 + 2 * t];
+      q[0] = (float) (signed char) (lo & 0xff);
+      q[1] = (float) (signed char) (lo >> 8);
+      q[2] = (float) (signed char) (hi & 0xff);
+      q[3] = (float) (signed char) (hi >> 8);
+    }
+  else
+    {
+      /* Byte j holds element j (low nibble) and j + 16 (high): lanes
+         0-3 the low nibbles of bytes 4t..4t+3, lanes 4-7 the high.  */
+      int u = t & 3, shift = (t >> 2) * 4;
+      unsigned w = b[1 + 2 * u] | ((unsigned) b[2 + 2 * u] << 16);
+      w >>= shift;
+      q[0] = (float) ((int) (w & 15u) - 8);
+      q[1] = (float) ((int) ((w >> 8) & 15u) - 8);
+      q[2] = (float) ((int) ((w >> 16) & 15u) - 8);
+      q[3] = (float) ((int) ((w >> 24) & 15u) - 8);
+    }
+#pragma unroll
+  for (int c = 0; c < NC; c++)
+    {
+      float4 v = __ldg ((const float4 *) (x[c] + off));
+      float s = q[0] * v.x;
+      s = fmaf (q[1], v.y, s);
+      s = fmaf (q[2], v.z, s);
+      s = fmaf (q[3], v.w, s);
+      acc[c] = fmaf (d, s, acc[c]);
+    }
+}
+
+/* What both matrix-vector kernels start with: the row of this warp
+   (false when past the end), its weights, its columns' activations
+   and zeroed sums.  blockIdx.y is the batch (i2, i3) of d.  */
+template <int NC>
+static __device__ inline bool
+cu_mmv_setup (const cu_tdesc &d, const cu_tdesc &a, const cu_tdesc &b,
+              int64_t r2, int64_t r3, const unsigned char **w,
+              const float *x[NC], float acc[NC], int64_t *row)
+{
+  int64_t i2 = blockIdx.y % d.ne[2], i3 = blockIdx.y / d.ne[2];
+
+  *row = (int64_t) blockIdx.x * CU_MMV_WARPS + threadIdx.x / CU_WARP;
+  if (*row >= d.ne[0])
+    return false;
+  *w = (const unsigned char *) a.data + *row * a.nb[1]
+       + (i2 / r2) * a.nb[2] + (i3 / r3) * a.nb[3];
+#pragma unroll
+  for (int c = 0; c < NC; c++)
+    {
+      x[c] = (const float *) (b.data + c * b.nb[1] + i2 * b.nb[2]
+                              + i3 * b.nb[3]);
+      acc[c] = 0.0f;
+    }
+  return true;
+}
+
+/* The warp's sums into d[row, c].  */
+template <int NC>
+static __device__ inline void
+cu_mmv_finish (const cu_tdesc &d, int64_t row, float acc[NC])
+{
+  int64_t i2 = blockIdx.y % d.ne[2], i3 = blockIdx.y / d.ne[2];
+  int lane = threadIdx.x % CU_WARP;
+
+#pragma unroll
+  for (int c = 0; c < NC; c++)
+    {
+      float s = acc[c];
+#pragma unroll
+      for (int o = CU_WARP / 2; o > 0; o /= 2)
+        s += __shfl_xor_sync (0xffffffffu, s, o);
+      if (lane == 0)
+        *(float *) (d.data + row * 4 + c * d.nb[1] + i2 * d.nb[2]
+                    + i3 * d.nb[3]) = s;
+    }
+}
+
+/* Any row layout with 2-byte aligned blocks: one warp per weight row,
+   CU_MMV_LANES lanes to a block, CU_MMV_BLOCKS blocks at a time.  */
+template <int NC>
+static __global__ void
+k_mul_mat_vec_q (cu_tdesc d, cu_tdesc a, int atype, cu_tdesc b,
+                 int64_t r2, int64_t r3)
+{
+  const unsigned char *w;
+  const float *x[NC];
+  float acc[NC];
+  int64_t row;
+  int lane = threadIdx.x % CU_WARP;
+  int bytes = atype == TSR_TYPE_Q8_0 ? CU_Q8_BYTES : CU_Q4_BYTES;
+
+  if (!cu_mmv_setup<NC> (d, a, b, r2, r3, &w, x, acc, &row))
+    return;
+  int t = lane % CU_MMV_LANES;
+  int64_t nblocks = a.ne[0] / CU_QK;
+#pragma unroll 4
+  for (int64_t i = lane / CU_MMV_LANES; i < nblocks; i += CU_MMV_BLOCKS)
+    cu_block_dot<NC> (w + i * bytes, atype, t, x, i * CU_QK + 4 * t, acc);
+  cu_mmv_finish<NC> (d, row, acc);
+}
+
+/* Blocks a warp stages at once, and the 16-byte words they take at
+   most (q8_0).  */
+#define CU_MMV_STAGE 64
+#define CU_MMV_STAGE_WORDS (CU_MMV_STAGE * CU_Q8_BYTES / 16)
+
+/* Rows of whole 16-byte words (16-byte aligned, a multiple of 256
+   elements long): the warp copies CU_MMV_STAGE blocks at a time into
+   shared memory with 16-byte loads, several in flight per lane (2-byte
+   loads straight from global memory keep too few bytes in flight to
+   approach the memory's bandwidth), then each lane takes its blocks
+   from there.  */
+template <int NC>
+static __global__ void
+k_mul_mat_vec_q_staged (cu_tdesc d, cu_tdesc a, int atype, cu_tdesc b,
+                        int64_t r2, int64_t r3)
+{
+  __shared__ uint4 stage[CU_MMV_WARPS][CU_MMV_STAGE_WORDS];
+  const unsigned char *w;
+  const float *x[NC];
+  float acc[NC];
+  int64_t row;
+  int lane = threadIdx.x % CU_WARP;
+  uint4 *mine = stage[threadIdx.x / CU_WARP];
+  int bytes = atype == TSR_TYPE_Q8_0 ? CU_Q8_BYTES : CU_Q4_BYTES;
+
+  if (!cu_mmv_setup<NC> (d, a, b, r2, r3, &w, x, acc, &row))
+    return;
+  int64_t nblocks = a.ne[0] / CU_QK;
+  const uint4 *src = (const uint4 *) w;
+  for (int64_t i0 = 0; i0 < nblocks; i0 += CU_MMV_STAGE)
+    {
+      int n = nblocks - i0 < CU_MMV_STAGE ? (int) (nblocks - i0)
+                                          : CU_MMV_STAGE;
+      int words = n * bytes / 16;       /* whole: n is a multiple of 8 */
+      const uint4 *from = src + i0 * bytes / 16;
+      __syncwarp ();
+#pragma unroll 4
+      for (int v = lane; v < words; v += CU_WARP)
+        mine[v] = __ldg (from + v);
+      __syncwarp ();
+      const unsigned char *blocks = (const unsigned char *) mine;
+      int t = lane % CU_MMV_LANES;
+#pragma unroll 4
+      for (int j = lane / CU_MMV_LANES; j < n; j += CU_MMV_BLOCKS)
+        cu_block_dot<NC> (blocks + j * bytes, atype, t, x,
+                          (i0 + j) * CU_QK + 4 * t, acc);
+    }
+  cu_mmv_finish<NC> (d, row, acc);
+}
+
+int
+cu_mul_mat_vec_q (cudaStream_t st, struct cu_tdesc d, struct cu_tdesc a,
+                  int atype, struct cu_tdesc b)
+{
+  dim3 grid ((unsigned) ((d.ne[0] + CU_MMV_WARPS - 1) / CU_MMV_WARPS),
+             (unsigned) (d.ne[2] * d.ne[3]));
+  int64_t r2 = b.ne[2] / a.ne[2], r3 = b.ne[3] / a.ne[3];
+  unsigned threads = CU_MMV_WARPS * CU_WARP;
+  bool staged = a.ne[0] % (8 * CU_QK) == 0 && (uintptr_t) a.data % 16 == 0
+                && a.nb[1] % 16 == 0 && a.nb[2] % 16 == 0
+                && a.nb[3] % 16 == 0;
+
+  switch (b.ne[1])
+    {
+#define CASE(n)                                                         \
+    case n:                                                             \
+      if (staged)                                                       \
+        k_mul_mat_vec_q_staged<n><<<grid, threads, 0, st>>> (           \
+          d, a, atype, b, r2, r3);                                      \
+      else                                                              \
+        k_mul_mat_vec_q<n><<<grid, threads, 0, st>>> (d, a, atype, b,   \
+                                                      r2, r3);          \
+      break;
+    CASE (1) CASE (2) CASE (3) CASE (4) CASE (5) CASE (6) CASE (7) CASE (8)
+#undef CASE
+    default:
+      return (int) cudaErrorInvalidValue;
+    }
+  return cu_launched ();
+}

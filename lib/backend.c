@@ -59,6 +59,103 @@ tsr_device_get_props (tsr_device *dev, struct tsr_device_props *props)
   props->caps = (struct tsr_device_caps) { 0 };
   if (dev->iface.get_caps)
     dev->iface.get_caps (dev, &props->caps);
+  /* What the interface offers, whatever the module says.  */
+  props->caps.host_buffer = tsr_device_host_buffer_type (dev) != NULL;
+  props->caps.events = dev->iface.event_new != NULL;
+}
+
+tsr_buffer_type *
+tsr_device_host_buffer_type (tsr_device *dev)
+{
+  if (!dev || !dev->iface.get_host_buffer_type)
+    return NULL;
+  return dev->iface.get_host_buffer_type (dev);
+}
+
+/* Events.  */
+
+tsr_event *
+tsr_event_new (tsr_device *dev)
+{
+  tsr_event *ev;
+  int st;
+
+  if (!dev)
+    {
+      tsr_set_error (TSR_ERR_INVALID_ARG, "event: NULL device");
+      return NULL;
+    }
+  if (!dev->iface.event_new || !dev->iface.event_free
+      || !dev->iface.event_synchronize)
+    {
+      tsr_set_error (TSR_ERR_UNSUPPORTED, "event: device %s has no events",
+                     tsr_device_name (dev));
+      return NULL;
+    }
+  ev = calloc (1, sizeof *ev);
+  if (!ev)
+    {
+      tsr_set_error (TSR_ERR_NO_MEMORY, "event: out of memory");
+      return NULL;
+    }
+  ev->device = dev;
+  st = dev->iface.event_new (dev, ev);
+  if (st != TSR_OK)
+    {
+      free (ev);
+      return NULL;
+    }
+  return ev;
+}
+
+void
+tsr_event_free (tsr_event *ev)
+{
+  if (!ev)
+    return;
+  ev->device->iface.event_free (ev);
+  free (ev);
+}
+
+tsr_device *
+tsr_event_device (tsr_event *ev)
+{
+  return ev ? ev->device : NULL;
+}
+
+int
+tsr_event_record (tsr_event *ev, tsr_backend *backend)
+{
+  if (!ev || !backend)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "event record: NULL "
+                          "argument");
+  if (backend->device != ev->device || !backend->iface.event_record)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "event record: an event "
+                          "of %s recorded on backend %s of another device",
+                          tsr_device_name (ev->device),
+                          tsr_backend_name (backend));
+  return backend->iface.event_record (backend, ev);
+}
+
+void
+tsr_event_synchronize (tsr_event *ev)
+{
+  if (ev)
+    ev->device->iface.event_synchronize (ev);
+}
+
+int
+tsr_backend_event_wait (tsr_backend *backend, tsr_event *ev)
+{
+  if (!ev || !backend)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "event wait: NULL argument");
+  if (backend->device->reg != ev->device->reg || !backend->iface.event_wait)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "event wait: backend %s "
+                          "cannot wait for an event of %s (another "
+                          "registration); synchronize on the host",
+                          tsr_backend_name (backend),
+                          tsr_device_name (ev->device));
+  return backend->iface.event_wait (backend, ev);
 }
 
 tsr_reg *
@@ -178,6 +275,26 @@ tsr_backend_tensor_set (tsr_backend *backend, tsr_tensor *t,
     }
   else
     tsr_tensor_set (t, data, offset, size);
+}
+
+void
+tsr_backend_tensor_set_async (tsr_backend *backend, tsr_tensor *t,
+                              const void *data, size_t offset, size_t size)
+{
+  if (backend && backend->iface.set_tensor_async)
+    backend->iface.set_tensor_async (backend, t, data, offset, size);
+  else
+    tsr_tensor_set (t, data, offset, size);
+}
+
+void
+tsr_backend_tensor_get_async (tsr_backend *backend, const tsr_tensor *t,
+                              void *data, size_t offset, size_t size)
+{
+  if (backend && backend->iface.get_tensor_async)
+    backend->iface.get_tensor_async (backend, t, data, offset, size);
+  else
+    tsr_tensor_get (t, data, offset, size);
 }
 
 void

@@ -78,7 +78,9 @@ print_devices (void)
       for (size_t i = 0; i < n; i++, k++)
         {
           struct tsr_device_props p;
-          tsr_device_get_props (tsr_reg_device_get (reg, i), &p);
+          tsr_device *dev = tsr_reg_device_get (reg, i);
+          tsr_buffer_type *hb = tsr_device_host_buffer_type (dev);
+          tsr_device_get_props (dev, &p);
           printf ("    device %zu: %s\n", k, p.name);
           printf ("      description: %s\n", p.description);
           printf ("      type: %s\n", tsr_device_type_name (p.type));
@@ -88,7 +90,7 @@ print_devices (void)
           print_size (p.memory_total);
           printf ("\n      caps: async %s, host buffer %s, events %s\n",
                   p.caps.async ? "yes" : "no",
-                  p.caps.host_buffer ? "yes" : "no",
+                  hb ? tsr_buffer_type_name (hb) : "no",
                   p.caps.events ? "yes" : "no");
         }
     }

@@ -21,6 +21,7 @@ typedef struct tsr_buffer tsr_buffer;
 typedef struct tsr_device tsr_device;
 typedef struct tsr_backend tsr_backend;
 typedef struct tsr_reg tsr_reg;
+typedef struct tsr_event tsr_event;
 
 typedef enum tsr_device_type {
   TSR_DEVICE_CPU = 0,
@@ -83,6 +84,29 @@ bool tsr_device_supports_buffer_type (tsr_device *dev,
 /* A backend on DEV.  PARAMS is a backend-specific option string
    (may be NULL).  NULL with an error on failure.  */
 tsr_backend *tsr_device_init (tsr_device *dev, const char *params);
+/* Pinned host memory of DEV: host memory (a CPU computes on it) that
+   DEV transfers from and to fastest, so that set/get through a
+   backend of DEV run asynchronously.  NULL when DEV has none
+   (caps.host_buffer false).  */
+tsr_buffer_type *tsr_device_host_buffer_type (tsr_device *dev);
+
+/* Events: points in a backend's queue of work.  Where the device has
+   them (caps.events), a program records an event after some work and
+   waits for it on the host or in another backend's queue.  */
+/* A new event of DEV, or NULL with an error (TSR_ERR_UNSUPPORTED when
+   DEV has no events).  */
+tsr_event *tsr_event_new (tsr_device *dev);
+void tsr_event_free (tsr_event *ev);
+tsr_device *tsr_event_device (tsr_event *ev);
+/* Mark EV as reached when what BACKEND (a backend of EV's device) has
+   queued so far is done.  */
+int tsr_event_record (tsr_event *ev, tsr_backend *backend);
+/* Wait on the host until EV is reached (at once if never recorded).  */
+void tsr_event_synchronize (tsr_event *ev);
+/* Make what BACKEND queues from now on wait until EV is reached.
+   BACKEND must be of EV's registration; other backends cannot see the
+   event: synchronize on the host instead.  */
+int tsr_backend_event_wait (tsr_backend *backend, tsr_event *ev);
 
 /* Backends.  */
 const char *tsr_backend_name (tsr_backend *backend);
@@ -101,6 +125,16 @@ void tsr_backend_tensor_set (tsr_backend *backend, tsr_tensor *t,
                              const void *data, size_t offset, size_t size);
 void tsr_backend_tensor_get (tsr_backend *backend, const tsr_tensor *t,
                              void *data, size_t offset, size_t size);
+/* The same, queued on BACKEND after its earlier work: DATA must stay
+   valid (and, for a get, unread) until tsr_backend_synchronize or an
+   event recorded after it is reached.  Synchronous on backends that
+   are (caps.async false).  */
+void tsr_backend_tensor_set_async (tsr_backend *backend, tsr_tensor *t,
+                                   const void *data, size_t offset,
+                                   size_t size);
+void tsr_backend_tensor_get_async (tsr_backend *backend,
+                                   const tsr_tensor *t, void *data,
+                                   size_t offset, size_t size);
 
 /* Allocate every tensor of CTX (a no_alloc context) in one new buffer
    of BUFT.  NULL with an error on failure, or when there is nothing to

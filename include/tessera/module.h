@@ -27,7 +27,7 @@
 extern "C" {
 #endif
 
-#define TSR_MODULE_ABI_VERSION 1
+#define TSR_MODULE_ABI_VERSION 2
 
 struct tsr_buffer_type_iface {
   const char *(*get_name) (tsr_buffer_type *buft);
@@ -74,6 +74,16 @@ struct tsr_device_iface {
   tsr_buffer_type *(*get_buffer_type) (tsr_device *dev);
   bool (*supports_op) (tsr_device *dev, const tsr_tensor *op);
   bool (*supports_buft) (tsr_device *dev, tsr_buffer_type *buft);
+  /* ABI 2.  optional: no pinned host memory.  Host memory the device
+     transfers from and to fastest (is_host true, so CPU backends
+     compute on it too).  */
+  tsr_buffer_type *(*get_host_buffer_type) (tsr_device *dev);
+  /* ABI 2.  optional, all three or none: no events.  EVENT_NEW fills
+     EV->context (EV->device is set) and returns a status; the others
+     act on an event made by it.  */
+  int (*event_new) (tsr_device *dev, tsr_event *ev);
+  void (*event_free) (tsr_event *ev);
+  void (*event_synchronize) (tsr_event *ev);
 };
 
 struct tsr_device {
@@ -94,6 +104,17 @@ struct tsr_backend_iface {
   /* Compute the nodes of G (may return before they are done).  */
   int (*graph_compute) (tsr_backend *backend, tsr_graph *g);
   int (*set_n_threads) (tsr_backend *backend, int n); /* optional */
+  /* ABI 2.  Required when the device has events: mark EV as reached
+     when the work queued so far is done; make the work queued after
+     this call wait until EV is reached (EV may be another device's of
+     the same registration).  */
+  int (*event_record) (tsr_backend *backend, tsr_event *ev);
+  int (*event_wait) (tsr_backend *backend, tsr_event *ev);
+};
+
+struct tsr_event {
+  tsr_device *device;
+  void *context;
 };
 
 struct tsr_backend {

@@ -3,7 +3,9 @@
  * Owns the backend object: its stream (a blocking one, so it stays
  * ordered with the buffers' synchronous copies on the default stream),
  * asynchronous tensor set/get on that stream (the caller keeps the
- * host memory until synchronize), synchronize, the scratch memory that
+ * host memory until synchronize; from pinned host memory, see
+ * cuda-buffer.c, the copies overlap with the host's work), events,
+ * synchronize, the scratch memory that
  * mul_mat converts operands into, and the graph walk, which checks
  * that every tensor is in this GPU's memory and that a kernel supports
  * the node, then queues it.  graph_compute returns once the kernels
@@ -255,6 +257,70 @@ cu_be_graph_compute (tsr_backend *backend, tsr_graph *g)
   return st;
 }
 
+/* Events: a cudaEvent_t without timing (cheapest to record and wait
+   for).  Recording queues it on the backend's stream; waiting makes
+   the stream wait for it, on the GPU, also for an event of another
+   GPU.  */
+
+int
+cu_event_new (tsr_device *dev, tsr_event *ev)
+{
+  struct cu_device *d = dev->context;
+  cudaEvent_t e;
+  cudaError_t err = cudaSetDevice (d->ordinal);
+
+  if (err == cudaSuccess)
+    err = cudaEventCreateWithFlags (&e, cudaEventDisableTiming);
+  if (err != cudaSuccess)
+    return cu_error (d, "cudaEventCreate", err);
+  ev->context = e;
+  return TSR_OK;
+}
+
+void
+cu_event_free (tsr_event *ev)
+{
+  cudaEventDestroy ((cudaEvent_t) ev->context);
+}
+
+void
+cu_event_synchronize (tsr_event *ev)
+{
+  cudaError_t err = cudaEventSynchronize ((cudaEvent_t) ev->context);
+
+  if (err != cudaSuccess)
+    {
+      struct cu_device *d = ev->device->context;
+      cu_error (d, "cudaEventSynchronize", err);
+      tsr_log (TSR_LOG_ERROR, "cuda: %s: cudaEventSynchronize: %s",
+               d->name, cudaGetErrorString (err));
+    }
+}
+
+static int
+cu_be_event_record (tsr_backend *backend, tsr_event *ev)
+{
+  struct cu_backend *be = be_of (backend);
+  cudaError_t err = cudaSetDevice (be->d->ordinal);
+
+  if (err == cudaSuccess)
+    err = cudaEventRecord ((cudaEvent_t) ev->context, be->stream);
+  return err == cudaSuccess ? TSR_OK
+         : cu_error (be->d, "cudaEventRecord", err);
+}
+
+static int
+cu_be_event_wait (tsr_backend *backend, tsr_event *ev)
+{
+  struct cu_backend *be = be_of (backend);
+  cudaError_t err = cudaSetDevice (be->d->ordinal);
+
+  if (err == cudaSuccess)
+    err = cudaStreamWaitEvent (be->stream, (cudaEvent_t) ev->context, 0);
+  return err == cudaSuccess ? TSR_OK
+         : cu_error (be->d, "cudaStreamWaitEvent", err);
+}
+
 static const struct tsr_backend_iface cu_backend_iface = {
   .get_name = cu_be_name,
   .free = cu_be_free,
@@ -263,6 +329,8 @@ static const struct tsr_backend_iface cu_backend_iface = {
   .synchronize = cu_be_synchronize,
   .graph_compute = cu_be_graph_compute,
   .set_n_threads = NULL,
+  .event_record = cu_be_event_record,
+  .event_wait = cu_be_event_wait,
 };
 
 tsr_backend *

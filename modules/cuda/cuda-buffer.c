@@ -1,4 +1,5 @@
-/* cuda-buffer.c - device memory: one buffer type per GPU.
+/* cuda-buffer.c - device memory: one buffer type per GPU; and pinned
+ * host memory, another buffer type per GPU (at the end).
  *
  * A buffer is one cudaMalloc allocation (never managed memory); its
  * base is the device pointer, so a tensor's data pointer is a device
@@ -9,7 +10,9 @@
  * (blocking) streams, so they see every kernel queued before them.  */
 #include <config.h>
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cuda-impl.h"
 
@@ -174,4 +177,104 @@ cu_buft_init (struct cu_device *d)
   d->buft.iface.is_host = buft_is_host;
   d->buft.device = &d->dev;
   d->buft.context = d;
+}
+
+/* Pinned host memory (cudaHostAlloc, portable to every GPU): plain
+   host memory to the CPU, and what the GPU's copy engines read and
+   write directly, so that a backend's set/get from it run
+   asynchronously.  One buffer type per device, named "CUDA<n>_Host".  */
+
+static void
+host_free (tsr_buffer *buf)
+{
+  cudaFreeHost (buf->context);
+}
+
+static void *
+host_base (tsr_buffer *buf)
+{
+  return buf->context;
+}
+
+static void
+host_set (tsr_buffer *buf, tsr_tensor *t, const void *data, size_t offset,
+          size_t size)
+{
+  (void) buf;
+  memcpy ((char *) t->data + offset, data, size);
+}
+
+static void
+host_get (tsr_buffer *buf, const tsr_tensor *t, void *data, size_t offset,
+          size_t size)
+{
+  (void) buf;
+  memcpy (data, (const char *) t->data + offset, size);
+}
+
+static void
+host_clear (tsr_buffer *buf, uint8_t value)
+{
+  memset (buf->context, value, buf->size);
+}
+
+static const struct tsr_buffer_iface cu_host_buffer_iface = {
+  .free_buffer = host_free,
+  .get_base = host_base,
+  .init_tensor = NULL,
+  .set_tensor = host_set,
+  .get_tensor = host_get,
+  .clear = host_clear,
+};
+
+static const char *
+host_buft_name (tsr_buffer_type *buft)
+{
+  return ((struct cu_device *) buft->context)->host_name;
+}
+
+static tsr_buffer *
+host_buft_alloc (tsr_buffer_type *buft, size_t size)
+{
+  struct cu_device *d = buft->context;
+  void *mem = NULL;
+  cudaError_t err = cudaSetDevice (d->ordinal);
+  tsr_buffer *buf;
+
+  if (err == cudaSuccess)
+    err = cudaHostAlloc (&mem, size ? size : CU_ALIGN, cudaHostAllocPortable);
+  if (err != cudaSuccess)
+    {
+      tsr_set_error (err == cudaErrorMemoryAllocation ? TSR_ERR_NO_MEMORY
+                     : TSR_ERR_BACKEND, "cuda: %s: cannot allocate %zu "
+                     "bytes of pinned host memory: %s", d->name, size,
+                     cudaGetErrorString (err));
+      cudaGetLastError ();      /* not sticky: clear it */
+      return NULL;
+    }
+  buf = tsr_buffer_new (buft, cu_host_buffer_iface, mem, size);
+  if (!buf)
+    cudaFreeHost (mem);
+  return buf;
+}
+
+static bool
+host_buft_is_host (tsr_buffer_type *buft)
+{
+  (void) buft;
+  return true;
+}
+
+void
+cu_host_buft_init (struct cu_device *d)
+{
+  snprintf (d->host_name, sizeof d->host_name, "%s_Host", d->name);
+  d->host_buft.iface.get_name = host_buft_name;
+  d->host_buft.iface.alloc_buffer = host_buft_alloc;
+  d->host_buft.iface.get_alignment = buft_alignment;
+  d->host_buft.iface.get_max_size = NULL;
+  d->host_buft.iface.get_alloc_size = NULL;
+  d->host_buft.iface.is_host = host_buft_is_host;
+  d->host_buft.device = &d->dev;
+  d->host_buft.context = d;
 }

@@ -38,6 +38,8 @@ struct cu_device
 {
   tsr_device dev;               /* what the registry hands out */
   struct tsr_buffer_type buft;  /* its memory */
+  struct tsr_buffer_type host_buft;     /* pinned host memory */
+  char host_name[24];           /* "CUDA<n>_Host" */
   int ordinal;                  /* CUDA device number, N of "CUDAN" */
   char name[16];
   char description[384];
@@ -66,11 +68,16 @@ CU_HIDDEN int cu_error (const struct cu_device *d, const char *what,
 
 /* cuda-buffer.c */
 CU_HIDDEN void cu_buft_init (struct cu_device *d);
+CU_HIDDEN void cu_host_buft_init (struct cu_device *d);
 /* Whether T's data lies in a buffer of device D.  */
 CU_HIDDEN bool cu_tensor_on (const struct cu_device *d, const tsr_tensor *t);
 
 /* cuda-backend.c */
 CU_HIDDEN tsr_backend *cu_backend_new (tsr_device *dev, const char *params);
+/* Events (device interface; record and wait are the backend's).  */
+CU_HIDDEN int cu_event_new (tsr_device *dev, tsr_event *ev);
+CU_HIDDEN void cu_event_free (tsr_event *ev);
+CU_HIDDEN void cu_event_synchronize (tsr_event *ev);
 /* At least SIZE bytes of scratch device memory (valid until the next
    call, ordered on the backend's stream), or NULL with an error.  */
 CU_HIDDEN void *cu_scratch (struct cu_backend *be, size_t size);

@@ -87,10 +87,14 @@ cu_dev_caps (tsr_device *dev, struct tsr_device_caps *caps)
 {
   (void) dev;
   caps->async = true;           /* one stream per backend */
-  /* The module interface has no way yet to hand out a pinned host
-     buffer type or events.  */
-  caps->host_buffer = false;
-  caps->events = false;
+  caps->host_buffer = true;     /* cu_dev_host_buffer_type */
+  caps->events = true;          /* cu_event_* */
+}
+
+static tsr_buffer_type *
+cu_dev_host_buffer_type (tsr_device *dev)
+{
+  return &cu_dev (dev)->host_buft;
 }
 
 static tsr_buffer_type *
@@ -121,6 +125,10 @@ static const struct tsr_device_iface cu_device_iface = {
   .get_buffer_type = cu_dev_buffer_type,
   .supports_op = cu_dev_supports_op,
   .supports_buft = cu_dev_supports_buft,
+  .get_host_buffer_type = cu_dev_host_buffer_type,
+  .event_new = cu_event_new,
+  .event_free = cu_event_free,
+  .event_synchronize = cu_event_synchronize,
 };
 
 /* Registration.  */
@@ -216,6 +224,7 @@ enumerate (void)
       d->dev.reg = &cu_reg;
       d->dev.context = d;
       cu_buft_init (d);
+      cu_host_buft_init (d);
       tsr_log (TSR_LOG_DEBUG, "cuda: %s: %s", d->name, d->description);
     }
 }

@@ -1,7 +1,10 @@
 /* A working module with one device that claims to be a GPU.  It
    supports no operation and uses host memory; it exists so registry
    tests can check enumeration, lookups, init_best's preference and
-   unloading without real hardware.  */
+   unloading without real hardware.  It offers a "pinned" host buffer
+   type (the plain host one) and events whose context is an int the
+   tests read: bit 1 recorded, bit 2 waited for by a backend, bit 4
+   synchronized on the host.  */
 #include <stdlib.h>
 #include <tessera/module.h>
 
@@ -74,6 +77,45 @@ be_compute (tsr_backend *be, tsr_graph *g)
   return tsr_set_error (TSR_ERR_UNSUPPORTED, "mockgpu computes nothing");
 }
 
+static int
+be_event_record (tsr_backend *be, tsr_event *ev)
+{
+  *(int *) ev->context |= 1;
+  return TSR_OK;
+}
+
+static int
+be_event_wait (tsr_backend *be, tsr_event *ev)
+{
+  *(int *) ev->context |= 2;
+  return TSR_OK;
+}
+
+static int
+dev_event_new (tsr_device *dev, tsr_event *ev)
+{
+  ev->context = calloc (1, sizeof (int));
+  return ev->context ? TSR_OK : tsr_set_error (TSR_ERR_NO_MEMORY, "mock");
+}
+
+static void
+dev_event_free (tsr_event *ev)
+{
+  free (ev->context);
+}
+
+static void
+dev_event_synchronize (tsr_event *ev)
+{
+  *(int *) ev->context |= 4;
+}
+
+static tsr_buffer_type *
+dev_host_buft (tsr_device *dev)
+{
+  return tsr_host_buffer_type ();
+}
+
 static tsr_backend *
 dev_init (tsr_device *dev, const char *params)
 {
@@ -83,6 +125,8 @@ dev_init (tsr_device *dev, const char *params)
   be->iface.get_name = be_name;
   be->iface.free = be_free;
   be->iface.graph_compute = be_compute;
+  be->iface.event_record = be_event_record;
+  be->iface.event_wait = be_event_wait;
   be->device = dev;
   return be;
 }
@@ -107,7 +151,8 @@ dev_supports_buft (tsr_device *dev, tsr_buffer_type *buft)
 
 static tsr_device mock_device = {
   { dev_name, dev_description, dev_memory, dev_type, NULL, dev_init,
-    dev_buft, dev_supports_op, dev_supports_buft },
+    dev_buft, dev_supports_op, dev_supports_buft, dev_host_buft,
+    dev_event_new, dev_event_free, dev_event_synchronize },
   &mock_reg,
   NULL
 };

@@ -2,7 +2,8 @@
  *
  * Owns the backend object: asynchronous tensor set/get (non-blocking
  * transfers on the device's in-order queue; the caller keeps the host
- * memory until synchronize), synchronize (clFinish), and the graph
+ * memory until synchronize), events (markers), synchronize (clFinish),
+ * and the graph
  * walk, which checks that every tensor is in this device's memory and
  * that a kernel supports the node, then enqueues it.  graph_compute
  * returns once the kernels are queued, unless the graph reads indices
@@ -248,6 +249,104 @@ ocl_be_graph_compute (tsr_backend *backend, tsr_graph *g)
   return st;
 }
 
+/* Events: a marker enqueued on the device's queue (OpenCL 1.2), the
+   cl_event of the last recording kept in a struct ocl_event.  A
+   backend of the same device (same context) waits with a barrier on
+   its queue; one of another OpenCL device, whose context cannot see
+   the event, waits on the host, which orders its later work as well.  */
+
+struct ocl_event
+{
+  cl_event ev;                  /* NULL until recorded */
+};
+
+int
+ocl_event_new (tsr_device *dev, tsr_event *ev)
+{
+  struct ocl_device *d = dev->context;
+  struct ocl_event *e;
+
+  if (ocl_device_ready (d) != TSR_OK)
+    return tsr_last_status ();
+  e = calloc (1, sizeof *e);
+  if (!e)
+    return tsr_set_error (TSR_ERR_NO_MEMORY, "opencl: out of memory");
+  ev->context = e;
+  return TSR_OK;
+}
+
+void
+ocl_event_free (tsr_event *ev)
+{
+  struct ocl_event *e = ev->context;
+
+  if (e->ev)
+    clReleaseEvent (e->ev);
+  free (e);
+}
+
+void
+ocl_event_synchronize (tsr_event *ev)
+{
+  struct ocl_event *e = ev->context;
+  cl_int err;
+
+  if (!e->ev)
+    return;
+  err = clWaitForEvents (1, &e->ev);
+  if (err != CL_SUCCESS)
+    tsr_log (TSR_LOG_ERROR, "opencl: %s: clWaitForEvents: %s",
+             ((struct ocl_device *) ev->device->context)->name,
+             ocl_error_string (err));
+}
+
+static int
+ocl_be_event_record (tsr_backend *backend, tsr_event *ev)
+{
+  struct ocl_device *d = be_dev (backend);
+  struct ocl_event *e = ev->context;
+  cl_event mark;
+  cl_int err;
+
+  pthread_mutex_lock (&d->lock);
+  err = clEnqueueMarkerWithWaitList (d->queue, 0, NULL, &mark);
+  pthread_mutex_unlock (&d->lock);
+  if (err != CL_SUCCESS)
+    return tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: "
+                          "clEnqueueMarkerWithWaitList: %s", d->name,
+                          ocl_error_string (err));
+  if (e->ev)
+    clReleaseEvent (e->ev);
+  e->ev = mark;
+  clFlush (d->queue);           /* so that a host wait can end */
+  return TSR_OK;
+}
+
+static int
+ocl_be_event_wait (tsr_backend *backend, tsr_event *ev)
+{
+  struct ocl_device *d = be_dev (backend);
+  struct ocl_device *from = ev->device->context;
+  struct ocl_event *e = ev->context;
+  cl_int err;
+
+  if (!e->ev)
+    return TSR_OK;              /* never recorded: nothing to wait for */
+  if (from->context != d->context)
+    err = clWaitForEvents (1, &e->ev);
+  else
+    {
+      pthread_mutex_lock (&d->lock);
+      err = clEnqueueBarrierWithWaitList (d->queue, 1, &e->ev, NULL);
+      pthread_mutex_unlock (&d->lock);
+    }
+  if (err != CL_SUCCESS)
+    return tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: waiting for an "
+                          "event of %s: %s", d->name, from->name,
+                          ocl_error_string (err));
+  return TSR_OK;
+}
+
 static const struct tsr_backend_iface ocl_backend_iface = {
   .get_name = ocl_be_name,
   .free = ocl_be_free,
@@ -256,6 +355,8 @@ static const struct tsr_backend_iface ocl_backend_iface = {
   .synchronize = ocl_be_synchronize,
   .graph_compute = ocl_be_graph_compute,
   .set_n_threads = NULL,
+  .event_record = ocl_be_event_record,
+  .event_wait = ocl_be_event_wait,
 };
 
 tsr_backend *

@@ -121,6 +121,10 @@ OCL_HIDDEN bool ocl_tensor_mem (const struct ocl_device *d,
 
 /* ocl-backend.c */
 OCL_HIDDEN tsr_backend *ocl_backend_new (tsr_device *dev, const char *params);
+/* Events (device interface; record and wait are the backend's).  */
+OCL_HIDDEN int ocl_event_new (tsr_device *dev, tsr_event *ev);
+OCL_HIDDEN void ocl_event_free (tsr_event *ev);
+OCL_HIDDEN void ocl_event_synchronize (tsr_event *ev);
 
 /* ocl-ops.c */
 OCL_HIDDEN bool ocl_supports_op (const struct ocl_device *d,

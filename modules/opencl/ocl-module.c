@@ -103,7 +103,7 @@ ocl_dev_caps (tsr_device *dev, struct tsr_device_caps *caps)
   (void) dev;
   caps->async = true;           /* in-order queue, synchronize = finish */
   caps->host_buffer = false;
-  caps->events = false;         /* the module interface has no events */
+  caps->events = true;          /* markers and barriers, ocl-backend.c */
 }
 
 static tsr_buffer_type *
@@ -134,6 +134,9 @@ static const struct tsr_device_iface ocl_device_iface = {
   .get_buffer_type = ocl_dev_buffer_type,
   .supports_op = ocl_dev_supports_op,
   .supports_buft = ocl_dev_supports_buft,
+  .event_new = ocl_event_new,
+  .event_free = ocl_event_free,
+  .event_synchronize = ocl_event_synchronize,
 };
 
 /* Registration.  */

@@ -1,6 +1,7 @@
 /* cuda-common.cuh - what every .cu file of the CUDA backend shares:
- * element addressing through strides, grid-stride loops, element loads
- * and stores for every Tessera type.  Not installed.
+ * element addressing through strides, grid-stride and row-wise loops,
+ * element loads and stores for every Tessera type, warp sums and the
+ * index status word.  Not installed.
  *
  * Conversions match libtessera's reference ones: f16 through the CUDA
  * intrinsics (round to nearest even), bf16 by the same bit arithmetic
@@ -50,6 +51,29 @@ host_nrows (const cu_tdesc &t)
 {
   return t.ne[1] * t.ne[2] * t.ne[3];
 }
+
+/* A row-wise launch: grid dimension y walks the rows, x the elements
+   (or blocks) of a row, so that a kernel splits a row's index once per
+   row rather than once per element.  Threads per block: NE0 rounded up
+   to a warp, at most CU_THREADS.  */
+static inline void
+cu_row_grid (int64_t ne0, int64_t nrows, dim3 *grid, dim3 *block)
+{
+  int64_t threads = ne0 >= CU_THREADS ? CU_THREADS : (ne0 + 31) / 32 * 32;
+  int64_t bx = (ne0 + threads - 1) / threads;
+
+  *block = dim3 ((unsigned) (threads < 32 ? 32 : threads));
+  *grid = dim3 ((unsigned) (bx < 1 ? 1 : bx > CU_MAX_BLOCKS ? CU_MAX_BLOCKS
+                                                            : bx),
+                cu_row_blocks (nrows));
+}
+
+/* The loops of a cu_row_grid launch.  */
+#define CU_FOR_GRID_ROWS(r, n)                                            \
+  for (int64_t r = blockIdx.y; r < (n); r += gridDim.y)
+#define CU_FOR_ROW_ITEMS(i0, n)                                           \
+  for (int64_t i0 = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;     \
+       i0 < (n); i0 += (int64_t) gridDim.x * blockDim.x)
 
 #define CU_FOR_ITEMS(i, n)                                                \
   for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;       \
@@ -170,6 +194,45 @@ cu_store (char *p, int type, float v)
     case TSR_TYPE_I32: *(int32_t *) p = __float2int_rz (v); break;
     default: break;
     }
+}
+
+/* I mod N for 0 <= I and 1 <= N, in 32-bit arithmetic when both fit
+   (a 64-bit division is a long software sequence on the GPU).  */
+static __device__ inline int64_t
+cu_mod (int64_t i, int64_t n)
+{
+  if (((uint64_t) i | (uint64_t) n) <= UINT32_MAX)
+    return (int64_t) ((uint32_t) i % (uint32_t) n);
+  return i % n;
+}
+
+/* I / N likewise.  */
+static __device__ inline int64_t
+cu_div (int64_t i, int64_t n)
+{
+  if (((uint64_t) i | (uint64_t) n) <= UINT32_MAX)
+    return (int64_t) ((uint32_t) i / (uint32_t) n);
+  return i / n;
+}
+
+/* The sum of V over the warp, the same in every lane: each step adds
+   the same two values in every lane of a pair (addition commutes
+   exactly), so the lanes never disagree.  */
+static __device__ inline float
+cu_warp_sum (float v)
+{
+  for (int o = 16; o > 0; o /= 2)
+    v += __shfl_xor_sync (0xffffffffu, v, o);
+  return v;
+}
+
+/* Record bad index IDX in the status word, unless an earlier one is
+   there: TAG (nonzero) tells the backend which node it was.  */
+static __device__ inline void
+cu_bad_index (cu_status *status, int tag, int idx)
+{
+  if (atomicCAS (&status->status, 0, tag) == 0)
+    status->value = idx;
 }
 
 /* Launch status as the launchers return it.  */

@@ -32,7 +32,9 @@ struct cu_tdesc
 };
 
 /* What kernels report through the status word: status nonzero means
-   an index was out of range, value is the first bad one.  */
+   an index was out of range, value is the first bad one.  Status is
+   the tag the launcher was given: the failing node's position in the
+   graph plus one.  */
 struct cu_status
 {
   int status;
@@ -66,7 +68,8 @@ CU_HIDDEN int cu_copy_bytes (cudaStream_t s, struct cu_tdesc d,
    index is recorded in STATUS (device memory).  */
 CU_HIDDEN int cu_get_rows (cudaStream_t s, struct cu_tdesc d,
                            struct cu_tdesc a, int atype,
-                           struct cu_tdesc rows, struct cu_status *status);
+                           struct cu_tdesc rows, struct cu_status *status,
+                           int tag);
 
 /* cuda-rows.cu */
 CU_HIDDEN int cu_sum_rows (cudaStream_t s, struct cu_tdesc d,

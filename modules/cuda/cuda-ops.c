@@ -222,7 +222,8 @@ get_rows_launch (struct cu_backend *be, tsr_tensor *d)
   return launched (be, d, cu_get_rows (be->stream, cu_desc (d),
                                        cu_desc (d->src[0]),
                                        d->src[0]->type,
-                                       cu_desc (d->src[1]), be->status));
+                                       cu_desc (d->src[1]), be->status,
+                                       be->tag));
 }
 
 static int
@@ -335,7 +336,19 @@ cu_supports_op (const struct cu_device *d, const tsr_tensor *op)
 bool
 cu_op_uses_status (const tsr_tensor *node)
 {
-  return node->op == TSR_OP_GET_ROWS;
+  return cu_index_bound (node) > 0;
+}
+
+int64_t
+cu_index_bound (const tsr_tensor *node)
+{
+  switch (node->op)
+    {
+    case TSR_OP_GET_ROWS:       /* rows of the table */
+      return node->src[0]->ne[1];
+    default:
+      return 0;
+    }
 }
 
 int

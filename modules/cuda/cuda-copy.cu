@@ -2,7 +2,8 @@
  * types and layouts, byte-exact copies (same type, block types as
  * whole blocks), get_rows.  One thread per destination element in a
  * grid-stride loop.  The module also converts mul_mat operands with
- * cu_convert (weights to f16, activations to f16 or dense f32).  */
+ * cu_convert (weights to f16, activations to f16 or dense f32).
+ * Copies into block types (quantizing) are cuda-set-rows.cu's.  */
 #include "cuda-common.cuh"
 
 static __global__ void

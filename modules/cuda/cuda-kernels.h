@@ -85,6 +85,21 @@ CU_HIDDEN int cu_rope (cudaStream_t s, struct cu_tdesc d, struct cu_tdesc a,
                        struct cu_tdesc pos, int n_dims, int neox,
                        float freq_base, float freq_scale);
 
+/* cuda-set-rows.cu */
+/* d[:, idx[i, j, l], j % d2, l % d3] = s[:, i, j, l] converted to
+   DTYPE (f32, f16, bf16; q8_0 / q4_0 with dense rows), the last source
+   row in row-major order winning where several name one row.  A bad
+   index goes to STATUS, and then nothing is written.  CLAIM: scratch
+   device memory of one int per row of d (d.ne[1] * d.ne[2] * d.ne[3]);
+   the source has fewer than 2^31 rows.  */
+CU_HIDDEN int cu_set_rows (cudaStream_t s, struct cu_tdesc d, int dtype,
+                           struct cu_tdesc src, struct cu_tdesc idx,
+                           int *claim, struct cu_status *status, int tag);
+/* Element I (row-major) of s into element I of d, quantized: DTYPE
+   q8_0 or q4_0 with dense rows, STYPE f32, f16 or bf16.  */
+CU_HIDDEN int cu_quantize (cudaStream_t s, struct cu_tdesc d, int dtype,
+                           struct cu_tdesc src, int stype);
+
 #ifdef __cplusplus
 }
 #endif

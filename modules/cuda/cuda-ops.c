@@ -90,8 +90,9 @@ glu_supports (const tsr_tensor *d)
 }
 
 /* cpy / cont: same type (block types: same shape, dense rows), block
-   type to f32/f16/bf16 (same shape, dense source rows), between f32,
-   f16 and bf16, and between i32 and f32.  Not to a block type.  */
+   type to f32/f16/bf16 (same shape, dense source rows), f32/f16/bf16
+   to a block type (dense destination rows, any source layout or
+   shape), between f32, f16 and bf16, and between i32 and f32.  */
 static bool
 copy_supports (const tsr_tensor *d)
 {
@@ -105,6 +106,8 @@ copy_supports (const tsr_tensor *d)
            || (tsr_same_shape (a, d) && dense_rows (a) && dense_rows (d));
   if (is_quant (st))
     return is_plain_float (dt) && tsr_same_shape (a, d) && dense_rows (a);
+  if (is_quant (dt))
+    return is_plain_float (st) && dense_rows (d);
   if (is_plain_float (st) && is_plain_float (dt))
     return true;
   return (st == TSR_TYPE_I32 && dt == TSR_TYPE_F32)
@@ -157,6 +160,26 @@ rope_supports (const tsr_tensor *d)
          && (mode == TSR_ROPE_NORMAL || mode == TSR_ROPE_NEOX);
 }
 
+/* set_rows: src[0] the destination (d aliases it), src[1] the f32 rows,
+   src[2] the i32 indices.  The claim words are indexed by int source
+   row numbers.  */
+static bool
+set_rows_supports (const tsr_tensor *d)
+{
+  const tsr_tensor *dst = d->src[0], *src = d->src[1], *idx = d->src[2];
+  tsr_type t = d->type;
+
+  if (!src || !idx || src->type != TSR_TYPE_F32 || idx->type != TSR_TYPE_I32
+      || dst->type != t || !tsr_same_shape (dst, d))
+    return false;
+  if (!is_plain_float (t) && !(is_quant (t) && dense_rows (d)))
+    return false;
+  return src->ne[0] == d->ne[0] && idx->ne[0] == src->ne[1]
+         && idx->ne[1] == src->ne[2] && idx->ne[2] == src->ne[3]
+         && idx->ne[3] == 1 && src->ne[2] % d->ne[2] == 0
+         && src->ne[3] % d->ne[3] == 0 && tsr_nrows (src) <= INT32_MAX;
+}
+
 /* Launching.  */
 
 static int
@@ -205,6 +228,9 @@ copy_launch (struct cu_backend *be, tsr_tensor *d)
   const struct tsr_type_traits *tr = tsr_type_traits (s->type);
   struct cu_tdesc dd = cu_desc (d), sd = cu_desc (s);
 
+  if (s->type != d->type && is_quant (d->type))
+    return launched (be, d, cu_quantize (be->stream, dd, d->type, sd,
+                                         s->type));
   if (s->type != d->type)
     return launched (be, d, cu_convert (be->stream, dd, d->type, sd,
                                         s->type));
@@ -265,6 +291,21 @@ rope_launch (struct cu_backend *be, tsr_tensor *d)
                                    tsr_get_op_param_f32 (d, 3)));
 }
 
+static int
+set_rows_launch (struct cu_backend *be, tsr_tensor *d)
+{
+  size_t rows = (size_t) (d->ne[1] * d->ne[2] * d->ne[3]);
+  int *claim = cu_scratch (be, rows * sizeof *claim);
+
+  if (!claim)
+    return TSR_ERR_NO_MEMORY;
+  be->uses_status = true;
+  return launched (be, d, cu_set_rows (be->stream, cu_desc (d), d->type,
+                                       cu_desc (d->src[1]),
+                                       cu_desc (d->src[2]), claim,
+                                       be->status, be->tag));
+}
+
 struct cu_op
 {
   supports_fn supports;
@@ -301,6 +342,7 @@ static const struct cu_op op_table[TSR_OP_COUNT] = {
   [TSR_OP_RMS_NORM] = { unary_supports, norm_launch },
   [TSR_OP_SOFT_MAX] = { soft_max_supports, soft_max_launch },
   [TSR_OP_ROPE] = { rope_supports, rope_launch },
+  [TSR_OP_SET_ROWS] = { set_rows_supports, set_rows_launch },
 };
 
 /* Shapes every kernel relies on: positive sizes, a known type, whole
@@ -345,6 +387,7 @@ cu_index_bound (const tsr_tensor *node)
   switch (node->op)
     {
     case TSR_OP_GET_ROWS:       /* rows of the table */
+    case TSR_OP_SET_ROWS:       /* rows of the destination */
       return node->src[0]->ne[1];
     default:
       return 0;

@@ -11,6 +11,7 @@
 #ifndef TSR_CUDA_KERNELS_H
 #define TSR_CUDA_KERNELS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <cuda_runtime_api.h>
 
@@ -99,6 +100,25 @@ CU_HIDDEN int cu_set_rows (cudaStream_t s, struct cu_tdesc d, int dtype,
    q8_0 or q4_0 with dense rows, STYPE f32, f16 or bf16.  */
 CU_HIDDEN int cu_quantize (cudaStream_t s, struct cu_tdesc d, int dtype,
                            struct cu_tdesc src, int stype);
+
+/* cuda-attn.cu */
+/* Bytes of shared memory cu_flash_attn needs for these head sizes (the
+   caller keeps it within the 48 KiB a launch gets by default).  */
+CU_HIDDEN size_t cu_flash_attn_shared (int64_t dk, int64_t dv);
+/* flash_attn_ext (tessera/ops.h): K and V f32 or f16 (KTYPE, VTYPE);
+   MTYPE f32, f16, or < 0 for no mask.  */
+CU_HIDDEN int cu_flash_attn (cudaStream_t s, struct cu_tdesc d,
+                             struct cu_tdesc q, struct cu_tdesc k, int ktype,
+                             struct cu_tdesc v, int vtype,
+                             struct cu_tdesc mask, int mtype, float scale);
+
+/* cuda-mul-mat-id.cu */
+/* mul_mat_id (tessera/ops.h), weights AS of ATYPE (f32, f16, bf16;
+   q8_0 / q4_0 with dense rows); a bad expert id goes to STATUS.  */
+CU_HIDDEN int cu_mul_mat_id (cudaStream_t s, struct cu_tdesc d,
+                             struct cu_tdesc as, int atype,
+                             struct cu_tdesc b, struct cu_tdesc ids,
+                             struct cu_status *status, int tag);
 
 #ifdef __cplusplus
 }

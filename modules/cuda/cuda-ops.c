@@ -180,6 +180,54 @@ set_rows_supports (const tsr_tensor *d)
          && src->ne[3] % d->ne[3] == 0 && tsr_nrows (src) <= INT32_MAX;
 }
 
+static bool
+is_f32_or_f16 (const tsr_tensor *t)
+{
+  return t->type == TSR_TYPE_F32 || t->type == TSR_TYPE_F16;
+}
+
+/* flash_attn_ext: src q, k, v, mask; the query row and accumulator of
+   each warp in the 48 KiB of shared memory a launch gets.  */
+static bool
+flash_attn_supports (const tsr_tensor *d)
+{
+  const tsr_tensor *q = d->src[0], *k = d->src[1], *v = d->src[2];
+  const tsr_tensor *mask = d->src[3];
+
+  if (!k || !v || !is_f32 (q) || !is_f32_or_f16 (k) || !is_f32_or_f16 (v)
+      || !is_f32 (d))
+    return false;
+  if (k->ne[0] != q->ne[0] || v->ne[1] != k->ne[1] || v->ne[2] != k->ne[2]
+      || k->ne[3] != q->ne[3] || v->ne[3] != q->ne[3]
+      || q->ne[2] % k->ne[2] != 0 || d->ne[0] != v->ne[0]
+      || d->ne[1] != q->ne[1] || d->ne[2] != q->ne[2]
+      || d->ne[3] != q->ne[3])
+    return false;
+  if (cu_flash_attn_shared (q->ne[0], v->ne[0]) > 48 * 1024)
+    return false;
+  return !mask
+         || (is_f32_or_f16 (mask) && mask->ne[0] == k->ne[1]
+             && mask->ne[1] >= q->ne[1] && q->ne[2] % mask->ne[2] == 0
+             && q->ne[3] % mask->ne[3] == 0);
+}
+
+/* mul_mat_id: src as, b, ids.  */
+static bool
+mul_mat_id_supports (const tsr_tensor *d)
+{
+  const tsr_tensor *as = d->src[0], *b = d->src[1], *ids = d->src[2];
+
+  if (!b || !ids || !is_f32 (b) || ids->type != TSR_TYPE_I32 || !is_f32 (d))
+    return false;
+  if (!is_plain_float (as->type) && !(is_quant (as->type) && dense_rows (as)))
+    return false;
+  return as->ne[3] == 1 && b->ne[0] == as->ne[0] && b->ne[3] == 1
+         && ids->ne[2] == 1 && ids->ne[3] == 1 && b->ne[2] == ids->ne[1]
+         && (b->ne[1] == 1 || b->ne[1] == ids->ne[0])
+         && d->ne[0] == as->ne[1] && d->ne[1] == ids->ne[0]
+         && d->ne[2] == ids->ne[1] && d->ne[3] == 1;
+}
+
 /* Launching.  */
 
 static int
@@ -306,6 +354,31 @@ set_rows_launch (struct cu_backend *be, tsr_tensor *d)
                                        be->status, be->tag));
 }
 
+static int
+flash_attn_launch (struct cu_backend *be, tsr_tensor *d)
+{
+  const tsr_tensor *k = d->src[1], *v = d->src[2], *mask = d->src[3];
+
+  return launched (be, d, cu_flash_attn (be->stream, cu_desc (d),
+                                         cu_desc (d->src[0]), cu_desc (k),
+                                         k->type, cu_desc (v), v->type,
+                                         cu_desc (mask ? mask : k),
+                                         mask ? (int) mask->type : -1,
+                                         tsr_get_op_param_f32 (d, 0)));
+}
+
+static int
+mul_mat_id_launch (struct cu_backend *be, tsr_tensor *d)
+{
+  be->uses_status = true;
+  return launched (be, d, cu_mul_mat_id (be->stream, cu_desc (d),
+                                         cu_desc (d->src[0]),
+                                         d->src[0]->type,
+                                         cu_desc (d->src[1]),
+                                         cu_desc (d->src[2]), be->status,
+                                         be->tag));
+}
+
 struct cu_op
 {
   supports_fn supports;
@@ -343,6 +416,8 @@ static const struct cu_op op_table[TSR_OP_COUNT] = {
   [TSR_OP_SOFT_MAX] = { soft_max_supports, soft_max_launch },
   [TSR_OP_ROPE] = { rope_supports, rope_launch },
   [TSR_OP_SET_ROWS] = { set_rows_supports, set_rows_launch },
+  [TSR_OP_FLASH_ATTN_EXT] = { flash_attn_supports, flash_attn_launch },
+  [TSR_OP_MUL_MAT_ID] = { mul_mat_id_supports, mul_mat_id_launch },
 };
 
 /* Shapes every kernel relies on: positive sizes, a known type, whole
@@ -389,6 +464,8 @@ cu_index_bound (const tsr_tensor *node)
     case TSR_OP_GET_ROWS:       /* rows of the table */
     case TSR_OP_SET_ROWS:       /* rows of the destination */
       return node->src[0]->ne[1];
+    case TSR_OP_MUL_MAT_ID:     /* experts */
+      return node->src[0]->ne[2];
     default:
       return 0;
     }

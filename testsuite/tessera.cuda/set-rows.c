@@ -4,7 +4,8 @@
    q8_0 and q4_0 rows, where the last source row naming a row wins;
    cpy of f32 and f16 into q8_0 and q4_0, with blocks whose values
    fall on rounding ties; a bad set_rows index is an error that leaves
-   the destinations untouched.  UNSUPPORTED without a CUDA device.  */
+   the destinations untouched; a bad mul_mat_id expert id is an error.
+   UNSUPPORTED without a CUDA device.  */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -191,6 +192,37 @@ out:
   teardown (&s);
 }
 
+static void
+check_bad_expert (tsr_device *dev)
+{
+  tsr_context *ctx = tsr_context_new (true);
+  tsr_tensor *as = tsr_new_tensor_3d (ctx, TSR_TYPE_F32, K, 3, 2);
+  tsr_tensor *b = tsr_new_tensor_3d (ctx, TSR_TYPE_F32, K, 1, 2);
+  tsr_tensor *ids = tsr_new_tensor_2d (ctx, TSR_TYPE_I32, 1, 2);
+  tsr_tensor *r = tsr_mul_mat_id (ctx, as, b, ids);
+  tsr_graph *g = tsr_graph_new (ctx);
+  tsr_buffer *buf;
+  tsr_backend *be;
+  static float zeros[K * 3 * 2];
+  const int32_t id[2] = { 1, 2 };
+
+  tsr_graph_build (g, r);
+  buf = tsr_context_alloc_tensors (ctx, tsr_device_buffer_type (dev));
+  be = tsr_device_init (dev, NULL);
+  if (buf && be)
+    {
+      tsr_tensor_set (as, zeros, 0, sizeof zeros);
+      tsr_tensor_set (b, zeros, 0, 2 * K * sizeof (float));
+      tsr_tensor_set (ids, id, 0, sizeof id);
+      CHECK (tsr_backend_graph_compute (be, g) == TSR_ERR_INVALID_ARG
+             && strstr (tsr_last_error (), "mul_mat_id"),
+             "a bad mul_mat_id expert id is an error: %s", tsr_last_error ());
+    }
+  tsr_backend_free (be);
+  tsr_buffer_free (buf);
+  tsr_context_free (ctx);
+}
+
 int
 main (void)
 {
@@ -198,5 +230,6 @@ main (void)
   if (!dev)
     return TSR_TEST_EXIT ();
   check_writes (dev);
+  check_bad_expert (dev);
   return TSR_TEST_EXIT ();
 }

@@ -42,6 +42,9 @@ struct cu_status
   int value;
 };
 
+/* Partial sums of cu_sum at most (doubles of its scratch).  */
+#define CU_SUM_BLOCKS 1024
+
 /* cuda-elementwise.cu */
 /* d = a OP b (add, sub, mul, div), b broadcast to a's shape.  */
 CU_HIDDEN int cu_binary (cudaStream_t s, int op, struct cu_tdesc d,
@@ -119,6 +122,30 @@ CU_HIDDEN int cu_mul_mat_id (cudaStream_t s, struct cu_tdesc d,
                              struct cu_tdesc as, int atype,
                              struct cu_tdesc b, struct cu_tdesc ids,
                              struct cu_status *status, int tag);
+
+/* cuda-reduce.cu */
+/* The sum of every element of a into d[0]; PARTIAL: scratch device
+   memory of CU_SUM_BLOCKS doubles.  */
+CU_HIDDEN int cu_sum (cudaStream_t s, struct cu_tdesc d, struct cu_tdesc a,
+                      double *partial);
+CU_HIDDEN int cu_mean (cudaStream_t s, struct cu_tdesc d, struct cu_tdesc a);
+/* i32 d[i1, i2, i3, 0] = argmax of row (i1, i2, i3) of a.  */
+CU_HIDDEN int cu_argmax (cudaStream_t s, struct cu_tdesc d,
+                         struct cu_tdesc a);
+
+/* cuda-shape.cu (f32 to f32) */
+CU_HIDDEN int cu_diag_mask_inf (cudaStream_t s, struct cu_tdesc d,
+                                struct cu_tdesc a, int n_past);
+CU_HIDDEN int cu_repeat (cudaStream_t s, struct cu_tdesc d,
+                         struct cu_tdesc a);
+CU_HIDDEN int cu_concat (cudaStream_t s, struct cu_tdesc d,
+                         struct cu_tdesc a, struct cu_tdesc b, int dim);
+CU_HIDDEN int cu_pad (cudaStream_t s, struct cu_tdesc d, struct cu_tdesc a);
+CU_HIDDEN int cu_upscale (cudaStream_t s, struct cu_tdesc d,
+                          struct cu_tdesc a, int factor);
+/* d[i] = start + i * step for the ne[0] elements of d.  */
+CU_HIDDEN int cu_arange (cudaStream_t s, struct cu_tdesc d, float start,
+                         float step);
 
 #ifdef __cplusplus
 }

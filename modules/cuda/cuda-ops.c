@@ -160,6 +160,15 @@ rope_supports (const tsr_tensor *d)
          && (mode == TSR_ROPE_NORMAL || mode == TSR_ROPE_NEOX);
 }
 
+static bool
+same_dims (const tsr_tensor *a, const tsr_tensor *b, int from)
+{
+  for (int i = from; i < TSR_MAX_DIMS; i++)
+    if (a->ne[i] != b->ne[i])
+      return false;
+  return true;
+}
+
 /* set_rows: src[0] the destination (d aliases it), src[1] the f32 rows,
    src[2] the i32 indices.  The claim words are indexed by int source
    row numbers.  */
@@ -226,6 +235,81 @@ mul_mat_id_supports (const tsr_tensor *d)
          && (b->ne[1] == 1 || b->ne[1] == ids->ne[0])
          && d->ne[0] == as->ne[1] && d->ne[1] == ids->ne[0]
          && d->ne[2] == ids->ne[1] && d->ne[3] == 1;
+}
+
+static bool
+sum_supports (const tsr_tensor *d)
+{
+  return is_f32 (d) && is_f32 (d->src[0]) && tsr_nelements (d) == 1;
+}
+
+static bool
+mean_supports (const tsr_tensor *d)
+{
+  return is_f32 (d) && is_f32 (d->src[0]) && d->ne[0] == 1
+         && same_dims (d, d->src[0], 1);
+}
+
+static bool
+argmax_supports (const tsr_tensor *d)
+{
+  const tsr_tensor *a = d->src[0];
+
+  return d->type == TSR_TYPE_I32 && is_f32 (a) && a->ne[0] <= INT32_MAX
+         && d->ne[0] == a->ne[1] && d->ne[1] == a->ne[2]
+         && d->ne[2] == a->ne[3] && d->ne[3] == 1;
+}
+
+static bool
+repeat_supports (const tsr_tensor *d)
+{
+  return is_f32 (d) && is_f32 (d->src[0]) && tsr_can_repeat (d->src[0], d);
+}
+
+static bool
+concat_supports (const tsr_tensor *d)
+{
+  const tsr_tensor *a = d->src[0], *b = d->src[1];
+  const int32_t dim = tsr_get_op_param_i32 (d, 0);
+
+  if (!is_f32 (d) || !is_f32 (a) || !is_f32 (b) || dim < 0
+      || dim >= TSR_MAX_DIMS)
+    return false;
+  for (int i = 0; i < TSR_MAX_DIMS; i++)
+    if (i == dim ? d->ne[i] != a->ne[i] + b->ne[i]
+                 : d->ne[i] != a->ne[i] || d->ne[i] != b->ne[i])
+      return false;
+  return true;
+}
+
+static bool
+pad_supports (const tsr_tensor *d)
+{
+  const tsr_tensor *a = d->src[0];
+
+  if (!is_f32 (d) || !is_f32 (a))
+    return false;
+  for (int i = 0; i < TSR_MAX_DIMS; i++)
+    if (d->ne[i] != a->ne[i] + tsr_get_op_param_i32 (d, i))
+      return false;
+  return true;
+}
+
+/* arange has no source (cu_supports_op lets it through).  */
+static bool
+arange_supports (const tsr_tensor *d)
+{
+  return is_f32 (d) && d->ne[1] == 1 && d->ne[2] == 1 && d->ne[3] == 1;
+}
+
+static bool
+upscale_supports (const tsr_tensor *d)
+{
+  const tsr_tensor *a = d->src[0];
+  const int32_t f = tsr_get_op_param_i32 (d, 0);
+
+  return is_f32 (d) && is_f32 (a) && f >= 1 && d->ne[0] == a->ne[0] * f
+         && d->ne[1] == a->ne[1] * f && same_dims (d, a, 2);
 }
 
 /* Launching.  */
@@ -379,6 +463,78 @@ mul_mat_id_launch (struct cu_backend *be, tsr_tensor *d)
                                          be->tag));
 }
 
+static int
+sum_launch (struct cu_backend *be, tsr_tensor *d)
+{
+  double *partial = cu_scratch (be, CU_SUM_BLOCKS * sizeof *partial);
+
+  if (!partial)
+    return TSR_ERR_NO_MEMORY;
+  return launched (be, d, cu_sum (be->stream, cu_desc (d),
+                                  cu_desc (d->src[0]), partial));
+}
+
+static int
+mean_launch (struct cu_backend *be, tsr_tensor *d)
+{
+  return launched (be, d, cu_mean (be->stream, cu_desc (d),
+                                   cu_desc (d->src[0])));
+}
+
+static int
+argmax_launch (struct cu_backend *be, tsr_tensor *d)
+{
+  return launched (be, d, cu_argmax (be->stream, cu_desc (d),
+                                     cu_desc (d->src[0])));
+}
+
+static int
+repeat_launch (struct cu_backend *be, tsr_tensor *d)
+{
+  return launched (be, d, cu_repeat (be->stream, cu_desc (d),
+                                     cu_desc (d->src[0])));
+}
+
+static int
+concat_launch (struct cu_backend *be, tsr_tensor *d)
+{
+  return launched (be, d, cu_concat (be->stream, cu_desc (d),
+                                     cu_desc (d->src[0]),
+                                     cu_desc (d->src[1]),
+                                     tsr_get_op_param_i32 (d, 0)));
+}
+
+static int
+diag_mask_inf_launch (struct cu_backend *be, tsr_tensor *d)
+{
+  return launched (be, d, cu_diag_mask_inf (be->stream, cu_desc (d),
+                                            cu_desc (d->src[0]),
+                                            tsr_get_op_param_i32 (d, 0)));
+}
+
+static int
+pad_launch (struct cu_backend *be, tsr_tensor *d)
+{
+  return launched (be, d, cu_pad (be->stream, cu_desc (d),
+                                  cu_desc (d->src[0])));
+}
+
+static int
+arange_launch (struct cu_backend *be, tsr_tensor *d)
+{
+  return launched (be, d, cu_arange (be->stream, cu_desc (d),
+                                     tsr_get_op_param_f32 (d, 0),
+                                     tsr_get_op_param_f32 (d, 2)));
+}
+
+static int
+upscale_launch (struct cu_backend *be, tsr_tensor *d)
+{
+  return launched (be, d, cu_upscale (be->stream, cu_desc (d),
+                                      cu_desc (d->src[0]),
+                                      tsr_get_op_param_i32 (d, 0)));
+}
+
 struct cu_op
 {
   supports_fn supports;
@@ -416,8 +572,17 @@ static const struct cu_op op_table[TSR_OP_COUNT] = {
   [TSR_OP_SOFT_MAX] = { soft_max_supports, soft_max_launch },
   [TSR_OP_ROPE] = { rope_supports, rope_launch },
   [TSR_OP_SET_ROWS] = { set_rows_supports, set_rows_launch },
+  [TSR_OP_DIAG_MASK_INF] = { unary_supports, diag_mask_inf_launch },
   [TSR_OP_FLASH_ATTN_EXT] = { flash_attn_supports, flash_attn_launch },
   [TSR_OP_MUL_MAT_ID] = { mul_mat_id_supports, mul_mat_id_launch },
+  [TSR_OP_CONCAT] = { concat_supports, concat_launch },
+  [TSR_OP_REPEAT] = { repeat_supports, repeat_launch },
+  [TSR_OP_SUM] = { sum_supports, sum_launch },
+  [TSR_OP_MEAN] = { mean_supports, mean_launch },
+  [TSR_OP_ARGMAX] = { argmax_supports, argmax_launch },
+  [TSR_OP_PAD] = { pad_supports, pad_launch },
+  [TSR_OP_ARANGE] = { arange_supports, arange_launch },
+  [TSR_OP_UPSCALE] = { upscale_supports, upscale_launch },
 };
 
 /* Shapes every kernel relies on: positive sizes, a known type, whole
@@ -441,8 +606,9 @@ cu_supports_op (const struct cu_device *d, const tsr_tensor *op)
     return false;
   if (tsr_op_get_kind (op->op) == TSR_OP_KIND_VIEW)
     return true;                /* nothing to compute */
+  /* arange is the one op without operands.  */
   if (!op_table[op->op].supports || !sane_tensor (op)
-      || !sane_tensor (op->src[0]))
+      || (op->op != TSR_OP_ARANGE && !sane_tensor (op->src[0])))
     return false;
   for (int i = 1; i < TSR_MAX_SRC; i++)
     if (op->src[i] && !sane_tensor (op->src[i]))

@@ -16,7 +16,8 @@ cuda_sources = modules/cuda/cuda-impl.h modules/cuda/cuda-kernels.h \
 cuda_kernel_sources = modules/cuda/cuda-elementwise.cu \
 	modules/cuda/cuda-copy.cu modules/cuda/cuda-rows.cu \
 	modules/cuda/cuda-set-rows.cu modules/cuda/cuda-attn.cu \
-	modules/cuda/cuda-mul-mat-id.cu
+	modules/cuda/cuda-mul-mat-id.cu modules/cuda/cuda-reduce.cu \
+	modules/cuda/cuda-shape.cu
 cuda_kernel_objects = $(cuda_kernel_sources:.cu=.lo)
 CUDA_MODULE_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS) \
 	-DTSR_MODULE_NAME=tessera_cuda -DTSR_CUDA_LIBDIR='"$(CUDA_LIBDIR)"'

@@ -44,6 +44,9 @@ struct cu_status
 
 /* Partial sums of cu_sum at most (doubles of its scratch).  */
 #define CU_SUM_BLOCKS 1024
+/* Bytes of scratch cu_argsort uses at most, unless one row needs
+   more.  */
+#define CU_SORT_SCRATCH ((int64_t) 64 << 20)
 
 /* cuda-elementwise.cu */
 /* d = a OP b (add, sub, mul, div), b broadcast to a's shape.  */
@@ -146,6 +149,24 @@ CU_HIDDEN int cu_upscale (cudaStream_t s, struct cu_tdesc d,
 /* d[i] = start + i * step for the ne[0] elements of d.  */
 CU_HIDDEN int cu_arange (cudaStream_t s, struct cu_tdesc d, float start,
                          float step);
+
+/* cuda-sort.cu */
+/* Bytes of scratch cu_argsort needs for NROWS rows of N elements.  */
+CU_HIDDEN size_t cu_argsort_scratch (int64_t n, int64_t nrows);
+/* i32 d = the first d.ne[0] indices of each row of f32 a sorted
+   stably, descending when DESC (NaNs last either way).  */
+CU_HIDDEN int cu_argsort (cudaStream_t s, struct cu_tdesc d,
+                          struct cu_tdesc a, int desc, void *scratch);
+
+/* cuda-conv.cu */
+/* im2col (tessera/ops.h) into d of DTYPE (f32 or f16); KERNEL_NE the
+   kernel's shape, PARAMS the op's seven parameters.  */
+CU_HIDDEN int cu_im2col (cudaStream_t s, struct cu_tdesc d, int dtype,
+                         struct cu_tdesc in, const int64_t kernel_ne[4],
+                         const int32_t params[7]);
+/* pool_2d (tessera/ops.h), PARAMS the op's seven parameters.  */
+CU_HIDDEN int cu_pool_2d (cudaStream_t s, struct cu_tdesc d,
+                          struct cu_tdesc a, const int32_t params[7]);
 
 #ifdef __cplusplus
 }

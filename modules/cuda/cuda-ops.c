@@ -6,10 +6,28 @@
  * both read it, so they cannot disagree.  Kernels follow strides, so
  * views and permutations are accepted wherever the CPU backend accepts
  * them, except block types (q8_0, q4_0), whose rows must be dense.
- * mul_mat is cuda-blas.c's.  */
+ * Each check is the CPU backend's for the op, plus what a kernel here
+ * needs besides (shared memory, 32-bit counts); anything else is left
+ * to the CPU by the scheduler.  The kernels, by file:
+ *   cuda-elementwise.cu  add, sub, mul, div, scale, the unary math
+ *                        ops, clamp, swiglu, geglu
+ *   cuda-copy.cu         cpy and cont (except into block types),
+ *                        get_rows
+ *   cuda-set-rows.cu     set_rows; cpy and cont into q8_0 / q4_0
+ *   cuda-rows.cu         sum_rows, norm, rms_norm, soft_max, rope
+ *   cuda-reduce.cu       sum, mean, argmax
+ *   cuda-shape.cu        repeat, concat, diag_mask_inf, pad, arange,
+ *                        upscale
+ *   cuda-sort.cu         argsort, top_k
+ *   cuda-attn.cu         flash_attn_ext
+ *   cuda-mul-mat-id.cu   mul_mat_id
+ *   cuda-conv.cu         im2col, pool_2d
+ * mul_mat is cuda-blas.c's (cuBLAS).  Ops with an index operand
+ * (get_rows, set_rows, mul_mat_id) report a bad index through the
+ * backend's status word, tagged with the node.  */
 #include <config.h>
 
-#include <tessera/ops.h>          /* enum tsr_rope_mode */
+#include <tessera/ops.h>          /* enum tsr_rope_mode, tsr_sort_order */
 
 #include "cuda-impl.h"
 
@@ -312,6 +330,76 @@ upscale_supports (const tsr_tensor *d)
          && d->ne[1] == a->ne[1] * f && same_dims (d, a, 2);
 }
 
+/* argsort and top_k.  */
+static bool
+argsort_supports (const tsr_tensor *d)
+{
+  const tsr_tensor *a = d->src[0];
+  int32_t p0 = tsr_get_op_param_i32 (d, 0);     /* top_k: k, else order */
+
+  if (d->type != TSR_TYPE_I32 || !is_f32 (a) || a->ne[0] > INT32_MAX
+      || !same_dims (d, a, 1))
+    return false;
+  if (d->op == TSR_OP_TOP_K)
+    return d->ne[0] >= 1 && d->ne[0] <= a->ne[0] && d->ne[0] == p0;
+  return d->op == TSR_OP_ARGSORT && d->ne[0] == a->ne[0]
+         && (p0 == TSR_SORT_ASC || p0 == TSR_SORT_DESC);
+}
+
+/* Output length of a convolution along one axis (< 1 when none).  */
+static int64_t
+conv_out (int64_t in, int64_t k, int s, int p, int dil)
+{
+  int64_t span = in + 2 * (int64_t) p - (int64_t) dil * (k - 1) - 1;
+  return span < 0 ? 0 : span / s + 1;
+}
+
+/* im2col: src kernel (shape only), input; patches of fewer than 2^31
+   elements (the kernel's index arithmetic is 32-bit).  */
+static bool
+im2col_supports (const tsr_tensor *d)
+{
+  const tsr_tensor *kernel = d->src[0], *in = d->src[1];
+  int32_t p[7];
+
+  for (int i = 0; i < 7; i++)
+    p[i] = tsr_get_op_param_i32 (d, i);
+  if (!in || !is_f32 (in) || !is_f32_or_f16 (d) || d->ne[0] > INT32_MAX)
+    return false;
+  bool is_2d = p[6] != 0;
+  int s1 = is_2d ? p[1] : 1, p1 = is_2d ? p[3] : 0, d1 = is_2d ? p[5] : 1;
+  if (p[0] < 1 || s1 < 1 || p[4] < 1 || d1 < 1 || p[2] < 0 || p1 < 0)
+    return false;
+  int64_t kh = is_2d ? kernel->ne[1] : 1, c = kernel->ne[is_2d ? 2 : 1];
+  int64_t ow = conv_out (in->ne[0], kernel->ne[0], p[0], p[2], p[4]);
+  int64_t oh = conv_out (is_2d ? in->ne[1] : 1, kh, s1, p1, d1);
+  if (is_2d)
+    return in->ne[2] == c && d->ne[0] == kernel->ne[0] * kh * c
+           && d->ne[1] == ow && d->ne[2] == oh && d->ne[3] == in->ne[3];
+  return in->ne[1] == c && in->ne[3] == 1 && d->ne[0] == kernel->ne[0] * c
+         && d->ne[1] == ow && d->ne[2] == in->ne[2] && d->ne[3] == 1;
+}
+
+static bool
+pool_2d_supports (const tsr_tensor *d)
+{
+  const tsr_tensor *a = d->src[0];
+  int32_t p[7];
+
+  for (int i = 0; i < 7; i++)
+    p[i] = tsr_get_op_param_i32 (d, i);
+  if (!is_f32 (a) || !is_f32 (d)
+      || (p[0] != TSR_POOL_MAX && p[0] != TSR_POOL_AVG) || p[1] < 1
+      || p[2] < 1 || p[3] < 1 || p[4] < 1 || p[5] < 0 || p[6] < 0
+      || p[5] >= p[1] || p[6] >= p[2])
+    return false;
+  int64_t w = a->ne[0] + 2 * (int64_t) p[5] - p[1];
+  int64_t h = a->ne[1] + 2 * (int64_t) p[6] - p[2];
+  return w >= 0 && h >= 0 && d->ne[0] == w / p[3] + 1
+         && d->ne[1] == h / p[4] + 1 && d->ne[2] == a->ne[2]
+         && d->ne[3] == a->ne[3];
+}
+
 /* Launching.  */
 
 static int
@@ -535,6 +623,50 @@ upscale_launch (struct cu_backend *be, tsr_tensor *d)
                                       tsr_get_op_param_i32 (d, 0)));
 }
 
+static int
+argsort_launch (struct cu_backend *be, tsr_tensor *d)
+{
+  const tsr_tensor *a = d->src[0];
+  bool desc = d->op == TSR_OP_TOP_K
+              || tsr_get_op_param_i32 (d, 0) == TSR_SORT_DESC;
+  void *scratch = cu_scratch (be, cu_argsort_scratch (a->ne[0],
+                                                      tsr_nrows (a)));
+
+  if (!scratch)
+    return TSR_ERR_NO_MEMORY;
+  return launched (be, d, cu_argsort (be->stream, cu_desc (d), cu_desc (a),
+                                      desc, scratch));
+}
+
+/* The op's seven i32 parameters (im2col, pool_2d).  */
+static void
+params7 (const tsr_tensor *d, int32_t p[7])
+{
+  for (int i = 0; i < 7; i++)
+    p[i] = tsr_get_op_param_i32 (d, i);
+}
+
+static int
+im2col_launch (struct cu_backend *be, tsr_tensor *d)
+{
+  int32_t p[7];
+
+  params7 (d, p);
+  return launched (be, d, cu_im2col (be->stream, cu_desc (d), d->type,
+                                     cu_desc (d->src[1]), d->src[0]->ne,
+                                     p));
+}
+
+static int
+pool_2d_launch (struct cu_backend *be, tsr_tensor *d)
+{
+  int32_t p[7];
+
+  params7 (d, p);
+  return launched (be, d, cu_pool_2d (be->stream, cu_desc (d),
+                                      cu_desc (d->src[0]), p));
+}
+
 struct cu_op
 {
   supports_fn supports;
@@ -582,7 +714,11 @@ static const struct cu_op op_table[TSR_OP_COUNT] = {
   [TSR_OP_ARGMAX] = { argmax_supports, argmax_launch },
   [TSR_OP_PAD] = { pad_supports, pad_launch },
   [TSR_OP_ARANGE] = { arange_supports, arange_launch },
+  [TSR_OP_ARGSORT] = { argsort_supports, argsort_launch },
+  [TSR_OP_TOP_K] = { argsort_supports, argsort_launch },
   [TSR_OP_UPSCALE] = { upscale_supports, upscale_launch },
+  [TSR_OP_IM2COL] = { im2col_supports, im2col_launch },
+  [TSR_OP_POOL_2D] = { pool_2d_supports, pool_2d_launch },
 };
 
 /* Shapes every kernel relies on: positive sizes, a known type, whole

@@ -1,7 +1,7 @@
 /* cuda-common.cuh - what every .cu file of the CUDA backend shares:
  * element addressing through strides, grid-stride and row-wise loops,
  * element loads and stores for every Tessera type, block quantization,
- * warp sums and the index status word.  Not installed.
+ * warp and block sums and the index status word.  Not installed.
  *
  * Conversions match libtessera's reference ones: f16 through the CUDA
  * intrinsics (round to nearest even), bf16 by the same bit arithmetic
@@ -224,6 +224,24 @@ cu_warp_sum (float v)
   for (int o = 16; o > 0; o /= 2)
     v += __shfl_xor_sync (0xffffffffu, v, o);
   return v;
+}
+
+/* The sum of V over the block of CU_THREADS threads (every thread gets
+   it), in a fixed order.  Uses SHARED, CU_THREADS doubles; callable
+   repeatedly (it syncs before reuse).  */
+static __device__ inline double
+cu_block_sum (double v, double *shared)
+{
+  __syncthreads ();
+  shared[threadIdx.x] = v;
+  __syncthreads ();
+  for (unsigned w = CU_THREADS / 2; w > 0; w /= 2)
+    {
+      if (threadIdx.x < w)
+        shared[threadIdx.x] += shared[threadIdx.x + w];
+      __syncthreads ();
+    }
+  return shared[0];
 }
 
 /* Record bad index IDX in the status word, unless an earlier one is

@@ -10,22 +10,16 @@
  * matches the CPU's first-found maximum exactly.  */
 #include "cuda-common.cuh"
 
-/* The sum of V over the block (CU_THREADS threads), in thread 0.
-   SHARED holds CU_THREADS doubles.  */
+/* This thread's part of the sum of row (I1, I2, I3) of A.  */
 static __device__ double
-block_sum (double v, double *shared)
+thread_row_sum (const cu_tdesc &a, int64_t i1, int64_t i2, int64_t i3)
 {
-  shared[threadIdx.x] = v;
-  __syncthreads ();
-  for (unsigned w = CU_THREADS / 2; w > 0; w /= 2)
-    {
-      if (threadIdx.x < w)
-        shared[threadIdx.x] += shared[threadIdx.x + w];
-      __syncthreads ();
-    }
-  v = shared[0];
-  __syncthreads ();             /* SHARED free for the next call */
-  return v;
+  const char *row = cu_at (a, 0, i1, i2, i3);
+  double s = 0.0;
+
+  for (int64_t i0 = threadIdx.x; i0 < a.ne[0]; i0 += CU_THREADS)
+    s += *(const float *) (row + i0 * a.nb[0]);
+  return s;
 }
 
 /* The sum of the rows R = blockIdx.x, + gridDim.x, ... of A into
@@ -40,11 +34,9 @@ k_sum_partial (cu_tdesc a, double *partial)
     {
       int64_t i1, i2, i3;
       cu_split_row (r, a, &i1, &i2, &i3);
-      const char *row = cu_at (a, 0, i1, i2, i3);
-      for (int64_t i0 = threadIdx.x; i0 < a.ne[0]; i0 += CU_THREADS)
-        s += *(const float *) (row + i0 * a.nb[0]);
+      s += thread_row_sum (a, i1, i2, i3);
     }
-  s = block_sum (s, shared);
+  s = cu_block_sum (s, shared);
   if (threadIdx.x == 0)
     partial[blockIdx.x] = s;
 }
@@ -57,7 +49,7 @@ k_sum_final (cu_tdesc d, const double *partial, unsigned n)
 
   for (unsigned i = threadIdx.x; i < n; i += CU_THREADS)
     s += partial[i];
-  s = block_sum (s, shared);
+  s = cu_block_sum (s, shared);
   if (threadIdx.x == 0)
     cu_f32 (d, 0, 0, 0, 0) = (float) s;
 }
@@ -89,12 +81,8 @@ k_mean (cu_tdesc d, cu_tdesc a)
   CU_FOR_ROWS (r, cu_nrows (a))
     {
       int64_t i1, i2, i3;
-      double s = 0.0;
       cu_split_row (r, a, &i1, &i2, &i3);
-      const char *row = cu_at (a, 0, i1, i2, i3);
-      for (int64_t i0 = threadIdx.x; i0 < a.ne[0]; i0 += CU_THREADS)
-        s += *(const float *) (row + i0 * a.nb[0]);
-      s = block_sum (s, shared);
+      double s = cu_block_sum (thread_row_sum (a, i1, i2, i3), shared);
       if (threadIdx.x == 0)
         cu_f32 (d, 0, i1, i2, i3) = (float) (s / (double) a.ne[0]);
     }

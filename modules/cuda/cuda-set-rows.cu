@@ -32,9 +32,11 @@ struct set_rows_args
 };
 
 /* Source row R's destination row number (a claim word), or -1 when its
-   index is out of range; *V gets the index, *DP the row's address.  */
+   index is out of range; *V gets the index, *DP the destination row's
+   address, *SP the source row's.  */
 static __device__ int64_t
-target_row (const set_rows_args &a, int64_t r, int *v, char **dp)
+target_row (const set_rows_args &a, int64_t r, int *v, char **dp,
+            const char **sp)
 {
   int64_t i, j, l;
 
@@ -44,6 +46,7 @@ target_row (const set_rows_args &a, int64_t r, int *v, char **dp)
     return -1;
   int64_t j2 = j % a.d.ne[2], l3 = l % a.d.ne[3];
   *dp = cu_at (a.d, 0, *v, j2, l3);
+  *sp = cu_at (a.s, 0, i, j, l);
   return *v + a.d.ne[1] * (j2 + a.d.ne[2] * l3);
 }
 
@@ -54,7 +57,8 @@ k_set_rows_check (set_rows_args a, int64_t nrows)
     {
       int v;
       char *dp;
-      int64_t t = target_row (a, r, &v, &dp);
+      const char *sp;
+      int64_t t = target_row (a, r, &v, &dp, &sp);
       if (t < 0)
         cu_bad_index (a.status, a.tag, v);
       else
@@ -69,28 +73,36 @@ k_set_rows_claim (set_rows_args a, int64_t nrows)
     {
       int v;
       char *dp;
-      int64_t t = target_row (a, r, &v, &dp);
+      const char *sp;
+      int64_t t = target_row (a, r, &v, &dp, &sp);
       if (t >= 0)
         atomicMax (&a.claim[t], (int) r);
     }
+}
+
+/* Whether source row R is written: no index was bad (the status word
+   is clear) and R's claim won.  *DP and *SP as for target_row.  */
+static __device__ bool
+writes_row (const set_rows_args &a, int64_t r, char **dp, const char **sp)
+{
+  int v;
+
+  if (*(volatile int *) &a.status->status != 0)
+    return false;
+  int64_t t = target_row (a, r, &v, dp, sp);
+  return t >= 0 && a.claim[t] == (int) r;
 }
 
 /* Plain destinations: one thread per element.  */
 static __global__ void
 k_set_rows_plain (set_rows_args a, int64_t nrows)
 {
-  if (*(volatile int *) &a.status->status != 0)
-    return;
   CU_FOR_GRID_ROWS (r, nrows)
     {
-      int v;
       char *dp;
-      int64_t t = target_row (a, r, &v, &dp);
-      if (t < 0 || a.claim[t] != (int) r)
+      const char *sp;
+      if (!writes_row (a, r, &dp, &sp))
         continue;
-      int64_t i1, i2, i3;
-      cu_split_row (r, a.s, &i1, &i2, &i3);
-      const char *sp = cu_at (a.s, 0, i1, i2, i3);
       CU_FOR_ROW_ITEMS (i0, a.d.ne[0])
         cu_store (dp + i0 * a.d.nb[0], a.dtype,
                   *(const float *) (sp + i0 * a.s.nb[0]));
@@ -101,18 +113,12 @@ k_set_rows_plain (set_rows_args a, int64_t nrows)
 static __global__ void
 k_set_rows_quant (set_rows_args a, int64_t nrows)
 {
-  if (*(volatile int *) &a.status->status != 0)
-    return;
   CU_FOR_GRID_ROWS (r, nrows)
     {
-      int v;
       char *dp;
-      int64_t t = target_row (a, r, &v, &dp);
-      if (t < 0 || a.claim[t] != (int) r)
+      const char *sp;
+      if (!writes_row (a, r, &dp, &sp))
         continue;
-      int64_t i1, i2, i3;
-      cu_split_row (r, a.s, &i1, &i2, &i3);
-      const char *sp = cu_at (a.s, 0, i1, i2, i3);
       CU_FOR_ROW_ITEMS (blk, a.d.ne[0] / CU_QK)
         {
           float x[CU_QK];

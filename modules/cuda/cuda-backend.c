@@ -9,9 +9,9 @@
  * mul_mat converts operands into, and the graph walk, which checks
  * that every tensor is in this GPU's memory and that a kernel supports
  * the node, then queues it.  graph_compute returns once the kernels
- * are queued, unless the graph reads indices (get_rows): then it waits
- * and reads the status word, so a bad index is reported by
- * graph_compute, as on the CPU.
+ * are queued, unless the graph reads indices (get_rows, set_rows,
+ * mul_mat_id): then it waits and reads the status word, so a bad index
+ * is reported by graph_compute, as on the CPU.
  *
  * PARAMS: none are accepted yet (NULL or "").  */
 #include <config.h>
@@ -198,11 +198,13 @@ compute_node (struct cu_backend *be, tsr_tensor *node)
   return cu_launch_op (be, node);
 }
 
-/* Wait for the graph and report a bad index it found.  */
+/* Wait for the graph and report a bad index it found.  The status is
+   the failing node's tag, its position in the graph plus one.  */
 static int
 status_check (struct cu_backend *be, tsr_graph *g)
 {
   struct cu_status w;
+  tsr_tensor *node;
   cudaError_t err = cudaMemcpyAsync (&w, be->status, sizeof w,
                                      cudaMemcpyDeviceToHost, be->stream);
 
@@ -212,16 +214,15 @@ status_check (struct cu_backend *be, tsr_graph *g)
     return cu_error (be->d, "reading the status word", err);
   if (w.status == 0)
     return TSR_OK;
-  for (int i = 0; i < tsr_graph_n_nodes (g); i++)
-    {
-      tsr_tensor *node = tsr_graph_node (g, i);
-      if (cu_op_uses_status (node))
-        return tsr_set_error (TSR_ERR_INVALID_ARG, "cuda: %s '%s': index "
-                              "%d is outside the rows of its table "
-                              "(%lld rows)", tsr_op_name (node->op),
-                              label (node), w.value,
-                              (long long) node->src[0]->ne[1]);
-    }
+  node = w.status > 0 && w.status <= tsr_graph_n_nodes (g)
+         ? tsr_graph_node (g, w.status - 1) : NULL;
+  if (node && cu_op_uses_status (node))
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "cuda: %s '%s': index %d "
+                          "is outside [0, %lld)%s", tsr_op_name (node->op),
+                          label (node), w.value,
+                          (long long) cu_index_bound (node),
+                          node->op == TSR_OP_SET_ROWS
+                          ? " (nothing was written)" : "");
   return tsr_set_error (TSR_ERR_INVALID_ARG, "cuda: index %d out of range",
                         w.value);
 }
@@ -249,6 +250,7 @@ cu_be_graph_compute (tsr_backend *backend, tsr_graph *g)
       if (!node || (unsigned) node->op >= TSR_OP_COUNT)
         return tsr_set_error (TSR_ERR_INVALID_ARG, "cuda: graph node %d "
                               "is not an operation", i);
+      be->tag = i + 1;
       if (tsr_op_get_kind (node->op) != TSR_OP_KIND_VIEW)
         st = compute_node (be, node);
     }

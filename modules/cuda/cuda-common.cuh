@@ -1,6 +1,7 @@
 /* cuda-common.cuh - what every .cu file of the CUDA backend shares:
- * element addressing through strides, grid-stride loops, element loads
- * and stores for every Tessera type.  Not installed.
+ * element addressing through strides, grid-stride and row-wise loops,
+ * element loads and stores for every Tessera type, block quantization,
+ * warp and block sums and the index status word.  Not installed.
  *
  * Conversions match libtessera's reference ones: f16 through the CUDA
  * intrinsics (round to nearest even), bf16 by the same bit arithmetic
@@ -50,6 +51,29 @@ host_nrows (const cu_tdesc &t)
 {
   return t.ne[1] * t.ne[2] * t.ne[3];
 }
+
+/* A row-wise launch: grid dimension y walks the rows, x the elements
+   (or blocks) of a row, so that a kernel splits a row's index once per
+   row rather than once per element.  Threads per block: NE0 rounded up
+   to a warp, at most CU_THREADS.  */
+static inline void
+cu_row_grid (int64_t ne0, int64_t nrows, dim3 *grid, dim3 *block)
+{
+  int64_t threads = ne0 >= CU_THREADS ? CU_THREADS : (ne0 + 31) / 32 * 32;
+  int64_t bx = (ne0 + threads - 1) / threads;
+
+  *block = dim3 ((unsigned) (threads < 32 ? 32 : threads));
+  *grid = dim3 ((unsigned) (bx < 1 ? 1 : bx > CU_MAX_BLOCKS ? CU_MAX_BLOCKS
+                                                            : bx),
+                cu_row_blocks (nrows));
+}
+
+/* The loops of a cu_row_grid launch.  */
+#define CU_FOR_GRID_ROWS(r, n)                                            \
+  for (int64_t r = blockIdx.y; r < (n); r += gridDim.y)
+#define CU_FOR_ROW_ITEMS(i0, n)                                           \
+  for (int64_t i0 = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;     \
+       i0 < (n); i0 += (int64_t) gridDim.x * blockDim.x)
 
 #define CU_FOR_ITEMS(i, n)                                                \
   for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;       \
@@ -170,6 +194,149 @@ cu_store (char *p, int type, float v)
     case TSR_TYPE_I32: *(int32_t *) p = __float2int_rz (v); break;
     default: break;
     }
+}
+
+/* I mod N for 0 <= I and 1 <= N, in 32-bit arithmetic when both fit
+   (a 64-bit division is a long software sequence on the GPU).  */
+static __device__ inline int64_t
+cu_mod (int64_t i, int64_t n)
+{
+  if (((uint64_t) i | (uint64_t) n) <= UINT32_MAX)
+    return (int64_t) ((uint32_t) i % (uint32_t) n);
+  return i % n;
+}
+
+/* I / N likewise.  */
+static __device__ inline int64_t
+cu_div (int64_t i, int64_t n)
+{
+  if (((uint64_t) i | (uint64_t) n) <= UINT32_MAX)
+    return (int64_t) ((uint32_t) i / (uint32_t) n);
+  return i / n;
+}
+
+/* The sum of V over the warp, the same in every lane: each step adds
+   the same two values in every lane of a pair (addition commutes
+   exactly), so the lanes never disagree.  */
+static __device__ inline float
+cu_warp_sum (float v)
+{
+  for (int o = 16; o > 0; o /= 2)
+    v += __shfl_xor_sync (0xffffffffu, v, o);
+  return v;
+}
+
+/* The sum of V over the block of CU_THREADS threads (every thread gets
+   it), in a fixed order.  Uses SHARED, CU_THREADS doubles; callable
+   repeatedly (it syncs before reuse).  */
+static __device__ inline double
+cu_block_sum (double v, double *shared)
+{
+  __syncthreads ();
+  shared[threadIdx.x] = v;
+  __syncthreads ();
+  for (unsigned w = CU_THREADS / 2; w > 0; w /= 2)
+    {
+      if (threadIdx.x < w)
+        shared[threadIdx.x] += shared[threadIdx.x + w];
+      __syncthreads ();
+    }
+  return shared[0];
+}
+
+/* Record bad index IDX in the status word, unless an earlier one is
+   there: TAG (nonzero) tells the backend which node it was.  */
+static __device__ inline void
+cu_bad_index (cu_status *status, int tag, int idx)
+{
+  if (atomicCAS (&status->status, 0, tag) == 0)
+    status->value = idx;
+}
+
+/* F as binary16 bits, by lib/types.c's integer algorithm (round to
+   nearest even, NaN kept quiet with its top payload bits), in 32-bit
+   integer registers.  Block scales go through this rather than
+   cu_f32_to_f16: storing the low byte of __float2half_rn's 16-bit
+   result with a byte store was seen to write 0 on an H100 (sm_90,
+   CUDA 13.0), while the same bits from integer arithmetic store
+   correctly; it also gives NaN the CPU's bits.  */
+static __device__ inline uint32_t
+cu_f32_to_f16_bits (float f)
+{
+  uint32_t x = __float_as_uint (f);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t exp = (x >> 23) & 0xffu;
+  uint32_t mant = x & 0x7fffffu;
+
+  if (exp == 0xffu)
+    return sign | 0x7c00u | (mant ? 0x200u | (mant >> 13) : 0u);
+  int e = (int) exp - 127 + 15;
+  if (e >= 0x1f)
+    return sign | 0x7c00u;
+  if (e <= 0)
+    {
+      if (e < -10)
+        return sign;
+      uint32_t m = mant | 0x800000u;
+      int shift = 14 - e;
+      uint32_t h = m >> shift;
+      uint32_t rem = m & ((1u << shift) - 1u);
+      uint32_t mid = 1u << (shift - 1);
+      if (rem > mid || (rem == mid && (h & 1u)))
+        h++;
+      return sign | h;
+    }
+  uint32_t h = ((uint32_t) e << 10) | (mant >> 13);
+  uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
+    h++;
+  return sign | h;
+}
+
+/* The 32 floats X as one block of TYPE (q8_0 or q4_0) at P, bit for
+   bit as the reference quantizers of lib/types.c: the same float
+   operations in the same order, explicitly rounded (no contraction,
+   whatever the flags), lrintf's round-to-nearest-even through
+   __float2ll_rn, which also gives lrintf's x86-64 result for NaN
+   (INT64_MIN, so a q8_0 NaN stores 0 and a q4_0 one clamps to 0).  */
+static __device__ inline void
+cu_quantize_block (const float *x, char *p, int type)
+{
+  unsigned char *b = (unsigned char *) p;
+  float d, id;
+
+  if (type == TSR_TYPE_Q8_0)
+    {
+      float amax = 0.0f;
+      for (int j = 0; j < CU_QK; j++)
+        amax = fmaxf (amax, fabsf (x[j]));
+      d = __fdiv_rn (amax, 127.0f);
+      id = d > 0.0f ? __fdiv_rn (1.0f, d) : 0.0f;
+      for (int j = 0; j < CU_QK; j++)
+        b[2 + j] = (unsigned char) (signed char)
+                   __float2ll_rn (__fmul_rn (x[j], id));
+    }
+  else
+    {
+      /* The first element of the largest magnitude maps to -8.  */
+      float m = 0.0f;
+      for (int j = 0; j < CU_QK; j++)
+        if (fabsf (x[j]) > fabsf (m))
+          m = x[j];
+      d = __fdiv_rn (m, -8.0f);
+      id = d != 0.0f ? __fdiv_rn (1.0f, d) : 0.0f;
+      for (int j = 0; j < CU_QK / 2; j++)
+        {
+          long long lo = __float2ll_rn (__fmul_rn (x[j], id)) + 8;
+          long long hi = __float2ll_rn (__fmul_rn (x[j + CU_QK / 2], id)) + 8;
+          lo = lo < 0 ? 0 : lo > 15 ? 15 : lo;
+          hi = hi < 0 ? 0 : hi > 15 ? 15 : hi;
+          b[2 + j] = (unsigned char) (lo | (hi << 4));
+        }
+    }
+  uint32_t h = cu_f32_to_f16_bits (d);
+  b[0] = (unsigned char) (h & 0xffu);
+  b[1] = (unsigned char) (h >> 8);
 }
 
 /* Launch status as the launchers return it.  */

@@ -2,7 +2,8 @@
  * types and layouts, byte-exact copies (same type, block types as
  * whole blocks), get_rows.  One thread per destination element in a
  * grid-stride loop.  The module also converts mul_mat operands with
- * cu_convert (weights to f16, activations to f16 or dense f32).  */
+ * cu_convert (weights to f16, activations to f16 or dense f32).
+ * Copies into block types (quantizing) are cuda-set-rows.cu's.  */
 #include "cuda-common.cuh"
 
 static __global__ void
@@ -40,7 +41,7 @@ k_copy_bytes (cu_tdesc d, cu_tdesc s, int esize, int64_t n)
 
 static __global__ void
 k_get_rows (cu_tdesc d, cu_tdesc a, int atype, cu_tdesc rows,
-            cu_status *status, int64_t n)
+            cu_status *status, int tag, int64_t n)
 {
   CU_FOR_ITEMS (e, n)
     {
@@ -49,10 +50,7 @@ k_get_rows (cu_tdesc d, cu_tdesc a, int atype, cu_tdesc rows,
       int idx = *(const int32_t *) cu_at (rows, i, j, l, 0);
       float v = 0.0f;
       if (idx < 0 || idx >= a.ne[1])
-        {
-          if (atomicCAS (&status->status, 0, 1) == 0)
-            status->value = idx;
-        }
+        cu_bad_index (status, tag, idx);
       else
         v = cu_load (cu_at (a, 0, idx, j % a.ne[2], l % a.ne[3]), i0,
                      a.nb[0], atype);
@@ -119,10 +117,10 @@ cu_copy_bytes (cudaStream_t st, cu_tdesc d, cu_tdesc s, int esize)
 
 int
 cu_get_rows (cudaStream_t st, cu_tdesc d, cu_tdesc a, int atype,
-             cu_tdesc rows, cu_status *status)
+             cu_tdesc rows, cu_status *status, int tag)
 {
   int64_t n = host_nelements (d);
   k_get_rows<<<cu_blocks (n), CU_THREADS, 0, st>>> (d, a, atype, rows,
-                                                     status, n);
+                                                     status, tag, n);
   return cu_launched ();
 }

@@ -58,6 +58,8 @@ struct cu_backend
   size_t scratch_size;
   struct cu_status *status;     /* device word for bad indices */
   bool uses_status;             /* this graph wrote into it */
+  int tag;                      /* the node being launched: its graph
+                                   position + 1, the status it reports */
 };
 
 /* cuda-module.c */
@@ -88,6 +90,8 @@ CU_HIDDEN bool cu_supports_op (const struct cu_device *d,
 CU_HIDDEN int cu_launch_op (struct cu_backend *be, tsr_tensor *node);
 /* Whether NODE's kernel reports bad indices through the status word.  */
 CU_HIDDEN bool cu_op_uses_status (const tsr_tensor *node);
+/* The bound its indices must be below (0: none).  */
+CU_HIDDEN int64_t cu_index_bound (const tsr_tensor *node);
 /* T as a kernel argument.  */
 CU_HIDDEN struct cu_tdesc cu_desc (const tsr_tensor *t);
 

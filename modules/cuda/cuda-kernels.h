@@ -11,6 +11,7 @@
 #ifndef TSR_CUDA_KERNELS_H
 #define TSR_CUDA_KERNELS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <cuda_runtime_api.h>
 
@@ -32,12 +33,20 @@ struct cu_tdesc
 };
 
 /* What kernels report through the status word: status nonzero means
-   an index was out of range, value is the first bad one.  */
+   an index was out of range, value is the first bad one.  Status is
+   the tag the launcher was given: the failing node's position in the
+   graph plus one.  */
 struct cu_status
 {
   int status;
   int value;
 };
+
+/* Partial sums of cu_sum at most (doubles of its scratch).  */
+#define CU_SUM_BLOCKS 1024
+/* Bytes of scratch cu_argsort uses at most, unless one row needs
+   more.  */
+#define CU_SORT_SCRATCH ((int64_t) 64 << 20)
 
 /* cuda-elementwise.cu */
 /* d = a OP b (add, sub, mul, div), b broadcast to a's shape.  */
@@ -66,7 +75,8 @@ CU_HIDDEN int cu_copy_bytes (cudaStream_t s, struct cu_tdesc d,
    index is recorded in STATUS (device memory).  */
 CU_HIDDEN int cu_get_rows (cudaStream_t s, struct cu_tdesc d,
                            struct cu_tdesc a, int atype,
-                           struct cu_tdesc rows, struct cu_status *status);
+                           struct cu_tdesc rows, struct cu_status *status,
+                           int tag);
 
 /* cuda-rows.cu */
 CU_HIDDEN int cu_sum_rows (cudaStream_t s, struct cu_tdesc d,
@@ -97,6 +107,82 @@ CU_HIDDEN int cu_convert_dense (cudaStream_t s, void *d, int dtype,
 CU_HIDDEN int cu_mul_mat_vec_q (cudaStream_t s, struct cu_tdesc d,
                                 struct cu_tdesc a, int atype,
                                 struct cu_tdesc b);
+
+/* cuda-set-rows.cu */
+/* d[:, idx[i, j, l], j % d2, l % d3] = s[:, i, j, l] converted to
+   DTYPE (f32, f16, bf16; q8_0 / q4_0 with dense rows), the last source
+   row in row-major order winning where several name one row.  A bad
+   index goes to STATUS, and then nothing is written.  CLAIM: scratch
+   device memory of one int per row of d (d.ne[1] * d.ne[2] * d.ne[3]);
+   the source has fewer than 2^31 rows.  */
+CU_HIDDEN int cu_set_rows (cudaStream_t s, struct cu_tdesc d, int dtype,
+                           struct cu_tdesc src, struct cu_tdesc idx,
+                           int *claim, struct cu_status *status, int tag);
+/* Element I (row-major) of s into element I of d, quantized: DTYPE
+   q8_0 or q4_0 with dense rows, STYPE f32, f16 or bf16.  */
+CU_HIDDEN int cu_quantize (cudaStream_t s, struct cu_tdesc d, int dtype,
+                           struct cu_tdesc src, int stype);
+
+/* cuda-attn.cu */
+/* Bytes of shared memory cu_flash_attn needs for these head sizes (the
+   caller keeps it within the 48 KiB a launch gets by default).  */
+CU_HIDDEN size_t cu_flash_attn_shared (int64_t dk, int64_t dv);
+/* flash_attn_ext (tessera/ops.h): K and V f32 or f16 (KTYPE, VTYPE);
+   MTYPE f32, f16, or < 0 for no mask.  */
+CU_HIDDEN int cu_flash_attn (cudaStream_t s, struct cu_tdesc d,
+                             struct cu_tdesc q, struct cu_tdesc k, int ktype,
+                             struct cu_tdesc v, int vtype,
+                             struct cu_tdesc mask, int mtype, float scale);
+
+/* cuda-mul-mat-id.cu */
+/* mul_mat_id (tessera/ops.h), weights AS of ATYPE (f32, f16, bf16;
+   q8_0 / q4_0 with dense rows); a bad expert id goes to STATUS.  */
+CU_HIDDEN int cu_mul_mat_id (cudaStream_t s, struct cu_tdesc d,
+                             struct cu_tdesc as, int atype,
+                             struct cu_tdesc b, struct cu_tdesc ids,
+                             struct cu_status *status, int tag);
+
+/* cuda-reduce.cu */
+/* The sum of every element of a into d[0]; PARTIAL: scratch device
+   memory of CU_SUM_BLOCKS doubles.  */
+CU_HIDDEN int cu_sum (cudaStream_t s, struct cu_tdesc d, struct cu_tdesc a,
+                      double *partial);
+CU_HIDDEN int cu_mean (cudaStream_t s, struct cu_tdesc d, struct cu_tdesc a);
+/* i32 d[i1, i2, i3, 0] = argmax of row (i1, i2, i3) of a.  */
+CU_HIDDEN int cu_argmax (cudaStream_t s, struct cu_tdesc d,
+                         struct cu_tdesc a);
+
+/* cuda-shape.cu (f32 to f32) */
+CU_HIDDEN int cu_diag_mask_inf (cudaStream_t s, struct cu_tdesc d,
+                                struct cu_tdesc a, int n_past);
+CU_HIDDEN int cu_repeat (cudaStream_t s, struct cu_tdesc d,
+                         struct cu_tdesc a);
+CU_HIDDEN int cu_concat (cudaStream_t s, struct cu_tdesc d,
+                         struct cu_tdesc a, struct cu_tdesc b, int dim);
+CU_HIDDEN int cu_pad (cudaStream_t s, struct cu_tdesc d, struct cu_tdesc a);
+CU_HIDDEN int cu_upscale (cudaStream_t s, struct cu_tdesc d,
+                          struct cu_tdesc a, int factor);
+/* d[i] = start + i * step for the ne[0] elements of d.  */
+CU_HIDDEN int cu_arange (cudaStream_t s, struct cu_tdesc d, float start,
+                         float step);
+
+/* cuda-sort.cu */
+/* Bytes of scratch cu_argsort needs for NROWS rows of N elements.  */
+CU_HIDDEN size_t cu_argsort_scratch (int64_t n, int64_t nrows);
+/* i32 d = the first d.ne[0] indices of each row of f32 a sorted
+   stably, descending when DESC (NaNs last either way).  */
+CU_HIDDEN int cu_argsort (cudaStream_t s, struct cu_tdesc d,
+                          struct cu_tdesc a, int desc, void *scratch);
+
+/* cuda-conv.cu */
+/* im2col (tessera/ops.h) into d of DTYPE (f32 or f16); KERNEL_NE the
+   kernel's shape, PARAMS the op's seven parameters.  */
+CU_HIDDEN int cu_im2col (cudaStream_t s, struct cu_tdesc d, int dtype,
+                         struct cu_tdesc in, const int64_t kernel_ne[4],
+                         const int32_t params[7]);
+/* pool_2d (tessera/ops.h), PARAMS the op's seven parameters.  */
+CU_HIDDEN int cu_pool_2d (cudaStream_t s, struct cu_tdesc d,
+                          struct cu_tdesc a, const int32_t params[7]);
 
 #ifdef __cplusplus
 }

@@ -4,23 +4,6 @@
  * read and written through their strides.  */
 #include "cuda-common.cuh"
 
-/* The sum of V over the block (every thread gets it).  Uses SHARED,
-   CU_THREADS doubles; callable repeatedly (it syncs before reuse).  */
-static __device__ double
-block_sum (double v, double *shared)
-{
-  __syncthreads ();
-  shared[threadIdx.x] = v;
-  __syncthreads ();
-  for (unsigned w = CU_THREADS / 2; w > 0; w /= 2)
-    {
-      if (threadIdx.x < w)
-        shared[threadIdx.x] += shared[threadIdx.x + w];
-      __syncthreads ();
-    }
-  return shared[0];
-}
-
 /* The largest V over the block.  */
 static __device__ float
 block_max (float v, float *shared)
@@ -51,7 +34,7 @@ k_sum_rows (cu_tdesc d, cu_tdesc a)
       cu_split_row (r, a, &i1, &i2, &i3);
       FOR_ROW (k, a.ne[0])
         s += cu_f32 (a, k, i1, i2, i3);
-      s = block_sum (s, shared);
+      s = cu_block_sum (s, shared);
       if (threadIdx.x == 0)
         cu_f32 (d, 0, i1, i2, i3) = (float) s;
     }
@@ -71,14 +54,14 @@ k_norm (int rms, float eps, cu_tdesc d, cu_tdesc a)
         {
           FOR_ROW (k, n)
             mean += cu_f32 (a, k, i1, i2, i3);
-          mean = block_sum (mean, shared) / (double) n;
+          mean = cu_block_sum (mean, shared) / (double) n;
         }
       FOR_ROW (k, n)
         {
           double x = (double) cu_f32 (a, k, i1, i2, i3) - mean;
           ss += x * x;
         }
-      ss = block_sum (ss, shared);
+      ss = cu_block_sum (ss, shared);
       double scale = 1.0 / sqrt (ss / (double) n + (double) eps);
       FOR_ROW (k, n)
         {
@@ -124,7 +107,7 @@ k_soft_max (float scale, cu_tdesc d, cu_tdesc a, cu_tdesc m, int mtype)
           cu_f32 (d, k, i1, i2, i3) = e;
           sum += e;
         }
-      float inv = (float) (1.0 / block_sum (sum, shared));
+      float inv = (float) (1.0 / cu_block_sum (sum, shared));
       FOR_ROW (k, n)
         cu_f32 (d, k, i1, i2, i3) *= inv;
     }

@@ -15,7 +15,11 @@ cuda_sources = modules/cuda/cuda-impl.h modules/cuda/cuda-kernels.h \
 	modules/cuda/cuda-blas.c
 cuda_kernel_sources = modules/cuda/cuda-elementwise.cu \
 	modules/cuda/cuda-copy.cu modules/cuda/cuda-rows.cu \
-	modules/cuda/cuda-quant.cu
+	modules/cuda/cuda-quant.cu \
+	modules/cuda/cuda-set-rows.cu modules/cuda/cuda-attn.cu \
+	modules/cuda/cuda-mul-mat-id.cu modules/cuda/cuda-reduce.cu \
+	modules/cuda/cuda-shape.cu modules/cuda/cuda-sort.cu \
+	modules/cuda/cuda-conv.cu
 cuda_kernel_objects = $(cuda_kernel_sources:.cu=.lo)
 CUDA_MODULE_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS) \
 	-DTSR_MODULE_NAME=tessera_cuda -DTSR_CUDA_LIBDIR='"$(CUDA_LIBDIR)"'
@@ -45,3 +49,5 @@ SUFFIXES = .cu
 $(cuda_kernel_objects): modules/cuda/cuda-common.cuh \
 	modules/cuda/cuda-kernels.h include/tessera/ops.def \
 	include/tessera/tensor.h include/tessera/types.h
+# cuda-conv.cu reads enum tsr_pool_op.
+modules/cuda/cuda-conv.lo: include/tessera/ops.h

@@ -1,0 +1,117 @@
+/* cuda-attn.cu - flash_attn_ext: fused attention with an online
+ * softmax, K and V f32 or f16, an optional f32 or f16 mask, grouped
+ * key/value heads.
+ *
+ * One warp per query row (q1, h, b).  For each key j the lanes split
+ * the dot product q . k_j and sum it with cu_warp_sum, so every lane
+ * holds the same score and takes the same branches; each lane keeps
+ * the output accumulator of the elements i = lane, lane + 32, ...
+ * The softmax follows the CPU kernel step by step (in float where it
+ * uses double): keys whose mask is -inf, or whose score is -inf, are
+ * skipped; a larger score rescales the sum and the accumulator; a row
+ * with no key left is zeros.  The query row and the accumulator live
+ * in shared memory, a warp's own part touched by its own lanes only.  */
+#include "cuda-common.cuh"
+
+#define ATTN_WARPS 4
+
+struct attn_args
+{
+  cu_tdesc d, q, k, v, m;
+  int mtype;                    /* < 0: no mask */
+  float scale;
+};
+
+template <int KT, int VT>
+static __global__ void
+k_flash_attn (attn_args a, int64_t nrows)
+{
+  extern __shared__ float attn_shared[];
+  const int lane = threadIdx.x % 32, w = threadIdx.x / 32;
+  const int64_t dk = a.q.ne[0], dv = a.v.ne[0], n_kv = a.k.ne[1];
+  const int64_t group = a.q.ne[2] / a.k.ne[2];
+  float *qs = attn_shared + w * (dk + dv), *acc = qs + dk;
+
+  for (int64_t r = (int64_t) blockIdx.x * ATTN_WARPS + w; r < nrows;
+       r += (int64_t) gridDim.x * ATTN_WARPS)
+    {
+      int64_t q1, h, b;
+      cu_split_row (r, a.d, &q1, &h, &b);
+      const int64_t hk = h / group;
+      const char *mrow = a.mtype >= 0
+                         ? cu_at (a.m, 0, q1, h % a.m.ne[2], b % a.m.ne[3])
+                         : NULL;
+      float mx = -INFINITY, sum = 0.0f;
+
+      for (int64_t i = lane; i < dk; i += 32)
+        qs[i] = cu_f32 (a.q, i, q1, h, b);
+      for (int64_t i = lane; i < dv; i += 32)
+        acc[i] = 0.0f;
+      for (int64_t j = 0; j < n_kv; j++)
+        {
+          float mv = 0.0f;
+          if (mrow)
+            {
+              mv = cu_load (mrow, j, a.m.nb[0], a.mtype);
+              if (mv == -INFINITY)
+                continue;
+            }
+          const char *krow = cu_at (a.k, 0, j, hk, b);
+          float dot = 0.0f;
+          for (int64_t i = lane; i < dk; i += 32)
+            dot += qs[i] * cu_load (krow, i, a.k.nb[0], KT);
+          float x = a.scale * cu_warp_sum (dot) + mv;
+          if (x == -INFINITY)
+            continue;
+          if (x > mx)
+            {
+              float f = expf (mx - x);
+              for (int64_t i = lane; i < dv; i += 32)
+                acc[i] *= f;
+              sum *= f;
+              mx = x;
+            }
+          float p = expf (x - mx);
+          const char *vrow = cu_at (a.v, 0, j, hk, b);
+          sum += p;
+          for (int64_t i = lane; i < dv; i += 32)
+            acc[i] += p * cu_load (vrow, i, a.v.nb[0], VT);
+        }
+      for (int64_t i = lane; i < dv; i += 32)
+        cu_f32 (a.d, i, q1, h, b) = sum > 0.0f ? acc[i] / sum : 0.0f;
+    }
+}
+
+size_t
+cu_flash_attn_shared (int64_t dk, int64_t dv)
+{
+  return (size_t) ATTN_WARPS * (size_t) (dk + dv) * sizeof (float);
+}
+
+int
+cu_flash_attn (cudaStream_t st, cu_tdesc d, cu_tdesc q, cu_tdesc k,
+               int ktype, cu_tdesc v, int vtype, cu_tdesc mask, int mtype,
+               float scale)
+{
+  attn_args a = { d, q, k, v, mask, mtype, scale };
+  int64_t nrows = host_nrows (d);
+  int64_t blocks = (nrows + ATTN_WARPS - 1) / ATTN_WARPS;
+  unsigned grid = (unsigned) (blocks > CU_MAX_BLOCKS ? CU_MAX_BLOCKS : blocks);
+  size_t shared = cu_flash_attn_shared (q.ne[0], v.ne[0]);
+  const unsigned threads = 32 * ATTN_WARPS;
+  bool k16 = ktype == TSR_TYPE_F16, v16 = vtype == TSR_TYPE_F16;
+
+  if (k16 && v16)
+    k_flash_attn<TSR_TYPE_F16, TSR_TYPE_F16><<<grid, threads, shared, st>>>
+      (a, nrows);
+  else if (k16)
+    k_flash_attn<TSR_TYPE_F16, TSR_TYPE_F32><<<grid, threads, shared, st>>>
+      (a, nrows);
+  else if (v16)
+    k_flash_attn<TSR_TYPE_F32, TSR_TYPE_F16><<<grid, threads, shared, st>>>
+      (a, nrows);
+  else
+    k_flash_attn<TSR_TYPE_F32, TSR_TYPE_F32><<<grid, threads, shared, st>>>
+      (a, nrows);
+  return cu_launched ();
+}

@@ -1,0 +1,85 @@
+/* cuda-mul-mat-id.cu - mul_mat_id, the mixture-of-experts product:
+ * result[i, e, t] = dot (as[:, i, ids[e, t]], b[:, e % n_b, t]) with
+ * weights of any type mul_mat takes (f32, f16, bf16, and q8_0 / q4_0
+ * with dense rows).
+ *
+ * One warp per result element: the lanes split the dot product (f32
+ * sums, cu_warp_sum), the weight row read through cu_load as it is
+ * stored, so nothing is converted beforehand.  The warps of a block
+ * take consecutive rows i of one (e, t), which share the b row.  An
+ * expert id outside [0, n_expert) goes to the status word (the node
+ * then fails, as on the CPU) and its results are left as zeros.  */
+#include "cuda-common.cuh"
+
+#define MMID_WARPS 8
+
+struct mmid_args
+{
+  cu_tdesc d, as, b, ids;
+  cu_status *status;
+  int tag;
+};
+
+template <int AT>
+static __global__ void
+k_mul_mat_id (mmid_args a, int64_t n)
+{
+  const int lane = threadIdx.x % 32, w = threadIdx.x / 32;
+  const int64_t m = a.d.ne[0], n_used = a.d.ne[1], k = a.as.ne[0];
+
+  for (int64_t o = (int64_t) blockIdx.x * MMID_WARPS + w; o < n;
+       o += (int64_t) gridDim.x * MMID_WARPS)
+    {
+      const int64_t i = o % m, et = o / m, e = et % n_used, t = et / n_used;
+      const int x = *(const int32_t *) cu_at (a.ids, e, t, 0, 0);
+      float sum = 0.0f;
+
+      if (x < 0 || x >= a.as.ne[2])
+        {
+          if (lane == 0)
+            cu_bad_index (a.status, a.tag, x);
+        }
+      else
+        {
+          const char *arow = cu_at (a.as, 0, i, x, 0);
+          const char *brow = cu_at (a.b, 0, e % a.b.ne[1], t, 0);
+          for (int64_t c = lane; c < k; c += 32)
+            sum += cu_load (arow, c, a.as.nb[0], AT)
+                   * *(const float *) (brow + c * a.b.nb[0]);
+          sum = cu_warp_sum (sum);
+        }
+      if (lane == 0)
+        cu_f32 (a.d, i, e, t, 0) = sum;
+    }
+}
+
+int
+cu_mul_mat_id (cudaStream_t st, cu_tdesc d, cu_tdesc as, int atype,
+               cu_tdesc b, cu_tdesc ids, cu_status *status, int tag)
+{
+  mmid_args a = { d, as, b, ids, status, tag };
+  int64_t n = host_nelements (d);
+  int64_t blocks = (n + MMID_WARPS - 1) / MMID_WARPS;
+  unsigned grid = (unsigned) (blocks > CU_MAX_BLOCKS ? CU_MAX_BLOCKS : blocks);
+  const unsigned threads = 32 * MMID_WARPS;
+
+  switch (atype)
+    {
+    case TSR_TYPE_F32:
+      k_mul_mat_id<TSR_TYPE_F32><<<grid, threads, 0, st>>> (a, n);
+      break;
+    case TSR_TYPE_F16:
+      k_mul_mat_id<TSR_TYPE_F16><<<grid, threads, 0, st>>> (a, n);
+      break;
+    case TSR_TYPE_BF16:
+      k_mul_mat_id<TSR_TYPE_BF16><<<grid, threads, 0, st>>> (a, n);
+      break;
+    case TSR_TYPE_Q8_0:
+      k_mul_mat_id<TSR_TYPE_Q8_0><<<grid, threads, 0, st>>> (a, n);
+      break;
+    default:
+      k_mul_mat_id<TSR_TYPE_Q4_0><<<grid, threads, 0, st>>> (a, n);
+      break;
+    }
+  return cu_launched ();
+}

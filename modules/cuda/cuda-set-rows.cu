@@ -1,0 +1,195 @@
+/* cuda-set-rows.cu - writing into rows picked by an index, and into
+ * block types: set_rows (any destination type the CPU backend takes:
+ * f32, f16, bf16, q8_0, q4_0) and cpy / cont into q8_0 and q4_0.
+ * Quantized blocks come from cu_quantize_block, bit for bit the
+ * reference quantizer's, one thread per destination block.
+ *
+ * set_rows runs in three kernels on the stream, so that each sees all
+ * of the previous one's writes:
+ *   check  every index, a bad one into the status word; the claim word
+ *          of each destination row named is reset to -1;
+ *   claim  each source row puts its row-major number into its
+ *          destination row's claim word with atomicMax, so the word
+ *          ends as the last source row naming that row (the CPU's
+ *          "last writer wins", whatever order the threads ran in);
+ *   write  unless the status word is set (then nothing is written, as
+ *          on the CPU), each source row whose claim won is converted
+ *          into its destination row.
+ * The claim words (one int per destination row) are the caller's
+ * scratch memory.  */
+#include "cuda-common.cuh"
+
+/* What the three kernels share about one set_rows.  */
+struct set_rows_args
+{
+  cu_tdesc d;                   /* destination [k, r, d2, d3] */
+  int dtype;
+  cu_tdesc s;                   /* source f32 [k, n, b2, b3] */
+  cu_tdesc idx;                 /* i32 [n, b2, b3] */
+  int *claim;                   /* r * d2 * d3 words */
+  cu_status *status;
+  int tag;
+};
+
+/* Source row R's destination row number (a claim word), or -1 when its
+   index is out of range; *V gets the index, *DP the destination row's
+   address, *SP the source row's.  */
+static __device__ int64_t
+target_row (const set_rows_args &a, int64_t r, int *v, char **dp,
+            const char **sp)
+{
+  int64_t i, j, l;
+
+  cu_split_row (r, a.s, &i, &j, &l);
+  *v = *(const int32_t *) cu_at (a.idx, i, j, l, 0);
+  if (*v < 0 || *v >= a.d.ne[1])
+    return -1;
+  int64_t j2 = j % a.d.ne[2], l3 = l % a.d.ne[3];
+  *dp = cu_at (a.d, 0, *v, j2, l3);
+  *sp = cu_at (a.s, 0, i, j, l);
+  return *v + a.d.ne[1] * (j2 + a.d.ne[2] * l3);
+}
+
+static __global__ void
+k_set_rows_check (set_rows_args a, int64_t nrows)
+{
+  CU_FOR_ITEMS (r, nrows)
+    {
+      int v;
+      char *dp;
+      const char *sp;
+      int64_t t = target_row (a, r, &v, &dp, &sp);
+      if (t < 0)
+        cu_bad_index (a.status, a.tag, v);
+      else
+        a.claim[t] = -1;
+    }
+}
+
+static __global__ void
+k_set_rows_claim (set_rows_args a, int64_t nrows)
+{
+  CU_FOR_ITEMS (r, nrows)
+    {
+      int v;
+      char *dp;
+      const char *sp;
+      int64_t t = target_row (a, r, &v, &dp, &sp);
+      if (t >= 0)
+        atomicMax (&a.claim[t], (int) r);
+    }
+}
+
+/* Whether source row R is written: no index was bad (the status word
+   is clear) and R's claim won.  *DP and *SP as for target_row.  */
+static __device__ bool
+writes_row (const set_rows_args &a, int64_t r, char **dp, const char **sp)
+{
+  int v;
+
+  if (*(volatile int *) &a.status->status != 0)
+    return false;
+  int64_t t = target_row (a, r, &v, dp, sp);
+  return t >= 0 && a.claim[t] == (int) r;
+}
+
+/* Plain destinations: one thread per element.  */
+static __global__ void
+k_set_rows_plain (set_rows_args a, int64_t nrows)
+{
+  CU_FOR_GRID_ROWS (r, nrows)
+    {
+      char *dp;
+      const char *sp;
+      if (!writes_row (a, r, &dp, &sp))
+        continue;
+      CU_FOR_ROW_ITEMS (i0, a.d.ne[0])
+        cu_store (dp + i0 * a.d.nb[0], a.dtype,
+                  *(const float *) (sp + i0 * a.s.nb[0]));
+    }
+}
+
+/* Block destinations: one thread per block of 32 elements.  */
+static __global__ void
+k_set_rows_quant (set_rows_args a, int64_t nrows)
+{
+  CU_FOR_GRID_ROWS (r, nrows)
+    {
+      char *dp;
+      const char *sp;
+      if (!writes_row (a, r, &dp, &sp))
+        continue;
+      CU_FOR_ROW_ITEMS (blk, a.d.ne[0] / CU_QK)
+        {
+          float x[CU_QK];
+          for (int j = 0; j < CU_QK; j++)
+            x[j] = *(const float *) (sp + (blk * CU_QK + j) * a.s.nb[0]);
+          cu_quantize_block (x, dp + blk * a.d.nb[0], a.dtype);
+        }
+    }
+}
+
+int
+cu_set_rows (cudaStream_t st, cu_tdesc d, int dtype, cu_tdesc s,
+             cu_tdesc idx, int *claim, cu_status *status, int tag)
+{
+  set_rows_args a = { d, dtype, s, idx, claim, status, tag };
+  int64_t nrows = host_nrows (s);
+  bool quant = dtype == TSR_TYPE_Q8_0 || dtype == TSR_TYPE_Q4_0;
+  dim3 grid, block;
+
+  k_set_rows_check<<<cu_blocks (nrows), CU_THREADS, 0, st>>> (a, nrows);
+  k_set_rows_claim<<<cu_blocks (nrows), CU_THREADS, 0, st>>> (a, nrows);
+  cu_row_grid (quant ? d.ne[0] / CU_QK : d.ne[0], nrows, &grid, &block);
+  if (quant)
+    k_set_rows_quant<<<grid, block, 0, st>>> (a, nrows);
+  else
+    k_set_rows_plain<<<grid, block, 0, st>>> (a, nrows);
+  return cu_launched ();
+}
+
+/* cpy / cont into a block type: destination block BLK of row R from
+   the source elements at the same row-major positions, found by
+   splitting the first one's position and stepping from there.  */
+static __global__ void
+k_quantize (cu_tdesc d, int dtype, cu_tdesc s, int stype, int64_t nrows)
+{
+  CU_FOR_GRID_ROWS (r, nrows)
+    {
+      int64_t d1, d2, d3;
+      cu_split_row (r, d, &d1, &d2, &d3);
+      char *dp = cu_at (d, 0, d1, d2, d3);
+      CU_FOR_ROW_ITEMS (blk, d.ne[0] / CU_QK)
+        {
+          int64_t i0, i1, i2, i3;
+          float x[CU_QK];
+          cu_split (r * d.ne[0] + blk * CU_QK, s, &i0, &i1, &i2, &i3);
+#pragma unroll
+          for (int j = 0; j < CU_QK; j++)
+            {
+              x[j] = cu_load (cu_at (s, 0, i1, i2, i3), i0, s.nb[0], stype);
+              if (++i0 < s.ne[0])
+                continue;
+              i0 = 0;
+              if (++i1 < s.ne[1])
+                continue;
+              i1 = 0;
+              if (++i2 < s.ne[2])
+                continue;
+              i2 = 0;
+              i3++;
+            }
+          cu_quantize_block (x, dp + blk * d.nb[0], dtype);
+        }
+    }
+}
+
+int
+cu_quantize (cudaStream_t st, cu_tdesc d, int dtype, cu_tdesc s, int stype)
+{
+  dim3 grid, block;
+
+  cu_row_grid (d.ne[0] / CU_QK, host_nrows (d), &grid, &block);
+  k_quantize<<<grid, block, 0, st>>> (d, dtype, s, stype, host_nrows (d));
+  return cu_launched ();
+}

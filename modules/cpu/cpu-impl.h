@@ -33,6 +33,8 @@ struct tsr_cpu_op_ctx
 {
   void *const *scratch;         /* per-thread scratch, scratch[ith] */
   size_t scratch_size;          /* bytes in each, as the op asked */
+  void *shared;                 /* scratch every thread sees (64-byte */
+  size_t shared_size;           /* aligned), as the op asked */
   struct tsr_cpu_error *error;
 };
 
@@ -50,6 +52,12 @@ struct tsr_cpu_op
   tsr_cpu_kernel_fn kernel;
   tsr_cpu_supports_fn supports;
   tsr_cpu_scratch_fn scratch;   /* optional */
+  /* Optional, for work that every part of the kernel reads (activations
+     quantized once): SHARED sizes the shared scratch, PREPARE fills it,
+     split over the threads like a kernel; the kernel starts when every
+     part of PREPARE has returned.  */
+  tsr_cpu_scratch_fn shared;
+  tsr_cpu_kernel_fn prepare;
 };
 
 /* cpu-ops.c */

@@ -221,7 +221,7 @@ threads_for (const struct cpu_backend *be, const tsr_tensor *node)
   int64_t work = tsr_nelements (node);
   int64_t nth;
 
-  if (node->op == TSR_OP_MUL_MAT)
+  if (node->op == TSR_OP_MUL_MAT || node->op == TSR_OP_MUL_MAT_ID)
     work *= node->src[0]->ne[0];
   nth = work / MIN_WORK_PER_THREAD + 1;
   return nth < tsr_cpu_threadpool_n_threads (be->pool)

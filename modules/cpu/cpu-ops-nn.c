@@ -8,7 +8,8 @@
  * one row is the source order whatever the thread count) and
  * mul_mat_id (over experts and tiles of weight rows, so that each
  * weight row is converted once; the row loading and dot products are
- * mul_mat's).  Shapes and parameters are the builders' (lib/ops-nn.c);
+ * mul_mat's: with q8_0 / q4_0 weights, the rows of b are quantized once
+ * and dotted in integers, and only the experts in use get work).  Shapes and parameters are the builders' (lib/ops-nn.c);
  * each supports function re-checks exactly what its kernel relies on.
  * Index operands (set_rows, mul_mat_id) are checked in full before
  * anything is written: a bad index is an error and leaves the
@@ -358,12 +359,119 @@ tsr_cpu_mul_mat_id_supports (const tsr_tensor *dst)
          && dst->ne[2] == ids->ne[1] && dst->ne[3] == 1;
 }
 
-/* A tile of converted weight rows and one contiguous row of b.  */
+/* Quantized weights: a row of b as floats (to quantize), the list of
+   experts in use.  Others: a tile of converted weight rows and one
+   contiguous row of b.  */
 size_t
 tsr_cpu_mul_mat_id_scratch (const tsr_tensor *dst)
 {
-  return (size_t) (TSR_CPU_WEIGHT_TILE + 1) * (size_t) dst->src[0]->ne[0]
-         * sizeof (float);
+  const tsr_tensor *as = dst->src[0];
+  size_t list = (size_t) as->ne[2] * sizeof (int64_t);
+  size_t row = (size_t) as->ne[0] * sizeof (float);
+
+  if (tsr_cpu_is_quant (as->type))
+    return row > list ? row : list;
+  return (size_t) (TSR_CPU_WEIGHT_TILE + 1) * row;
+}
+
+/* Quantized weights: every row of b, quantized once (prepare pass).  */
+size_t
+tsr_cpu_mul_mat_id_shared (const tsr_tensor *dst)
+{
+  const tsr_tensor *b = dst->src[1];
+
+  return tsr_cpu_is_quant (dst->src[0]->type)
+         ? (size_t) tsr_cpu_nrows (b) * tsr_cpu_qact_size (b->ne[0]) : 0;
+}
+
+int
+tsr_cpu_mul_mat_id_prepare (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst,
+                            int ith, int nth)
+{
+  if (tsr_cpu_is_quant (dst->src[0]->type))
+    tsr_cpu_quantize_rows (c, dst->src[1], ith, nth);
+  return TSR_OK;
+}
+
+/* Quantized weights: the results of rows [FIRST, LAST) of expert X
+   for the NY activation rows YS, those of (slot, token) (ES, TS).  */
+static void
+expert_qdot_rows (tsr_tensor *dst, int64_t x, int64_t first, int64_t last,
+                  int ny, const void *const *ys, const int64_t *es,
+                  const int64_t *ts)
+{
+  const tsr_tensor *as = dst->src[0];
+
+  for (int64_t i = first; i < last; i++)
+    {
+      float out[TSR_CPU_QDOT_MAX_COLS];
+
+      tsr_cpu_qdot (as->type, as->ne[0], tsr_cpu_at (as, 0, i, x, 0), ny,
+                    ys, out);
+      for (int y = 0; y < ny; y++)
+        *(float *) tsr_cpu_at (dst, i, es[y], ts[y], 0) = out[y];
+    }
+}
+
+/* Quantized weights: the integer dots of rows [FIRST, LAST) of expert X
+   with every (slot, token) that chose it, up to TSR_CPU_QDOT_MAX_COLS
+   of them per pass over the rows.  */
+static void
+expert_qdots (tsr_tensor *dst, const void *act, int64_t x, int64_t first,
+              int64_t last)
+{
+  const tsr_tensor *b = dst->src[1], *ids = dst->src[2];
+  const size_t size = tsr_cpu_qact_size (b->ne[0]);
+  const void *ys[TSR_CPU_QDOT_MAX_COLS];
+  int64_t es[TSR_CPU_QDOT_MAX_COLS], ts[TSR_CPU_QDOT_MAX_COLS];
+  int ny = 0;
+
+  for (int64_t t = 0; t < ids->ne[1]; t++)
+    for (int64_t e = 0; e < ids->ne[0]; e++)
+      if (load_i32 (tsr_cpu_at (ids, e, t, 0, 0)) == x)
+        {
+          /* b row (e % n_b, t), quantized in row-major order.  */
+          ys[ny] = (const char *) act + (t * b->ne[1] + e % b->ne[1]) * size;
+          es[ny] = e;
+          ts[ny++] = t;
+          if (ny == TSR_CPU_QDOT_MAX_COLS)
+            {
+              expert_qdot_rows (dst, x, first, last, ny, ys, es, ts);
+              ny = 0;
+            }
+        }
+  if (ny > 0)
+    expert_qdot_rows (dst, x, first, last, ny, ys, es, ts);
+}
+
+/* Quantized weights: work only for the experts in use, in tiles of
+   weight rows.  */
+static int
+mul_mat_id_qdots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
+                  int nth)
+{
+  const tsr_tensor *as = dst->src[0], *ids = dst->src[2];
+  const int64_t m = as->ne[1];
+  int64_t *used = c->scratch[ith], n_used = 0, tile, tiles, u0, u1;
+
+  for (int64_t x = 0; x < as->ne[2]; x++)
+    used[x] = 0;
+  for (int64_t t = 0; t < ids->ne[1]; t++)
+    for (int64_t e = 0; e < ids->ne[0]; e++)
+      used[load_i32 (tsr_cpu_at (ids, e, t, 0, 0))] = 1;
+  for (int64_t x = 0; x < as->ne[2]; x++)
+    if (used[x])
+      used[n_used++] = x;
+  tile = tsr_cpu_qdot_tile (m, n_used, nth);
+  tiles = (m + tile - 1) / tile;
+  tsr_cpu_split (n_used * tiles, ith, nth, &u0, &u1);
+  for (int64_t u = u0; u < u1; u++)
+    {
+      int64_t first = u % tiles * tile;
+      expert_qdots (dst, c->shared, used[u / tiles], first,
+                    first + tile < m ? first + tile : m);
+    }
+  return TSR_OK;
 }
 
 /* The dots of the loaded TILE of expert weights with b row (E % n_b, T)
@@ -404,6 +512,8 @@ tsr_cpu_mul_mat_id (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   status = check_indices (c, dst, ids, n_expert, "experts");
   if (status != TSR_OK)
     return status;
+  if (tsr_cpu_is_quant (as->type))
+    return mul_mat_id_qdots (c, dst, ith, nth);
   /* Unit u: expert u / row_tiles, rows of tile u % row_tiles; every
      (slot, token) choosing that expert uses the converted rows.  */
   tsr_cpu_split (n_expert * row_tiles, ith, nth, &u0, &u1);

@@ -223,6 +223,8 @@ threads_for (const struct cpu_backend *be, const tsr_tensor *node)
 
   if (node->op == TSR_OP_MUL_MAT || node->op == TSR_OP_MUL_MAT_ID)
     work *= node->src[0]->ne[0];
+  else if (node->op == TSR_OP_FLASH_ATTN_EXT)
+    work *= node->src[1]->ne[1];  /* per output, a product per key */
   nth = work / MIN_WORK_PER_THREAD + 1;
   return nth < tsr_cpu_threadpool_n_threads (be->pool)
          ? (int) nth : tsr_cpu_threadpool_n_threads (be->pool);

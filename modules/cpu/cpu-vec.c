@@ -594,6 +594,33 @@ TSR_CPU_LEVEL_FN (vec_scale_f32) (int64_t n, float *y, const float *x, float s)
     y[i] = x[i] * s;
 }
 
+void
+TSR_CPU_LEVEL_FN (vec_mad_f32) (int64_t n, float *y, const float *x, float a)
+{
+  int64_t i = 0;
+
+#ifdef VF
+  for (; i + VF_WIDTH <= n; i += VF_WIDTH)
+    VF_STORE (y + i, VF_FMA (VF_SET1 (a), VF_LOAD (x + i), VF_LOAD (y + i)));
+#endif
+  for (; i < n; i++)
+    y[i] += a * x[i];
+}
+
+void
+TSR_CPU_LEVEL_FN (vec_mad_f16) (int64_t n, float *y, const tsr_fp16_t *x,
+                                float a)
+{
+  int64_t i = 0;
+
+#ifdef VF
+  for (; i + VF_WIDTH <= n; i += VF_WIDTH)
+    VF_STORE (y + i, VF_FMA (VF_SET1 (a), LOAD_F16 (x + i), VF_LOAD (y + i)));
+#endif
+  for (; i < n; i++)
+    y[i] += a * fp16_to_f32 (x[i]);
+}
+
 float
 TSR_CPU_LEVEL_FN (vec_max_f32) (int64_t n, const float *x)
 {

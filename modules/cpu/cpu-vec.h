@@ -79,6 +79,11 @@ TSR_CPU_HIDDEN double tsr_cpu_vec_exp_sub_f32 (int64_t n, float *y,
                                                const float *x, float m);
 /* The largest x[i], -INFINITY for n == 0 (NaNs are skipped).  */
 TSR_CPU_HIDDEN float tsr_cpu_vec_max_f32 (int64_t n, const float *x);
+/* y[i] += a * x[i], X f32 or f16 (attention's weighted sum of values).  */
+TSR_CPU_HIDDEN void tsr_cpu_vec_mad_f32 (int64_t n, float *y, const float *x,
+                                         float a);
+TSR_CPU_HIDDEN void tsr_cpu_vec_mad_f16 (int64_t n, float *y,
+                                         const tsr_fp16_t *x, float a);
 
 /* Row conversions.  */
 TSR_CPU_HIDDEN void tsr_cpu_row_f16_to_f32 (int64_t n, float *y,

@@ -73,7 +73,9 @@ tsr_tensor *tsr_get_rows (tsr_context *ctx, tsr_tensor *a, tsr_tensor *rows);
    quantized type, b f32 [k, n, b2, b3] with b2 % a2 == 0 and
    b3 % a3 == 0 -> f32 [m, n, b2, b3], result[i, j] = dot (a row i,
    b row j).  Batch i2 of b uses batch i2 / (b2 / a2) of a (consecutive
-   batches share weights, as attention heads share a key head).  */
+   batches share weights, as attention heads share a key head).  With
+   q8_0 or q4_0 weights a backend may round b's rows to q8_0 first
+   (tsr_quantize_row's values) and multiply those.  */
 tsr_tensor *tsr_mul_mat (tsr_context *ctx, tsr_tensor *a, tsr_tensor *b);
 
 /* Sum of each row: [n, r, ...] -> [1, r, ...].  */

@@ -33,6 +33,8 @@ struct tsr_cpu_op_ctx
 {
   void *const *scratch;         /* per-thread scratch, scratch[ith] */
   size_t scratch_size;          /* bytes in each, as the op asked */
+  void *shared;                 /* scratch every thread sees (64-byte */
+  size_t shared_size;           /* aligned), as the op asked */
   struct tsr_cpu_error *error;
 };
 
@@ -50,6 +52,12 @@ struct tsr_cpu_op
   tsr_cpu_kernel_fn kernel;
   tsr_cpu_supports_fn supports;
   tsr_cpu_scratch_fn scratch;   /* optional */
+  /* Optional, for work that every part of the kernel reads (activations
+     quantized once): SHARED sizes the shared scratch, PREPARE fills it,
+     split over the threads like a kernel; the kernel starts when every
+     part of PREPARE has returned.  */
+  tsr_cpu_scratch_fn shared;
+  tsr_cpu_kernel_fn prepare;
 };
 
 /* cpu-ops.c */
@@ -98,6 +106,33 @@ TSR_CPU_HIDDEN size_t tsr_cpu_rows_scratch (const tsr_tensor *dst);
 /* cpu-ops-matmul.c */
 TSR_CPU_DECLARE_OP (mul_mat);
 TSR_CPU_HIDDEN size_t tsr_cpu_mul_mat_scratch (const tsr_tensor *dst);
+TSR_CPU_HIDDEN size_t tsr_cpu_mul_mat_shared (const tsr_tensor *dst);
+TSR_CPU_HIDDEN int tsr_cpu_mul_mat_prepare (const struct tsr_cpu_op_ctx *c,
+                                            tsr_tensor *dst, int ith,
+                                            int nth);
+/* Part ITH of NTH of quantizing every row of the f32 activations B (any
+   strides; rows in row-major order over dimensions 1..3) for the
+   integer dots: row r to C->shared + r * tsr_cpu_qact_size (b->ne[0]).
+   Strided rows are gathered into c->scratch[ith] (b->ne[0] floats).  */
+TSR_CPU_HIDDEN void tsr_cpu_quantize_rows (const struct tsr_cpu_op_ctx *c,
+                                           const tsr_tensor *b, int ith,
+                                           int nth);
+/* Weight rows per unit of work of the integer dots, for M rows in each
+   of UNITS matrices: a tile that stays in L2 while it is dotted with
+   every group of activation rows, or fewer rows so that each of NTH
+   threads gets a few units.  */
+TSR_CPU_HIDDEN int64_t tsr_cpu_qdot_tile (int64_t m, int64_t units, int nth);
+/* OUT[c] = dot (weight row X of TYPE, q8_0 or q4_0, with K elements,
+   quantized activation row Y[c]) for c < NY <= TSR_CPU_QDOT_MAX_COLS.  */
+static inline void
+tsr_cpu_qdot (tsr_type type, int64_t k, const void *x, int ny,
+              const void *const *y, float *out)
+{
+  if (type == TSR_TYPE_Q8_0)
+    tsr_cpu_vec_dot_q8_0_q8_0 (k, x, ny, y, out);
+  else
+    tsr_cpu_vec_dot_q4_0_q8_0 (k, x, ny, y, out);
+}
 /* Up to TSR_CPU_WEIGHT_TILE consecutive weight rows as f32, for dot
    products (mul_mat, mul_mat_id).  */
 #define TSR_CPU_WEIGHT_TILE 16
@@ -125,6 +160,9 @@ TSR_CPU_DECLARE_OP (flash_attn_ext);
 TSR_CPU_HIDDEN size_t tsr_cpu_flash_attn_ext_scratch (const tsr_tensor *dst);
 TSR_CPU_DECLARE_OP (mul_mat_id);
 TSR_CPU_HIDDEN size_t tsr_cpu_mul_mat_id_scratch (const tsr_tensor *dst);
+TSR_CPU_HIDDEN size_t tsr_cpu_mul_mat_id_shared (const tsr_tensor *dst);
+TSR_CPU_HIDDEN int tsr_cpu_mul_mat_id_prepare
+  (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith, int nth);
 TSR_CPU_DECLARE_OP (im2col);
 TSR_CPU_DECLARE_OP (pool_2d);
 /* end of cpu-ops-nn.c */

@@ -4,9 +4,10 @@
  * Owns what the library sees (the tsr_reg, tsr_device and tsr_backend
  * objects) and the graph walk: per node it checks that the tensors are
  * allocated in host memory and that a kernel supports the node, sizes
- * the per-thread scratch memory, and hands the kernel to the thread
- * pool.  It computes nothing itself: kernels are in cpu-ops-*.c, chosen
- * through the table in cpu-ops.c.
+ * the per-thread and shared scratch memory, and hands the kernel (after
+ * its prepare pass, if it has one) to the thread pool.  It computes
+ * nothing itself: kernels are in cpu-ops-*.c, chosen through the table
+ * in cpu-ops.c.
  *
  * Kernels run on worker threads, so they report failures with
  * tsr_cpu_fail; graph_compute re-raises the first one with
@@ -43,6 +44,8 @@ struct cpu_backend
   void **scratch;               /* per thread, 64-byte aligned */
   size_t *scratch_size;
   int scratch_slots;
+  void *shared;                 /* for all threads, 64-byte aligned */
+  size_t shared_size;
   struct tsr_cpu_error error;
 };
 
@@ -193,6 +196,24 @@ reserve_scratch (struct cpu_backend *be, int nth, size_t size,
   return TSR_OK;
 }
 
+/* Make the shared scratch hold SIZE bytes.  */
+static int
+reserve_shared (struct cpu_backend *be, size_t size, const tsr_tensor *node)
+{
+  size = (size + 63) & ~(size_t) 63;
+  if (size <= be->shared_size)
+    return TSR_OK;
+  free (be->shared);
+  be->shared_size = 0;
+  be->shared = aligned_alloc (64, size);
+  if (!be->shared)
+    return tsr_set_error (TSR_ERR_NO_MEMORY, "cpu: no memory for %zu bytes "
+                          "of shared scratch space for %s '%s'", size,
+                          tsr_op_name (node->op), label (node));
+  be->shared_size = size;
+  return TSR_OK;
+}
+
 /* How many threads NODE deserves.  */
 static int
 threads_for (const struct cpu_backend *be, const tsr_tensor *node)
@@ -200,8 +221,10 @@ threads_for (const struct cpu_backend *be, const tsr_tensor *node)
   int64_t work = tsr_nelements (node);
   int64_t nth;
 
-  if (node->op == TSR_OP_MUL_MAT)
+  if (node->op == TSR_OP_MUL_MAT || node->op == TSR_OP_MUL_MAT_ID)
     work *= node->src[0]->ne[0];
+  else if (node->op == TSR_OP_FLASH_ATTN_EXT)
+    work *= node->src[1]->ne[1];  /* per output, a product per key */
   nth = work / MIN_WORK_PER_THREAD + 1;
   return nth < tsr_cpu_threadpool_n_threads (be->pool)
          ? (int) nth : tsr_cpu_threadpool_n_threads (be->pool);
@@ -209,7 +232,7 @@ threads_for (const struct cpu_backend *be, const tsr_tensor *node)
 
 struct task
 {
-  const struct tsr_cpu_op *op;
+  tsr_cpu_kernel_fn fn;         /* the op's kernel, or its prepare pass */
   struct tsr_cpu_op_ctx ctx;
   tsr_tensor *node;
 };
@@ -218,7 +241,7 @@ static void
 run_task (void *arg, int ith, int nth)
 {
   struct task *t = arg;
-  int status = t->op->kernel (&t->ctx, t->node, ith, nth);
+  int status = t->fn (&t->ctx, t->node, ith, nth);
 
   if (status != TSR_OK)         /* keeps a message the kernel gave */
     tsr_cpu_fail (&t->ctx, status, "cpu: %s '%s' failed",
@@ -257,12 +280,31 @@ unsupported (const tsr_tensor *node)
                         tsr_type_name (node->type), label (node));
 }
 
+/* TASK on NTH threads; its first failure, raised here.  */
+static int
+run_parts (struct cpu_backend *be, struct task *task, int nth)
+{
+  int status;
+
+  pthread_mutex_lock (&be->error.lock);
+  be->error.status = TSR_OK;
+  pthread_mutex_unlock (&be->error.lock);
+  tsr_cpu_threadpool_run (be->pool, run_task, task, nth);
+  pthread_mutex_lock (&be->error.lock);
+  status = be->error.status;
+  pthread_mutex_unlock (&be->error.lock);
+  if (status != TSR_OK)
+    return tsr_set_error (status, "%s", be->error.message);
+  return TSR_OK;
+}
+
 static int
 compute_node (struct cpu_backend *be, tsr_tensor *node)
 {
+  const struct tsr_cpu_op *op;
   struct task task;
   int status, nth;
-  size_t scratch;
+  size_t scratch, shared;
 
   status = check_tensor (node);
   for (int i = 0; i < TSR_MAX_SRC && status == TSR_OK; i++)
@@ -273,27 +315,33 @@ compute_node (struct cpu_backend *be, tsr_tensor *node)
   if (!tsr_cpu_supports_op (node))
     return unsupported (node);
 
-  task.op = tsr_cpu_op_get (node->op);
+  op = tsr_cpu_op_get (node->op);
   task.node = node;
-  scratch = task.op->scratch ? task.op->scratch (node) : 0;
+  scratch = op->scratch ? op->scratch (node) : 0;
+  shared = op->shared ? op->shared (node) : 0;
   nth = threads_for (be, node);
   status = reserve_scratch (be, nth, scratch, node);
+  if (status == TSR_OK)
+    status = reserve_shared (be, shared, node);
   if (status != TSR_OK)
     return status;
   task.ctx.scratch = be->scratch;
   task.ctx.scratch_size = scratch;
+  task.ctx.shared = be->shared;
+  task.ctx.shared_size = shared;
   task.ctx.error = &be->error;
 
-  pthread_mutex_lock (&be->error.lock);
-  be->error.status = TSR_OK;
-  pthread_mutex_unlock (&be->error.lock);
-  tsr_cpu_threadpool_run (be->pool, run_task, &task, nth);
-  pthread_mutex_lock (&be->error.lock);
-  status = be->error.status;
-  pthread_mutex_unlock (&be->error.lock);
-  if (status != TSR_OK)
-    return tsr_set_error (status, "%s", be->error.message);
-  return TSR_OK;
+  if (op->prepare)
+    {
+      task.fn = op->prepare;
+      status = run_parts (be, &task, nth);
+    }
+  if (status == TSR_OK)
+    {
+      task.fn = op->kernel;
+      status = run_parts (be, &task, nth);
+    }
+  return status;
 }
 
 static int
@@ -344,6 +392,7 @@ cpu_backend_free (tsr_backend *backend)
     free (be->scratch[i]);
   free (be->scratch);
   free (be->scratch_size);
+  free (be->shared);
   pthread_mutex_destroy (&be->error.lock);
   free (be);
   free (backend);

@@ -1,18 +1,25 @@
 /* cpu-ops-nn.c - transformer and convolution kernels: rope, set_rows,
  * flash_attn_ext, mul_mat_id, im2col, pool_2d.
  *
- * Scalar reference kernels: every operand may have any strides (read
- * element by element through tsr_cpu_at), arithmetic that sums many
- * terms is done in double.  Work is split over destination rows,
+ * Scalar reference kernels, but for the inner loops of flash_attn_ext
+ * and mul_mat_id, which are the per-level vector functions: every
+ * operand may have any strides (read element by element through
+ * tsr_cpu_at, or converted a row at a time), arithmetic that sums many
+ * terms is done in double (flash_attn_ext: f32 with its sums of
+ * softmax weights in double).  Work is split over destination rows,
  * except set_rows (over column blocks, so that the order of writes to
- * one row is the source order whatever the thread count) and
- * mul_mat_id (over experts and tiles of weight rows, so that each
- * weight row is converted once; the row loading and dot products are
- * mul_mat's).  Shapes and parameters are the builders' (lib/ops-nn.c);
- * each supports function re-checks exactly what its kernel relies on.
- * Index operands (set_rows, mul_mat_id) are checked in full before
- * anything is written: a bad index is an error and leaves the
- * destination untouched.  */
+ * one row is the source order whatever the thread count),
+ * flash_attn_ext (over groups of query rows that share a key head, so
+ * that keys and values are read once for the group) and mul_mat_id
+ * (over experts and tiles of weight rows, so that each weight row is
+ * converted once; the row loading and dot products are mul_mat's; with
+ * q8_0 / q4_0 weights the rows of b are quantized once and dotted in
+ * integers, and only the experts in use get work).  Shapes and
+ * parameters are the builders' (lib/ops-nn.c); each supports function
+ * re-checks exactly what its kernel relies on.  Index operands
+ * (set_rows, mul_mat_id) are checked in full before anything is
+ * written: a bad index is an error and leaves the destination
+ * untouched.  */
 #include <config.h>
 
 #include <math.h>
@@ -256,84 +263,191 @@ tsr_cpu_flash_attn_ext_supports (const tsr_tensor *dst)
              && q->ne[3] % mask->ne[3] == 0);
 }
 
-/* The query row and the output accumulator, in double.  */
+/* Work is dealt in units of up to ATTN_ROWS query rows that share a
+   key and value head (the rows of a head, then the next head of the
+   group), so that each key and value row is read from memory once for
+   all of them and is still in L1 for the next.  Each row keeps an
+   online softmax over blocks of ATTN_BLOCK keys: the block's scores
+   (vector dot products), their maximum, the rescaling of the row's sum
+   and accumulator when the maximum grows, exp (score - maximum), then
+   the weighted values added to the accumulator; f32, the sums of the
+   weights in double.  */
+#define ATTN_ROWS 4
+#define ATTN_BLOCK 64
+
+/* Per row of a unit its query, accumulator and block of scores (f32);
+   one key and one value row as f32, for strided K and V.  */
 size_t
 tsr_cpu_flash_attn_ext_scratch (const tsr_tensor *dst)
 {
-  return (size_t) (dst->src[0]->ne[0] + dst->ne[0]) * sizeof (double);
+  size_t d = (size_t) dst->src[0]->ne[0], dv = (size_t) dst->ne[0];
+
+  return (ATTN_ROWS * (d + dv + ATTN_BLOCK) + d + dv) * sizeof (float);
 }
 
-/* scale * (q . k_j) + mask_j for key J of kv head HK, batch B.  */
-static double
-attn_score (const tsr_tensor *k, const double *qd, int64_t j, int64_t hk,
-            int64_t b, double scale, double maskv)
+/* Row J of head HK, batch B of K or V, as the vector functions take it:
+   the stored row if its elements are dense (*F16 says whether f16),
+   else converted to f32 into BUF.  */
+static const void *
+kv_row (const tsr_tensor *t, int64_t j, int64_t hk, int64_t b, float *buf,
+        bool *f16)
 {
-  double dot = 0;
-  for (int64_t i = 0; i < k->ne[0]; i++)
-    dot += qd[i] * load_f (tsr_cpu_at (k, i, j, hk, b), k->type);
-  return scale * dot + maskv;
+  const char *p = tsr_cpu_at (t, 0, j, hk, b);
+
+  *f16 = false;
+  if (t->nb[0] == tsr_cpu_elem_size (t->type))
+    {
+      *f16 = t->type == TSR_TYPE_F16;
+      return p;
+    }
+  tsr_cpu_row_to_f32 (t->type, p, t->nb[0], buf, t->ne[0]);
+  return buf;
 }
 
-/* One query row (Q1, H, B) into dst, with an online softmax: the
-   running maximum M rescales the sum S and accumulator ACC whenever it
-   grows, so each key is read once.  */
+/* One unit: rows (Q1[r], H[r], B) for r < N, of kv head HK.  */
+struct attn_unit
+{
+  int n;
+  int64_t b, hk, q1[ATTN_ROWS], h[ATTN_ROWS];
+};
+
+/* The scores of keys J0 .. J0 + NJ - 1 for the unit's rows into S[r]:
+   scale * (q . k) + mask, -inf where the mask is.  */
 static void
-attn_row (tsr_tensor *dst, int64_t q1, int64_t h, int64_t b, double *qd,
-          double *acc)
+attn_scores (const tsr_tensor *dst, const struct attn_unit *u,
+             float *const *qf, float *const *s, int64_t j0, int64_t nj,
+             float *kbuf)
+{
+  const tsr_tensor *q = dst->src[0], *k = dst->src[1], *mask = dst->src[3];
+  const float scale = tsr_get_op_param_f32 (dst, 0);
+
+  for (int64_t j = 0; j < nj; j++)
+    {
+      const void *kr = NULL;
+      bool f16 = false;
+
+      for (int r = 0; r < u->n; r++)
+        {
+          float mv = 0;
+          if (mask)
+            mv = load_f (tsr_cpu_at (mask, j0 + j, u->q1[r],
+                                     u->h[r] % mask->ne[2],
+                                     u->b % mask->ne[3]), mask->type);
+          if (mv == -INFINITY)
+            {
+              s[r][j] = -INFINITY;
+              continue;
+            }
+          if (!kr)
+            kr = kv_row (k, j0 + j, u->hk, u->b, kbuf, &f16);
+          s[r][j] = scale * (f16 ? tsr_cpu_vec_dot_f16 (q->ne[0], kr, qf[r])
+                                 : tsr_cpu_vec_dot_f32 (q->ne[0], kr, qf[r]))
+                    + mv;
+        }
+    }
+}
+
+static void
+attn_unit (tsr_tensor *dst, const struct attn_unit *u, float *scratch)
 {
   const tsr_tensor *q = dst->src[0], *k = dst->src[1], *v = dst->src[2];
-  const tsr_tensor *mask = dst->src[3];
-  const int64_t dv = v->ne[0], hk = h / (q->ne[2] / k->ne[2]);
-  const double scale = tsr_get_op_param_f32 (dst, 0);
-  double m = -INFINITY, s = 0;
+  const int64_t d = q->ne[0], dv = v->ne[0], nkv = k->ne[1];
+  float *qf[ATTN_ROWS], *acc[ATTN_ROWS], *s[ATTN_ROWS], m[ATTN_ROWS];
+  float *kbuf = scratch + ATTN_ROWS * (d + dv + ATTN_BLOCK), *vbuf = kbuf + d;
+  double sum[ATTN_ROWS];
+  bool skip[ATTN_ROWS];
 
-  for (int64_t i = 0; i < q->ne[0]; i++)
-    qd[i] = *(const float *) tsr_cpu_at (q, i, q1, h, b);
-  for (int64_t i = 0; i < dv; i++)
-    acc[i] = 0;
-  for (int64_t j = 0; j < k->ne[1]; j++)
+  for (int r = 0; r < u->n; r++)
     {
-      double mv = 0;
-      if (mask)
-        mv = load_f (tsr_cpu_at (mask, j, q1, h % mask->ne[2],
-                                 b % mask->ne[3]), mask->type);
-      if (mv == -INFINITY)
-        continue;
-      double x = attn_score (k, qd, j, hk, b, scale, mv);
-      if (x == -INFINITY)
-        continue;
-      if (x > m)
-        {
-          double f = exp (m - x);
-          for (int64_t i = 0; i < dv; i++)
-            acc[i] *= f;
-          s *= f;
-          m = x;
-        }
-      double w = exp (x - m);
-      s += w;
-      for (int64_t i = 0; i < dv; i++)
-        acc[i] += w * load_f (tsr_cpu_at (v, i, j, hk, b), v->type);
+      qf[r] = scratch + r * (d + dv + ATTN_BLOCK);
+      acc[r] = qf[r] + d;
+      s[r] = acc[r] + dv;
+      tsr_cpu_row_to_f32 (TSR_TYPE_F32, tsr_cpu_at (q, 0, u->q1[r], u->h[r],
+                                                    u->b),
+                          q->nb[0], qf[r], d);
+      tsr_cpu_vec_set_f32 (dv, acc[r], 0);
+      m[r] = -INFINITY;
+      sum[r] = 0;
     }
-  /* No key left (all masked): zeros, not 0 / 0.  */
-  for (int64_t i = 0; i < dv; i++)
-    *(float *) tsr_cpu_at (dst, i, q1, h, b) = s > 0 ? (float) (acc[i] / s)
-                                                     : 0.0f;
+  for (int64_t j0 = 0; j0 < nkv; j0 += ATTN_BLOCK)
+    {
+      int64_t nj = nkv - j0 < ATTN_BLOCK ? nkv - j0 : ATTN_BLOCK;
+
+      attn_scores (dst, u, qf, s, j0, nj, kbuf);
+      for (int r = 0; r < u->n; r++)
+        {
+          float bm = tsr_cpu_vec_max_f32 (nj, s[r]);
+          skip[r] = bm == -INFINITY;
+          if (skip[r])
+            {
+              /* Every key masked, or NaN scores (which vec_max skips,
+                 and which make the row's sum NaN).  */
+              for (int64_t j = 0; j < nj; j++)
+                if (s[r][j] != s[r][j])
+                  sum[r] = NAN;
+              continue;
+            }
+          if (bm > m[r])
+            {
+              float f = expf (m[r] - bm);
+              tsr_cpu_vec_scale_f32 (dv, acc[r], acc[r], f);
+              sum[r] *= f;
+              m[r] = bm;
+            }
+          sum[r] += tsr_cpu_vec_exp_sub_f32 (nj, s[r], s[r], m[r]);
+        }
+      for (int64_t j = 0; j < nj; j++)
+        {
+          const void *vr = NULL;
+          bool f16 = false;
+
+          for (int r = 0; r < u->n; r++)
+            {
+              if (skip[r] || s[r][j] == 0)
+                continue;
+              if (!vr)
+                vr = kv_row (v, j0 + j, u->hk, u->b, vbuf, &f16);
+              if (f16)
+                tsr_cpu_vec_mad_f16 (dv, acc[r], vr, s[r][j]);
+              else
+                tsr_cpu_vec_mad_f32 (dv, acc[r], vr, s[r][j]);
+            }
+        }
+    }
+  /* No key left (all masked), or NaN: zeros, not 0 / 0.  */
+  for (int r = 0; r < u->n; r++)
+    for (int64_t i = 0; i < dv; i++)
+      *(float *) tsr_cpu_at (dst, i, u->q1[r], u->h[r], u->b)
+        = sum[r] > 0 ? (float) (acc[r][i] / sum[r]) : 0.0f;
 }
 
 int
 tsr_cpu_flash_attn_ext (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst,
                         int ith, int nth)
 {
-  double *qd = c->scratch[ith], *acc = qd + dst->src[0]->ne[0];
-  int64_t r0, r1;
+  const tsr_tensor *q = dst->src[0], *k = dst->src[1];
+  const int64_t nq = q->ne[1], group = q->ne[2] / k->ne[2];
+  /* Rows per kv head and batch: NQ of each head of the group.  */
+  const int64_t per_head = nq * group;
+  const int64_t chunks = (per_head + ATTN_ROWS - 1) / ATTN_ROWS;
+  int64_t u0, u1;
 
-  tsr_cpu_split (tsr_cpu_nrows (dst), ith, nth, &r0, &r1);
-  for (int64_t r = r0; r < r1; r++)
+  tsr_cpu_split (chunks * k->ne[2] * q->ne[3], ith, nth, &u0, &u1);
+  for (int64_t un = u0; un < u1; un++)
     {
-      int64_t ix[TSR_MAX_DIMS];
-      tsr_cpu_row_index (dst, r, ix);
-      attn_row (dst, ix[1], ix[2], ix[3], qd, acc);
+      struct attn_unit u;
+      int64_t first = un % chunks * ATTN_ROWS;
+
+      u.hk = un / chunks % k->ne[2];
+      u.b = un / chunks / k->ne[2];
+      u.n = per_head - first < ATTN_ROWS ? (int) (per_head - first)
+                                         : ATTN_ROWS;
+      for (int r = 0; r < u.n; r++)
+        {
+          u.q1[r] = (first + r) % nq;
+          u.h[r] = u.hk * group + (first + r) / nq;
+        }
+      attn_unit (dst, &u, c->scratch[ith]);
     }
   return TSR_OK;
 }
@@ -358,12 +472,119 @@ tsr_cpu_mul_mat_id_supports (const tsr_tensor *dst)
          && dst->ne[2] == ids->ne[1] && dst->ne[3] == 1;
 }
 
-/* A tile of converted weight rows and one contiguous row of b.  */
+/* Quantized weights: a row of b as floats (to quantize), the list of
+   experts in use.  Others: a tile of converted weight rows and one
+   contiguous row of b.  */
 size_t
 tsr_cpu_mul_mat_id_scratch (const tsr_tensor *dst)
 {
-  return (size_t) (TSR_CPU_WEIGHT_TILE + 1) * (size_t) dst->src[0]->ne[0]
-         * sizeof (float);
+  const tsr_tensor *as = dst->src[0];
+  size_t list = (size_t) as->ne[2] * sizeof (int64_t);
+  size_t row = (size_t) as->ne[0] * sizeof (float);
+
+  if (tsr_cpu_is_quant (as->type))
+    return row > list ? row : list;
+  return (size_t) (TSR_CPU_WEIGHT_TILE + 1) * row;
+}
+
+/* Quantized weights: every row of b, quantized once (prepare pass).  */
+size_t
+tsr_cpu_mul_mat_id_shared (const tsr_tensor *dst)
+{
+  const tsr_tensor *b = dst->src[1];
+
+  return tsr_cpu_is_quant (dst->src[0]->type)
+         ? (size_t) tsr_cpu_nrows (b) * tsr_cpu_qact_size (b->ne[0]) : 0;
+}
+
+int
+tsr_cpu_mul_mat_id_prepare (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst,
+                            int ith, int nth)
+{
+  if (tsr_cpu_is_quant (dst->src[0]->type))
+    tsr_cpu_quantize_rows (c, dst->src[1], ith, nth);
+  return TSR_OK;
+}
+
+/* Quantized weights: the results of rows [FIRST, LAST) of expert X
+   for the NY activation rows YS, those of (slot, token) (ES, TS).  */
+static void
+expert_qdot_rows (tsr_tensor *dst, int64_t x, int64_t first, int64_t last,
+                  int ny, const void *const *ys, const int64_t *es,
+                  const int64_t *ts)
+{
+  const tsr_tensor *as = dst->src[0];
+
+  for (int64_t i = first; i < last; i++)
+    {
+      float out[TSR_CPU_QDOT_MAX_COLS];
+
+      tsr_cpu_qdot (as->type, as->ne[0], tsr_cpu_at (as, 0, i, x, 0), ny,
+                    ys, out);
+      for (int y = 0; y < ny; y++)
+        *(float *) tsr_cpu_at (dst, i, es[y], ts[y], 0) = out[y];
+    }
+}
+
+/* Quantized weights: the integer dots of rows [FIRST, LAST) of expert X
+   with every (slot, token) that chose it, up to TSR_CPU_QDOT_MAX_COLS
+   of them per pass over the rows.  */
+static void
+expert_qdots (tsr_tensor *dst, const void *act, int64_t x, int64_t first,
+              int64_t last)
+{
+  const tsr_tensor *b = dst->src[1], *ids = dst->src[2];
+  const size_t size = tsr_cpu_qact_size (b->ne[0]);
+  const void *ys[TSR_CPU_QDOT_MAX_COLS];
+  int64_t es[TSR_CPU_QDOT_MAX_COLS], ts[TSR_CPU_QDOT_MAX_COLS];
+  int ny = 0;
+
+  for (int64_t t = 0; t < ids->ne[1]; t++)
+    for (int64_t e = 0; e < ids->ne[0]; e++)
+      if (load_i32 (tsr_cpu_at (ids, e, t, 0, 0)) == x)
+        {
+          /* b row (e % n_b, t), quantized in row-major order.  */
+          ys[ny] = (const char *) act + (t * b->ne[1] + e % b->ne[1]) * size;
+          es[ny] = e;
+          ts[ny++] = t;
+          if (ny == TSR_CPU_QDOT_MAX_COLS)
+            {
+              expert_qdot_rows (dst, x, first, last, ny, ys, es, ts);
+              ny = 0;
+            }
+        }
+  if (ny > 0)
+    expert_qdot_rows (dst, x, first, last, ny, ys, es, ts);
+}
+
+/* Quantized weights: work only for the experts in use, in tiles of
+   weight rows.  */
+static int
+mul_mat_id_qdots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
+                  int nth)
+{
+  const tsr_tensor *as = dst->src[0], *ids = dst->src[2];
+  const int64_t m = as->ne[1];
+  int64_t *used = c->scratch[ith], n_used = 0, tile, tiles, u0, u1;
+
+  for (int64_t x = 0; x < as->ne[2]; x++)
+    used[x] = 0;
+  for (int64_t t = 0; t < ids->ne[1]; t++)
+    for (int64_t e = 0; e < ids->ne[0]; e++)
+      used[load_i32 (tsr_cpu_at (ids, e, t, 0, 0))] = 1;
+  for (int64_t x = 0; x < as->ne[2]; x++)
+    if (used[x])
+      used[n_used++] = x;
+  tile = tsr_cpu_qdot_tile (m, n_used, nth);
+  tiles = (m + tile - 1) / tile;
+  tsr_cpu_split (n_used * tiles, ith, nth, &u0, &u1);
+  for (int64_t u = u0; u < u1; u++)
+    {
+      int64_t first = u % tiles * tile;
+      expert_qdots (dst, c->shared, used[u / tiles], first,
+                    first + tile < m ? first + tile : m);
+    }
+  return TSR_OK;
 }
 
 /* The dots of the loaded TILE of expert weights with b row (E % n_b, T)
@@ -404,6 +625,8 @@ tsr_cpu_mul_mat_id (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   status = check_indices (c, dst, ids, n_expert, "experts");
   if (status != TSR_OK)
     return status;
+  if (tsr_cpu_is_quant (as->type))
+    return mul_mat_id_qdots (c, dst, ith, nth);
   /* Unit u: expert u / row_tiles, rows of tile u % row_tiles; every
      (slot, token) choosing that expert uses the converted rows.  */
   tsr_cpu_split (n_expert * row_tiles, ith, nth, &u0, &u1);

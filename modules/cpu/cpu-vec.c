@@ -25,32 +25,9 @@
 
 /* Inline versions of libtessera's exact conversions (same results bit
    for bit: these conversions are exact, or round to nearest even),
-   so the row loops need no call per element.  f32 -> f16 rounding is
-   intricate enough to stay with the library's reference.  */
-static inline float
-bits_to_f32 (uint32_t u)
-{
-  float f;
-  memcpy (&f, &u, sizeof f);
-  return f;
-}
-
-static inline float
-fp16_to_f32 (tsr_fp16_t h)
-{
-  uint32_t sign = ((uint32_t) h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
-
-  if (exp == 0x1f)
-    return bits_to_f32 (sign | 0x7f800000u | (mant << 13));
-  if (exp == 0)
-    {
-      float v = (float) mant * 0x1p-24f;
-      return sign ? -v : v;
-    }
-  return bits_to_f32 (sign | ((exp + 112u) << 23) | (mant << 13));
-}
-
+   so the row loops need no call per element; bits_to_f32 and
+   fp16_to_f32 are in cpu-level.h.  f32 -> f16 rounding is intricate
+   enough to stay with the library's reference.  */
 static inline tsr_bf16_t
 f32_to_bf16 (float f)
 {
@@ -615,6 +592,33 @@ TSR_CPU_LEVEL_FN (vec_scale_f32) (int64_t n, float *y, const float *x, float s)
 #endif
   for (; i < n; i++)
     y[i] = x[i] * s;
+}
+
+void
+TSR_CPU_LEVEL_FN (vec_mad_f32) (int64_t n, float *y, const float *x, float a)
+{
+  int64_t i = 0;
+
+#ifdef VF
+  for (; i + VF_WIDTH <= n; i += VF_WIDTH)
+    VF_STORE (y + i, VF_FMA (VF_SET1 (a), VF_LOAD (x + i), VF_LOAD (y + i)));
+#endif
+  for (; i < n; i++)
+    y[i] += a * x[i];
+}
+
+void
+TSR_CPU_LEVEL_FN (vec_mad_f16) (int64_t n, float *y, const tsr_fp16_t *x,
+                                float a)
+{
+  int64_t i = 0;
+
+#ifdef VF
+  for (; i + VF_WIDTH <= n; i += VF_WIDTH)
+    VF_STORE (y + i, VF_FMA (VF_SET1 (a), LOAD_F16 (x + i), VF_LOAD (y + i)));
+#endif
+  for (; i < n; i++)
+    y[i] += a * fp16_to_f32 (x[i]);
 }
 
 float

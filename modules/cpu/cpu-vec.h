@@ -7,17 +7,18 @@
  * when a function here can do it.  That keeps this file the one place
  * to compile per instruction set.
  *
- * ISA levels: cpu-vec.c and cpu-gemm.c are compiled once per level
- * (x86-64, -v2, -v3, -v4; armv8-a, ...) with a per-level suffix, and
- * each entry below is an ifunc whose resolver picks the best level the
- * CPU and OS support (with a table chosen once at init where ifunc is
- * missing); see cpu-vec.def.
+ * ISA levels: cpu-vec.c, cpu-qdot.c and cpu-gemm.c are compiled once
+ * per level (x86-64, -v2, -v3, -v4; armv8-a, ...) with a per-level
+ * suffix, and each entry below is an ifunc whose resolver picks the
+ * best level the CPU and OS support (with a table chosen once at init
+ * where ifunc is missing); see cpu-vec.def.
  *
  * Arrays may not overlap unless said; "in place" (Y == X) is allowed
  * for the element-wise functions.  */
 #ifndef TSR_CPU_VEC_H
 #define TSR_CPU_VEC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <tessera/types.h>
@@ -78,6 +79,11 @@ TSR_CPU_HIDDEN double tsr_cpu_vec_exp_sub_f32 (int64_t n, float *y,
                                                const float *x, float m);
 /* The largest x[i], -INFINITY for n == 0 (NaNs are skipped).  */
 TSR_CPU_HIDDEN float tsr_cpu_vec_max_f32 (int64_t n, const float *x);
+/* y[i] += a * x[i], X f32 or f16 (attention's weighted sum of values).  */
+TSR_CPU_HIDDEN void tsr_cpu_vec_mad_f32 (int64_t n, float *y, const float *x,
+                                         float a);
+TSR_CPU_HIDDEN void tsr_cpu_vec_mad_f16 (int64_t n, float *y,
+                                         const tsr_fp16_t *x, float a);
 
 /* Row conversions.  */
 TSR_CPU_HIDDEN void tsr_cpu_row_f16_to_f32 (int64_t n, float *y,
@@ -95,6 +101,84 @@ TSR_CPU_HIDDEN void tsr_cpu_row_q8_0_to_f32 (int64_t n, float *y,
                                              const void *x);
 TSR_CPU_HIDDEN void tsr_cpu_row_q4_0_to_f32 (int64_t n, float *y,
                                              const void *x);
+
+/* Integer dot products of q8_0 / q4_0 weights (cpu-qdot.c).
+
+   mul_mat and mul_mat_id quantize each activation row once, to the
+   q8_0 values of the library's reference quantizer (tsr_quantize_row:
+   the same 8-bit values and f16 scale per block of 32), and dot the
+   weight rows with them in integers: per block an exact int32 sum of
+   products, times the two scales in f32.
+
+   An activation row of K elements (a multiple of 32) in nb = K / 32
+   blocks, padded with zero blocks to NBP = tsr_cpu_qact_blocks (K), is
+   laid out for the vector kernels rather than as tsr_block_q8_0:
+   - NBP * 32 values (int8), in groups of 4 blocks: 128 bytes holding
+     values 0..15 of the group's 4 blocks, then their values 16..31, so
+     that one 64-byte load matches the low (or the high) nibbles of 4
+     q4_0 blocks;
+   - NBP * 8 int16, per block: w[i] = 8 (y[2i] + y[2i + 1] + y[16 + 2i]
+     + y[17 + 2i]), what a q4_0 block's offset of 8 contributes to the
+     pairwise sums of pmaddubsw, subtracted from them exactly;
+   - NBP f32 scales, the values of the f16 scales.
+   The row takes tsr_cpu_qact_size (K) bytes, a multiple of 64.  */
+#define TSR_CPU_QACT_GROUP 4        /* blocks whose halves interleave */
+#define TSR_CPU_QACT_PAD 16         /* blocks are padded to a multiple */
+#define TSR_CPU_QDOT_MAX_COLS 8     /* activation rows per weight pass */
+
+static inline int64_t
+tsr_cpu_qact_blocks (int64_t k)
+{
+  return (k / 32 + TSR_CPU_QACT_PAD - 1) / TSR_CPU_QACT_PAD
+         * TSR_CPU_QACT_PAD;
+}
+
+static inline size_t
+tsr_cpu_qact_size (int64_t k)
+{
+  return (size_t) tsr_cpu_qact_blocks (k) * (32 + 16 + sizeof (float));
+}
+
+/* Where value I (< 32) of block J of an activation row sits.  */
+static inline int64_t
+tsr_cpu_qact_pos (int64_t j, int i)
+{
+  return j / TSR_CPU_QACT_GROUP * 128 + (i < 16 ? 0 : 64)
+         + j % TSR_CPU_QACT_GROUP * 16 + i % 16;
+}
+
+/* The int16 offset sums of an activation row Y, and its scales.  */
+static inline const int16_t *
+tsr_cpu_qact_offsets (const void *y, int64_t k)
+{
+  return (const int16_t *) ((const char *) y + 32 * tsr_cpu_qact_blocks (k));
+}
+
+static inline const float *
+tsr_cpu_qact_scales (const void *y, int64_t k)
+{
+  return (const float *) ((const char *) y + 48 * tsr_cpu_qact_blocks (k));
+}
+
+/* The activation row Y of X[0..K) (padding included).  Values and
+   scales are those of tsr_quantize_row (TSR_TYPE_Q8_0) for finite
+   inputs; a non-finite x * (1 / d) gives 0, as the reference's lrintf
+   does on x86-64.  */
+TSR_CPU_HIDDEN void tsr_cpu_quantize_act_q8_0 (int64_t k, void *y,
+                                               const float *x);
+/* OUT[c] = dot (weight row X, activation row Y[c]) for c < NY (1 ..
+   TSR_CPU_QDOT_MAX_COLS), X holding K elements of q8_0 (resp. q4_0)
+   blocks: the sum over blocks of d_x d_y S, S the exact integer dot of
+   the block's values, accumulated in f32.  The weights are read once
+   for all NY rows.  */
+TSR_CPU_HIDDEN void tsr_cpu_vec_dot_q8_0_q8_0 (int64_t k, const void *x,
+                                               int ny,
+                                               const void *const *y,
+                                               float *out);
+TSR_CPU_HIDDEN void tsr_cpu_vec_dot_q4_0_q8_0 (int64_t k, const void *x,
+                                               int ny,
+                                               const void *const *y,
+                                               float *out);
 
 /* The f32 GEMM of cpu-gemm.c.  *MR, *NR: this level's micro-kernel
    shape (MR <= TSR_CPU_GEMM_MAX_MR, NR <= TSR_CPU_GEMM_MAX_NR).  */

@@ -1,8 +1,9 @@
 ## modules/cpu/local.mk - the CPU backend.
 ##
 ## cpu_sources is compiled once, at the baseline level (glue: device,
-## thread pool, op walks, dispatch).  cpu-vec.c (the hot loops) and
-## cpu-gemm.c (the GEMM micro-kernel) are compiled once per ISA level
+## thread pool, op walks, dispatch).  cpu-vec.c (the hot loops),
+## cpu-qdot.c (integer dots of quantized weights) and cpu-gemm.c (the
+## GEMM micro-kernel) are compiled once per ISA level
 ## configure chose (--with-cpu-levels), each
 ## into its own convenience library with that level's -march and symbol
 ## suffix; cpu-dispatch.c picks a level at load time (ifunc) or at init
@@ -18,7 +19,7 @@ cpu_sources = modules/cpu/cpu-module.c modules/cpu/cpu-impl.h \
 	modules/cpu/cpu-dispatch.h modules/cpu/cpu-vec.def
 
 cpu_level_sources = modules/cpu/cpu-vec.c modules/cpu/cpu-vec.h \
-	modules/cpu/cpu-gemm.c \
+	modules/cpu/cpu-qdot.c modules/cpu/cpu-gemm.c \
 	modules/cpu/cpu-level.h modules/cpu/cpu-vec.def \
 	modules/cpu/cpu-visibility.h
 cpu_level_cflags = $(AM_CFLAGS) -fvisibility=hidden

@@ -40,7 +40,7 @@ main (void)
     {
       const char *m = strstr (out, "Partial0+CPU");
       CHECK (m && strstr (m, " ok\n") && strstr (m, "ok\n") < strchr (m, '\n')
-             + 1, "Partial0+CPU agrees with the CPU within 1e-3");
+             + 1, "Partial0+CPU agrees with the CPU (NMSE within 1e-3)");
       int splits = 0;
       const char *sp = m ? strstr (m, " splits") : NULL;
       if (sp)

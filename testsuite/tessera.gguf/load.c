@@ -3,7 +3,8 @@
    them: weights of type f32, f16, bf16, q8_0 and q4_0 are written to a
    file, loaded on the CPU backend (pointing into the mapping, and
    copied), and mul_mat (weights, x) is checked against a reference
-   computed from the stored values in double.  A non-host buffer type
+   computed from the stored values in double (for quantized weights,
+   with x as it is or rounded to q8_0, whichever is closer).  A non-host buffer type
    made here checks that device buffers get each tensor by one
    tsr_tensor_set.  */
 #include "gguf-test.h"
@@ -48,16 +49,25 @@ write_model (const char *path)
   return st;
 }
 
-/* mul_mat (W, X) from the file's stored values, in double.  */
+/* mul_mat (W, X) from the file's stored values, in double; with Q8,
+   X's rows rounded to q8_0 (what a backend may multiply quantized
+   weights with, see tessera/ops.h).  */
 static void
-reference (const tsr_gguf *g, int64_t wi, double *out)
+reference (const tsr_gguf *g, int64_t wi, int q8, double *out)
 {
   struct tsr_gguf_tensor_info info;
   tsr_gguf_get_tensor_info (g, wi, &info);
-  float *w = malloc (K * M * sizeof *w);
+  float *w = malloc (K * M * sizeof *w), x[K * N];
+  struct tsr_block_q8_0 xq[K / 32];
   tsr_type_traits (info.type)->to_float (tsr_gguf_tensor_data (g, wi), w,
                                          K * M);
-  const float *x = tsr_gguf_tensor_data (g, tsr_gguf_find_tensor (g, "x"));
+  memcpy (x, tsr_gguf_tensor_data (g, tsr_gguf_find_tensor (g, "x")),
+          sizeof x);
+  for (int j = 0; q8 && j < N; j++)
+    {
+      tsr_quantize_row (TSR_TYPE_Q8_0, x + j * K, xq, K);
+      tsr_dequantize_row (TSR_TYPE_Q8_0, xq, x + j * K, K);
+    }
   for (int j = 0; j < N; j++)
     for (int i = 0; i < M; i++)
       {
@@ -84,7 +94,7 @@ compute_all (const char *how, tsr_backend *be, tsr_context *ctx,
       tsr_graph *gr = tsr_graph_new (ctx);
       tsr_gallocr *ga = tsr_gallocr_new (tsr_backend_buffer_type (be));
       float got[M * N];
-      double want[M * N];
+      double want[M * N], want_q8[M * N];
       int st = tsr_graph_build (gr, y);
       if (st == TSR_OK)
         st = tsr_gallocr_alloc_graph (ga, gr);
@@ -92,9 +102,12 @@ compute_all (const char *how, tsr_backend *be, tsr_context *ctx,
         st = tsr_backend_graph_compute (be, gr);
       if (st == TSR_OK)
         st = tsr_tensor_get (y, got, 0, sizeof got);
-      reference (g, tsr_gguf_find_tensor (g, name), want);
+      reference (g, tsr_gguf_find_tensor (g, name), 0, want);
+      reference (g, tsr_gguf_find_tensor (g, name), 1, want_q8);
       double err = st == TSR_OK ? tsr_test_max_abs_diff (got, want, M * N)
                                 : INFINITY;
+      if (st == TSR_OK && tsr_type_traits (wtypes[i])->is_quantized)
+        err = fmin (err, tsr_test_max_abs_diff (got, want_q8, M * N));
       CHECK (err < 1e-3, "%s: mul_mat of loaded %s weights (max error %g%s"
              "%s)", how, tsr_type_name (wtypes[i]), err,
              st == TSR_OK ? "" : ": ", st == TSR_OK ? "" : tsr_last_error ());

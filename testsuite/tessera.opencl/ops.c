@@ -2,7 +2,10 @@
    the same graph is built, allocated in each device's memory, filled
    with the same inputs and computed; the results must agree (NMSE
    below 1e-7: the kernels differ from the CPU's only in the order of
-   sums and in the last bits of exp/tanh).  The OpenCL device must
+   sums and in the last bits of exp/tanh; for products with q8_0 and
+   q4_0 weights 5e-4, as in the op checker, because the CPU rounds the
+   activations of such products to q8_0 when they are few rows and
+   OpenCL does not).  The OpenCL device must
    claim every node of these graphs and refuse the ones listed at the
    end.  Bad indices are errors of graph_compute, as on the CPU.  */
 #include <math.h>
@@ -293,8 +296,10 @@ static const struct
 {
   const char *name;
   build_fn build;
+  double nmse;                  /* the most allowed; 0: 1e-7 */
 } cases[] = {
-#define C(name) { #name, c_##name }
+#define C(name) { #name, c_##name, 0 }
+#define Q(name) { #name, c_##name, 5e-4 }
   C (add), C (sub_row), C (mul_transposed), C (div), C (scale), C (silu),
   C (gelu), C (sqr), C (sqrt), C (exp), C (ln), C (neg), C (abs),
   C (sigmoid), C (tanh), C (relu), C (gelu_quick), C (clamp),
@@ -302,12 +307,13 @@ static const struct
   C (cast_i32), C (cont_permuted), C (dup_f16_transposed),
   C (cpy_into_view), C (cast_q8_0), C (dup_q4_0), C (get_rows_f32),
   C (get_rows_f16), C (get_rows_bf16), C (get_rows_q8_0), C (get_rows_q4_0),
-  C (mul_mat_f32), C (mul_mat_f16), C (mul_mat_bf16), C (mul_mat_q8_0),
-  C (mul_mat_q4_0), C (mul_mat_transposed_b), C (sum_rows), C (norm),
+  C (mul_mat_f32), C (mul_mat_f16), C (mul_mat_bf16), Q (mul_mat_q8_0),
+  Q (mul_mat_q4_0), C (mul_mat_transposed_b), C (sum_rows), C (norm),
   C (rms_norm_transposed), C (soft_max), C (soft_max_mask_f32),
   C (soft_max_causal_f16), C (rope_normal), C (rope_neox),
   C (set_rows_f32), C (set_rows_f16),
 #undef C
+#undef Q
 };
 
 /* Running a case.  */
@@ -521,8 +527,11 @@ main (void)
         CHECK (0, "%s: computes on OpenCL: %s", cases[k].name, why);
       else
         {
-          double e = nmse (got, ref, n, &bad);
-          CHECK (n == n_ref && e <= 1e-7 && bad < 0,
+          double e = nmse (got, ref, n, &bad), limit = cases[k].nmse;
+          /* Elements of a looser case may differ by more than 1e-3.  */
+          if (limit > 0 && bad >= 0 && isfinite (ref[bad]))
+            bad = -1;
+          CHECK (n == n_ref && e <= (limit > 0 ? limit : 1e-7) && bad < 0,
                  "%s: OpenCL equals the CPU (nmse %.3g%s)", cases[k].name, e,
                  bad >= 0 ? ", an element differs" : "");
           if (bad >= 0)

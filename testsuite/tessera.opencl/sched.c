@@ -1,7 +1,8 @@
 /* The scheduler over [OpenCL, CPU]: a small attention block whose
    weights live in both devices' memory and which uses an op the
    OpenCL backend leaves to the CPU (diag_mask_inf) computes what the
-   CPU alone computes, with the nodes placed where the rules say.  */
+   CPU alone computes (up to the rounding of the activations of the
+   q8_0 product), with the nodes placed where the rules say.  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -143,7 +144,10 @@ main (void)
       err += ((double) out[i] - ref[i]) * ((double) out[i] - ref[i]);
       norm += (double) ref[i] * ref[i];
     }
-  CHECK (norm > 0 && err / norm < 1e-8, "[opencl, cpu] equals the cpu "
+  /* Wq is q8_0: the CPU alone rounds the 7 tokens to q8_0 for that
+     product, OpenCL does not; hence the op checker's bound for such
+     products, not 1e-8.  */
+  CHECK (norm > 0 && err / norm < 5e-4, "[opencl, cpu] equals the cpu "
          "alone (nmse %.3g)", norm > 0 ? err / norm : -1.0);
   CHECK (tsr_sched_get_backend (s, n.q) == ocl
          && tsr_sched_get_backend (s, n.k) == ocl,

@@ -1,0 +1,341 @@
+/* The integer dot product kernels of the CPU backend (cpu-qdot.c),
+   called directly at every ISA level built that this CPU runs.  cpu.exp
+   links the per-level libraries of the module and defines
+   TSR_TEST_LEVEL_<suffix> for each.
+
+   - quantize_act_q8_0 gives exactly the values and f16 scales of the
+     library's reference quantizer (tsr_quantize_row), ties and extreme
+     blocks included, and the offset sums and zero padding of the
+     layout in cpu-vec.h;
+   - the q8_0 x q8_0 and q4_0 x q8_0 dots of 1 to 8 rows are exact on
+     integer data (scales 1: every partial sum is an integer below
+     2^24, so f32 holds it exactly), for row lengths that leave every
+     kind of partial vector group;
+   - with real scales they are within the f32 summation bound
+     (nb + 4) 2^-23 sum |d_x d_y| |x_i y_i| of the double reference
+     (vector kernels scale parts of a block's sum separately).  */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tessera.h>
+#include "tsr-test.h"
+#include "cpu-vec.h"
+
+typedef void (*quantize_fn) (int64_t, void *, const float *);
+typedef void (*dot_fn) (int64_t, const void *, int, const void *const *,
+                        float *);
+
+struct level
+{
+  const char *name;             /* as the device description says */
+  quantize_fn quantize;
+  dot_fn dot_q8, dot_q4;
+};
+
+#define LEVEL(suffix, name)                                             \
+  void tsr_cpu_quantize_act_q8_0_##suffix (int64_t, void *, const float *); \
+  void tsr_cpu_vec_dot_q8_0_q8_0_##suffix (int64_t, const void *, int,  \
+                                           const void *const *, float *); \
+  void tsr_cpu_vec_dot_q4_0_q8_0_##suffix (int64_t, const void *, int,  \
+                                           const void *const *, float *); \
+  static const struct level level_##suffix = {                         \
+    name, tsr_cpu_quantize_act_q8_0_##suffix,                           \
+    tsr_cpu_vec_dot_q8_0_q8_0_##suffix, tsr_cpu_vec_dot_q4_0_q8_0_##suffix };
+#ifdef TSR_TEST_LEVEL_x86_64
+LEVEL (x86_64, "x86-64")
+#endif
+#ifdef TSR_TEST_LEVEL_v2
+LEVEL (v2, "v2")
+#endif
+#ifdef TSR_TEST_LEVEL_v3
+LEVEL (v3, "v3")
+#endif
+#ifdef TSR_TEST_LEVEL_v4
+LEVEL (v4, "v4")
+#endif
+#ifdef TSR_TEST_LEVEL_armv8
+LEVEL (armv8, "armv8-a")
+#endif
+#ifdef TSR_TEST_LEVEL_armv8_2
+LEVEL (armv8_2, "armv8.2-a")
+#endif
+#ifdef TSR_TEST_LEVEL_armv8_6
+LEVEL (armv8_6, "armv8.6-a")
+#endif
+#ifdef TSR_TEST_LEVEL_generic
+LEVEL (generic, "generic")
+#endif
+
+static const struct level *const levels[] = {
+#ifdef TSR_TEST_LEVEL_x86_64
+  &level_x86_64,
+#endif
+#ifdef TSR_TEST_LEVEL_v2
+  &level_v2,
+#endif
+#ifdef TSR_TEST_LEVEL_v3
+  &level_v3,
+#endif
+#ifdef TSR_TEST_LEVEL_v4
+  &level_v4,
+#endif
+#ifdef TSR_TEST_LEVEL_armv8
+  &level_armv8,
+#endif
+#ifdef TSR_TEST_LEVEL_armv8_2
+  &level_armv8_2,
+#endif
+#ifdef TSR_TEST_LEVEL_armv8_6
+  &level_armv8_6,
+#endif
+#ifdef TSR_TEST_LEVEL_generic
+  &level_generic,
+#endif
+  NULL
+};
+
+enum { MAX_K = 32 * 40, ROWS = 8 };
+
+/* Row lengths in blocks: 1..5, around the vector groups of 2, 4, 8 and
+   16 blocks, and 32.  */
+static const int lengths[] = { 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 19, 31,
+                               32, 33, 40 };
+#define N_LENGTHS (int) (sizeof lengths / sizeof lengths[0])
+
+/* Whether the CPU runs the level named NAME, from the device
+   description's "this CPU runs: ..." list.  */
+static int
+runnable (const char *name)
+{
+  tsr_device *cpu = tsr_device_by_name ("cpu");
+  const char *d = cpu ? tsr_device_description (cpu) : "";
+  const char *p = strstr (d, "this CPU runs: ");
+  char word[64];
+  int n;
+
+  if (!p)
+    return 0;
+  p += strlen ("this CPU runs: ");
+  while (sscanf (p, "%63[^ );]%n", word, &n) == 1)
+    {
+      if (strcmp (word, name) == 0)
+        return 1;
+      p += n;
+      while (*p == ' ')
+        p++;
+    }
+  return 0;
+}
+
+/* Activations for block J of a row: random, or one of the special
+   blocks (ties, all zero, tiny, huge, subnormal).  */
+static void
+fill_block (float *x, int j)
+{
+  for (int i = 0; i < 32; i++)
+    x[i] = tsr_test_uniform (-3, 3);
+  switch (j % 9)
+    {
+    case 1:                     /* d = 1: x * id = v + 0.5, ties */
+      for (int i = 0; i < 32; i++)
+        x[i] = (float) ((i % 17) - 8) + 0.5f;
+      x[31] = 127;
+      break;
+    case 3:
+      memset (x, 0, 32 * sizeof *x);
+      break;
+    case 5:                     /* scale below f16: stored as 0 */
+      for (int i = 0; i < 32; i++)
+        x[i] *= 1e-7f;
+      break;
+    case 7:                     /* scale above f16: stored as inf */
+      for (int i = 0; i < 32; i++)
+        x[i] *= 1e30f;
+      break;
+    case 8:                     /* subnormal scale, 1 / d overflows */
+      for (int i = 0; i < 32; i++)
+        x[i] *= 1e-39f;
+      break;
+    }
+}
+
+static void
+check_quantize (const struct level *lv)
+{
+  static float x[MAX_K];
+  static struct tsr_block_q8_0 ref[MAX_K / 32];
+  static _Alignas (64) char y[MAX_K * 2];
+
+  for (int t = 0; t < N_LENGTHS; t++)
+    {
+      int nb = lengths[t], k = 32 * nb, bad = 0;
+      int64_t nbp = tsr_cpu_qact_blocks (k);
+      for (int j = 0; j < nb; j++)
+        fill_block (x + 32 * j, j + t);
+      tsr_quantize_row (TSR_TYPE_Q8_0, x, ref, k);
+      memset (y, 0x5a, tsr_cpu_qact_size (k));
+      lv->quantize (k, y, x);
+      const int8_t *q = (const int8_t *) y;
+      const int16_t *w = tsr_cpu_qact_offsets (y, k);
+      const float *d = tsr_cpu_qact_scales (y, k);
+      for (int64_t j = 0; j < nbp; j++)
+        {
+          int real = j < nb;
+          float dj = real ? tsr_fp16_to_fp32 (ref[j].d) : 0.0f;
+          if (memcmp (&d[j], &dj, sizeof dj) != 0)
+            bad++;
+          for (int i = 0; i < 32; i++)
+            if (q[tsr_cpu_qact_pos (j, i)] != (real ? ref[j].qs[i] : 0))
+              bad++;
+          for (int i = 0; i < 8; i++)
+            {
+              int want = real ? 8 * (ref[j].qs[2 * i] + ref[j].qs[2 * i + 1]
+                                     + ref[j].qs[16 + 2 * i]
+                                     + ref[j].qs[17 + 2 * i]) : 0;
+              if (w[j * 8 + i] != want)
+                bad++;
+            }
+        }
+      CHECK (bad == 0, "level %s: quantize_act_q8_0 of %d blocks equals "
+             "tsr_quantize_row (%d differences)", lv->name, nb, bad);
+    }
+}
+
+/* Weights of NB blocks, TYPE q8_0 or q4_0, each row of ROWS: scale 1
+   and random values (INTEGRAL), or tsr_quantize_row of random floats.  */
+static void
+fill_weights (tsr_type type, int nb, int integral, void *w)
+{
+  static float v[MAX_K];
+  size_t size = tsr_row_size (type, 32 * nb);
+
+  if (integral)
+    for (int j = 0; j < nb; j++)
+      {
+        char *b = (char *) w + j * (size / nb);
+        tsr_fp16_t one = tsr_fp32_to_fp16 (1.0f);
+        memcpy (b, &one, sizeof one);
+        for (size_t i = sizeof one; i < size / nb; i++)
+          b[i] = (char) (type == TSR_TYPE_Q4_0 ? rand () & 0xff
+                         : (rand () % 255) - 127);
+      }
+  else
+    {
+      for (int i = 0; i < 32 * nb; i++)
+        v[i] = tsr_test_uniform (-1, 1);
+      tsr_quantize_row (type, v, w, 32 * nb);
+    }
+}
+
+/* The stored values of weight block J as integers and its scale.  */
+static float
+weight_block (tsr_type type, const void *w, int j, int q[32])
+{
+  if (type == TSR_TYPE_Q8_0)
+    {
+      const struct tsr_block_q8_0 *b = (const struct tsr_block_q8_0 *) w + j;
+      for (int i = 0; i < 32; i++)
+        q[i] = b->qs[i];
+      return tsr_fp16_to_fp32 (b->d);
+    }
+  const struct tsr_block_q4_0 *b = (const struct tsr_block_q4_0 *) w + j;
+  for (int i = 0; i < 16; i++)
+    {
+      q[i] = (b->qs[i] & 0x0f) - 8;
+      q[i + 16] = (b->qs[i] >> 4) - 8;
+    }
+  return tsr_fp16_to_fp32 (b->d);
+}
+
+static void
+check_dots (const struct level *lv, tsr_type type, int integral)
+{
+  static float x[ROWS][MAX_K];
+  static struct tsr_block_q8_0 ref[ROWS][MAX_K / 32];
+  static _Alignas (64) char act[ROWS][MAX_K * 2];
+  static _Alignas (64) char w[MAX_K * 2];
+  dot_fn dot = type == TSR_TYPE_Q8_0 ? lv->dot_q8 : lv->dot_q4;
+  int fails = 0;
+  double worst = 0;
+
+  for (int t = 0; t < N_LENGTHS; t++)
+    {
+      int nb = lengths[t], k = 32 * nb;
+      const void *ys[ROWS];
+      for (int r = 0; r < ROWS; r++)
+        {
+          for (int i = 0; i < k; i++)
+            x[r][i] = integral ? (float) ((rand () % 255) - 127)
+                               : tsr_test_uniform (-2, 2);
+          if (integral)         /* amax 127: d = 1, values exact */
+            for (int j = 0; j < nb; j++)
+              x[r][32 * j + (j + r) % 32] = (j + r) % 2 ? 127.0f : -127.0f;
+          tsr_quantize_row (TSR_TYPE_Q8_0, x[r], ref[r], k);
+          lv->quantize (k, act[r], x[r]);
+          ys[r] = act[r];
+        }
+      fill_weights (type, nb, integral, w);
+      for (int ny = 1; ny <= ROWS; ny++)
+        {
+          float out[ROWS];
+          dot (k, w, ny, ys, out);
+          for (int r = 0; r < ny; r++)
+            {
+              double want = 0, mag = 0;
+              for (int j = 0; j < nb; j++)
+                {
+                  int q[32];
+                  long s = 0, sa = 0;
+                  float dx = weight_block (type, w, j, q);
+                  double dd = (double) dx * tsr_fp16_to_fp32 (ref[r][j].d);
+                  for (int i = 0; i < 32; i++)
+                    {
+                      s += (long) q[i] * ref[r][j].qs[i];
+                      sa += labs ((long) q[i] * ref[r][j].qs[i]);
+                    }
+                  want += dd * (double) s;
+                  mag += fabs (dd) * (double) sa;
+                }
+              double err = fabs (out[r] - want);
+              double tol = integral ? 0 : (nb + 4) * 0x1p-23 * mag;
+              if (!(err <= tol))
+                fails++;
+              if (mag > 0)
+                worst = fmax (worst, err / mag);
+            }
+        }
+    }
+  CHECK (fails == 0, "level %s: %s x q8_0 dots of 1..%d rows, %s "
+         "(worst error %.2g of sum |products|, %d failures)", lv->name,
+         tsr_type_name (type), ROWS, integral ? "exact on integer data"
+         : "within the f32 summation bound", worst, fails);
+}
+
+int
+main (void)
+{
+  int tested = 0;
+
+  for (int l = 0; levels[l]; l++)
+    {
+      const struct level *lv = levels[l];
+      if (!runnable (lv->name))
+        {
+          tsr_test_unsupported ("level %s: this CPU cannot run it",
+                                lv->name);
+          continue;
+        }
+      tsr_test_seed (11);
+      srand (11);
+      check_quantize (lv);
+      for (int integral = 1; integral >= 0; integral--)
+        {
+          check_dots (lv, TSR_TYPE_Q8_0, integral);
+          check_dots (lv, TSR_TYPE_Q4_0, integral);
+        }
+      tested++;
+    }
+  CHECK (tested > 0, "some level was tested (%d)", tested);
+  return TSR_TEST_EXIT ();
+}

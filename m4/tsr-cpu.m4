@@ -75,7 +75,8 @@ AC_DEFUN([TSR_CPU_LEVELS], [
 
 # TSR_CHECK_IFUNC: GNU indirect functions, trusted on glibc and FreeBSD
 # only, checked with a link test under -Werror.  --disable-ifunc uses
-# the function-pointer table everywhere.
+# the function-pointer table everywhere, and so do instrumented builds
+# (-fsanitize in CFLAGS, --enable-fuzzing) unless --enable-ifunc.
 AC_DEFUN([TSR_CHECK_IFUNC], [
   AC_ARG_ENABLE([ifunc],
     [AS_HELP_STRING([--disable-ifunc],
@@ -83,6 +84,18 @@ AC_DEFUN([TSR_CHECK_IFUNC], [
        instead of GNU ifunc resolvers])],
     [], [enable_ifunc=auto])
   tsr_ifunc=no
+  tsr_ifunc_why=
+  # Sanitizers and coverage instrument the resolvers too, and resolvers
+  # run while the program is being relocated, before the sanitizer's
+  # runtime is ready: an instrumented build crashes at start.  Such
+  # builds take the table unless --enable-ifunc insists.
+  case "x$enable_fuzzing $CFLAGS" in
+    xyes*|*-fsanitize=*)
+      if test "x$enable_ifunc" = xauto; then
+        enable_ifunc=no
+        tsr_ifunc_why=": instrumented build, -fsanitize or --enable-fuzzing"
+      fi ;;
+  esac
   if test "x$enable_ifunc" != xno; then
     AC_CACHE_CHECK([for GNU ifunc support], [tsr_cv_ifunc], [
       tsr_save_CFLAGS=$CFLAGS
@@ -107,7 +120,7 @@ int probe (void) __attribute__ ((ifunc ("resolve")));
     [AC_DEFINE([TSR_USE_IFUNC], [1],
        [CPU kernels are chosen by GNU ifunc resolvers.])
      tsr_summary_dispatch="ifunc"],
-    [tsr_summary_dispatch="function table (no ifunc)"])
+    [tsr_summary_dispatch="function table (no ifunc$tsr_ifunc_why)"])
   AC_CACHE_CHECK([whether __builtin_cpu_supports knows f16c],
     [tsr_cv_cpu_f16c], [
     AC_COMPILE_IFELSE([AC_LANG_PROGRAM([], [[

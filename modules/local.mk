@@ -6,6 +6,9 @@
 TSR_MODULE_LDFLAGS = -module -avoid-version -no-undefined \
 	-export-symbols-regex '_LTX_tsr_module_descriptor$$'
 
+# Checks several backends' supports_op share (static inline functions).
+EXTRA_DIST += modules/op-checks.h
+
 if TSR_MODULES
 backend_LTLIBRARIES += modules/cpu/tessera-cpu.la
 modules_cpu_tessera_cpu_la_SOURCES = $(cpu_sources)

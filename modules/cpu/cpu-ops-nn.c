@@ -28,6 +28,7 @@
 #include <tessera/ops.h>
 
 #include "cpu-impl.h"
+#include "../op-checks.h"
 
 /* An f32 or f16 element as float / stored.  */
 static float
@@ -746,21 +747,7 @@ tsr_cpu_im2col (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
 bool
 tsr_cpu_pool_2d_supports (const tsr_tensor *dst)
 {
-  const tsr_tensor *a = dst->src[0];
-  int32_t p[7];
-
-  for (int i = 0; i < 7; i++)
-    p[i] = tsr_get_op_param_i32 (dst, i);
-  if (a->type != TSR_TYPE_F32 || dst->type != TSR_TYPE_F32
-      || (p[0] != TSR_POOL_MAX && p[0] != TSR_POOL_AVG) || p[1] < 1
-      || p[2] < 1 || p[3] < 1 || p[4] < 1 || p[5] < 0 || p[6] < 0
-      || p[5] >= p[1] || p[6] >= p[2])
-    return false;
-  int64_t w = a->ne[0] + 2 * (int64_t) p[5] - p[1];
-  int64_t h = a->ne[1] + 2 * (int64_t) p[6] - p[2];
-  return w >= 0 && h >= 0 && dst->ne[0] == w / p[3] + 1
-         && dst->ne[1] == h / p[4] + 1 && dst->ne[2] == a->ne[2]
-         && dst->ne[3] == a->ne[3];
+  return tsr_chk_pool_2d (dst);
 }
 
 /* One output cell: the window clipped to the input.  */

@@ -30,6 +30,7 @@
 #include <tessera/ops.h>          /* enum tsr_rope_mode, tsr_sort_order */
 
 #include "cuda-impl.h"
+#include "../op-checks.h"
 
 typedef bool (*supports_fn) (const tsr_tensor *dst);
 typedef int (*launch_fn) (struct cu_backend *be, tsr_tensor *dst);
@@ -50,63 +51,6 @@ cu_desc (const tsr_tensor *t)
 
 /* Checks.  */
 
-static bool
-is_f32 (const tsr_tensor *t)
-{
-  return t && t->type == TSR_TYPE_F32;
-}
-
-static bool
-is_plain_float (tsr_type t)
-{
-  return t == TSR_TYPE_F32 || t == TSR_TYPE_F16 || t == TSR_TYPE_BF16;
-}
-
-static bool
-is_quant (tsr_type t)
-{
-  return t == TSR_TYPE_Q8_0 || t == TSR_TYPE_Q4_0;
-}
-
-static bool
-dense_rows (const tsr_tensor *t)
-{
-  return t->nb[0] == tsr_type_traits (t->type)->type_size;
-}
-
-static bool
-same_rows (const tsr_tensor *a, const tsr_tensor *b)
-{
-  return a->ne[1] == b->ne[1] && a->ne[2] == b->ne[2] && a->ne[3] == b->ne[3];
-}
-
-static bool
-binary_supports (const tsr_tensor *d)
-{
-  const tsr_tensor *a = d->src[0], *b = d->src[1];
-
-  return is_f32 (d) && is_f32 (a) && is_f32 (b) && tsr_same_shape (d, a)
-         && tsr_can_repeat (b, a);
-}
-
-static bool
-unary_supports (const tsr_tensor *d)
-{
-  return is_f32 (d) && is_f32 (d->src[0]) && tsr_same_shape (d, d->src[0]);
-}
-
-static bool
-glu_supports (const tsr_tensor *d)
-{
-  const tsr_tensor *a = d->src[0], *b = d->src[1];
-
-  if (!is_f32 (d) || !is_f32 (a) || !same_rows (d, a))
-    return false;
-  if (b)
-    return is_f32 (b) && tsr_same_shape (a, b) && tsr_same_shape (d, a);
-  return a->ne[0] == 2 * d->ne[0];
-}
-
 /* cpy / cont: same type (block types: same shape, dense rows), block
    type to f32/f16/bf16 (same shape, dense source rows), f32/f16/bf16
    to a block type (dense destination rows, any source layout or
@@ -120,62 +64,16 @@ copy_supports (const tsr_tensor *d)
   if (tsr_nelements (a) != tsr_nelements (d))
     return false;
   if (st == dt)
-    return !is_quant (st)
-           || (tsr_same_shape (a, d) && dense_rows (a) && dense_rows (d));
-  if (is_quant (st))
-    return is_plain_float (dt) && tsr_same_shape (a, d) && dense_rows (a);
-  if (is_quant (dt))
-    return is_plain_float (st) && dense_rows (d);
-  if (is_plain_float (st) && is_plain_float (dt))
+    return !tsr_chk_is_quant (st)
+           || (tsr_same_shape (a, d) && tsr_chk_dense_rows (a) && tsr_chk_dense_rows (d));
+  if (tsr_chk_is_quant (st))
+    return tsr_chk_is_plain_float (dt) && tsr_same_shape (a, d) && tsr_chk_dense_rows (a);
+  if (tsr_chk_is_quant (dt))
+    return tsr_chk_is_plain_float (st) && tsr_chk_dense_rows (d);
+  if (tsr_chk_is_plain_float (st) && tsr_chk_is_plain_float (dt))
     return true;
   return (st == TSR_TYPE_I32 && dt == TSR_TYPE_F32)
          || (st == TSR_TYPE_F32 && dt == TSR_TYPE_I32);
-}
-
-static bool
-get_rows_supports (const tsr_tensor *d)
-{
-  const tsr_tensor *a = d->src[0], *rows = d->src[1];
-
-  if (!rows || rows->type != TSR_TYPE_I32 || !is_f32 (d))
-    return false;
-  if (!is_plain_float (a->type) && !(is_quant (a->type) && dense_rows (a)))
-    return false;
-  return d->ne[0] == a->ne[0] && d->ne[1] == rows->ne[0]
-         && d->ne[2] == rows->ne[1] && d->ne[3] == rows->ne[2]
-         && rows->ne[3] == 1;
-}
-
-static bool
-sum_rows_supports (const tsr_tensor *d)
-{
-  return is_f32 (d) && is_f32 (d->src[0]) && d->ne[0] == 1
-         && same_rows (d->src[0], d);
-}
-
-static bool
-soft_max_supports (const tsr_tensor *d)
-{
-  const tsr_tensor *a = d->src[0], *mask = d->src[1];
-
-  if (!is_f32 (a) || !is_f32 (d) || !tsr_same_shape (a, d))
-    return false;
-  return !mask
-         || ((mask->type == TSR_TYPE_F32 || mask->type == TSR_TYPE_F16)
-             && mask->ne[0] == a->ne[0] && mask->ne[1] >= a->ne[1]);
-}
-
-static bool
-rope_supports (const tsr_tensor *d)
-{
-  const tsr_tensor *a = d->src[0], *pos = d->src[1];
-  int32_t n_dims = tsr_get_op_param_i32 (d, 0);
-  int32_t mode = tsr_get_op_param_i32 (d, 1);
-
-  return pos && is_f32 (a) && pos->type == TSR_TYPE_I32 && is_f32 (d)
-         && tsr_same_shape (a, d) && pos->ne[0] == a->ne[2] && n_dims >= 2
-         && n_dims % 2 == 0 && n_dims <= a->ne[0]
-         && (mode == TSR_ROPE_NORMAL || mode == TSR_ROPE_NEOX);
 }
 
 static bool
@@ -199,7 +97,7 @@ set_rows_supports (const tsr_tensor *d)
   if (!src || !idx || src->type != TSR_TYPE_F32 || idx->type != TSR_TYPE_I32
       || dst->type != t || !tsr_same_shape (dst, d))
     return false;
-  if (!is_plain_float (t) && !(is_quant (t) && dense_rows (d)))
+  if (!tsr_chk_is_plain_float (t) && !(tsr_chk_is_quant (t) && tsr_chk_dense_rows (d)))
     return false;
   return src->ne[0] == d->ne[0] && idx->ne[0] == src->ne[1]
          && idx->ne[1] == src->ne[2] && idx->ne[2] == src->ne[3]
@@ -221,8 +119,8 @@ flash_attn_supports (const tsr_tensor *d)
   const tsr_tensor *q = d->src[0], *k = d->src[1], *v = d->src[2];
   const tsr_tensor *mask = d->src[3];
 
-  if (!k || !v || !is_f32 (q) || !is_f32_or_f16 (k) || !is_f32_or_f16 (v)
-      || !is_f32 (d))
+  if (!k || !v || !tsr_chk_is_f32 (q) || !is_f32_or_f16 (k) || !is_f32_or_f16 (v)
+      || !tsr_chk_is_f32 (d))
     return false;
   if (k->ne[0] != q->ne[0] || v->ne[1] != k->ne[1] || v->ne[2] != k->ne[2]
       || k->ne[3] != q->ne[3] || v->ne[3] != q->ne[3]
@@ -244,9 +142,9 @@ mul_mat_id_supports (const tsr_tensor *d)
 {
   const tsr_tensor *as = d->src[0], *b = d->src[1], *ids = d->src[2];
 
-  if (!b || !ids || !is_f32 (b) || ids->type != TSR_TYPE_I32 || !is_f32 (d))
+  if (!b || !ids || !tsr_chk_is_f32 (b) || ids->type != TSR_TYPE_I32 || !tsr_chk_is_f32 (d))
     return false;
-  if (!is_plain_float (as->type) && !(is_quant (as->type) && dense_rows (as)))
+  if (!tsr_chk_is_plain_float (as->type) && !(tsr_chk_is_quant (as->type) && tsr_chk_dense_rows (as)))
     return false;
   return as->ne[3] == 1 && b->ne[0] == as->ne[0] && b->ne[3] == 1
          && ids->ne[2] == 1 && ids->ne[3] == 1 && b->ne[2] == ids->ne[1]
@@ -258,13 +156,13 @@ mul_mat_id_supports (const tsr_tensor *d)
 static bool
 sum_supports (const tsr_tensor *d)
 {
-  return is_f32 (d) && is_f32 (d->src[0]) && tsr_nelements (d) == 1;
+  return tsr_chk_is_f32 (d) && tsr_chk_is_f32 (d->src[0]) && tsr_nelements (d) == 1;
 }
 
 static bool
 mean_supports (const tsr_tensor *d)
 {
-  return is_f32 (d) && is_f32 (d->src[0]) && d->ne[0] == 1
+  return tsr_chk_is_f32 (d) && tsr_chk_is_f32 (d->src[0]) && d->ne[0] == 1
          && same_dims (d, d->src[0], 1);
 }
 
@@ -273,7 +171,7 @@ argmax_supports (const tsr_tensor *d)
 {
   const tsr_tensor *a = d->src[0];
 
-  return d->type == TSR_TYPE_I32 && is_f32 (a) && a->ne[0] <= INT32_MAX
+  return d->type == TSR_TYPE_I32 && tsr_chk_is_f32 (a) && a->ne[0] <= INT32_MAX
          && d->ne[0] == a->ne[1] && d->ne[1] == a->ne[2]
          && d->ne[2] == a->ne[3] && d->ne[3] == 1;
 }
@@ -281,7 +179,7 @@ argmax_supports (const tsr_tensor *d)
 static bool
 repeat_supports (const tsr_tensor *d)
 {
-  return is_f32 (d) && is_f32 (d->src[0]) && tsr_can_repeat (d->src[0], d);
+  return tsr_chk_is_f32 (d) && tsr_chk_is_f32 (d->src[0]) && tsr_can_repeat (d->src[0], d);
 }
 
 static bool
@@ -290,7 +188,7 @@ concat_supports (const tsr_tensor *d)
   const tsr_tensor *a = d->src[0], *b = d->src[1];
   const int32_t dim = tsr_get_op_param_i32 (d, 0);
 
-  if (!is_f32 (d) || !is_f32 (a) || !is_f32 (b) || dim < 0
+  if (!tsr_chk_is_f32 (d) || !tsr_chk_is_f32 (a) || !tsr_chk_is_f32 (b) || dim < 0
       || dim >= TSR_MAX_DIMS)
     return false;
   for (int i = 0; i < TSR_MAX_DIMS; i++)
@@ -305,7 +203,7 @@ pad_supports (const tsr_tensor *d)
 {
   const tsr_tensor *a = d->src[0];
 
-  if (!is_f32 (d) || !is_f32 (a))
+  if (!tsr_chk_is_f32 (d) || !tsr_chk_is_f32 (a))
     return false;
   for (int i = 0; i < TSR_MAX_DIMS; i++)
     if (d->ne[i] != a->ne[i] + tsr_get_op_param_i32 (d, i))
@@ -317,7 +215,7 @@ pad_supports (const tsr_tensor *d)
 static bool
 arange_supports (const tsr_tensor *d)
 {
-  return is_f32 (d) && d->ne[1] == 1 && d->ne[2] == 1 && d->ne[3] == 1;
+  return tsr_chk_is_f32 (d) && d->ne[1] == 1 && d->ne[2] == 1 && d->ne[3] == 1;
 }
 
 static bool
@@ -326,7 +224,7 @@ upscale_supports (const tsr_tensor *d)
   const tsr_tensor *a = d->src[0];
   const int32_t f = tsr_get_op_param_i32 (d, 0);
 
-  return is_f32 (d) && is_f32 (a) && f >= 1 && d->ne[0] == a->ne[0] * f
+  return tsr_chk_is_f32 (d) && tsr_chk_is_f32 (a) && f >= 1 && d->ne[0] == a->ne[0] * f
          && d->ne[1] == a->ne[1] * f && same_dims (d, a, 2);
 }
 
@@ -337,7 +235,7 @@ argsort_supports (const tsr_tensor *d)
   const tsr_tensor *a = d->src[0];
   int32_t p0 = tsr_get_op_param_i32 (d, 0);     /* top_k: k, else order */
 
-  if (d->type != TSR_TYPE_I32 || !is_f32 (a) || a->ne[0] > INT32_MAX
+  if (d->type != TSR_TYPE_I32 || !tsr_chk_is_f32 (a) || a->ne[0] > INT32_MAX
       || !same_dims (d, a, 1))
     return false;
   if (d->op == TSR_OP_TOP_K)
@@ -364,7 +262,7 @@ im2col_supports (const tsr_tensor *d)
 
   for (int i = 0; i < 7; i++)
     p[i] = tsr_get_op_param_i32 (d, i);
-  if (!in || !is_f32 (in) || !is_f32_or_f16 (d) || d->ne[0] > INT32_MAX)
+  if (!in || !tsr_chk_is_f32 (in) || !is_f32_or_f16 (d) || d->ne[0] > INT32_MAX)
     return false;
   bool is_2d = p[6] != 0;
   int s1 = is_2d ? p[1] : 1, p1 = is_2d ? p[3] : 0, d1 = is_2d ? p[5] : 1;
@@ -378,26 +276,6 @@ im2col_supports (const tsr_tensor *d)
            && d->ne[1] == ow && d->ne[2] == oh && d->ne[3] == in->ne[3];
   return in->ne[1] == c && in->ne[3] == 1 && d->ne[0] == kernel->ne[0] * c
          && d->ne[1] == ow && d->ne[2] == in->ne[2] && d->ne[3] == 1;
-}
-
-static bool
-pool_2d_supports (const tsr_tensor *d)
-{
-  const tsr_tensor *a = d->src[0];
-  int32_t p[7];
-
-  for (int i = 0; i < 7; i++)
-    p[i] = tsr_get_op_param_i32 (d, i);
-  if (!is_f32 (a) || !is_f32 (d)
-      || (p[0] != TSR_POOL_MAX && p[0] != TSR_POOL_AVG) || p[1] < 1
-      || p[2] < 1 || p[3] < 1 || p[4] < 1 || p[5] < 0 || p[6] < 0
-      || p[5] >= p[1] || p[6] >= p[2])
-    return false;
-  int64_t w = a->ne[0] + 2 * (int64_t) p[5] - p[1];
-  int64_t h = a->ne[1] + 2 * (int64_t) p[6] - p[2];
-  return w >= 0 && h >= 0 && d->ne[0] == w / p[3] + 1
-         && d->ne[1] == h / p[4] + 1 && d->ne[2] == a->ne[2]
-         && d->ne[3] == a->ne[3];
 }
 
 /* Launching.  */
@@ -448,7 +326,7 @@ copy_launch (struct cu_backend *be, tsr_tensor *d)
   const struct tsr_type_traits *tr = tsr_type_traits (s->type);
   struct cu_tdesc dd = cu_desc (d), sd = cu_desc (s);
 
-  if (s->type != d->type && is_quant (d->type))
+  if (s->type != d->type && tsr_chk_is_quant (d->type))
     return launched (be, d, cu_quantize (be->stream, dd, d->type, sd,
                                          s->type));
   if (s->type != d->type)
@@ -674,37 +552,37 @@ struct cu_op
 };
 
 static const struct cu_op op_table[TSR_OP_COUNT] = {
-  [TSR_OP_ADD] = { binary_supports, binary_launch },
-  [TSR_OP_SUB] = { binary_supports, binary_launch },
-  [TSR_OP_MUL] = { binary_supports, binary_launch },
-  [TSR_OP_DIV] = { binary_supports, binary_launch },
-  [TSR_OP_SCALE] = { unary_supports, unary_launch },
-  [TSR_OP_SILU] = { unary_supports, unary_launch },
-  [TSR_OP_GELU] = { unary_supports, unary_launch },
-  [TSR_OP_SQR] = { unary_supports, unary_launch },
-  [TSR_OP_SQRT] = { unary_supports, unary_launch },
-  [TSR_OP_EXP] = { unary_supports, unary_launch },
-  [TSR_OP_LOG] = { unary_supports, unary_launch },
-  [TSR_OP_NEG] = { unary_supports, unary_launch },
-  [TSR_OP_ABS] = { unary_supports, unary_launch },
-  [TSR_OP_SIGMOID] = { unary_supports, unary_launch },
-  [TSR_OP_TANH] = { unary_supports, unary_launch },
-  [TSR_OP_RELU] = { unary_supports, unary_launch },
-  [TSR_OP_GELU_QUICK] = { unary_supports, unary_launch },
-  [TSR_OP_CLAMP] = { unary_supports, unary_launch },
-  [TSR_OP_SWIGLU] = { glu_supports, glu_launch },
-  [TSR_OP_GEGLU] = { glu_supports, glu_launch },
+  [TSR_OP_ADD] = { tsr_chk_binary, binary_launch },
+  [TSR_OP_SUB] = { tsr_chk_binary, binary_launch },
+  [TSR_OP_MUL] = { tsr_chk_binary, binary_launch },
+  [TSR_OP_DIV] = { tsr_chk_binary, binary_launch },
+  [TSR_OP_SCALE] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_SILU] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_GELU] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_SQR] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_SQRT] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_EXP] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_LOG] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_NEG] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_ABS] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_SIGMOID] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_TANH] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_RELU] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_GELU_QUICK] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_CLAMP] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_SWIGLU] = { tsr_chk_glu, glu_launch },
+  [TSR_OP_GEGLU] = { tsr_chk_glu, glu_launch },
   [TSR_OP_CPY] = { copy_supports, copy_launch },
   [TSR_OP_CONT] = { copy_supports, copy_launch },
-  [TSR_OP_GET_ROWS] = { get_rows_supports, get_rows_launch },
+  [TSR_OP_GET_ROWS] = { tsr_chk_get_rows, get_rows_launch },
   [TSR_OP_MUL_MAT] = { cu_mul_mat_supports, cu_mul_mat },
-  [TSR_OP_SUM_ROWS] = { sum_rows_supports, sum_rows_launch },
-  [TSR_OP_NORM] = { unary_supports, norm_launch },
-  [TSR_OP_RMS_NORM] = { unary_supports, norm_launch },
-  [TSR_OP_SOFT_MAX] = { soft_max_supports, soft_max_launch },
-  [TSR_OP_ROPE] = { rope_supports, rope_launch },
+  [TSR_OP_SUM_ROWS] = { tsr_chk_sum_rows, sum_rows_launch },
+  [TSR_OP_NORM] = { tsr_chk_unary, norm_launch },
+  [TSR_OP_RMS_NORM] = { tsr_chk_unary, norm_launch },
+  [TSR_OP_SOFT_MAX] = { tsr_chk_soft_max, soft_max_launch },
+  [TSR_OP_ROPE] = { tsr_chk_rope, rope_launch },
   [TSR_OP_SET_ROWS] = { set_rows_supports, set_rows_launch },
-  [TSR_OP_DIAG_MASK_INF] = { unary_supports, diag_mask_inf_launch },
+  [TSR_OP_DIAG_MASK_INF] = { tsr_chk_unary, diag_mask_inf_launch },
   [TSR_OP_FLASH_ATTN_EXT] = { flash_attn_supports, flash_attn_launch },
   [TSR_OP_MUL_MAT_ID] = { mul_mat_id_supports, mul_mat_id_launch },
   [TSR_OP_CONCAT] = { concat_supports, concat_launch },
@@ -718,21 +596,8 @@ static const struct cu_op op_table[TSR_OP_COUNT] = {
   [TSR_OP_TOP_K] = { argsort_supports, argsort_launch },
   [TSR_OP_UPSCALE] = { upscale_supports, upscale_launch },
   [TSR_OP_IM2COL] = { im2col_supports, im2col_launch },
-  [TSR_OP_POOL_2D] = { pool_2d_supports, pool_2d_launch },
+  [TSR_OP_POOL_2D] = { tsr_chk_pool_2d, pool_2d_launch },
 };
-
-/* Shapes every kernel relies on: positive sizes, a known type, whole
-   blocks.  The builders guarantee this; a hand-made tensor may not.  */
-static bool
-sane_tensor (const tsr_tensor *t)
-{
-  if (!t || !tsr_type_valid (t->type))
-    return false;
-  for (int i = 0; i < TSR_MAX_DIMS; i++)
-    if (t->ne[i] < 1)
-      return false;
-  return t->ne[0] % tsr_type_traits (t->type)->block_size == 0;
-}
 
 bool
 cu_supports_op (const struct cu_device *d, const tsr_tensor *op)
@@ -743,11 +608,11 @@ cu_supports_op (const struct cu_device *d, const tsr_tensor *op)
   if (tsr_op_get_kind (op->op) == TSR_OP_KIND_VIEW)
     return true;                /* nothing to compute */
   /* arange is the one op without operands.  */
-  if (!op_table[op->op].supports || !sane_tensor (op)
-      || (op->op != TSR_OP_ARANGE && !sane_tensor (op->src[0])))
+  if (!op_table[op->op].supports || !tsr_chk_sane_tensor (op)
+      || (op->op != TSR_OP_ARANGE && !tsr_chk_sane_tensor (op->src[0])))
     return false;
   for (int i = 1; i < TSR_MAX_SRC; i++)
-    if (op->src[i] && !sane_tensor (op->src[i]))
+    if (op->src[i] && !tsr_chk_sane_tensor (op->src[i]))
       return false;
   return op_table[op->op].supports (op);
 }

@@ -16,6 +16,7 @@
 #include <tessera/ops.h>          /* enum tsr_rope_mode */
 
 #include "ocl-impl.h"
+#include "../op-checks.h"
 
 /* A tensor as a kernel sees it (struct tdesc in ocl-common.cl).  */
 struct ocl_tdesc
@@ -34,63 +35,6 @@ typedef int (*launch_fn) (struct ocl_launch *l, tsr_tensor *dst);
 
 /* Checks.  */
 
-static bool
-is_f32 (const tsr_tensor *t)
-{
-  return t && t->type == TSR_TYPE_F32;
-}
-
-static bool
-is_plain_float (tsr_type t)
-{
-  return t == TSR_TYPE_F32 || t == TSR_TYPE_F16 || t == TSR_TYPE_BF16;
-}
-
-static bool
-is_quant (tsr_type t)
-{
-  return t == TSR_TYPE_Q8_0 || t == TSR_TYPE_Q4_0;
-}
-
-static bool
-dense_rows (const tsr_tensor *t)
-{
-  return t->nb[0] == tsr_type_traits (t->type)->type_size;
-}
-
-static bool
-same_rows (const tsr_tensor *a, const tsr_tensor *b)
-{
-  return a->ne[1] == b->ne[1] && a->ne[2] == b->ne[2] && a->ne[3] == b->ne[3];
-}
-
-static bool
-binary_supports (const tsr_tensor *d)
-{
-  const tsr_tensor *a = d->src[0], *b = d->src[1];
-
-  return is_f32 (d) && is_f32 (a) && is_f32 (b) && tsr_same_shape (d, a)
-         && tsr_can_repeat (b, a);
-}
-
-static bool
-unary_supports (const tsr_tensor *d)
-{
-  return is_f32 (d) && is_f32 (d->src[0]) && tsr_same_shape (d, d->src[0]);
-}
-
-static bool
-glu_supports (const tsr_tensor *d)
-{
-  const tsr_tensor *a = d->src[0], *b = d->src[1];
-
-  if (!is_f32 (d) || !is_f32 (a) || !same_rows (d, a))
-    return false;
-  if (b)
-    return is_f32 (b) && tsr_same_shape (a, b) && tsr_same_shape (d, a);
-  return a->ne[0] == 2 * d->ne[0];
-}
-
 /* cpy / cont: same type (block types: same shape, dense rows), block
    type to f32/f16/bf16 (same shape, dense source rows), between f32,
    f16 and bf16, and between i32 and f32.  Not to a block type.  */
@@ -103,28 +47,14 @@ copy_supports (const tsr_tensor *d)
   if (tsr_nelements (a) != tsr_nelements (d))
     return false;
   if (st == dt)
-    return !is_quant (st)
-           || (tsr_same_shape (a, d) && dense_rows (a) && dense_rows (d));
-  if (is_quant (st))
-    return is_plain_float (dt) && tsr_same_shape (a, d) && dense_rows (a);
-  if (is_plain_float (st) && is_plain_float (dt))
+    return !tsr_chk_is_quant (st)
+           || (tsr_same_shape (a, d) && tsr_chk_dense_rows (a) && tsr_chk_dense_rows (d));
+  if (tsr_chk_is_quant (st))
+    return tsr_chk_is_plain_float (dt) && tsr_same_shape (a, d) && tsr_chk_dense_rows (a);
+  if (tsr_chk_is_plain_float (st) && tsr_chk_is_plain_float (dt))
     return true;
   return (st == TSR_TYPE_I32 && dt == TSR_TYPE_F32)
          || (st == TSR_TYPE_F32 && dt == TSR_TYPE_I32);
-}
-
-static bool
-get_rows_supports (const tsr_tensor *d)
-{
-  const tsr_tensor *a = d->src[0], *rows = d->src[1];
-
-  if (!rows || rows->type != TSR_TYPE_I32 || !is_f32 (d))
-    return false;
-  if (!is_plain_float (a->type) && !(is_quant (a->type) && dense_rows (a)))
-    return false;
-  return d->ne[0] == a->ne[0] && d->ne[1] == rows->ne[0]
-         && d->ne[2] == rows->ne[1] && d->ne[3] == rows->ne[2]
-         && rows->ne[3] == 1;
 }
 
 /* set_rows into f32, f16 or bf16 (not into block types).  */
@@ -133,8 +63,8 @@ set_rows_supports (const tsr_tensor *d)
 {
   const tsr_tensor *dst = d->src[0], *src = d->src[1], *idx = d->src[2];
 
-  if (!src || !idx || !is_f32 (src) || idx->type != TSR_TYPE_I32
-      || dst->type != d->type || !is_plain_float (d->type)
+  if (!src || !idx || !tsr_chk_is_f32 (src) || idx->type != TSR_TYPE_I32
+      || dst->type != d->type || !tsr_chk_is_plain_float (d->type)
       || !tsr_same_shape (dst, d))
     return false;
   return src->ne[0] == d->ne[0] && idx->ne[0] == src->ne[1]
@@ -148,45 +78,13 @@ mul_mat_supports (const tsr_tensor *d)
 {
   const tsr_tensor *a = d->src[0], *b = d->src[1];
 
-  if (!is_f32 (b) || !is_f32 (d))
+  if (!tsr_chk_is_f32 (b) || !tsr_chk_is_f32 (d))
     return false;
-  if (!is_plain_float (a->type) && !(is_quant (a->type) && dense_rows (a)))
+  if (!tsr_chk_is_plain_float (a->type) && !(tsr_chk_is_quant (a->type) && tsr_chk_dense_rows (a)))
     return false;
   return a->ne[0] == b->ne[0] && d->ne[0] == a->ne[1] && d->ne[1] == b->ne[1]
          && d->ne[2] == b->ne[2] && d->ne[3] == b->ne[3]
          && b->ne[2] % a->ne[2] == 0 && b->ne[3] % a->ne[3] == 0;
-}
-
-static bool
-sum_rows_supports (const tsr_tensor *d)
-{
-  return is_f32 (d) && is_f32 (d->src[0]) && d->ne[0] == 1
-         && same_rows (d->src[0], d);
-}
-
-static bool
-soft_max_supports (const tsr_tensor *d)
-{
-  const tsr_tensor *a = d->src[0], *mask = d->src[1];
-
-  if (!is_f32 (a) || !is_f32 (d) || !tsr_same_shape (a, d))
-    return false;
-  return !mask
-         || ((mask->type == TSR_TYPE_F32 || mask->type == TSR_TYPE_F16)
-             && mask->ne[0] == a->ne[0] && mask->ne[1] >= a->ne[1]);
-}
-
-static bool
-rope_supports (const tsr_tensor *d)
-{
-  const tsr_tensor *a = d->src[0], *pos = d->src[1];
-  int32_t n_dims = tsr_get_op_param_i32 (d, 0);
-  int32_t mode = tsr_get_op_param_i32 (d, 1);
-
-  return pos && is_f32 (a) && pos->type == TSR_TYPE_I32 && is_f32 (d)
-         && tsr_same_shape (a, d) && pos->ne[0] == a->ne[2] && n_dims >= 2
-         && n_dims % 2 == 0 && n_dims <= a->ne[0]
-         && (mode == TSR_ROPE_NORMAL || mode == TSR_ROPE_NEOX);
 }
 
 /* Launching.  */
@@ -448,50 +346,37 @@ struct ocl_op
 };
 
 static const struct ocl_op op_table[TSR_OP_COUNT] = {
-  [TSR_OP_ADD] = { binary_supports, binary_launch },
-  [TSR_OP_SUB] = { binary_supports, binary_launch },
-  [TSR_OP_MUL] = { binary_supports, binary_launch },
-  [TSR_OP_DIV] = { binary_supports, binary_launch },
-  [TSR_OP_SCALE] = { unary_supports, unary_launch },
-  [TSR_OP_SILU] = { unary_supports, unary_launch },
-  [TSR_OP_GELU] = { unary_supports, unary_launch },
-  [TSR_OP_SQR] = { unary_supports, unary_launch },
-  [TSR_OP_SQRT] = { unary_supports, unary_launch },
-  [TSR_OP_EXP] = { unary_supports, unary_launch },
-  [TSR_OP_LOG] = { unary_supports, unary_launch },
-  [TSR_OP_NEG] = { unary_supports, unary_launch },
-  [TSR_OP_ABS] = { unary_supports, unary_launch },
-  [TSR_OP_SIGMOID] = { unary_supports, unary_launch },
-  [TSR_OP_TANH] = { unary_supports, unary_launch },
-  [TSR_OP_RELU] = { unary_supports, unary_launch },
-  [TSR_OP_GELU_QUICK] = { unary_supports, unary_launch },
-  [TSR_OP_CLAMP] = { unary_supports, unary_launch },
-  [TSR_OP_SWIGLU] = { glu_supports, glu_launch },
-  [TSR_OP_GEGLU] = { glu_supports, glu_launch },
+  [TSR_OP_ADD] = { tsr_chk_binary, binary_launch },
+  [TSR_OP_SUB] = { tsr_chk_binary, binary_launch },
+  [TSR_OP_MUL] = { tsr_chk_binary, binary_launch },
+  [TSR_OP_DIV] = { tsr_chk_binary, binary_launch },
+  [TSR_OP_SCALE] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_SILU] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_GELU] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_SQR] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_SQRT] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_EXP] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_LOG] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_NEG] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_ABS] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_SIGMOID] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_TANH] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_RELU] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_GELU_QUICK] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_CLAMP] = { tsr_chk_unary, unary_launch },
+  [TSR_OP_SWIGLU] = { tsr_chk_glu, glu_launch },
+  [TSR_OP_GEGLU] = { tsr_chk_glu, glu_launch },
   [TSR_OP_CPY] = { copy_supports, copy_launch },
   [TSR_OP_CONT] = { copy_supports, copy_launch },
-  [TSR_OP_GET_ROWS] = { get_rows_supports, get_rows_launch },
+  [TSR_OP_GET_ROWS] = { tsr_chk_get_rows, get_rows_launch },
   [TSR_OP_SET_ROWS] = { set_rows_supports, set_rows_launch },
   [TSR_OP_MUL_MAT] = { mul_mat_supports, mul_mat_launch },
-  [TSR_OP_SUM_ROWS] = { sum_rows_supports, sum_rows_launch },
-  [TSR_OP_NORM] = { unary_supports, norm_launch },
-  [TSR_OP_RMS_NORM] = { unary_supports, norm_launch },
-  [TSR_OP_SOFT_MAX] = { soft_max_supports, soft_max_launch },
-  [TSR_OP_ROPE] = { rope_supports, rope_launch },
+  [TSR_OP_SUM_ROWS] = { tsr_chk_sum_rows, sum_rows_launch },
+  [TSR_OP_NORM] = { tsr_chk_unary, norm_launch },
+  [TSR_OP_RMS_NORM] = { tsr_chk_unary, norm_launch },
+  [TSR_OP_SOFT_MAX] = { tsr_chk_soft_max, soft_max_launch },
+  [TSR_OP_ROPE] = { tsr_chk_rope, rope_launch },
 };
-
-/* Shapes every kernel relies on: positive sizes, a known type, whole
-   blocks.  The builders guarantee this; a hand-made tensor may not.  */
-static bool
-sane_tensor (const tsr_tensor *t)
-{
-  if (!t || !tsr_type_valid (t->type))
-    return false;
-  for (int i = 0; i < TSR_MAX_DIMS; i++)
-    if (t->ne[i] < 1)
-      return false;
-  return t->ne[0] % tsr_type_traits (t->type)->block_size == 0;
-}
 
 bool
 ocl_supports_op (const struct ocl_device *d, const tsr_tensor *op)
@@ -501,11 +386,11 @@ ocl_supports_op (const struct ocl_device *d, const tsr_tensor *op)
     return false;
   if (tsr_op_get_kind (op->op) == TSR_OP_KIND_VIEW)
     return true;                /* nothing to compute */
-  if (!op_table[op->op].supports || !sane_tensor (op)
-      || !sane_tensor (op->src[0]))
+  if (!op_table[op->op].supports || !tsr_chk_sane_tensor (op)
+      || !tsr_chk_sane_tensor (op->src[0]))
     return false;
   for (int i = 1; i < TSR_MAX_SRC; i++)
-    if (op->src[i] && !sane_tensor (op->src[i]))
+    if (op->src[i] && !tsr_chk_sane_tensor (op->src[i]))
       return false;
   return op_table[op->op].supports (op);
 }

@@ -264,17 +264,15 @@ tsr_backend_supports_op (tsr_backend *backend, const tsr_tensor *op)
   return tsr_device_supports_op (tsr_backend_device (backend), op);
 }
 
+/* The waiting versions: the asynchronous copy, then, where it really
+   was one, the wait for it.  */
 void
 tsr_backend_tensor_set (tsr_backend *backend, tsr_tensor *t,
                         const void *data, size_t offset, size_t size)
 {
+  tsr_backend_tensor_set_async (backend, t, data, offset, size);
   if (backend && backend->iface.set_tensor_async)
-    {
-      backend->iface.set_tensor_async (backend, t, data, offset, size);
-      tsr_backend_synchronize (backend);
-    }
-  else
-    tsr_tensor_set (t, data, offset, size);
+    tsr_backend_synchronize (backend);
 }
 
 void
@@ -301,13 +299,9 @@ void
 tsr_backend_tensor_get (tsr_backend *backend, const tsr_tensor *t,
                         void *data, size_t offset, size_t size)
 {
+  tsr_backend_tensor_get_async (backend, t, data, offset, size);
   if (backend && backend->iface.get_tensor_async)
-    {
-      backend->iface.get_tensor_async (backend, t, data, offset, size);
-      tsr_backend_synchronize (backend);
-    }
-  else
-    tsr_tensor_get (t, data, offset, size);
+    tsr_backend_synchronize (backend);
 }
 
 static size_t

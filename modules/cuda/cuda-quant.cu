@@ -25,34 +25,13 @@
 
 /* Dense conversions.  */
 
-static __device__ inline float
-cu_load_flat (const void *p, int64_t i, int type)
-{
-  switch (type)
-    {
-    case TSR_TYPE_F32: return ((const float *) p)[i];
-    case TSR_TYPE_F16: return cu_f16_to_f32 (((const uint16_t *) p)[i]);
-    case TSR_TYPE_BF16: return cu_bf16_to_f32 (((const uint16_t *) p)[i]);
-    default: return 0.0f;
-    }
-}
-
-static __device__ inline void
-cu_store_flat (void *p, int64_t i, int type, float v)
-{
-  if (type == TSR_TYPE_F32)
-    ((float *) p)[i] = v;
-  else if (type == TSR_TYPE_F16)
-    ((uint16_t *) p)[i] = cu_f32_to_f16 (v);
-  else
-    ((uint16_t *) p)[i] = cu_f32_to_bf16 (v);
-}
-
+/* f32, f16, bf16 to f32, f16, bf16: element sizes DSIZE, SSIZE.  */
 static __global__ void
-k_convert_flat (void *d, int dtype, const void *s, int stype, int64_t n)
+k_convert_flat (char *d, int dtype, int dsize, const char *s, int stype,
+                int ssize, int64_t n)
 {
   CU_FOR_ITEMS (i, n)
-    cu_store_flat (d, i, dtype, cu_load_flat (s, i, stype));
+    cu_store (d + i * dsize, dtype, cu_load (s, i, ssize, stype));
 }
 
 /* f32 to f16 four elements a thread (the activations of an f16
@@ -148,8 +127,9 @@ cu_convert_dense (cudaStream_t st, void *d, int dtype, const void *s,
     k_f32_to_f16_x4<<<cu_blocks (n / 4), CU_THREADS, 0, st>>> (
       (uint2 *) d, (const float4 *) s, n / 4);
   else
-    k_convert_flat<<<cu_blocks (n), CU_THREADS, 0, st>>> (d, dtype, s, stype,
-                                                          n);
+    k_convert_flat<<<cu_blocks (n), CU_THREADS, 0, st>>> (
+      (char *) d, dtype, dtype == TSR_TYPE_F32 ? 4 : 2, (const char *) s,
+      stype, stype == TSR_TYPE_F32 ? 4 : 2, n);
   return cu_launched ();
 }
 

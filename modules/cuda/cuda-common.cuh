@@ -22,6 +22,8 @@
 /* Blocks of a grid-stride launch at most: enough to fill any GPU.  */
 #define CU_MAX_BLOCKS 65535
 #define CU_QK 32                 /* elements per q8_0 / q4_0 block */
+#define CU_Q8_BYTES 34           /* a q8_0 block: f16 scale, 32 int8 */
+#define CU_Q4_BYTES 18           /* a q4_0 block: f16 scale, 16 bytes */
 
 /* Blocks for N items of CU_THREADS each, at least 1.  */
 static inline unsigned

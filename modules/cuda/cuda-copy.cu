@@ -68,8 +68,8 @@ dense_unit (int type, int *per)
     {
     case TSR_TYPE_F32: return 4;
     case TSR_TYPE_F16: case TSR_TYPE_BF16: return 2;
-    case TSR_TYPE_Q8_0: *per = CU_QK; return 34;
-    case TSR_TYPE_Q4_0: *per = CU_QK; return 18;
+    case TSR_TYPE_Q8_0: *per = CU_QK; return CU_Q8_BYTES;
+    case TSR_TYPE_Q4_0: *per = CU_QK; return CU_Q4_BYTES;
     default: return 0;
     }
 }

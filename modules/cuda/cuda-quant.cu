@@ -18,8 +18,6 @@
  * f32 (no rounding beyond the CPU reference's).  */
 #include "cuda-common.cuh"
 
-#define CU_Q8_BYTES 34           /* f16 scale + 32 int8 */
-#define CU_Q4_BYTES 18           /* f16 scale + 16 bytes of nibbles */
 #define CU_WARP 32
 #define CU_MMV_WARPS 8           /* rows per thread block */
 
@@ -225,10 +223,7 @@ cu_mmv_finish (const cu_tdesc &d, int64_t row, float acc[NC])
 #pragma unroll
   for (int c = 0; c < NC; c++)
     {
-      float s = acc[c];
-#pragma unroll
-      for (int o = CU_WARP / 2; o > 0; o /= 2)
-        s += __shfl_xor_sync (0xffffffffu, s, o);
+      float s = cu_warp_sum (acc[c]);
       if (lane == 0)
         *(float *) (d.data + row * 4 + c * d.nb[1] + i2 * d.nb[2]
                     + i3 * d.nb[3]) = s;

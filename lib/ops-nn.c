@@ -57,6 +57,36 @@ tsr_tensor *
 tsr_rope (tsr_context *ctx, tsr_tensor *a, tsr_tensor *pos, int n_dims,
           enum tsr_rope_mode mode, float freq_base, float freq_scale)
 {
+  return tsr_rope_ext (ctx, a, pos, NULL, n_dims, mode, freq_base,
+                       freq_scale);
+}
+
+/* FF, when given, is f32 [n_dims / 2], contiguous.  */
+static bool
+rope_factors_ok (const tsr_tensor *ff, int n_dims)
+{
+  char sf[80];
+  if (!ff)
+    return true;
+  if (!tsri_require_type (TSR_OP_ROPE, ff, "frequency factors",
+                          TSR_TYPE_F32))
+    return false;
+  if (ff->ne[0] != n_dims / 2 || tsr_nelements (ff) != ff->ne[0]
+      || !tsr_is_contiguous (ff))
+    {
+      tsr_set_error (TSR_ERR_SHAPE, "rope: frequency factors %s must be a "
+                     "contiguous vector of n_dims / 2 = %d values",
+                     tsri_shape_str (ff, sf, sizeof sf), n_dims / 2);
+      return false;
+    }
+  return true;
+}
+
+tsr_tensor *
+tsr_rope_ext (tsr_context *ctx, tsr_tensor *a, tsr_tensor *pos,
+              tsr_tensor *freq_factors, int n_dims, enum tsr_rope_mode mode,
+              float freq_base, float freq_scale)
+{
   const tsr_op op = TSR_OP_ROPE;
   char sa[80], sp[80];
   if (!present (op, ctx, (tsr_tensor *[]) { a, pos }, 2)
@@ -92,8 +122,11 @@ tsr_rope (tsr_context *ctx, tsr_tensor *a, tsr_tensor *pos, int n_dims,
                      (double) freq_base, (double) freq_scale);
       return NULL;
     }
+  if (!rope_factors_ok (freq_factors, n_dims))
+    return NULL;
   tsr_tensor *r = new_result (ctx, op, TSR_TYPE_F32, a->ne,
-                              (tsr_tensor *[]) { a, pos }, 2);
+                              (tsr_tensor *[]) { a, pos, freq_factors },
+                              freq_factors ? 3 : 2);
   if (r)
     {
       r->op_params[0] = n_dims;

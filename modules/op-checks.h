@@ -109,14 +109,16 @@ tsr_chk_soft_max (const tsr_tensor *d)
 static inline bool
 tsr_chk_rope (const tsr_tensor *d)
 {
-  const tsr_tensor *a = d->src[0], *pos = d->src[1];
+  const tsr_tensor *a = d->src[0], *pos = d->src[1], *ff = d->src[2];
   int32_t n_dims = tsr_get_op_param_i32 (d, 0);
   int32_t mode = tsr_get_op_param_i32 (d, 1);
 
   return pos && tsr_chk_is_f32 (a) && pos->type == TSR_TYPE_I32 && tsr_chk_is_f32 (d)
          && tsr_same_shape (a, d) && pos->ne[0] == a->ne[2] && n_dims >= 2
          && n_dims % 2 == 0 && n_dims <= a->ne[0]
-         && (mode == TSR_ROPE_NORMAL || mode == TSR_ROPE_NEOX);
+         && (mode == TSR_ROPE_NORMAL || mode == TSR_ROPE_NEOX)
+         && (!ff || (tsr_chk_is_f32 (ff) && ff->ne[0] == n_dims / 2
+                     && tsr_is_contiguous (ff)));
 }
 
 /* Shapes every kernel relies on: positive sizes, a known type, whole

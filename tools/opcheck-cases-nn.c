@@ -23,8 +23,10 @@ build_rope (struct oc_build *b, const struct oc_case *c)
   const struct oc_params *p = &c->p;
   tsr_tensor *x = oc_operand (b, p, 0, unit);
   tsr_tensor *pos = oc_operand (b, p, 1, OC_UNIFORM (0, p->iv[2]));
-  return tsr_rope (b->ctx, x, pos, p->iv[0], (enum tsr_rope_mode) p->iv[1],
-                   p->fv[0], p->fv[1]);
+  tsr_tensor *ff = p->iv[3] ? oc_operand (b, p, 2, OC_UNIFORM (1, 32))
+                            : NULL;
+  return tsr_rope_ext (b->ctx, x, pos, ff, p->iv[0],
+                       (enum tsr_rope_mode) p->iv[1], p->fv[0], p->fv[1]);
 }
 
 static void
@@ -52,6 +54,16 @@ cases_rope (struct oc_list *l)
                 "base=%g scale=%g",
                 oc_shape_str (sa, sizeof sa, F32, p.ne[0], p.layout[0]),
                 sh[4], mode ? "neox" : "normal", p.fv[0], p.fv[1]);
+        if (s != 1 && s != 4)
+          continue;
+        /* With frequency factors (rope_freqs.weight of Llama 3).  */
+        p.type[2] = F32;
+        p.iv[3] = 1;
+        oc_ne (p.ne[2], sh[4] / 2, 1, 1, 1);
+        oc_add (l, TSR_OP_ROPE, build_rope, &p, "rope %s n_dims=%d %s "
+                "base=%g freq_factors",
+                oc_shape_str (sa, sizeof sa, F32, p.ne[0], p.layout[0]),
+                sh[4], mode ? "neox" : "normal", p.fv[0]);
       }
 }
 

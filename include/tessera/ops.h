@@ -231,6 +231,16 @@ enum tsr_rope_mode {
 tsr_tensor *tsr_rope (tsr_context *ctx, tsr_tensor *a, tsr_tensor *pos,
                       int n_dims, enum tsr_rope_mode mode, float freq_base,
                       float freq_scale);
+/* tsr_rope with per-pair frequency factors: FREQ_FACTORS (may be NULL)
+   is a contiguous f32 [n_dims / 2] and pair i's angle is divided by
+   its factor i, theta = pos[t] * freq_scale * freq_base^(-2i / n_dims)
+   / freq_factors[i] (how model files of the Llama 3 family give their
+   long-context scaling, as the tensor rope_freqs.weight).
+   src: a, pos, freq_factors (absent when NULL).  params as tsr_rope.  */
+tsr_tensor *tsr_rope_ext (tsr_context *ctx, tsr_tensor *a, tsr_tensor *pos,
+                          tsr_tensor *freq_factors, int n_dims,
+                          enum tsr_rope_mode mode, float freq_base,
+                          float freq_scale);
 
 /* Write rows of SRC into rows of DST picked by IDX (a KV cache
    update).  DST [k, r, d2, d3] is f32, f16, bf16, q8_0 or q4_0 (for

@@ -76,7 +76,7 @@ is_f32_or_f16 (tsr_type type)
 bool
 tsr_cpu_rope_supports (const tsr_tensor *dst)
 {
-  const tsr_tensor *a = dst->src[0], *pos = dst->src[1];
+  const tsr_tensor *a = dst->src[0], *pos = dst->src[1], *ff = dst->src[2];
   int32_t n_dims = tsr_get_op_param_i32 (dst, 0);
   int32_t mode = tsr_get_op_param_i32 (dst, 1);
 
@@ -84,7 +84,9 @@ tsr_cpu_rope_supports (const tsr_tensor *dst)
          && dst->type == TSR_TYPE_F32 && tsr_same_shape (a, dst)
          && pos->ne[0] == a->ne[2] && n_dims >= 2 && n_dims % 2 == 0
          && n_dims <= a->ne[0]
-         && (mode == TSR_ROPE_NORMAL || mode == TSR_ROPE_NEOX);
+         && (mode == TSR_ROPE_NORMAL || mode == TSR_ROPE_NEOX)
+         && (!ff || (ff->type == TSR_TYPE_F32 && ff->ne[0] == n_dims / 2
+                     && tsr_is_contiguous (ff)));
 }
 
 /* cos and sin of the n_dims / 2 angles of one position.  */
@@ -96,11 +98,13 @@ tsr_cpu_rope_scratch (const tsr_tensor *dst)
 
 static void
 rope_angles (int32_t p, int64_t half, double base, double fscale,
-             double *cs, double *sn)
+             const float *ff, double *cs, double *sn)
 {
   for (int64_t i = 0; i < half; i++)
     {
       double theta = p * fscale * pow (base, -(double) i / (double) half);
+      if (ff)
+        theta /= ff[i];
       cs[i] = cos (theta);
       sn[i] = sin (theta);
     }
@@ -115,6 +119,7 @@ tsr_cpu_rope (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   const bool neox = tsr_get_op_param_i32 (dst, 1) == TSR_ROPE_NEOX;
   const double base = tsr_get_op_param_f32 (dst, 2);
   const double fscale = tsr_get_op_param_f32 (dst, 3);
+  const float *ff = dst->src[2] ? dst->src[2]->data : NULL;
   double *cs = c->scratch[ith], *sn = cs + half;
   bool have = false;
   int32_t cached = 0;
@@ -131,7 +136,7 @@ tsr_cpu_rope (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
       /* Rows go head by head, so consecutive rows share a token.  */
       if (!have || p != cached)
         {
-          rope_angles (p, half, base, fscale, cs, sn);
+          rope_angles (p, half, base, fscale, ff, cs, sn);
           have = true;
           cached = p;
         }

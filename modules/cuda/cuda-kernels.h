@@ -88,9 +88,11 @@ CU_HIDDEN int cu_norm (cudaStream_t s, int rms, float eps, struct cu_tdesc d,
 CU_HIDDEN int cu_soft_max (cudaStream_t s, float scale, struct cu_tdesc d,
                            struct cu_tdesc a, struct cu_tdesc mask,
                            int mtype);
+/* FF: the frequency factors (f32 [n_dims / 2]) when HAS_FF.  */
 CU_HIDDEN int cu_rope (cudaStream_t s, struct cu_tdesc d, struct cu_tdesc a,
-                       struct cu_tdesc pos, int n_dims, int neox,
-                       float freq_base, float freq_scale);
+                       struct cu_tdesc pos, struct cu_tdesc ff, int has_ff,
+                       int n_dims, int neox, float freq_base,
+                       float freq_scale);
 
 /* cuda-quant.cu */
 /* N elements of the dense array S (STYPE: f32, f16, bf16, q8_0, q4_0;

@@ -380,8 +380,10 @@ soft_max_launch (struct cu_backend *be, tsr_tensor *d)
 static int
 rope_launch (struct cu_backend *be, tsr_tensor *d)
 {
+  const tsr_tensor *ff = d->src[2];
   return launched (be, d, cu_rope (be->stream, cu_desc (d),
                                    cu_desc (d->src[0]), cu_desc (d->src[1]),
+                                   cu_desc (ff ? ff : d->src[1]), ff != NULL,
                                    tsr_get_op_param_i32 (d, 0),
                                    tsr_get_op_param_i32 (d, 1)
                                    == TSR_ROPE_NEOX,

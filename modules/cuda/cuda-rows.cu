@@ -114,8 +114,8 @@ k_soft_max (float scale, cu_tdesc d, cu_tdesc a, cu_tdesc m, int mtype)
 }
 
 static __global__ void
-k_rope (cu_tdesc d, cu_tdesc a, cu_tdesc pos, int n_dims, int neox,
-        float freq_base, float freq_scale, int64_t n)
+k_rope (cu_tdesc d, cu_tdesc a, cu_tdesc pos, cu_tdesc ff, int has_ff,
+        int n_dims, int neox, float freq_base, float freq_scale, int64_t n)
 {
   const int64_t n_half = n_dims / 2;
   CU_FOR_ITEMS (e, n)
@@ -133,6 +133,8 @@ k_rope (cu_tdesc d, cu_tdesc a, cu_tdesc pos, int n_dims, int neox,
       int p = *(const int32_t *) cu_at (pos, i2, 0, 0, 0);
       double theta = (double) p * (double) freq_scale
                      * pow ((double) freq_base, -(double) i / (double) n_half);
+      if (has_ff)
+        theta /= cu_f32 (ff, i, 0, 0, 0);
       double c = cos (theta), s = sin (theta);
       double x0 = cu_f32 (a, j0, i1, i2, i3), x1 = cu_f32 (a, j1, i1, i2, i3);
       cu_f32 (d, i0, i1, i2, i3) = (float) (first ? x0 * c - x1 * s
@@ -165,11 +167,11 @@ cu_soft_max (cudaStream_t s, float scale, cu_tdesc d, cu_tdesc a,
 }
 
 int
-cu_rope (cudaStream_t s, cu_tdesc d, cu_tdesc a, cu_tdesc pos, int n_dims,
-         int neox, float freq_base, float freq_scale)
+cu_rope (cudaStream_t s, cu_tdesc d, cu_tdesc a, cu_tdesc pos, cu_tdesc ff,
+         int has_ff, int n_dims, int neox, float freq_base, float freq_scale)
 {
   int64_t n = d.ne[0] * host_nrows (d);
-  k_rope<<<cu_blocks (n), CU_THREADS, 0, s>>> (d, a, pos, n_dims, neox,
-                                              freq_base, freq_scale, n);
+  k_rope<<<cu_blocks (n), CU_THREADS, 0, s>>> (d, a, pos, ff, has_ff, n_dims,
+                                              neox, freq_base, freq_scale, n);
   return cu_launched ();
 }

@@ -331,6 +331,8 @@ rope_launch (struct ocl_launch *l, tsr_tensor *d)
   arg_tensor (&a, d);
   arg_tensor (&a, d->src[0]);
   arg_tensor (&a, d->src[1]);
+  arg_tensor (&a, d->src[2] ? d->src[2] : d->src[1]);   /* unread without */
+  arg_int (&a, d->src[2] != NULL);
   arg_int (&a, tsr_get_op_param_i32 (d, 0));
   arg_int (&a, tsr_get_op_param_i32 (d, 1) == TSR_ROPE_NEOX);
   arg_float (&a, tsr_get_op_param_f32 (d, 2));

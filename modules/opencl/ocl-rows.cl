@@ -104,8 +104,9 @@ k_soft_max (float scale, global char *d, tdesc td, global const char *a,
    positions POS (i32 [n_tokens]): one destination element per item.  */
 kernel void
 k_rope (global char *d, tdesc td, global const char *a, tdesc ta,
-        global const char *pos, tdesc tp, int n_dims, int neox,
-        float freq_base, float freq_scale, long n)
+        global const char *pos, tdesc tp, global const char *ff, tdesc tf,
+        int has_ff, int n_dims, int neox, float freq_base, float freq_scale,
+        long n)
 {
   const long n_half = n_dims / 2;
 
@@ -123,6 +124,8 @@ k_rope (global char *d, tdesc td, global const char *a, tdesc ta,
       int p = *(global const int *) AT (pos, tp, i2, 0, 0, 0);
       acc_t theta = (acc_t) p * (acc_t) freq_scale
                     * pow ((acc_t) freq_base, -(acc_t) i / (acc_t) n_half);
+      if (has_ff)
+        theta /= ROW_F32 (ff, tf, i, 0, 0, 0);
       acc_t c = cos (theta), s = sin (theta);
       acc_t x0 = ROW_F32 (a, ta, j0, i1, i2, i3);
       acc_t x1 = ROW_F32 (a, ta, j1, i1, i2, i3);

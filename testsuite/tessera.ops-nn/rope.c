@@ -1,13 +1,15 @@
 /* { dg-do run } */
 /* rope: both pair layouts, partial rotation (n_dims < head_dim: the
    rest passes through), batches, negative and large positions, a
-   frequency scale, and inputs with padded or strided rows; against a
-   double-precision reference of the formula in ops.h.  */
+   frequency scale, per-pair frequency factors (tsr_rope_ext), and
+   inputs with padded or strided rows; against a double-precision
+   reference of the formula in ops.h.  */
 #include "nn-test.h"
 
 static void
 reference (const tsr_tensor *a, const int32_t *pos, int n_dims,
-           enum tsr_rope_mode mode, float base, float fscale, double *want)
+           enum tsr_rope_mode mode, float base, float fscale,
+           const float *ff, double *want)
 {
   const int64_t half = n_dims / 2;
   OT_FOR_EACH (a, i0, i1, i2, i3)
@@ -18,7 +20,8 @@ reference (const tsr_tensor *a, const int32_t *pos, int n_dims,
         for (int64_t i = 0; i < half; i++)
           {
             double theta = pos[i2] * (double) fscale
-                           * pow ((double) base, -2.0 * i / n_dims);
+                           * pow ((double) base, -2.0 * i / n_dims)
+                           / (ff ? ff[i] : 1.0);
             int64_t j0 = mode == TSR_ROPE_NEOX ? i : 2 * i;
             int64_t j1 = mode == TSR_ROPE_NEOX ? i + half : 2 * i + 1;
             double x0 = ot_get (a, j0, i1, i2, i3);
@@ -33,13 +36,15 @@ reference (const tsr_tensor *a, const int32_t *pos, int n_dims,
 static void
 check_rope (tsr_backend *be, const int64_t *ne, int n_dims,
             enum tsr_rope_mode mode, float base, float fscale,
-            enum nt_layout layout)
+            enum nt_layout layout, bool factors)
 {
   char desc[200];
   snprintf (desc, sizeof desc, "rope %s of [%ld,%ld,%ld,%ld] (%s), n_dims "
-            "%d, base %g, scale %g", mode == TSR_ROPE_NEOX ? "neox" : "normal",
+            "%d, base %g, scale %g%s",
+            mode == TSR_ROPE_NEOX ? "neox" : "normal",
             (long) ne[0], (long) ne[1], (long) ne[2], (long) ne[3],
-            nt_layout_name (layout), n_dims, (double) base, (double) fscale);
+            nt_layout_name (layout), n_dims, (double) base, (double) fscale,
+            factors ? ", frequency factors" : "");
   tsr_context *ctx = tsr_context_new (false);
   tsr_tensor *a = nt_tensor (ctx, TSR_TYPE_F32, ne, layout);
   tsr_tensor *pos = tsr_new_tensor_1d (ctx, TSR_TYPE_I32, ne[2]);
@@ -48,11 +53,24 @@ check_rope (tsr_backend *be, const int64_t *ne, int n_dims,
     p[t] = t == 0 ? 0 : t == 1 ? -3 : t == 2 ? 4099 : (int32_t) (t * 7 % 50);
   nt_set_i32 (pos, p);
   ot_fill (a, -1.0f, 1.0f);
-  tsr_tensor *r = tsr_rope (ctx, a, pos, n_dims, mode, base, fscale);
+  /* Factors as Llama 3 files have them: 1 for high frequencies, up to
+     32 for low ones, smoothly in between.  */
+  float ff[64];
+  tsr_tensor *fft = NULL;
+  if (factors)
+    {
+      for (int i = 0; i < n_dims / 2; i++)
+        ff[i] = 1.0f + 31.0f * (float) i / (float) (n_dims / 2);
+      fft = tsr_new_tensor_1d (ctx, TSR_TYPE_F32, n_dims / 2);
+      tsr_tensor_set (fft, ff, 0, sizeof (float) * (size_t) (n_dims / 2));
+    }
+  tsr_tensor *r = tsr_rope_ext (ctx, a, pos, fft, n_dims, mode, base,
+                                fscale);
   if (ot_run (desc, be, ctx, r))
     {
       double *want = malloc (ot_count (ne) * sizeof *want);
-      reference (a, p, n_dims, mode, base, fscale, want);
+      reference (a, p, n_dims, mode, base, fscale, factors ? ff : NULL,
+                 want);
       if (!tsr_is_contiguous (r) || r->type != TSR_TYPE_F32)
         tsr_test_result (0, "%s: result is not contiguous f32", desc);
       else
@@ -74,16 +92,20 @@ main (void)
     {
       enum tsr_rope_mode mode = m ? TSR_ROPE_NEOX : TSR_ROPE_NORMAL;
       check_rope (be, (int64_t[]) { 8, 3, 5, 2 }, 8, mode, 10000.0f, 1.0f,
-                  NT_DENSE);
+                  NT_DENSE, false);
       check_rope (be, (int64_t[]) { 10, 3, 5, 2 }, 6, mode, 10000.0f, 0.25f,
-                  NT_DENSE);
+                  NT_DENSE, false);
       check_rope (be, (int64_t[]) { 12, 2, 7, 3 }, 10, mode, 500.0f, 1.0f,
-                  NT_PADDED);
+                  NT_PADDED, false);
       check_rope (be, (int64_t[]) { 6, 5, 4, 1 }, 2, mode, 10000.0f, 1.0f,
-                  NT_STRIDED);
+                  NT_STRIDED, false);
       /* Enough rows for several threads.  */
       check_rope (be, (int64_t[]) { 64, 8, 37, 2 }, 48, mode, 10000.0f,
-                  1.0f, NT_DENSE);
+                  1.0f, NT_DENSE, false);
+      check_rope (be, (int64_t[]) { 64, 8, 37, 2 }, 64, mode, 500000.0f,
+                  1.0f, NT_DENSE, true);
+      check_rope (be, (int64_t[]) { 12, 2, 7, 3 }, 10, mode, 500.0f, 0.5f,
+                  NT_PADDED, true);
     }
   tsr_backend_free (be);
   return TSR_TEST_EXIT ();

@@ -13,6 +13,7 @@
 #include <tessera/registry.h>
 #include <tessera/gguf.h>
 #include <tessera/sched.h>
+#include <tessera/model.h>
 #include <tessera/version.h>
 
 #endif /* TESSERA_H */

@@ -1,0 +1,161 @@
+/* tessera/model.h - running language models stored as GGUF files.
+ *
+ * Three layers an embedder can use separately:
+ *
+ *   tsr_model     a model file's hyper-parameters and weights, placed
+ *                 on one or more backends (loading: model-load.c);
+ *   tsr_session   a key/value cache and the graphs that run batches of
+ *                 tokens through the model (model-graph.c,
+ *                 model-session.c);
+ *   tsr_sampler   choosing the next token from logits (sample.c).
+ *
+ * Architectures: "llama" (Llama 2 and 3, Mistral, TinyLlama, SmolLM...:
+ * rope on adjacent pairs, grouped key/value heads, an optional
+ * output.weight tied to token_embd.weight when absent, linear rope
+ * scaling and Llama 3 frequency factors where the file has them) and
+ * "qwen2" (biases on q, k and v, rope on split halves).  Keys and
+ * tensor names are those of the files this field ships:
+ * ARCH.embedding_length, ARCH.attention.head_count_kv,
+ * blk.N.attn_q.weight, output_norm.weight...
+ *
+ * Weights are mapped from the file once: a host backend computes on
+ * the mapping in place, any other backend gets one copy.  */
+#ifndef TESSERA_MODEL_H
+#define TESSERA_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <tessera/backend.h>
+#include <tessera/gguf.h>
+#include <tessera/ops.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a model file says about its shape.  */
+struct tsr_model_hparams
+{
+  char arch[32];               /* general.architecture */
+  int64_t n_vocab;             /* rows of token_embd.weight */
+  int64_t n_ctx_train;         /* ARCH.context_length */
+  int64_t n_embd;              /* ARCH.embedding_length */
+  int64_t n_layer;             /* ARCH.block_count */
+  int64_t n_head;              /* ARCH.attention.head_count */
+  int64_t n_head_kv;           /* ARCH.attention.head_count_kv */
+  int64_t n_ff;                /* ARCH.feed_forward_length */
+  int64_t head_dim;            /* ARCH.attention.key_length, or
+                                  n_embd / n_head */
+  int64_t n_rot;               /* ARCH.rope.dimension_count, or head_dim */
+  float norm_eps;              /* ARCH.attention.layer_norm_rms_epsilon */
+  float rope_freq_base;        /* ARCH.rope.freq_base (10000) */
+  float rope_freq_scale;       /* 1 / ARCH.rope.scaling.factor for
+                                  linear scaling, else 1 */
+  enum tsr_rope_mode rope_mode;
+  bool rope_freqs;             /* rope_freqs.weight present */
+  bool tied_output;            /* no output.weight: token_embd reused */
+  bool qkv_bias;               /* blk.N.attn_{q,k,v}.bias present */
+};
+
+typedef struct tsr_model tsr_model;
+
+/* How to load a model.  A zero-filled struct (or NULL) means: the best
+   device of the machine, with the CPU behind it.  */
+struct tsr_model_params
+{
+  /* Backends in priority order (the caller keeps them alive until the
+     model and its sessions are freed); NULL to let the model open the
+     best device and, when that is no CPU, the CPU after it.  */
+  tsr_backend *const *backends;
+  int n_backends;
+  /* With two or more backends: the last GPU_LAYERS layers (and the
+     output) go to backends[0], the others to backends[1]; negative:
+     every layer on backends[0].  With a zero-filled struct this is 0:
+     set it to -1 for "all on the first".  */
+  int gpu_layers;
+  /* Copy host weights out of the mapping instead of computing on it.  */
+  bool no_mmap;
+};
+
+/* Load the model file PATH.  NULL on failure with tsr_last_error()
+   naming the key or tensor at fault: an architecture other than the
+   supported ones, a missing hyper-parameter or tensor, a tensor of the
+   wrong shape, weights larger than a device's free memory (said with
+   the numbers before anything is copied).  */
+tsr_model *tsr_model_load (const char *path,
+                           const struct tsr_model_params *params);
+void tsr_model_free (tsr_model *model);
+
+const struct tsr_model_hparams *tsr_model_get_hparams (const tsr_model *m);
+/* The open file (keys, the tokenizer), valid while the model lives.  */
+const tsr_gguf *tsr_model_gguf (const tsr_model *m);
+/* Backends the model uses (its own when it opened them).  */
+int tsr_model_n_backends (const tsr_model *m);
+tsr_backend *tsr_model_backend (const tsr_model *m, int i);
+/* Which backend (index) holds layer IL's weights; the output's with
+   IL == n_layer.  -1 for a bad IL.  */
+int tsr_model_layer_backend (const tsr_model *m, int64_t il);
+/* Bytes of weights one generated token reads: every weight matrix and
+   vector once, plus one row of the token embedding.  */
+uint64_t tsr_model_bytes_per_token (const tsr_model *m);
+/* Parameters (elements of every weight tensor).  */
+uint64_t tsr_model_n_params (const tsr_model *m);
+/* A one-line description: "llama, 16 layers, n_embd 2048, ... q4_0".  */
+const char *tsr_model_describe (const tsr_model *m);
+
+/* Sessions: a key/value cache of N_CTX positions and the graphs that
+   feed tokens through the model.  */
+
+typedef struct tsr_session tsr_session;
+
+struct tsr_session_params
+{
+  int n_ctx;              /* positions in the cache (0: 4096, at most
+                             the training context) */
+  int n_batch;            /* most tokens per tsr_session_decode (0: 512) */
+  int n_threads;          /* CPU threads (0: the backend's default) */
+  tsr_type kv_type;       /* cache element type: f16, the one
+                             supported now (0 selects it too) */
+};
+
+tsr_session *tsr_session_new (tsr_model *model,
+                              const struct tsr_session_params *params);
+void tsr_session_free (tsr_session *s);
+
+/* Run N_TOKENS tokens (1 <= n <= n_batch) at the positions after the
+   ones already in the cache, and store their keys and values.  When
+   LOGITS is not NULL it receives n_vocab floats: for every one of the
+   tokens when ALL_LOGITS, else for the last only.  Errors: an id
+   outside the vocabulary, a full cache (TSR_ERR_STATE), a backend
+   failure.  */
+int tsr_session_decode (tsr_session *s, const int32_t *tokens, int n_tokens,
+                        float *logits, bool all_logits);
+/* Positions held in the cache.  */
+int tsr_session_n_past (const tsr_session *s);
+int tsr_session_n_ctx (const tsr_session *s);
+/* Forget the cache's contents (keep its memory and graphs).  */
+void tsr_session_reset (tsr_session *s);
+
+/* Sampling.  */
+
+struct tsr_sampler_params
+{
+  float temp;             /* <= 0: greedy (the largest logit) */
+  int top_k;              /* <= 0: all tokens */
+  float top_p;            /* >= 1 or <= 0: no nucleus cut */
+  uint64_t seed;
+};
+
+typedef struct tsr_sampler tsr_sampler;
+
+tsr_sampler *tsr_sampler_new (const struct tsr_sampler_params *params);
+void tsr_sampler_free (tsr_sampler *s);
+/* The next token from N_VOCAB logits.  Ties go to the lower id;
+   NaN logits are never chosen (-1 when all are NaN).  */
+int32_t tsr_sampler_sample (tsr_sampler *s, const float *logits,
+                            int64_t n_vocab);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TESSERA_MODEL_H */

@@ -1,0 +1,633 @@
+/* model-load.c - a model file's hyper-parameters and weights, placed
+ * on backends.
+ *
+ * Owns tsr_model_load/free and the model's accessors.  It reads the
+ * keys and checks every tensor's presence, type and shape before any
+ * weight is copied, so a bad file fails with the key or tensor named;
+ * it does not build graphs (model-graph.c) or keep caches
+ * (model-session.c).  */
+#include <config.h>
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tessera-impl.h"
+#include "model-impl.h"
+
+/* Keys.  */
+
+/* An integer key of any integer type.  */
+static int
+get_int (const tsr_gguf *g, const char *key, int64_t *v)
+{
+  int64_t i = tsr_gguf_find_key (g, key);
+  if (i < 0)
+    return tsr_set_error (TSR_ERR_NOT_FOUND, "model: key %s is missing",
+                          key);
+  union { uint8_t u8; int8_t i8; uint16_t u16; int16_t i16; uint32_t u32;
+          int32_t i32; uint64_t u64; int64_t i64; } x;
+  switch (tsr_gguf_kv_type (g, i))
+    {
+    case TSR_GGUF_UINT8: tsr_gguf_get_u8 (g, key, &x.u8); *v = x.u8; break;
+    case TSR_GGUF_INT8: tsr_gguf_get_i8 (g, key, &x.i8); *v = x.i8; break;
+    case TSR_GGUF_UINT16: tsr_gguf_get_u16 (g, key, &x.u16); *v = x.u16; break;
+    case TSR_GGUF_INT16: tsr_gguf_get_i16 (g, key, &x.i16); *v = x.i16; break;
+    case TSR_GGUF_UINT32: tsr_gguf_get_u32 (g, key, &x.u32); *v = x.u32; break;
+    case TSR_GGUF_INT32: tsr_gguf_get_i32 (g, key, &x.i32); *v = x.i32; break;
+    case TSR_GGUF_INT64: tsr_gguf_get_i64 (g, key, &x.i64); *v = x.i64; break;
+    case TSR_GGUF_UINT64:
+      tsr_gguf_get_u64 (g, key, &x.u64);
+      if (x.u64 > INT64_MAX)
+        return tsr_set_error (TSR_ERR_FORMAT, "model: key %s: %" PRIu64
+                              " is too large", key, x.u64);
+      *v = (int64_t) x.u64;
+      break;
+    default:
+      return tsr_set_error (TSR_ERR_FORMAT, "model: key %s is a %s, an "
+                            "integer expected", key,
+                            tsr_gguf_type_name (tsr_gguf_kv_type (g, i)));
+    }
+  return TSR_OK;
+}
+
+/* A positive integer key no larger than MAX; DEF (when >= 0) if the
+   key is absent.  */
+static int
+get_count (const tsr_gguf *g, const char *arch, const char *name,
+           int64_t def, int64_t max, int64_t *v)
+{
+  char key[128];
+  snprintf (key, sizeof key, "%s.%s", arch, name);
+  if (def >= 0 && tsr_gguf_find_key (g, key) < 0)
+    {
+      *v = def;
+      return TSR_OK;
+    }
+  int st = get_int (g, key, v);
+  if (st == TSR_OK && (*v < 1 || *v > max))
+    st = tsr_set_error (TSR_ERR_FORMAT, "model: key %s = %" PRId64 " is "
+                        "out of range [1, %" PRId64 "]", key, *v, max);
+  return st;
+}
+
+/* A float key (f32 or f64); DEF if absent.  */
+static int
+get_float (const tsr_gguf *g, const char *arch, const char *name, float def,
+           float *v)
+{
+  char key[128];
+  snprintf (key, sizeof key, "%s.%s", arch, name);
+  int64_t i = tsr_gguf_find_key (g, key);
+  double d;
+  *v = def;
+  if (i < 0)
+    return TSR_OK;
+  if (tsr_gguf_kv_type (g, i) == TSR_GGUF_FLOAT64)
+    {
+      tsr_gguf_get_f64 (g, key, &d);
+      *v = (float) d;
+    }
+  else if (tsr_gguf_get_f32 (g, key, v) != TSR_OK)
+    return tsr_set_error (TSR_ERR_FORMAT, "model: key %s is a %s, a float "
+                          "expected", key,
+                          tsr_gguf_type_name (tsr_gguf_kv_type (g, i)));
+  if (!isfinite (*v))
+    return tsr_set_error (TSR_ERR_FORMAT, "model: key %s is not finite",
+                          key);
+  return TSR_OK;
+}
+
+static const struct
+{
+  const char *name;
+  enum tsr_rope_mode rope;
+  float eps;                    /* when the file has no epsilon */
+} archs[] = {
+  { "llama", TSR_ROPE_NORMAL, 1e-5f },
+  { "qwen2", TSR_ROPE_NEOX, 1e-6f },
+};
+
+static int
+read_arch (const tsr_gguf *g, struct tsr_model_hparams *hp, float *eps)
+{
+  const char *arch;
+  size_t len;
+  if (tsr_gguf_get_str (g, "general.architecture", &arch, &len) != TSR_OK)
+    return tsr_set_error (TSR_ERR_FORMAT, "model: key general.architecture "
+                          "is missing or not a string");
+  for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++)
+    if (strcmp (arch, archs[i].name) == 0)
+      {
+        snprintf (hp->arch, sizeof hp->arch, "%s", arch);
+        hp->rope_mode = archs[i].rope;
+        *eps = archs[i].eps;
+        return TSR_OK;
+      }
+  return tsr_set_error (TSR_ERR_UNSUPPORTED, "model: general.architecture "
+                        "is \"%.40s\": supported are llama and qwen2", arch);
+}
+
+/* Linear rope scaling when ARCH.rope.scaling.type says so; other types
+   are refused rather than run wrongly.  */
+static int
+read_rope_scaling (const tsr_gguf *g, struct tsr_model_hparams *hp)
+{
+  char key[128];
+  const char *type;
+  snprintf (key, sizeof key, "%s.rope.scaling.type", hp->arch);
+  hp->rope_freq_scale = 1.0f;
+  if (tsr_gguf_find_key (g, key) < 0)
+    return TSR_OK;
+  if (tsr_gguf_get_str (g, key, &type, NULL) != TSR_OK)
+    return tsr_set_error (TSR_ERR_FORMAT, "model: key %s is not a string",
+                          key);
+  if (strcmp (type, "none") == 0)
+    return TSR_OK;
+  if (strcmp (type, "linear") != 0)
+    return tsr_set_error (TSR_ERR_UNSUPPORTED, "model: %s \"%.40s\" is not "
+                          "supported (none and linear are)", key, type);
+  float factor;
+  int st = get_float (g, hp->arch, "rope.scaling.factor", 1.0f, &factor);
+  if (st == TSR_OK && !(factor > 0))
+    st = tsr_set_error (TSR_ERR_FORMAT, "model: key %s.rope.scaling.factor "
+                        "must be positive", hp->arch);
+  if (st == TSR_OK)
+    hp->rope_freq_scale = 1.0f / factor;
+  return st;
+}
+
+static int
+read_hparams (const tsr_gguf *g, struct tsr_model_hparams *hp)
+{
+  const int64_t big = INT64_C (1) << 31;
+  const char *a = hp->arch;
+  float eps_default = 1e-5f;
+  int st = read_arch (g, hp, &eps_default);
+  if (st == TSR_OK)
+    st = get_count (g, a, "embedding_length", -1, big, &hp->n_embd);
+  if (st == TSR_OK)
+    st = get_count (g, a, "block_count", -1, 1 << 16, &hp->n_layer);
+  if (st == TSR_OK)
+    st = get_count (g, a, "feed_forward_length", -1, big, &hp->n_ff);
+  if (st == TSR_OK)
+    st = get_count (g, a, "attention.head_count", -1, 1 << 16, &hp->n_head);
+  if (st == TSR_OK)
+    st = get_count (g, a, "attention.head_count_kv", hp->n_head, 1 << 16,
+                    &hp->n_head_kv);
+  if (st == TSR_OK)
+    st = get_count (g, a, "context_length", 4096, big, &hp->n_ctx_train);
+  if (st == TSR_OK)
+    st = get_count (g, a, "attention.key_length", hp->n_embd / hp->n_head,
+                    1 << 16, &hp->head_dim);
+  if (st == TSR_OK)
+    st = get_count (g, a, "rope.dimension_count", hp->head_dim, 1 << 16,
+                    &hp->n_rot);
+  if (st == TSR_OK)
+    st = get_float (g, a, "attention.layer_norm_rms_epsilon", eps_default,
+                    &hp->norm_eps);
+  if (st == TSR_OK)
+    st = get_float (g, a, "rope.freq_base", 10000.0f, &hp->rope_freq_base);
+  if (st == TSR_OK)
+    st = read_rope_scaling (g, hp);
+  return st;
+}
+
+/* Relations between the hyper-parameters the graph relies on.  */
+static int
+check_hparams (const struct tsr_model_hparams *hp)
+{
+  const char *a = hp->arch;
+  if (hp->n_head % hp->n_head_kv != 0)
+    return tsr_set_error (TSR_ERR_FORMAT, "model: %s.attention.head_count "
+                          "%" PRId64 " is not a multiple of "
+                          "%s.attention.head_count_kv %" PRId64, a,
+                          hp->n_head, a, hp->n_head_kv);
+  if (hp->n_rot % 2 != 0 || hp->n_rot > hp->head_dim)
+    return tsr_set_error (TSR_ERR_FORMAT, "model: %s.rope.dimension_count "
+                          "%" PRId64 " must be even and at most the head "
+                          "size %" PRId64, a, hp->n_rot, hp->head_dim);
+  if (!(hp->rope_freq_base > 0) || !(hp->norm_eps >= 0))
+    return tsr_set_error (TSR_ERR_FORMAT, "model: %s.rope.freq_base must be "
+                          "positive and %s.attention.layer_norm_rms_epsilon"
+                          " not negative", a, a);
+  return TSR_OK;
+}
+
+/* Placement: which backend holds each layer (IL == n_layer: the output).
+   The last GPU_LAYERS layers and the output on backend 0, the rest on
+   backend 1.  */
+static int
+place_layer (const tsr_model *m, int gpu_layers, int64_t il)
+{
+  if (m->n_backends < 2 || gpu_layers < 0)
+    return 0;
+  if (il == m->hp.n_layer)
+    return gpu_layers > 0 ? 0 : 1;
+  return il >= m->hp.n_layer - gpu_layers ? 0 : 1;
+}
+
+/* Tensors.  */
+
+/* Declare in the context of backend BE the file's tensor NAME, which
+   must have the shape NE0 x NE1 (NE1 == 0: a vector) and, when F32, be
+   f32.  NULL with an error naming it when absent (unless OPTIONAL) or
+   malformed.  */
+static tsr_tensor *
+want_tensor (tsr_model *m, int be, const char *name, int64_t ne0,
+             int64_t ne1, bool f32, bool optional, int *st)
+{
+  struct tsr_gguf_tensor_info info;
+  int64_t i = tsr_gguf_find_tensor (m->gguf, name);
+  if (*st != TSR_OK)
+    return NULL;
+  if (i < 0)
+    {
+      if (!optional)
+        *st = tsr_set_error (TSR_ERR_FORMAT, "model: tensor %s is missing",
+                             name);
+      return NULL;
+    }
+  tsr_gguf_get_tensor_info (m->gguf, i, &info);
+  int64_t want1 = ne1 ? ne1 : 1;
+  if (info.ne[0] != ne0 || info.ne[1] != want1 || info.ne[2] != 1
+      || info.ne[3] != 1)
+    {
+      *st = tsr_set_error (TSR_ERR_SHAPE, "model: tensor %s has shape "
+                           "[%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+                           "], [%" PRId64 ", %" PRId64 "] expected", name,
+                           info.ne[0], info.ne[1], info.ne[2], info.ne[3],
+                           ne0, want1);
+      return NULL;
+    }
+  if (f32 && info.type != TSR_TYPE_F32)
+    {
+      *st = tsr_set_error (TSR_ERR_TYPE, "model: tensor %s is %s, f32 "
+                           "expected", name, tsr_type_name (info.type));
+      return NULL;
+    }
+  if (!m->ctx[be] && !(m->ctx[be] = tsr_context_new (true)))
+    {
+      *st = tsr_set_error (TSR_ERR_NO_MEMORY, "model: out of memory");
+      return NULL;
+    }
+  tsr_tensor *t = tsr_new_tensor_2d (m->ctx[be], info.type, ne0, want1);
+  if (!t)
+    *st = tsr_last_status ();
+  else
+    tsr_set_param (tsr_set_name (t, name));
+  return t;
+}
+
+static tsr_tensor *
+want_layer (tsr_model *m, int64_t il, const char *what, int64_t ne0,
+            int64_t ne1, bool f32, bool optional, int *st)
+{
+  char name[TSR_MAX_NAME];
+  snprintf (name, sizeof name, "blk.%" PRId64 ".%s", il, what);
+  return want_tensor (m, m->layers[il].backend, name, ne0, ne1, f32,
+                      optional, st);
+}
+
+static int
+want_layers (tsr_model *m, int gpu_layers)
+{
+  const struct tsr_model_hparams *hp = &m->hp;
+  const int64_t d = hp->n_embd, dq = hp->n_head * hp->head_dim;
+  const int64_t dkv = hp->n_head_kv * hp->head_dim;
+  int st = TSR_OK;
+  for (int64_t il = 0; il < hp->n_layer && st == TSR_OK; il++)
+    {
+      struct tsri_layer *l = &m->layers[il];
+      l->backend = place_layer (m, gpu_layers, il);
+      l->attn_norm = want_layer (m, il, "attn_norm.weight", d, 0, true,
+                                 false, &st);
+      l->wq = want_layer (m, il, "attn_q.weight", d, dq, false, false, &st);
+      l->wk = want_layer (m, il, "attn_k.weight", d, dkv, false, false, &st);
+      l->wv = want_layer (m, il, "attn_v.weight", d, dkv, false, false, &st);
+      l->bq = want_layer (m, il, "attn_q.bias", dq, 0, true, !hp->qkv_bias,
+                          &st);
+      l->bk = want_layer (m, il, "attn_k.bias", dkv, 0, true, !hp->qkv_bias,
+                          &st);
+      l->bv = want_layer (m, il, "attn_v.bias", dkv, 0, true, !hp->qkv_bias,
+                          &st);
+      l->wo = want_layer (m, il, "attn_output.weight", dq, d, false, false,
+                          &st);
+      l->ffn_norm = want_layer (m, il, "ffn_norm.weight", d, 0, true, false,
+                                &st);
+      l->gate = want_layer (m, il, "ffn_gate.weight", d, hp->n_ff, false,
+                            false, &st);
+      l->up = want_layer (m, il, "ffn_up.weight", d, hp->n_ff, false, false,
+                          &st);
+      l->down = want_layer (m, il, "ffn_down.weight", hp->n_ff, d, false,
+                            false, &st);
+    }
+  return st;
+}
+
+/* token_embd, output_norm, output (or token_embd again on the output's
+   backend when tied and placed elsewhere), rope_freqs.  */
+static int
+want_globals (tsr_model *m, int gpu_layers)
+{
+  struct tsr_model_hparams *hp = &m->hp;
+  struct tsr_gguf_tensor_info info;
+  int64_t i = tsr_gguf_find_tensor (m->gguf, "token_embd.weight");
+  int st = TSR_OK;
+  if (i < 0)
+    return tsr_set_error (TSR_ERR_FORMAT, "model: tensor token_embd.weight "
+                          "is missing");
+  tsr_gguf_get_tensor_info (m->gguf, i, &info);
+  hp->n_vocab = info.ne[1];
+  int64_t vocab_key;
+  char key[128];
+  snprintf (key, sizeof key, "%s.vocab_size", hp->arch);
+  if (tsr_gguf_find_key (m->gguf, key) >= 0
+      && (st = get_int (m->gguf, key, &vocab_key)) == TSR_OK
+      && vocab_key != hp->n_vocab)
+    st = tsr_set_error (TSR_ERR_FORMAT, "model: key %s = %" PRId64 " but "
+                        "token_embd.weight has %" PRId64 " rows", key,
+                        vocab_key, hp->n_vocab);
+  m->embd_backend = m->hp.n_layer > 0 ? m->layers[0].backend : 0;
+  m->out_backend = place_layer (m, gpu_layers, hp->n_layer);
+  m->tok_embd = want_tensor (m, m->embd_backend, "token_embd.weight",
+                             hp->n_embd, hp->n_vocab, false, false, &st);
+  m->out_norm = want_tensor (m, m->out_backend, "output_norm.weight",
+                             hp->n_embd, 0, true, false, &st);
+  hp->tied_output = tsr_gguf_find_tensor (m->gguf, "output.weight") < 0;
+  if (!hp->tied_output)
+    m->output = want_tensor (m, m->out_backend, "output.weight", hp->n_embd,
+                             hp->n_vocab, false, false, &st);
+  else if (m->out_backend == m->embd_backend)
+    m->output = m->tok_embd;
+  else
+    m->output = want_tensor (m, m->out_backend, "token_embd.weight",
+                             hp->n_embd, hp->n_vocab, false, false, &st);
+  m->rope_freqs = want_tensor (m, m->out_backend, "rope_freqs.weight",
+                               hp->n_rot / 2, 0, true, true, &st);
+  hp->rope_freqs = m->rope_freqs != NULL;
+  return st;
+}
+
+/* Sizes.  */
+
+static void
+count_sizes (tsr_model *m)
+{
+  const tsr_gguf *g = m->gguf;
+  struct tsr_gguf_tensor_info info;
+  m->n_params = 0;
+  for (int64_t i = 0; i < tsr_gguf_n_tensors (g); i++)
+    {
+      tsr_gguf_get_tensor_info (g, i, &info);
+      m->n_params += (uint64_t) (info.ne[0] * info.ne[1] * info.ne[2]
+                                 * info.ne[3]);
+    }
+  /* Every weight once per token, except the embedding: one row.  */
+  uint64_t bytes = tsr_row_size (m->tok_embd->type, m->hp.n_embd);
+  for (int b = 0; b < m->n_backends; b++)
+    for (tsr_tensor *t = m->ctx[b] ? tsr_context_first_tensor (m->ctx[b])
+                                   : NULL;
+         t; t = tsr_context_next_tensor (m->ctx[b], t))
+      if (t != m->tok_embd)
+        bytes += tsr_nbytes (t);
+  m->bytes_per_token = bytes;
+}
+
+/* "llama, 16 layers, ..., q4_0": the type holding most matrix bytes.  */
+static void
+describe (tsr_model *m)
+{
+  const struct tsr_model_hparams *hp = &m->hp;
+  uint64_t by_type[TSR_TYPE_COUNT] = { 0 };
+  for (int64_t il = 0; il < hp->n_layer; il++)
+    {
+      const struct tsri_layer *l = &m->layers[il];
+      const tsr_tensor *mats[] = { l->wq, l->wk, l->wv, l->wo, l->gate,
+                                   l->up, l->down };
+      for (size_t k = 0; k < sizeof mats / sizeof mats[0]; k++)
+        by_type[mats[k]->type] += tsr_nbytes (mats[k]);
+    }
+  int best = m->tok_embd->type;
+  for (int t = 0; t < TSR_TYPE_COUNT; t++)
+    if (by_type[t] > by_type[best])
+      best = t;
+  snprintf (m->describe, sizeof m->describe, "%s, %" PRId64 " layers, "
+            "n_embd %" PRId64 ", %" PRId64 " heads (%" PRId64 " kv), n_ff "
+            "%" PRId64 ", vocab %" PRId64 ", %.2f B parameters, %s%s",
+            hp->arch, hp->n_layer, hp->n_embd, hp->n_head, hp->n_head_kv,
+            hp->n_ff, hp->n_vocab, (double) m->n_params / 1e9,
+            tsr_type_name ((tsr_type) best),
+            hp->tied_output ? ", tied output" : "");
+}
+
+/* Backends and memory.  */
+
+static int
+take_backends (tsr_model *m, const struct tsr_model_params *p)
+{
+  if (p && p->backends && p->n_backends > 0)
+    {
+      if (p->n_backends > TSRI_MODEL_MAX_BACKENDS)
+        return tsr_set_error (TSR_ERR_INVALID_ARG, "model: %d backends, at "
+                              "most %d", p->n_backends,
+                              TSRI_MODEL_MAX_BACKENDS);
+      for (int i = 0; i < p->n_backends; i++)
+        if (!(m->backends[i] = p->backends[i]))
+          return tsr_set_error (TSR_ERR_INVALID_ARG, "model: backend %d is "
+                                "NULL", i);
+      m->n_backends = p->n_backends;
+      return TSR_OK;
+    }
+  m->own_backends = true;
+  if (!(m->backends[0] = tsr_backend_init_best ()))
+    return tsr_last_status ();
+  m->n_backends = 1;
+  if (tsr_device_get_type (tsr_backend_device (m->backends[0]))
+      != TSR_DEVICE_CPU)
+    {
+      m->backends[1] = tsr_backend_init_by_type (TSR_DEVICE_CPU, NULL);
+      if (m->backends[1])
+        m->n_backends = 2;
+    }
+  return TSR_OK;
+}
+
+/* Weights that must be copied to a device must fit its free memory:
+   said before anything is copied.  */
+static int
+check_memory (const tsr_model *m, int b, size_t bytes, bool copied)
+{
+  tsr_device *dev = tsr_backend_device (m->backends[b]);
+  size_t free_b = 0, total = 0;
+  if (!copied || tsr_buffer_type_is_host (tsr_backend_buffer_type
+                                          (m->backends[b])))
+    return TSR_OK;
+  tsr_device_memory (dev, &free_b, &total);
+  if (total == 0 || bytes <= free_b)
+    return TSR_OK;
+  return tsr_set_error (TSR_ERR_NO_MEMORY, "model: the weights placed on %s "
+                        "take %.1f MiB, but it has %.1f MiB free of %.1f "
+                        "MiB (place fewer layers there, e.g. "
+                        "--gpu-layers)", tsr_device_name (dev),
+                        bytes / 1048576.0, free_b / 1048576.0,
+                        total / 1048576.0);
+}
+
+static int
+load_weights (tsr_model *m, bool no_mmap)
+{
+  for (int b = 0; b < m->n_backends; b++)
+    {
+      size_t bytes = 0;
+      if (!m->ctx[b])
+        continue;
+      for (tsr_tensor *t = tsr_context_first_tensor (m->ctx[b]); t;
+           t = tsr_context_next_tensor (m->ctx[b], t))
+        bytes += tsr_nbytes (t);
+      int st = check_memory (m, b, bytes, true);
+      if (st != TSR_OK)
+        return st;
+    }
+  for (int b = 0; b < m->n_backends; b++)
+    if (m->ctx[b])
+      {
+        tsr_buffer_type *buft = tsr_backend_buffer_type (m->backends[b]);
+        m->buf[b] = tsr_gguf_load_tensors (m->gguf, m->ctx[b], buft,
+                                           no_mmap ? TSR_GGUF_LOAD_COPY : 0);
+        if (!m->buf[b])
+          return tsr_last_status ();
+      }
+  return TSR_OK;
+}
+
+static int
+model_init (tsr_model *m, const char *path,
+            const struct tsr_model_params *p)
+{
+  struct tsr_gguf_error err;
+  int gpu_layers = p ? p->gpu_layers : 0;
+  if (!(m->gguf = tsr_gguf_open (path, &err)))
+    return err.status;
+  int st = read_hparams (m->gguf, &m->hp);
+  if (st == TSR_OK)
+    st = check_hparams (&m->hp);
+  if (st == TSR_OK)
+    st = take_backends (m, p);
+  if (st != TSR_OK)
+    return st;
+  m->hp.qkv_bias = tsr_gguf_find_tensor (m->gguf, "blk.0.attn_q.bias") >= 0;
+  m->layers = calloc ((size_t) m->hp.n_layer, sizeof *m->layers);
+  if (!m->layers)
+    return tsr_set_error (TSR_ERR_NO_MEMORY, "model: out of memory");
+  st = want_layers (m, gpu_layers);
+  if (st == TSR_OK)
+    st = want_globals (m, gpu_layers);
+  if (st == TSR_OK)
+    st = load_weights (m, p && p->no_mmap);
+  if (st == TSR_OK)
+    {
+      count_sizes (m);
+      describe (m);
+    }
+  return st;
+}
+
+tsr_model *
+tsr_model_load (const char *path, const struct tsr_model_params *params)
+{
+  if (!path)
+    {
+      tsr_set_error (TSR_ERR_INVALID_ARG, "model: NULL path");
+      return NULL;
+    }
+  tsr_model *m = calloc (1, sizeof *m);
+  if (!m)
+    {
+      tsr_set_error (TSR_ERR_NO_MEMORY, "model: out of memory");
+      return NULL;
+    }
+  if (model_init (m, path, params) != TSR_OK)
+    {
+      /* Keep the message across the frees.  */
+      char msg[512];
+      tsr_status st = tsr_last_status ();
+      snprintf (msg, sizeof msg, "%s", tsr_last_error ());
+      tsr_model_free (m);
+      tsr_set_error (st == TSR_OK ? TSR_ERR_FORMAT : st, "%s: %s", path, msg);
+      return NULL;
+    }
+  return m;
+}
+
+void
+tsr_model_free (tsr_model *m)
+{
+  if (!m)
+    return;
+  for (int b = 0; b < TSRI_MODEL_MAX_BACKENDS; b++)
+    {
+      tsr_buffer_free (m->buf[b]);
+      tsr_context_free (m->ctx[b]);
+    }
+  if (m->own_backends)
+    for (int b = 0; b < m->n_backends; b++)
+      tsr_backend_free (m->backends[b]);
+  free (m->layers);
+  tsr_gguf_close (m->gguf);
+  free (m);
+}
+
+/* Accessors.  */
+
+const struct tsr_model_hparams *
+tsr_model_get_hparams (const tsr_model *m)
+{
+  return m ? &m->hp : NULL;
+}
+
+const tsr_gguf *
+tsr_model_gguf (const tsr_model *m)
+{
+  return m ? m->gguf : NULL;
+}
+
+int
+tsr_model_n_backends (const tsr_model *m)
+{
+  return m ? m->n_backends : 0;
+}
+
+tsr_backend *
+tsr_model_backend (const tsr_model *m, int i)
+{
+  return m && i >= 0 && i < m->n_backends ? m->backends[i] : NULL;
+}
+
+int
+tsr_model_layer_backend (const tsr_model *m, int64_t il)
+{
+  if (!m || il < 0 || il > m->hp.n_layer)
+    return -1;
+  return il == m->hp.n_layer ? m->out_backend : m->layers[il].backend;
+}
+
+uint64_t
+tsr_model_bytes_per_token (const tsr_model *m)
+{
+  return m ? m->bytes_per_token : 0;
+}
+
+uint64_t
+tsr_model_n_params (const tsr_model *m)
+{
+  return m ? m->n_params : 0;
+}
+
+const char *
+tsr_model_describe (const tsr_model *m)
+{
+  return m ? m->describe : "";
+}

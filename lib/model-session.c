@@ -1,0 +1,286 @@
+/* model-session.c - key/value caches and running batches of tokens.
+ *
+ * Owns tsr_session: one cache tensor pair per layer, placed on the
+ * backend of that layer's weights, and a scheduler over the model's
+ * backends.  The graph of a batch shape is built and allocated once
+ * and reused while the shape stays the same: the number of cache
+ * positions attended to is rounded up to KV_STEP (unused positions are
+ * masked), so generating token after token rebuilds the graph only
+ * every KV_STEP tokens.  */
+#include <config.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tessera-impl.h"
+#include "model-impl.h"
+
+enum { KV_STEP = 256, DEFAULT_CTX = 4096, DEFAULT_BATCH = 512 };
+
+struct tsr_session
+{
+  tsr_model *m;
+  int n_ctx, n_batch, n_past;
+  tsr_context *cache_ctx[TSRI_MODEL_MAX_BACKENDS];
+  tsr_buffer *cache_buf[TSRI_MODEL_MAX_BACKENDS];
+  tsr_tensor **k, **v;          /* per layer */
+  tsr_sched *sched;
+  /* The graph of the last batch shape.  */
+  tsr_context *gctx;
+  tsr_graph *graph;
+  struct tsri_graph_inputs in;
+  int g_tokens, g_kv, g_out;
+  /* Host staging of the inputs.  */
+  int32_t *ibuf;
+  float *mask;
+};
+
+static int
+make_caches (tsr_session *s, tsr_type type)
+{
+  const tsr_model *m = s->m;
+  const struct tsr_model_hparams *hp = &m->hp;
+  s->k = calloc ((size_t) hp->n_layer, sizeof *s->k);
+  s->v = calloc ((size_t) hp->n_layer, sizeof *s->v);
+  if (!s->k || !s->v)
+    return tsr_set_error (TSR_ERR_NO_MEMORY, "session: out of memory");
+  for (int64_t il = 0; il < hp->n_layer; il++)
+    {
+      int b = m->layers[il].backend;
+      if (!s->cache_ctx[b] && !(s->cache_ctx[b] = tsr_context_new (true)))
+        return tsr_set_error (TSR_ERR_NO_MEMORY, "session: out of memory");
+      s->k[il] = tsr_new_tensor_3d (s->cache_ctx[b], type, hp->head_dim,
+                                    s->n_ctx, hp->n_head_kv);
+      s->v[il] = tsr_new_tensor_3d (s->cache_ctx[b], type, hp->head_dim,
+                                    s->n_ctx, hp->n_head_kv);
+      if (!s->k[il] || !s->v[il])
+        return tsr_last_status ();
+      tsr_set_name (s->k[il], "cache_k");
+      tsr_set_name (s->v[il], "cache_v");
+    }
+  for (int b = 0; b < m->n_backends; b++)
+    if (s->cache_ctx[b])
+      {
+        s->cache_buf[b] = tsr_context_alloc_tensors
+          (s->cache_ctx[b], tsr_backend_buffer_type (m->backends[b]));
+        if (!s->cache_buf[b])
+          return tsr_last_status ();
+        /* Masked positions are still multiplied: keep them finite.  */
+        tsr_buffer_clear (s->cache_buf[b], 0);
+      }
+  return TSR_OK;
+}
+
+static int
+session_init (tsr_session *s, const struct tsr_session_params *p)
+{
+  const struct tsr_model_hparams *hp = &s->m->hp;
+  s->n_ctx = p && p->n_ctx > 0 ? p->n_ctx : DEFAULT_CTX;
+  if (s->n_ctx > hp->n_ctx_train)
+    s->n_ctx = (int) hp->n_ctx_train;
+  s->n_batch = p && p->n_batch > 0 ? p->n_batch : DEFAULT_BATCH;
+  if (s->n_batch > s->n_ctx)
+    s->n_batch = s->n_ctx;
+  tsr_type kv = p && p->kv_type != TSR_TYPE_F32 ? p->kv_type : TSR_TYPE_F16;
+  if (kv != TSR_TYPE_F16)
+    return tsr_set_error (TSR_ERR_TYPE, "session: cache type %s is not "
+                          "supported (f16 is)", tsr_type_name (kv));
+  if (p && p->n_threads > 0)
+    for (int b = 0; b < s->m->n_backends; b++)
+      if (tsr_device_get_type (tsr_backend_device (s->m->backends[b]))
+          == TSR_DEVICE_CPU)
+        tsr_backend_set_n_threads (s->m->backends[b], p->n_threads);
+  s->ibuf = malloc ((size_t) s->n_batch * (size_t) (hp->n_head_kv + 3)
+                    * sizeof *s->ibuf);
+  s->mask = malloc ((size_t) s->n_batch * (size_t) s->n_ctx
+                    * sizeof *s->mask);
+  if (!s->ibuf || !s->mask)
+    return tsr_set_error (TSR_ERR_NO_MEMORY, "session: out of memory");
+  int st = make_caches (s, kv);
+  if (st == TSR_OK && !(s->sched = tsr_sched_new (s->m->backends,
+                                                  s->m->n_backends)))
+    st = tsr_last_status ();
+  return st;
+}
+
+tsr_session *
+tsr_session_new (tsr_model *model, const struct tsr_session_params *params)
+{
+  if (!model)
+    {
+      tsr_set_error (TSR_ERR_INVALID_ARG, "session: NULL model");
+      return NULL;
+    }
+  tsr_session *s = calloc (1, sizeof *s);
+  if (!s)
+    {
+      tsr_set_error (TSR_ERR_NO_MEMORY, "session: out of memory");
+      return NULL;
+    }
+  s->m = model;
+  if (session_init (s, params) != TSR_OK)
+    {
+      char msg[512];
+      tsr_status st = tsr_last_status ();
+      snprintf (msg, sizeof msg, "%s", tsr_last_error ());
+      tsr_session_free (s);
+      tsr_set_error (st, "%s", msg);
+      return NULL;
+    }
+  return s;
+}
+
+static void
+drop_graph (tsr_session *s)
+{
+  tsr_context_free (s->gctx);
+  s->gctx = NULL;
+  s->graph = NULL;
+  s->g_tokens = 0;
+}
+
+void
+tsr_session_free (tsr_session *s)
+{
+  if (!s)
+    return;
+  drop_graph (s);
+  tsr_sched_free (s->sched);
+  for (int b = 0; b < TSRI_MODEL_MAX_BACKENDS; b++)
+    {
+      tsr_buffer_free (s->cache_buf[b]);
+      tsr_context_free (s->cache_ctx[b]);
+    }
+  free (s->k);
+  free (s->v);
+  free (s->ibuf);
+  free (s->mask);
+  free (s);
+}
+
+/* The graph for N tokens over N_KV positions with N_OUT logits rows,
+   built and allocated unless the last one had that shape.  */
+static int
+prepare_graph (tsr_session *s, int n, int n_kv, int n_out)
+{
+  if (s->graph && s->g_tokens == n && s->g_kv == n_kv && s->g_out == n_out)
+    return TSR_OK;
+  drop_graph (s);
+  tsr_sched_reset (s->sched);
+  if (!(s->gctx = tsr_context_new (true)))
+    return tsr_set_error (TSR_ERR_NO_MEMORY, "session: out of memory");
+  int st = tsri_model_build (s->m, s->gctx, s->k, s->v, n, n_kv, n_out,
+                             &s->in);
+  if (st == TSR_OK && !(s->graph = tsr_graph_new (s->gctx)))
+    st = tsr_last_status ();
+  if (st == TSR_OK)
+    st = tsr_graph_build (s->graph, s->in.logits);
+  if (st == TSR_OK)
+    st = tsr_sched_alloc_graph (s->sched, s->graph);
+  if (st != TSR_OK)
+    {
+      drop_graph (s);
+      return st;
+    }
+  s->g_tokens = n;
+  s->g_kv = n_kv;
+  s->g_out = n_out;
+  return TSR_OK;
+}
+
+static int
+set_inputs (tsr_session *s, const int32_t *tokens, int n, int n_kv,
+            int n_out)
+{
+  const int64_t n_head_kv = s->m->hp.n_head_kv;
+  int32_t *pos = s->ibuf, *rows = pos + n, *out = rows + n * n_head_kv;
+  for (int i = 0; i < n; i++)
+    {
+      pos[i] = s->n_past + i;
+      for (int64_t h = 0; h < n_head_kv; h++)
+        rows[h * n + i] = s->n_past + i;
+      for (int j = 0; j < n_kv; j++)
+        s->mask[(size_t) i * n_kv + j] = j <= s->n_past + i ? 0.0f
+                                                            : -INFINITY;
+    }
+  for (int i = 0; i < n_out; i++)
+    out[i] = n - n_out + i;
+  const struct tsri_graph_inputs *in = &s->in;
+  int st = tsr_tensor_set (in->tokens, tokens, 0, sizeof *tokens * n);
+  if (st == TSR_OK)
+    st = tsr_tensor_set (in->pos, pos, 0, sizeof *pos * n);
+  if (st == TSR_OK)
+    st = tsr_tensor_set (in->kv_idx, rows, 0, sizeof *rows * n * n_head_kv);
+  if (st == TSR_OK)
+    st = tsr_tensor_set (in->mask, s->mask, 0,
+                         sizeof *s->mask * (size_t) n * n_kv);
+  if (st == TSR_OK && in->out_idx)
+    st = tsr_tensor_set (in->out_idx, out, 0, sizeof *out * n_out);
+  return st;
+}
+
+static int
+check_batch (const tsr_session *s, const int32_t *tokens, int n)
+{
+  if (!tokens || n < 1 || n > s->n_batch)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "session: %d tokens in a "
+                          "batch, 1 to %d allowed", n, s->n_batch);
+  if (n > s->n_ctx - s->n_past)
+    return tsr_set_error (TSR_ERR_STATE, "session: the cache is full (%d "
+                          "of %d positions used, %d more asked)", s->n_past,
+                          s->n_ctx, n);
+  for (int i = 0; i < n; i++)
+    if (tokens[i] < 0 || tokens[i] >= s->m->hp.n_vocab)
+      return tsr_set_error (TSR_ERR_INVALID_ARG, "session: token %d (at %d) "
+                            "is outside the vocabulary [0, %lld)", tokens[i],
+                            i, (long long) s->m->hp.n_vocab);
+  return TSR_OK;
+}
+
+int
+tsr_session_decode (tsr_session *s, const int32_t *tokens, int n,
+                    float *logits, bool all_logits)
+{
+  if (!s)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "session: NULL session");
+  int st = check_batch (s, tokens, n);
+  if (st != TSR_OK)
+    return st;
+  int n_kv = (s->n_past + n + KV_STEP - 1) / KV_STEP * KV_STEP;
+  if (n_kv > s->n_ctx)
+    n_kv = s->n_ctx;
+  int n_out = all_logits ? n : 1;
+  st = prepare_graph (s, n, n_kv, n_out);
+  if (st == TSR_OK)
+    st = set_inputs (s, tokens, n, n_kv, n_out);
+  if (st == TSR_OK)
+    st = tsr_sched_graph_compute (s->sched, s->graph);
+  if (st != TSR_OK)
+    return st;
+  s->n_past += n;
+  if (logits)
+    st = tsr_tensor_get (s->in.logits, logits, 0,
+                         sizeof *logits * (size_t) n_out
+                         * (size_t) s->m->hp.n_vocab);
+  return st;
+}
+
+int
+tsr_session_n_past (const tsr_session *s)
+{
+  return s ? s->n_past : 0;
+}
+
+int
+tsr_session_n_ctx (const tsr_session *s)
+{
+  return s ? s->n_ctx : 0;
+}
+
+void
+tsr_session_reset (tsr_session *s)
+{
+  if (s)
+    s->n_past = 0;
+}

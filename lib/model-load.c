@@ -140,7 +140,20 @@ read_rope_scaling (const tsr_gguf *g, struct tsr_model_hparams *hp)
   snprintf (key, sizeof key, "%s.rope.scaling.type", hp->arch);
   hp->rope_freq_scale = 1.0f;
   if (tsr_gguf_find_key (g, key) < 0)
-    return TSR_OK;
+    {
+      /* Older files give a factor without a type, or rope.scale_linear:
+         both mean linear scaling.  */
+      float f = 1.0f;
+      int st = get_float (g, hp->arch, "rope.scaling.factor", 1.0f, &f);
+      if (st == TSR_OK && f == 1.0f)
+        st = get_float (g, hp->arch, "rope.scale_linear", 1.0f, &f);
+      if (st == TSR_OK && !(f > 0))
+        st = tsr_set_error (TSR_ERR_FORMAT, "model: the rope scaling factor "
+                            "of %s must be positive", hp->arch);
+      if (st == TSR_OK)
+        hp->rope_freq_scale = 1.0f / f;
+      return st;
+    }
   if (tsr_gguf_get_str (g, key, &type, NULL) != TSR_OK)
     return tsr_set_error (TSR_ERR_FORMAT, "model: key %s is not a string",
                           key);
@@ -393,6 +406,8 @@ count_sizes (tsr_model *m)
          t; t = tsr_context_next_tensor (m->ctx[b], t))
       if (t != m->tok_embd)
         bytes += tsr_nbytes (t);
+  if (m->output == m->tok_embd)         /* tied, read whole as output */
+    bytes += tsr_nbytes (m->output);
   m->bytes_per_token = bytes;
 }
 

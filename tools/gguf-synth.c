@@ -440,22 +440,12 @@ file_type (tsr_type type)
     }
 }
 
-static int
-set_arch_u32 (tsr_gguf_writer *w, const struct synth_model *m,
-              const char *key, int64_t v)
+/* "ARCH.SUFFIX" in BUF (128 bytes).  */
+static const char *
+arch_key (const struct synth_model *m, const char *suffix, char *buf)
 {
-  char k[128];
-  snprintf (k, sizeof k, "%s.%s", arch_names[m->arch], key);
-  return tsr_gguf_set_u32 (w, k, (uint32_t) v);
-}
-
-static int
-set_arch_f32 (tsr_gguf_writer *w, const struct synth_model *m,
-              const char *key, double v)
-{
-  char k[128];
-  snprintf (k, sizeof k, "%s.%s", arch_names[m->arch], key);
-  return tsr_gguf_set_f32 (w, k, (float) v);
+  snprintf (buf, 128, "%s.%s", arch_names[m->arch], suffix);
+  return buf;
 }
 
 /* The hyper-parameters, in the order the converter writes them.  */
@@ -473,26 +463,29 @@ set_model_keys (tsr_gguf_writer *w, const struct synth_model *m)
     { "attention.head_count", m->n_head },
     { "attention.head_count_kv", m->n_head_kv },
   };
+  char k[128];
   for (size_t i = 0; st == TSR_OK && i < sizeof u32s / sizeof u32s[0]; i++)
-    st = set_arch_u32 (w, m, u32s[i].key, u32s[i].v);
+    st = tsr_gguf_set_u32 (w, arch_key (m, u32s[i].key, k),
+                           (uint32_t) u32s[i].v);
   if (st == TSR_OK)
-    st = set_arch_f32 (w, m, "rope.freq_base", m->rope_base);
+    st = tsr_gguf_set_f32 (w, arch_key (m, "rope.freq_base", k),
+                           (float) m->rope_base);
   if (st == TSR_OK)
-    st = set_arch_f32 (w, m, "attention.layer_norm_rms_epsilon", m->eps);
+    st = tsr_gguf_set_f32 (w, arch_key (m, "attention.layer_norm_rms_epsilon",
+                                        k), (float) m->eps);
   if (st == TSR_OK)
     st = tsr_gguf_set_u32 (w, "general.file_type", file_type (m->type));
   if (st == TSR_OK)
-    st = set_arch_u32 (w, m, "vocab_size", m->n_vocab);
+    st = tsr_gguf_set_u32 (w, arch_key (m, "vocab_size", k),
+                           (uint32_t) m->n_vocab);
   if (st == TSR_OK)
-    st = set_arch_u32 (w, m, "rope.dimension_count", m->head_dim);
+    st = tsr_gguf_set_u32 (w, arch_key (m, "rope.dimension_count", k),
+                           (uint32_t) m->head_dim);
   if (st == TSR_OK && m->rope_linear > 0)
-    {
-      char k[128];
-      snprintf (k, sizeof k, "%s.rope.scaling.type", arch_names[m->arch]);
-      st = tsr_gguf_set_str (w, k, "linear");
-      if (st == TSR_OK)
-        st = set_arch_f32 (w, m, "rope.scaling.factor", m->rope_linear);
-    }
+    st = tsr_gguf_set_str (w, arch_key (m, "rope.scaling.type", k), "linear");
+  if (st == TSR_OK && m->rope_linear > 0)
+    st = tsr_gguf_set_f32 (w, arch_key (m, "rope.scaling.factor", k),
+                           (float) m->rope_linear);
   return st;
 }
 

@@ -12,7 +12,7 @@
  * What it computes (as llama.cpp runs these architectures):
  *   x = row tokens[t] of token_embd
  *   per layer:
- *     h = rmsnorm (x) * attn_norm      rmsnorm (x) = x / sqrt (mean (x^2) + eps)
+ *     h = rmsnorm (x) * attn_norm, rmsnorm (x) = x / sqrt (mean (x^2) + eps)
  *     q = Wq h + bq, k = Wk h + bk, v = Wv h + bv   (biases: qwen2, or
  *       llama files that have them); W of GGUF shape [in, out] gives
  *       out[j] = sum_i W[j * in + i] * h[i]
@@ -94,26 +94,33 @@ tsr_ref_key (const struct tsr_ref_loader *l, const char *suffix, char *buf,
   return buf;
 }
 
+/* The position of key ARCH.SUFFIX (spelled out in KEY, 160 bytes), or
+   -1: an error when REQUIRED.  */
+static int64_t
+tsr_ref_find (struct tsr_ref_loader *l, const char *suffix, bool required,
+              char *key)
+{
+  tsr_ref_key (l, suffix, key, 160);
+  int64_t i = tsr_gguf_find_key (l->g, key);
+  if (i < 0 && required)
+    tsr_ref_fail (l, "missing key %s", key);
+  return i;
+}
+
 /* The integer key ARCH.SUFFIX, of any integer type, in *V; DEF when
-   absent and not REQUIRED.  */
+   absent.  */
 static void
 tsr_ref_int (struct tsr_ref_loader *l, const char *suffix, bool required,
              int64_t def, int64_t *v)
 {
   char key[160];
-  tsr_ref_key (l, suffix, key, sizeof key);
-  int64_t i = tsr_gguf_find_key (l->g, key);
-  *v = def;
-  if (i < 0)
-    {
-      if (required)
-        tsr_ref_fail (l, "missing key %s", key);
-      return;
-    }
+  int64_t i = tsr_ref_find (l, suffix, required, key);
   union { uint8_t u8; int8_t i8; uint16_t u16; int16_t i16; uint32_t u32;
           int32_t i32; uint64_t u64; int64_t i64; } x;
-  switch (tsr_gguf_kv_type (l->g, i))
+  *v = def;
+  switch (i < 0 ? TSR_GGUF_TYPE_COUNT : tsr_gguf_kv_type (l->g, i))
     {
+    case TSR_GGUF_TYPE_COUNT: break;
     case TSR_GGUF_UINT8: tsr_gguf_get_u8 (l->g, key, &x.u8); *v = x.u8; break;
     case TSR_GGUF_INT8: tsr_gguf_get_i8 (l->g, key, &x.i8); *v = x.i8; break;
     case TSR_GGUF_UINT16: tsr_gguf_get_u16 (l->g, key, &x.u16); *v = x.u16;
@@ -139,18 +146,17 @@ tsr_ref_float (struct tsr_ref_loader *l, const char *suffix, bool required,
                double def, double *v)
 {
   char key[160];
-  tsr_ref_key (l, suffix, key, sizeof key);
-  int64_t i = tsr_gguf_find_key (l->g, key);
+  int64_t i = tsr_ref_find (l, suffix, required, key);
+  tsr_gguf_type type = i < 0 ? TSR_GGUF_TYPE_COUNT
+                      : tsr_gguf_kv_type (l->g, i);
   float f;
   *v = def;
-  if (i < 0 && required)
-    tsr_ref_fail (l, "missing key %s", key);
-  else if (i >= 0 && tsr_gguf_kv_type (l->g, i) == TSR_GGUF_FLOAT32)
+  if (type == TSR_GGUF_FLOAT32)
     {
       tsr_gguf_get_f32 (l->g, key, &f);
       *v = f;
     }
-  else if (i >= 0 && tsr_gguf_kv_type (l->g, i) == TSR_GGUF_FLOAT64)
+  else if (type == TSR_GGUF_FLOAT64)
     tsr_gguf_get_f64 (l->g, key, v);
   else if (i >= 0)
     tsr_ref_fail (l, "key %s is not a float", key);

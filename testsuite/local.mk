@@ -53,7 +53,8 @@ endif
 
 # The test programs themselves are built by testsuite/lib/tessera.exp.
 EXTRA_DIST += testsuite/config/default.exp testsuite/lib/tessera.exp \
-	testsuite/lib/tsr-test.h testsuite/site-extra.exp.in \
+	testsuite/lib/tsr-test.h testsuite/lib/tsr-model-ref.h \
+	testsuite/site-extra.exp.in \
 	testsuite/modules/README testsuite/tessera.types testsuite/tessera.ops \
 	testsuite/tessera.registry testsuite/tessera.loader \
 	testsuite/tessera.alloc testsuite/tessera.static \
@@ -61,7 +62,7 @@ EXTRA_DIST += testsuite/config/default.exp testsuite/lib/tessera.exp \
 	testsuite/tessera.ops-nn testsuite/tessera.sched testsuite/tessera.cpu \
 	testsuite/tessera.opcheck testsuite/tessera.gguf \
 	testsuite/tessera.opencl testsuite/tessera.blas \
-	testsuite/tessera.cuda testsuite/tessera.bench
+	testsuite/tessera.cuda testsuite/tessera.bench testsuite/tessera.model
 clean-local: clean-testsuite
 clean-testsuite:
 	-rm -rf testsuite/bin

@@ -4,6 +4,8 @@
  *   tessera-gguf check FILE...          validate; exit 1 if any is bad
  *   tessera-gguf convert -t TYPE IN OUT change tensor types (also
  *                                       "requantize")
+ *   tessera-gguf synth [OPTION]... OUT  a model with random weights
+ *                                       (gguf-synth.c)
  *
  * Everything about the format lives in the library (tessera/gguf.h);
  * this file only formats and drives it.  */
@@ -19,6 +21,8 @@
 
 #include <tessera.h>
 
+#include "gguf-synth.h"
+
 #define TEXT_ARRAY_ITEMS 8
 
 static const char *program = "tessera-gguf";
@@ -31,13 +35,17 @@ usage (FILE *f)
            "       tessera-gguf check FILE...\n"
            "       tessera-gguf convert --type=TYPE IN OUT\n"
            "       tessera-gguf requantize --type=TYPE IN OUT\n"
-           "Inspect, validate and convert GGUF model files.\n\n"
+           "       tessera-gguf synth [OPTION]... OUT\n"
+           "Inspect, validate, convert and synthesize GGUF model files.\n\n"
            "Commands:\n"
            "  dump        print the metadata and the tensor table\n"
            "  check       validate each FILE; exit 1 if any is malformed\n"
            "  convert     write IN to OUT with float tensors converted to "
            "TYPE\n"
-           "  requantize  the same as convert\n\n"
+           "  requantize  the same as convert\n"
+           "  synth       write a llama or qwen2 model with random weights "
+           "to OUT\n"
+           "              (options: tessera-gguf synth --help)\n\n"
            "Options:\n"
            "  -j, --json         dump: print JSON\n"
            "  -t, --type=TYPE    convert: f32, f16, bf16, q8_0 or q4_0\n"
@@ -444,6 +452,9 @@ main (int argc, char **argv)
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 }
   };
+  /* synth has options of its own.  */
+  if (argc > 1 && strcmp (argv[1], "synth") == 0)
+    return synth_main (argc - 1, argv + 1);
   bool json = false;
   const char *type_name = NULL;
   int c;

@@ -1,0 +1,118 @@
+/* model-test.h - helpers of the tessera.model tests: model files
+ * written by tessera-gguf synth, token sequences, and comparing
+ * logits.  */
+#ifndef MODEL_TEST_H
+#define MODEL_TEST_H
+
+#define _POSIX_C_SOURCE 200809L   /* popen */
+#include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <tessera.h>
+#include "tsr-test.h"
+
+static const char *mt_bld;
+static char mt_out[8192];
+
+/* False (after a FAIL line) when the test environment is missing.  */
+static bool
+mt_init (void)
+{
+  mt_bld = getenv ("TSR_TEST_BUILDDIR");
+  if (!mt_bld)
+    CHECK (0, "test environment is set (TSR_TEST_BUILDDIR)");
+  return mt_bld != NULL;
+}
+
+/* The path of this test's model NAME (in testsuite/bin, unique per
+   process).  */
+static const char *
+mt_path (const char *name, char *buf, size_t n)
+{
+  snprintf (buf, n, "%s/testsuite/bin/model-%s-%ld.gguf", mt_bld, name,
+            (long) getpid ());
+  return buf;
+}
+
+/* Run the shell command CMD; its output (both streams) in mt_out; its
+   exit status (-1 when it did not exit).  */
+static int
+mt_shell (const char *cmd)
+{
+  char full[8192];
+  snprintf (full, sizeof full, "%s 2>&1", cmd);
+  FILE *p = popen (full, "r");
+  size_t n = p ? fread (mt_out, 1, sizeof mt_out - 1, p) : 0;
+  mt_out[n] = '\0';
+  int st = p ? pclose (p) : -1;
+  return st != -1 && WIFEXITED (st) ? WEXITSTATUS (st) : -1;
+}
+
+/* tessera-gguf synth ARGS PATH; true on success (else a FAIL line).  */
+static bool
+mt_synth (const char *args, const char *path)
+{
+  char cmd[4096];
+  snprintf (cmd, sizeof cmd, "%s/tools/tessera-gguf synth %s %s", mt_bld,
+            args, path);
+  int st = mt_shell (cmd);
+  if (st != 0)
+    CHECK (0, "synth %s: %s", args, mt_out);
+  return st == 0;
+}
+
+/* Normalized mean squared error of GOT against WANT.  */
+static double
+mt_nmse (const float *got, const double *want, size_t n)
+{
+  double err = 0, norm = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      double d = (double) got[i] - want[i];
+      err += d * d;
+      norm += want[i] * want[i];
+    }
+  return norm > 0 ? err / norm : err;
+}
+
+/* The same for two float arrays.  */
+static double
+mt_nmse_f (const float *got, const float *want, size_t n)
+{
+  double err = 0, norm = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      double d = (double) got[i] - want[i];
+      err += d * d;
+      norm += (double) want[i] * want[i];
+    }
+  return norm > 0 ? err / norm : err;
+}
+
+/* A deterministic prompt of N ids below VOCAB.  */
+static void
+mt_tokens (int32_t *t, int n, int64_t vocab, unsigned seed)
+{
+  for (int i = 0; i < n; i++)
+    t[i] = (int32_t) (((uint64_t) (i + 1) * 2654435761u + seed * 40503u)
+                      % (uint64_t) vocab);
+}
+
+/* Decode T[0..N) in batches of BATCH tokens (all logits) into LOGITS
+   (n x vocab).  TSR_OK or the failing status.  */
+static int
+mt_decode (tsr_session *s, const int32_t *t, int n, int batch, float *logits,
+           int64_t vocab)
+{
+  for (int i = 0; i < n; i += batch)
+    {
+      int k = n - i < batch ? n - i : batch;
+      int st = tsr_session_decode (s, t + i, k, logits + (size_t) i * vocab,
+                                   true);
+      if (st != TSR_OK)
+        return st;
+    }
+  return TSR_OK;
+}
+
+#endif /* MODEL_TEST_H */

@@ -36,6 +36,43 @@ struct tsr_session
   float *mask;
 };
 
+/* Can backend B write (set_rows) a cache of TYPE and attend over it
+   (flash_attn_ext)?  Asked with nodes of the real shapes.  */
+static bool
+cache_ok (const tsr_session *s, int b, tsr_type type)
+{
+  const struct tsr_model_hparams *hp = &s->m->hp;
+  tsr_backend *be = s->m->backends[b];
+  tsr_context *c = tsr_context_new (true);
+  tsr_tensor *cache = tsr_new_tensor_3d (c, type, hp->head_dim, s->n_ctx,
+                                         hp->n_head_kv);
+  tsr_tensor *rows = tsr_new_tensor_3d (c, TSR_TYPE_F32, hp->head_dim, 1,
+                                        hp->n_head_kv);
+  tsr_tensor *idx = tsr_new_tensor_2d (c, TSR_TYPE_I32, 1, hp->n_head_kv);
+  tsr_tensor *q = tsr_new_tensor_3d (c, TSR_TYPE_F32, hp->head_dim, 1,
+                                     hp->n_head);
+  tsr_tensor *mask = tsr_new_tensor_2d (c, TSR_TYPE_F32, s->n_ctx, 1);
+  tsr_tensor *w = tsr_set_rows (c, cache, rows, idx);
+  tsr_tensor *a = tsr_flash_attn_ext (c, q, cache, cache, mask, 1.0f);
+  bool ok = w && a && tsr_backend_supports_op (be, w)
+            && tsr_backend_supports_op (be, a);
+  tsr_context_free (c);
+  return ok;
+}
+
+/* Where a layer whose weights are on backend B keeps its cache: there
+   when B can use it, else on the first backend that can (-1: none).  */
+static int
+cache_backend (const tsr_session *s, int b, tsr_type type)
+{
+  if (cache_ok (s, b, type))
+    return b;
+  for (int i = 0; i < s->m->n_backends; i++)
+    if (i != b && cache_ok (s, i, type))
+      return i;
+  return -1;
+}
+
 static int
 make_caches (tsr_session *s, tsr_type type)
 {
@@ -47,7 +84,11 @@ make_caches (tsr_session *s, tsr_type type)
     return tsr_set_error (TSR_ERR_NO_MEMORY, "session: out of memory");
   for (int64_t il = 0; il < hp->n_layer; il++)
     {
-      int b = m->layers[il].backend;
+      int b = cache_backend (s, m->layers[il].backend, type);
+      if (b < 0)
+        return tsr_set_error (TSR_ERR_UNSUPPORTED, "session: no backend "
+                              "can write and read a %s key/value cache",
+                              tsr_type_name (type));
       if (!s->cache_ctx[b] && !(s->cache_ctx[b] = tsr_context_new (true)))
         return tsr_set_error (TSR_ERR_NO_MEMORY, "session: out of memory");
       s->k[il] = tsr_new_tensor_3d (s->cache_ctx[b], type, hp->head_dim,

@@ -1,6 +1,6 @@
 /* A check-only backend that supports only f32 add and mul and keeps
    its tensors in memory of its own buffer type, which no other device
-   reads.  With it, the scheduler must split graphs and copy tensors
+   reads; it says it has 1 MiB of it free (it allocates more).  With it, the scheduler must split graphs and copy tensors
    across backends.  Arithmetic is plain C over strides.  */
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +157,15 @@ dev_desc (tsr_device *dev)
   return "check-only backend: f32 add and mul, private memory";
 }
 
+/* A small memory, so that a model runner's check of free memory before
+   copying weights can be seen to refuse.  */
+static void
+dev_memory (tsr_device *dev, size_t *free_bytes, size_t *total)
+{
+  *free_bytes = 1u << 20;
+  *total = 2u << 20;
+}
+
 static tsr_device_type
 dev_type (tsr_device *dev)
 {
@@ -198,7 +207,7 @@ static tsr_reg partial_reg = {
 };
 
 static tsr_device partial_device = {
-  { dev_name, dev_desc, NULL, dev_type, NULL, init_backend, dev_buft,
+  { dev_name, dev_desc, dev_memory, dev_type, NULL, init_backend, dev_buft,
     supports_op, supports_buft },
   &partial_reg, NULL
 };

@@ -1,0 +1,160 @@
+/* { dg-do run } */
+/* Area: the model runner over several devices (tessera/model.h, the
+   scheduler).
+   Purpose: every device Tessera finds (PoCL's OpenCL, BLAS, CUDA where
+   present, and the check-only "partial" backend, whose private memory
+   forces the scheduler to split the graph and copy between devices)
+   runs a model with the CPU behind it, with all layers on the device
+   and with only the last one there (gpu_layers = 1), and gives the
+   CPU's logits.  Weights that do not fit a device's free memory are
+   refused before loading, with the sizes.
+   Tolerance: NMSE against the CPU alone 1e-4 for f32 weights (devices
+   may sum in another order or round activations to f16 in their
+   kernels), 2e-3 for q8_0 (the CPU rounds activations to q8_0 for few
+   tokens, another device may not).
+   Limitations: a device that cannot run some op leaves it to the CPU;
+   the result is still compared.  */
+#include "model-test.h"
+
+#define N_TOK 9
+
+struct model_case
+{
+  const char *name, *args;
+  double max_nmse;
+};
+
+static const struct model_case cases[] = {
+  { "f32", "--type=f32 --untied --layers=3", 1e-4 },
+  { "q8_0-tied", "--type=q8_0 --tied --layers=3 --rope-freqs", 2e-3 },
+};
+
+/* Logits of the prompt on BE[0..N) with GPU_LAYERS, into OUT; status. */
+static int
+run (const char *path, tsr_backend **be, int n, int gpu_layers, float *out)
+{
+  struct tsr_model_params mp = { .backends = be, .n_backends = n,
+                                 .gpu_layers = gpu_layers };
+  tsr_model *m = tsr_model_load (path, &mp);
+  if (!m)
+    return tsr_last_status ();
+  int64_t v = tsr_model_get_hparams (m)->n_vocab;
+  int32_t t[N_TOK];
+  mt_tokens (t, N_TOK, v, 5);
+  struct tsr_session_params sp = { .n_ctx = 32, .n_batch = N_TOK };
+  tsr_session *s = tsr_session_new (m, &sp);
+  int st = s ? tsr_session_decode (s, t, N_TOK, out, true)
+             : tsr_last_status ();
+  tsr_session_free (s);
+  tsr_model_free (m);
+  return st;
+}
+
+static void
+check_device (tsr_backend *dev, tsr_backend *cpu, const struct model_case *c,
+              const char *path, const float *want, float *got, size_t n)
+{
+  const char *name = tsr_backend_name (dev);
+  tsr_backend *both[2] = { dev, cpu };
+  static const int layers[] = { -1, 1 };
+  for (int k = 0; k < 2; k++)
+    {
+      int st = run (path, both, 2, layers[k], got);
+      double e = st == TSR_OK ? mt_nmse_f (got, want, n) : 1;
+      CHECK (st == TSR_OK && e <= c->max_nmse, "%s: %s+CPU, %s: the CPU's "
+             "logits (nmse %.2e, at most %.0e) %s", c->name, name,
+             k ? "last layer on it" : "all layers on it", e, c->max_nmse,
+             st == TSR_OK ? "" : tsr_last_error ());
+    }
+}
+
+static void
+check_memory (tsr_backend *part, tsr_backend *cpu)
+{
+  char path[4096];
+  if (!mt_synth ("--type=f32 --layers=8 --untied",
+                 mt_path ("big", path, sizeof path)))
+    return;
+  tsr_backend *both[2] = { part, cpu };
+  struct tsr_model_params mp = { .backends = both, .n_backends = 2,
+                                 .gpu_layers = -1 };
+  tsr_model *m = tsr_model_load (path, &mp);
+  const char *e = tsr_last_error ();
+  CHECK (!m && tsr_last_status () == TSR_ERR_NO_MEMORY
+         && strstr (e, "Partial0") && strstr (e, "MiB free"),
+         "weights larger than a device's free memory are refused (%s)", e);
+  tsr_model_free (m);
+  mp.gpu_layers = 2;
+  m = tsr_model_load (path, &mp);
+  CHECK (m && tsr_model_layer_backend (m, 7) == 0
+         && tsr_model_layer_backend (m, 5) == 1
+         && tsr_model_layer_backend (m, 8) == 0,
+         "with gpu_layers 2 the last two layers and the output fit (%s)",
+         m ? "" : tsr_last_error ());
+  tsr_model_free (m);
+  unlink (path);
+}
+
+/* The check-only partial backend, loaded from the testsuite's modules
+   (none in static builds).  */
+static tsr_backend *
+partial_backend (void)
+{
+  const char *dir = getenv ("TSR_TEST_MODULE_DIR");
+  char path[4096];
+  snprintf (path, sizeof path, "%s/tessera-partial", dir ? dir : ".");
+  if (!dir || tsr_registry_load (path) != TSR_OK)
+    return NULL;
+  return tsr_backend_init_by_name ("partial", NULL);
+}
+
+int
+main (void)
+{
+  if (!mt_init ())
+    return TSR_TEST_EXIT ();
+  tsr_backend *cpu = tsr_backend_init_by_type (TSR_DEVICE_CPU, NULL);
+  tsr_backend *part = partial_backend ();
+  tsr_backend *devs[16];
+  int n_dev = 0;
+  CHECK (cpu != NULL, "cpu backend (%s)", cpu ? "" : tsr_last_error ());
+  if (!cpu)
+    return TSR_TEST_EXIT ();
+  for (size_t i = 0; i < tsr_device_count () && n_dev < 16; i++)
+    {
+      tsr_device *d = tsr_device_get (i);
+      if (tsr_device_get_type (d) != TSR_DEVICE_CPU
+          && strcmp (tsr_device_name (d), "Partial0") != 0)
+        if ((devs[n_dev] = tsr_device_init (d, NULL)))
+          n_dev++;
+    }
+  if (part)
+    devs[n_dev++] = part;
+  else
+    tsr_test_unsupported ("partial backend not available (static build)");
+  if (n_dev == 0)
+    tsr_test_unsupported ("no device besides the CPU");
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+    {
+      char path[4096];
+      if (!mt_synth (cases[c].args, mt_path (cases[c].name, path,
+                                             sizeof path)))
+        continue;
+      size_t n = (size_t) N_TOK * 512;           /* tiny: vocab 512 */
+      float *want = malloc (n * sizeof *want), *got = malloc (n * sizeof *got);
+      int st = run (path, &cpu, 1, -1, want);
+      CHECK (st == TSR_OK, "%s: CPU alone (%s)", cases[c].name,
+             st == TSR_OK ? "" : tsr_last_error ());
+      for (int d = 0; d < n_dev && st == TSR_OK; d++)
+        check_device (devs[d], cpu, &cases[c], path, want, got, n);
+      free (want);
+      free (got);
+      unlink (path);
+    }
+  if (part)
+    check_memory (part, cpu);
+  for (int d = 0; d < n_dev; d++)
+    tsr_backend_free (devs[d]);
+  tsr_backend_free (cpu);
+  return TSR_TEST_EXIT ();
+}

@@ -231,14 +231,14 @@ check_hparams (const struct tsr_model_hparams *hp)
 
 /* Placement: which backend holds each layer (IL == n_layer: the output).
    The last GPU_LAYERS layers and the output on backend 0, the rest on
-   backend 1.  */
+   backend 1; every layer on backend 0 when GPU_LAYERS is 0, negative or
+   at least the layer count.  */
 static int
 place_layer (const tsr_model *m, int gpu_layers, int64_t il)
 {
-  if (m->n_backends < 2 || gpu_layers < 0)
+  if (m->n_backends < 2 || gpu_layers <= 0 || gpu_layers >= m->hp.n_layer
+      || il == m->hp.n_layer)
     return 0;
-  if (il == m->hp.n_layer)
-    return gpu_layers > 0 ? 0 : 1;
   return il >= m->hp.n_layer - gpu_layers ? 0 : 1;
 }
 

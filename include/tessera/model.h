@@ -69,9 +69,10 @@ struct tsr_model_params
   tsr_backend *const *backends;
   int n_backends;
   /* With two or more backends: the last GPU_LAYERS layers (and the
-     output) go to backends[0], the others to backends[1]; negative:
-     every layer on backends[0].  With a zero-filled struct this is 0:
-     set it to -1 for "all on the first".  */
+     output) go to backends[0], the others to backends[1].  0 (the
+     default), a negative number or at least the layer count: every
+     layer on backends[0].  (To keep every layer off a device, leave it
+     out of BACKENDS.)  */
   int gpu_layers;
   /* Copy host weights out of the mapping instead of computing on it.  */
   bool no_mmap;

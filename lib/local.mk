@@ -8,7 +8,7 @@ pkginclude_HEADERS += include/tessera/status.h include/tessera/log.h \
 	include/tessera/ops.h include/tessera/ops.def include/tessera/graph.h \
 	include/tessera/backend.h include/tessera/alloc.h \
 	include/tessera/registry.h include/tessera/module.h \
-	include/tessera/gguf.h \
+	include/tessera/gguf.h include/tessera/vocab.h \
 	include/tessera/sched.h
 nodist_pkginclude_HEADERS += include/tessera/version.h
 
@@ -17,7 +17,7 @@ lib_libtessera_la_SOURCES = lib/tessera-impl.h lib/status.c lib/log.c \
 	lib/graph.c lib/buffer.c \
 	lib/backend.c lib/alloc.c lib/sched.c lib/registry.c lib/loader.c \
 	lib/gguf-impl.h lib/gguf.c lib/gguf-parse.c lib/gguf-write.c \
-	lib/gguf-load.c
+	lib/gguf-load.c lib/vocab-impl.h lib/vocab-unicode.c lib/vocab-pretok.c
 nodist_lib_libtessera_la_SOURCES = lib/builtin-modules.h
 lib_libtessera_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DTSR_BACKEND_DIR='"$(backenddir)"'

@@ -18,7 +18,7 @@ lib_libtessera_la_SOURCES = lib/tessera-impl.h lib/status.c lib/log.c \
 	lib/backend.c lib/alloc.c lib/sched.c lib/registry.c lib/loader.c \
 	lib/gguf-impl.h lib/gguf.c lib/gguf-parse.c lib/gguf-write.c \
 	lib/gguf-load.c lib/vocab-impl.h lib/vocab.c lib/vocab-load.c \
-	lib/vocab-unicode.c lib/vocab-pretok.c
+	lib/vocab-unicode.c lib/vocab-pretok.c lib/vocab-tokenize.c
 nodist_lib_libtessera_la_SOURCES = lib/builtin-modules.h
 lib_libtessera_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DTSR_BACKEND_DIR='"$(backenddir)"'

@@ -12,6 +12,7 @@
 #include <tessera/alloc.h>
 #include <tessera/registry.h>
 #include <tessera/gguf.h>
+#include <tessera/vocab.h>
 #include <tessera/sched.h>
 #include <tessera/model.h>
 #include <tessera/version.h>

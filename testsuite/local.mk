@@ -62,7 +62,8 @@ EXTRA_DIST += testsuite/config/default.exp testsuite/lib/tessera.exp \
 	testsuite/tessera.ops-nn testsuite/tessera.sched testsuite/tessera.cpu \
 	testsuite/tessera.opcheck testsuite/tessera.gguf \
 	testsuite/tessera.opencl testsuite/tessera.blas \
-	testsuite/tessera.cuda testsuite/tessera.bench testsuite/tessera.model
+	testsuite/tessera.cuda testsuite/tessera.bench testsuite/tessera.model \
+	testsuite/tessera.vocab
 clean-local: clean-testsuite
 clean-testsuite:
 	-rm -rf testsuite/bin

@@ -1,0 +1,191 @@
+/* { dg-do run } */
+/* Area: the pre-tokenizers of "gpt2" vocabularies (tokenizer.ggml.pre).
+   Purpose: the splits of "gpt-2", "llama-bpe", "qwen2", "smollm" and
+   "default" on contractions, letters, digits, punctuation, whitespace
+   and newlines, ASCII and not.  For each text the expected pre-tokens
+   are written by hand from the pre-tokenizer's regular expression.
+   The test then builds a vocabulary in which each expected pre-token
+   merges into one token whatever the order of the merges, and in which
+   two neighbouring pre-tokens would merge as well, had they been one:
+   the tokens show the split, too fine or too coarse.
+   Limitations: non-ASCII classification is checked on a few
+   characters only (é, ö, U+3000, a combining accent).  */
+#include "vocab-test.h"
+
+/* Add the byte-level text of S[A..B) to L.  */
+static char *
+sub (const char *s, size_t a, size_t b)
+{
+  return vt_mapped (s + a, b - a);
+}
+
+/* Tokens and merges for every substring of P and every way to cut it
+   in two.  */
+static void
+add_piece (struct vt_list *tok, struct vt_list *mrg, const char *p)
+{
+  size_t n = strlen (p);
+  for (size_t a = 0; a < n; a++)
+    for (size_t b = a + 1; b <= n; b++)
+      {
+        vt_list_add (tok, sub (p, a, b));
+        for (size_t c = a + 1; c < b; c++)
+          {
+            char *x = sub (p, a, c), *y = sub (p, c, b);
+            char *m = malloc (strlen (x) + strlen (y) + 2);
+            sprintf (m, "%s %s", x, y);
+            vt_list_add (mrg, m);
+            free (x);
+            free (y);
+          }
+      }
+}
+
+/* Tokens and merges that join any end of P to any start of Q.  */
+static void
+add_trap (struct vt_list *tok, struct vt_list *mrg, const char *p,
+          const char *q)
+{
+  size_t np = strlen (p), nq = strlen (q);
+  for (size_t a = 0; a < np; a++)
+    for (size_t b = 1; b <= nq; b++)
+      {
+        char *x = sub (p, a, np), *y = sub (q, 0, b);
+        char *t = malloc (strlen (x) + strlen (y) + 2);
+        sprintf (t, "%s%s", x, y);
+        vt_list_add (tok, t);
+        t = malloc (strlen (x) + strlen (y) + 2);
+        sprintf (t, "%s %s", x, y);
+        vt_list_add (mrg, t);
+        free (x);
+        free (y);
+      }
+}
+
+static tsr_vocab *
+make (const char *pre, const char *const *pieces)
+{
+  struct vt_list tok = { 0 }, mrg = { 0 };
+  for (int b = 0; b < 256; b++)
+    {
+      char c = (char) b;
+      vt_list_add (&tok, vt_mapped (&c, 1));
+    }
+  for (int i = 0; pieces[i]; i++)
+    {
+      add_piece (&tok, &mrg, pieces[i]);
+      if (pieces[i + 1])
+        add_trap (&tok, &mrg, pieces[i], pieces[i + 1]);
+    }
+  tsr_gguf_writer *w = tsr_gguf_writer_new ();
+  tsr_gguf_set_str (w, "tokenizer.ggml.model", "gpt2");
+  if (pre)
+    tsr_gguf_set_str (w, "tokenizer.ggml.pre", pre);
+  tsr_gguf_set_array_str (w, "tokenizer.ggml.tokens",
+                          (const char *const *) tok.s, (uint64_t) tok.n);
+  tsr_gguf_set_array_str (w, "tokenizer.ggml.merges",
+                          (const char *const *) mrg.s, (uint64_t) mrg.n);
+  vt_list_free (&tok);
+  vt_list_free (&mrg);
+  return vt_load (w);
+}
+
+/* PRE (NULL: no key) splits TEXT into PIECES (NULL-ended).  */
+static void
+check_split (const char *pre, const char *text, const char *const *pieces,
+             const char *what)
+{
+  tsr_vocab *v = make (pre, pieces);
+  if (!v)
+    {
+      CHECK (0, "%s: %s", pre ? pre : "no pre", what);
+      printf ("  %s\n", tsr_last_error ());
+      return;
+    }
+  int32_t want[64];
+  int n = 0;
+  for (; pieces[n]; n++)
+    {
+      char *m = vt_mapped (pieces[n], strlen (pieces[n]));
+      want[n] = vt_id (v, m);
+      free (m);
+    }
+  char desc[128];
+  snprintf (desc, sizeof desc, "%s: %s", pre ? pre : "no pre", what);
+  vt_check (v, text, false, false, want, n, desc);
+  tsr_vocab_free (v);
+}
+
+#define SPLIT(pre, text, what, ...)                                       \
+  check_split (pre, text, (const char *const[]) { __VA_ARGS__, NULL }, what)
+
+static void
+check_gpt2 (void)
+{
+  SPLIT ("gpt-2", "I'm here, you're 42  x\n", "contractions, spaces",
+         "I", "'m", " here", ",", " you", "'re", " 42", " ", " x", "\n");
+  /* Contractions are lower case only.  */
+  SPLIT ("gpt-2", "DON'T", "upper-case contraction", "DON", "'", "T");
+  SPLIT ("gpt-2", "a 123 45", "numbers", "a", " 123", " 45");
+  /* Trailing whitespace stays together.  */
+  SPLIT ("gpt-2", "x  \n", "trailing whitespace", "x", "  \n");
+  SPLIT ("gpt-2", "h\xc3\xa9llo w\xc3\xb6rld", "non-ASCII letters",
+         "h\xc3\xa9llo", " w\xc3\xb6rld");
+  /* U+3000 is whitespace, but only ASCII space joins what follows.  */
+  SPLIT ("gpt-2", "a\xe3\x80\x80" "b", "non-ASCII space",
+         "a", "\xe3\x80\x80", "b");
+  /* A combining accent is no letter: it goes with the punctuation.  */
+  SPLIT ("gpt-2", "e\xcc\x81!", "combining mark", "e", "\xcc\x81!");
+}
+
+static void
+check_llama3 (void)
+{
+  SPLIT ("llama-bpe", "I'M 12345 hello!!\n\n  world", "mixed",
+         "I", "'M", " ", "123", "45", " hello", "!!\n\n", " ", " world");
+  SPLIT ("llama-bpe", "a \n b", "spaces around a newline",
+         "a", " \n", " b");
+  SPLIT ("llama-bpe", "(hello) it's", "punctuation joins letters",
+         "(hello", ")", " it", "'s");
+  SPLIT ("llama-bpe", "x\t\ty", "tabs", "x", "\t", "\ty");
+  SPLIT ("llama-bpe", "1234567", "digits by three", "123", "456", "7");
+  SPLIT ("llama-bpe", "a\r\nb", "CR LF", "a", "\r\n", "b");
+}
+
+static void
+check_qwen2 (void)
+{
+  SPLIT ("qwen2", "abc 2024!", "digits one by one",
+         "abc", " ", "2", "0", "2", "4", "!");
+  SPLIT ("qwen2", "I'M (x)", "contraction, punctuation",
+         "I", "'M", " (", "x", ")");
+}
+
+static void
+check_smollm (void)
+{
+  /* Digits are split off first, then the GPT-2 rules apply.  */
+  SPLIT ("smollm", "ab 12 cd", "digits first", "ab", " ", "1", "2", " cd");
+  SPLIT ("smollm", "x1y", "digit inside a word", "x", "1", "y");
+}
+
+static void
+check_default (void)
+{
+  /* Punctuation runs first, then GPT-2, numbers, then three digits.  */
+  SPLIT ("default", "it's 12345 a+b", "all passes",
+         "it", "'", "s", " ", "123", "45", " a", "+", "b");
+  SPLIT ("default", "a ,b", "punctuation before GPT-2", "a", " ", ",", "b");
+  SPLIT (NULL, "x==y", "missing key is default", "x", "==", "y");
+}
+
+int
+main (void)
+{
+  check_gpt2 ();
+  check_llama3 ();
+  check_qwen2 ();
+  check_smollm ();
+  check_default ();
+  return TSR_TEST_EXIT ();
+}

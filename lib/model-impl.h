@@ -32,7 +32,7 @@ struct tsr_model
   int embd_backend, out_backend;
   struct tsri_layer *layers;
   uint64_t bytes_per_token, n_params;
-  char describe[256];
+  char describe[512];
 };
 
 /* The graph of one batch shape (model-graph.c).  */

@@ -429,13 +429,29 @@ describe (tsr_model *m)
   for (int t = 0; t < TSR_TYPE_COUNT; t++)
     if (by_type[t] > by_type[best])
       best = t;
-  snprintf (m->describe, sizeof m->describe, "%s, %" PRId64 " layers, "
-            "n_embd %" PRId64 ", %" PRId64 " heads (%" PRId64 " kv), n_ff "
-            "%" PRId64 ", vocab %" PRId64 ", %.2f B parameters, %s%s",
-            hp->arch, hp->n_layer, hp->n_embd, hp->n_head, hp->n_head_kv,
-            hp->n_ff, hp->n_vocab, (double) m->n_params / 1e9,
-            tsr_type_name ((tsr_type) best),
-            hp->tied_output ? ", tied output" : "");
+  double p = (double) m->n_params;
+  int len = snprintf (m->describe, sizeof m->describe, "%s, %" PRId64
+                      " layers, n_embd %" PRId64 ", %" PRId64 " heads (%"
+                      PRId64 " kv), n_ff %" PRId64 ", vocab %" PRId64
+                      ", %.2f %s parameters, %s%s; on ", hp->arch,
+                      hp->n_layer, hp->n_embd, hp->n_head, hp->n_head_kv,
+                      hp->n_ff, hp->n_vocab, p >= 1e9 ? p / 1e9 : p / 1e6,
+                      p >= 1e9 ? "B" : "M", tsr_type_name ((tsr_type) best),
+                      hp->tied_output ? ", tied output" : "");
+  /* Where the layers are: "CPU", or "CUDA0 (16 layers), CPU (6)".  */
+  for (int b = 0; b < m->n_backends && len > 0
+                  && (size_t) len < sizeof m->describe; b++)
+    {
+      int64_t n = 0;
+      for (int64_t il = 0; il < hp->n_layer; il++)
+        n += m->layers[il].backend == b;
+      if (n == 0 && b > 0)
+        continue;
+      len += snprintf (m->describe + len, sizeof m->describe - (size_t) len,
+                       "%s%s (%" PRId64 " layers)", b ? ", " : "",
+                       tsr_device_name (tsr_backend_device (m->backends[b])),
+                       n);
+    }
 }
 
 /* Backends and memory.  */

@@ -8,7 +8,7 @@ bin_PROGRAMS += tools/tessera-opcheck
 tools_tessera_opcheck_SOURCES = tools/tessera-opcheck.c tools/opcheck.h \
 	tools/opcheck-run.c tools/opcheck-cases.c tools/opcheck-cases-math.c \
 	tools/opcheck-cases-nn.c tools/tool-util.c tools/tool-util.h
-tools_tessera_opcheck_LDADD = lib/libtessera.la -lm
+tools_tessera_opcheck_LDADD = lib/libtessera.la -lm $(PTHREAD_LIBS)
 man_MANS += doc/tessera-opcheck.1
 EXTRA_DIST += doc/tessera-opcheck.1
 
@@ -20,11 +20,18 @@ tools_tessera_gguf_LDADD = lib/libtessera.la -lm
 man_MANS += doc/tessera-gguf.1
 EXTRA_DIST += doc/tessera-gguf.1
 
+bin_PROGRAMS += tools/tessera-run
+tools_tessera_run_SOURCES = tools/tessera-run.c tools/run.h \
+	tools/run-bench.c tools/tool-util.c tools/tool-util.h
+tools_tessera_run_LDADD = lib/libtessera.la -lm $(PTHREAD_LIBS)
+man_MANS += doc/tessera-run.1
+EXTRA_DIST += doc/tessera-run.1
+
 bin_PROGRAMS += tools/tessera-bench
 tools_tessera_bench_SOURCES = tools/tessera-bench.c tools/bench.h \
 	tools/bench-run.c tools/bench-report.c tools/tool-util.c \
 	tools/tool-util.h
-tools_tessera_bench_LDADD = lib/libtessera.la -lm
+tools_tessera_bench_LDADD = lib/libtessera.la -lm $(PTHREAD_LIBS)
 man_MANS += doc/tessera-bench.1
 EXTRA_DIST += doc/tessera-bench.1
 

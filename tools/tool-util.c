@@ -2,6 +2,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,4 +184,101 @@ tt_select_devices (const char *program, const char *name, tsr_device **devs)
       exit (2);
     }
   return k;
+}
+
+/* Memory read bandwidth.  */
+
+enum { BW_BYTES = 1 << 30, BW_PASSES = 5 };
+
+struct bw_slice
+{
+  const uint64_t *p;
+  size_t n;
+  uint64_t sum;
+};
+
+/* Eight independent sums, so loads are not serialized by one add
+   chain; with GCC's vector extension each is a 16-byte vector (SSE2,
+   the x86-64 baseline), since a scalar loop cannot issue loads fast
+   enough to reach the memory's speed.  */
+#if defined(__GNUC__)
+typedef uint64_t bw_vec __attribute__ ((vector_size (16)));
+#else
+typedef uint64_t bw_vec;
+#endif
+
+static void *
+bw_read (void *arg)
+{
+  struct bw_slice *s = arg;
+  const size_t per = sizeof (bw_vec) / sizeof (uint64_t);
+  bw_vec a[8];
+  uint64_t sum = 0;
+  size_t i = 0;
+  memset (a, 0, sizeof a);
+  for (; i + 8 * per <= s->n; i += 8 * per)
+    for (int k = 0; k < 8; k++)
+      {
+        bw_vec v;
+        memcpy (&v, s->p + i + k * per, sizeof v);
+        a[k] += v;
+      }
+  for (; i < s->n; i++)
+    sum += s->p[i];
+  for (int k = 0; k < 8; k++)
+    for (size_t e = 0; e < per; e++)
+      {
+        uint64_t w;
+        memcpy (&w, (const char *) &a[k] + e * sizeof w, sizeof w);
+        sum ^= w;
+      }
+  s->sum = sum;
+  return NULL;
+}
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+static volatile uint64_t bw_sink;
+
+double
+tt_read_bandwidth (int threads)
+{
+  if (threads < 1 || threads > 256)
+    threads = 1;
+  uint64_t *buf = malloc (BW_BYTES);
+  struct bw_slice sl[256];
+  pthread_t tid[256];
+  double gbps[BW_PASSES];
+  if (!buf)
+    return 0;
+  memset (buf, 1, BW_BYTES);            /* fault the pages in */
+  size_t n = BW_BYTES / sizeof *buf, per = n / (size_t) threads;
+  for (int pass = 0; pass < BW_PASSES; pass++)
+    {
+      double t0 = tt_now_us ();
+      bool started[256] = { false };
+      for (int t = 0; t < threads; t++)
+        sl[t] = (struct bw_slice) { buf + (size_t) t * per,
+                                    t == threads - 1 ? n - t * per : per, 0 };
+      for (int t = 1; t < threads; t++)
+        started[t] = pthread_create (&tid[t], NULL, bw_read, &sl[t]) == 0;
+      bw_read (&sl[0]);
+      for (int t = 1; t < threads; t++)
+        if (started[t])
+          pthread_join (tid[t], NULL);
+        else
+          bw_read (&sl[t]);
+      double us = tt_now_us () - t0;
+      for (int t = 0; t < threads; t++)
+        bw_sink ^= sl[t].sum;
+      gbps[pass] = us > 0 ? BW_BYTES / (us * 1e3) : 0;
+    }
+  free (buf);
+  qsort (gbps, BW_PASSES, sizeof *gbps, cmp_double);
+  return gbps[BW_PASSES / 2];
 }

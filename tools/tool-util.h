@@ -81,4 +81,9 @@ int tt_from_float (tsr_type type, const float *src, void *dst, int64_t n);
 size_t tt_select_devices (const char *program, const char *name,
                           tsr_device **devs);
 
+/* The host's memory read bandwidth in GB/s (1e9 bytes per second):
+   THREADS threads summing a buffer far larger than the caches, the
+   median of several passes.  0 when the buffer cannot be had.  */
+double tt_read_bandwidth (int threads);
+
 #endif /* TOOL_UTIL_H */

@@ -1,0 +1,201 @@
+/* { dg-do run } */
+/* Area: tessera-run (tools/tessera-run.c).
+   Purpose: the tool generates the tokens the library's greedy decoding
+   gives (--print-ids), writes the prompt's logits as n_prompt x n_vocab
+   little-endian f32 equal to the library's (--logits), takes a text
+   prompt through the file's tokenizer (-p), samples reproducibly with a
+   seed, reports its speeds, benchmarks (--bench, csv with a header and
+   the pp/tg rows), and refuses bad usage (exit 2) and bad input (exit
+   1, with a message).
+   Limitations: speeds are printed, never checked.  */
+#include <stdint.h>
+#include "model-test.h"
+
+enum { N_GEN = 8 };
+
+static char model[4096], logits_path[4096];
+
+static int
+run_tool (const char *args)
+{
+  char cmd[8192];
+  snprintf (cmd, sizeof cmd, "%s/tools/tessera-run -m %s %s", mt_bld, model,
+            args);
+  return mt_shell (cmd);
+}
+
+/* The ids of the line of N_GEN numbers in mt_out.  */
+static int
+parse_ids (int32_t *ids)
+{
+  for (char *line = mt_out; line && *line; line = strchr (line, '\n'))
+    {
+      while (*line == '\n')
+        line++;
+      int n = 0, used;
+      char *p = line;
+      while (n < N_GEN && sscanf (p, "%d%n", &ids[n], &used) == 1)
+        {
+          n++;
+          p += used;
+        }
+      if (n == N_GEN && (*p == '\n' || *p == '\0'))
+        return n;
+    }
+  return 0;
+}
+
+/* Greedy continuation of PROMPT by the library; the prompt's logits in
+   ALL.  */
+static bool
+library_greedy (const int32_t *prompt, int n, int32_t *ids, float *all)
+{
+  tsr_backend *cpu = tsr_backend_init_by_type (TSR_DEVICE_CPU, NULL);
+  struct tsr_model_params mp = { .backends = &cpu, .n_backends = 1 };
+  tsr_model *m = cpu ? tsr_model_load (model, &mp) : NULL;
+  struct tsr_session_params sp = { .n_ctx = 64, .n_threads = 2 };
+  tsr_session *s = m ? tsr_session_new (m, &sp) : NULL;
+  int64_t v = m ? tsr_model_get_hparams (m)->n_vocab : 0;
+  float *l = malloc (sizeof *l * (size_t) (v ? v : 1));
+  struct tsr_sampler_params greedy = { 0 };
+  tsr_sampler *smp = tsr_sampler_new (&greedy);
+  bool ok = s && tsr_session_decode (s, prompt, n, all, true) == TSR_OK;
+  if (ok)
+    memcpy (l, all + (size_t) (n - 1) * v, sizeof *l * (size_t) v);
+  for (int i = 0; ok && i < N_GEN; i++)
+    {
+      ids[i] = tsr_sampler_sample (smp, l, v);
+      ok = i + 1 == N_GEN
+           || tsr_session_decode (s, &ids[i], 1, l, false) == TSR_OK;
+    }
+  tsr_sampler_free (smp);
+  free (l);
+  tsr_session_free (s);
+  tsr_model_free (m);
+  tsr_backend_free (cpu);
+  return ok;
+}
+
+static void
+check_ids_and_logits (void)
+{
+  static const int32_t prompt[3] = { 1, 77, 300 };
+  int32_t want[N_GEN], got[N_GEN];
+  char args[4096];
+  snprintf (args, sizeof args, "--tokens=1,77,300 -n %d --print-ids "
+            "--ignore-eos --logits=%s -t 2", N_GEN, logits_path);
+  int st = run_tool (args);
+  CHECK (st == 0, "greedy run from token ids (exit %d: %s)", st, mt_out);
+  CHECK (strstr (mt_out, "prompt: 3 tokens") && strstr (mt_out,
+                                                        "generation: 8 tokens"),
+         "the last line gives both speeds");
+  float *all = malloc (sizeof *all * 3 * 512);
+  if (!library_greedy (prompt, 3, want, all))
+    CHECK (0, "library greedy decoding (%s)", tsr_last_error ());
+  else
+    {
+      CHECK (parse_ids (got) == N_GEN && !memcmp (got, want, sizeof want),
+             "--print-ids gives the library's greedy tokens");
+      FILE *f = fopen (logits_path, "rb");
+      unsigned char b[4 * 3 * 512 + 1];
+      size_t n = f ? fread (b, 1, sizeof b, f) : 0;
+      bool same = n == 4 * 3 * 512;
+      for (size_t i = 0; same && i < 3 * 512; i++)
+        {
+          uint32_t u = (uint32_t) b[4 * i] | (uint32_t) b[4 * i + 1] << 8
+                       | (uint32_t) b[4 * i + 2] << 16
+                       | (uint32_t) b[4 * i + 3] << 24;
+          float x;
+          memcpy (&x, &u, 4);
+          same = x == all[i];
+        }
+      CHECK (same, "--logits writes 3 x 512 little-endian floats equal to "
+             "the library's (%zu bytes)", n);
+      if (f)
+        fclose (f);
+    }
+  free (all);
+  unlink (logits_path);
+}
+
+static void
+check_text_and_sampling (void)
+{
+  int st = run_tool ("-p 'Hello world' -n 6 -t 2");
+  CHECK (st == 0 && strstr (mt_out, "prompt: ") && strstr (mt_out,
+                                                           "tokens/s"),
+         "a text prompt through the file's tokenizer (exit %d: %s)", st,
+         mt_out);
+  int32_t a[N_GEN], b[N_GEN];
+  char args[256];
+  snprintf (args, sizeof args, "--tokens=5,6,7 -n %d --temp=0.9 --seed=42 "
+            "--print-ids --ignore-eos", N_GEN);
+  bool ok = run_tool (args) == 0 && parse_ids (a) == N_GEN;
+  ok = ok && run_tool (args) == 0 && parse_ids (b) == N_GEN;
+  CHECK (ok && !memcmp (a, b, sizeof a), "sampling with a seed repeats");
+}
+
+static void
+check_bench (void)
+{
+  int st = run_tool ("--bench --pp=16 --tg=4 -r 1 -f csv -t 2");
+  CHECK (st == 0 && strstr (mt_out, "test,") && strstr (mt_out,
+                                                      "tokens_per_s")
+         && strstr (mt_out, ",pp16,") && strstr (mt_out, ",tg4,"),
+         "--bench csv: header, pp16 and tg4 rows (exit %d: %s)", st, mt_out);
+  st = run_tool ("--bench --pp=8 --tg=2 -r 1 -f json");
+  CHECK (st == 0 && strstr (mt_out, "\"test\": \"pp8\""),
+         "--bench json (exit %d)", st);
+}
+
+static void
+check_errors (void)
+{
+  static const struct
+  {
+    const char *args, *expect;
+    int status;
+  } bad[] = {
+    { "--tokens=1,x", "token id", 2 },
+    { "--tokens=1 -n -3", "-n", 2 },
+    { "--tokens=1 --top-p=2", "top-p", 2 },
+    { "--tokens=1 --device=", "device", 2 },
+    { "--tokens=1 --device=NoSuchDevice0", "NoSuchDevice0", 1 },
+    { "--tokens=1,512", "vocabulary", 1 },
+    { "--tokens=1 -n 300 --ctx=64", "context", 1 },
+    { "--tokens=1 -p hi", "both", 2 },
+    { "--tokens=1 stray", "unexpected", 2 },
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    {
+      int st = run_tool (bad[i].args);
+      CHECK (st == bad[i].status && strstr (mt_out, bad[i].expect),
+             "%s: exit %d with a message naming '%s' (exit %d: %s)",
+             bad[i].args, bad[i].status, bad[i].expect, st, mt_out);
+    }
+  char cmd[4096];
+  snprintf (cmd, sizeof cmd, "%s/tools/tessera-run --tokens=1", mt_bld);
+  CHECK (mt_shell (cmd) == 2 && strstr (mt_out, "-m"),
+         "no model: usage error");
+  snprintf (cmd, sizeof cmd, "%s/tools/tessera-run -m %s.missing "
+            "--tokens=1", mt_bld, model);
+  CHECK (mt_shell (cmd) == 1 && strstr (mt_out, ".missing"),
+         "a missing model file: exit 1 naming it");
+}
+
+int
+main (void)
+{
+  if (!mt_init ())
+    return TSR_TEST_EXIT ();
+  if (!mt_synth ("--type=q8_0 --tokenizer=llama --ctx=512",
+                 mt_path ("tool", model, sizeof model)))
+    return TSR_TEST_EXIT ();
+  mt_path ("tool-logits", logits_path, sizeof logits_path);
+  check_ids_and_logits ();
+  check_text_and_sampling ();
+  check_bench ();
+  check_errors ();
+  unlink (model);
+  return TSR_TEST_EXIT ();
+}

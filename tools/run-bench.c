@@ -1,0 +1,300 @@
+/* run-bench.c - tessera-run --bench: a model's speed per device set.
+ *
+ * Owns the model benchmark: for each device set, pp (tokens per second
+ * processing a prompt of --pp tokens in one batch from an empty cache)
+ * and tg (tokens per second generating --tg tokens one at a time from
+ * an empty cache), the median of --repetitions timed runs after one
+ * untimed warm-up, and what they imply: GFLOP/s-equivalent for pp
+ * (2 x parameters x tokens / time) and, for tg, the weight bytes read
+ * per second against the host's read bandwidth measured in the same
+ * run (the memory roof: tokens/s can be at most bandwidth / bytes per
+ * token).  */
+#include <config.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+#include "tool-util.h"
+
+static const char *program = "tessera-run";
+
+struct result
+{
+  const char *test;             /* "pp" or "tg" */
+  int n;                        /* tokens per run */
+  double median_us, min_us, max_us;
+};
+
+struct set_report
+{
+  char devices[256];
+  char model[256];
+  uint64_t bytes_per_token, n_params;
+  struct result r[2];
+  int n_results;
+};
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+static int32_t
+bench_token (int i, int64_t n_vocab)
+{
+  return (int32_t) (((int64_t) i * 7919 + 13) % n_vocab);
+}
+
+/* One pp run: N tokens in one batch from an empty cache.  */
+static int
+run_pp (tsr_session *s, int n, int64_t n_vocab, int32_t *ids, float *logits)
+{
+  for (int i = 0; i < n; i++)
+    ids[i] = bench_token (i, n_vocab);
+  tsr_session_reset (s);
+  return tsr_session_decode (s, ids, n, logits, false);
+}
+
+/* One tg run: N tokens one at a time from an empty cache.  */
+static int
+run_tg (tsr_session *s, int n, int64_t n_vocab, int32_t *ids, float *logits)
+{
+  (void) ids;
+  tsr_session_reset (s);
+  for (int i = 0; i < n; i++)
+    {
+      int32_t id = bench_token (i, n_vocab);
+      int st = tsr_session_decode (s, &id, 1, logits, false);
+      if (st != TSR_OK)
+        return st;
+    }
+  return TSR_OK;
+}
+
+typedef int (*run_fn) (tsr_session *, int, int64_t, int32_t *, float *);
+
+static int
+time_test (tsr_session *s, const struct run_options *o, run_fn fn, int n,
+           int64_t n_vocab, struct result *r)
+{
+  double *us = calloc ((size_t) o->repetitions, sizeof *us);
+  int32_t *ids = malloc ((size_t) (n ? n : 1) * sizeof *ids);
+  float *logits = malloc ((size_t) n_vocab * sizeof *logits);
+  int st = us && ids && logits ? TSR_OK : TSR_ERR_NO_MEMORY;
+  if (st == TSR_OK)
+    st = fn (s, n, n_vocab, ids, logits);          /* warm-up */
+  for (int k = 0; k < o->repetitions && st == TSR_OK; k++)
+    {
+      double t0 = tt_now_us ();
+      st = fn (s, n, n_vocab, ids, logits);
+      us[k] = tt_now_us () - t0;
+    }
+  if (st == TSR_OK)
+    {
+      qsort (us, (size_t) o->repetitions, sizeof *us, cmp_double);
+      r->n = n;
+      r->median_us = us[o->repetitions / 2];
+      if (o->repetitions % 2 == 0)
+        r->median_us = (r->median_us + us[o->repetitions / 2 - 1]) / 2;
+      r->min_us = us[0];
+      r->max_us = us[o->repetitions - 1];
+    }
+  free (us);
+  free (ids);
+  free (logits);
+  return st;
+}
+
+static int
+bench_session (tsr_model *m, const struct run_options *o,
+               struct set_report *rep)
+{
+  const struct tsr_model_hparams *hp = tsr_model_get_hparams (m);
+  int need = (o->pp > o->tg ? o->pp : o->tg) + 1;
+  struct tsr_session_params sp = { .n_ctx = need,
+                                   .n_batch = o->pp > 0 ? o->pp : 1,
+                                   .n_threads = o->n_threads };
+  tsr_session *s = tsr_session_new (m, &sp);
+  int st = s ? TSR_OK : tsr_last_status ();
+  if (st == TSR_OK && tsr_session_n_ctx (s) < need)
+    {
+      fprintf (stderr, "%s: the model's context (%d) is shorter than the "
+               "test (%d)\n", program, tsr_session_n_ctx (s), need);
+      tsr_session_free (s);
+      return -1;
+    }
+  if (st == TSR_OK && o->pp > 0)
+    {
+      rep->r[rep->n_results].test = "pp";
+      st = time_test (s, o, run_pp, o->pp, hp->n_vocab,
+                      &rep->r[rep->n_results]);
+      rep->n_results += st == TSR_OK;
+    }
+  if (st == TSR_OK && o->tg > 0)
+    {
+      rep->r[rep->n_results].test = "tg";
+      st = time_test (s, o, run_tg, o->tg, hp->n_vocab,
+                      &rep->r[rep->n_results]);
+      rep->n_results += st == TSR_OK;
+    }
+  tsr_session_free (s);
+  return st;
+}
+
+static void
+set_name (tsr_model *m, struct set_report *rep)
+{
+  rep->devices[0] = 0;
+  for (int i = 0; i < tsr_model_n_backends (m); i++)
+    {
+      size_t len = strlen (rep->devices);
+      snprintf (rep->devices + len, sizeof rep->devices - len, "%s%s",
+                i ? "+" : "",
+                tsr_device_name (tsr_backend_device (tsr_model_backend (m,
+                                                                        i))));
+    }
+}
+
+/* Load the model on the device set LIST (NULL: the default) and time
+   it.  */
+static int
+bench_set (const struct run_options *o, const char *list,
+           struct set_report *rep)
+{
+  tsr_backend *be[TSR_SCHED_MAX_BACKENDS];
+  int n_be = run_open_backends (list, o->gpu_layers, be,
+                                TSR_SCHED_MAX_BACKENDS);
+  if (n_be < 0)
+    return -1;
+  struct tsr_model_params mp = { .backends = n_be ? be : NULL,
+                                 .n_backends = n_be,
+                                 .gpu_layers = o->gpu_layers,
+                                 .no_mmap = o->no_mmap };
+  tsr_model *m = tsr_model_load (o->model, &mp);
+  int st = m ? TSR_OK : tsr_last_status ();
+  if (m)
+    {
+      set_name (m, rep);
+      snprintf (rep->model, sizeof rep->model, "%s", tsr_model_describe (m));
+      rep->bytes_per_token = tsr_model_bytes_per_token (m);
+      rep->n_params = tsr_model_n_params (m);
+      st = bench_session (m, o, rep);
+    }
+  if (st != TSR_OK && st != -1)
+    fprintf (stderr, "%s: %s: %s\n", program, list ? list : "default devices",
+             tsr_last_error ());
+  tsr_model_free (m);
+  for (int i = 0; i < n_be; i++)
+    tsr_backend_free (be[i]);
+  return st == TSR_OK ? 0 : -1;
+}
+
+/* Report.  */
+
+struct figures
+{
+  double tps, gflops, gbps, roof_pct;
+};
+
+static struct figures
+figures_of (const struct set_report *rep, const struct result *r,
+            double roof)
+{
+  struct figures f = { 0 };
+  f.tps = r->median_us > 0 ? r->n * 1e6 / r->median_us : 0;
+  f.gflops = 2.0 * (double) rep->n_params * f.tps / 1e9;
+  if (strcmp (r->test, "tg") == 0)
+    {
+      f.gbps = f.tps * (double) rep->bytes_per_token / 1e9;
+      f.roof_pct = roof > 0 ? 100 * f.gbps / roof : 0;
+    }
+  return f;
+}
+
+static void
+report (const struct run_options *o, const struct set_report *reps, int n,
+        double roof)
+{
+  bool csv = strcmp (o->format, "csv") == 0;
+  bool json = strcmp (o->format, "json") == 0;
+  if (csv)
+    puts ("devices,test,n_tokens,runs,tokens_per_s,min_tokens_per_s,"
+          "max_tokens_per_s,gflops,bytes_per_token,gb_per_s,read_roof_gb_per_s,"
+          "roof_pct");
+  else if (json)
+    printf ("{\n  \"model\": \"%s\",\n  \"read_roof_gb_per_s\": %.2f,\n"
+            "  \"results\": [", o->model, roof);
+  else
+    printf ("model: %s\nhost read bandwidth (roof): %.1f GB/s\n\n"
+            "%-20s %-6s %10s %14s %10s %10s %8s\n", n ? reps[0].model : "",
+            roof, "devices", "test", "tokens/s", "(min-max)", "GFLOP/s",
+            "wGB/s", "roof");
+  const char *sep = "";
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < reps[i].n_results; k++)
+      {
+        const struct result *r = &reps[i].r[k];
+        struct figures f = figures_of (&reps[i], r, roof);
+        double lo = r->n * 1e6 / r->max_us, hi = r->n * 1e6 / r->min_us;
+        if (csv)
+          printf ("%s,%s%d,%d,%d,%.3f,%.3f,%.3f,%.2f,%llu,%.2f,%.2f,%.1f\n",
+                  reps[i].devices, r->test, r->n, r->n, o->repetitions,
+                  f.tps, lo, hi, f.gflops,
+                  (unsigned long long) reps[i].bytes_per_token, f.gbps, roof,
+                  f.roof_pct);
+        else if (json)
+          {
+            printf ("%s\n    { \"devices\": \"%s\", \"test\": \"%s%d\", "
+                    "\"n_tokens\": %d, \"runs\": %d, \"tokens_per_s\": %.3f, "
+                    "\"gflops\": %.2f, \"bytes_per_token\": %llu, "
+                    "\"gb_per_s\": %.2f, \"roof_pct\": %.1f }", sep,
+                    reps[i].devices, r->test, r->n, r->n, o->repetitions,
+                    f.tps, f.gflops,
+                    (unsigned long long) reps[i].bytes_per_token, f.gbps,
+                    f.roof_pct);
+            sep = ",";
+          }
+        else
+          {
+            char test[16], range[32], bw[16] = "", pct[16] = "";
+            snprintf (test, sizeof test, "%s%d", r->test, r->n);
+            snprintf (range, sizeof range, "%.1f-%.1f", lo, hi);
+            if (f.gbps > 0)
+              {
+                snprintf (bw, sizeof bw, "%.1f", f.gbps);
+                snprintf (pct, sizeof pct, "%.0f%%", f.roof_pct);
+              }
+            printf ("%-20s %-6s %10.2f %14s %10.1f %10s %8s\n",
+                    reps[i].devices, test, f.tps, range, f.gflops, bw, pct);
+          }
+      }
+  if (json)
+    puts ("\n  ]\n}");
+}
+
+int
+run_bench (const struct run_options *o)
+{
+  int n_sets = o->n_sets ? o->n_sets : 1;
+  struct set_report *reps = calloc ((size_t) n_sets, sizeof *reps);
+  int failed = 0, n = 0;
+  if (!reps)
+    return 1;
+  int threads = o->n_threads > 0 ? o->n_threads : 2;
+  double roof_before = tt_read_bandwidth (threads);
+  for (int i = 0; i < n_sets; i++)
+    if (bench_set (o, o->n_sets ? o->devices[i] : NULL, &reps[n]) == 0)
+      n++;
+    else
+      failed = 1;
+  /* The machine may be shared: the roof is the better of two
+     measurements, one on each side of the tests.  */
+  double roof_after = tt_read_bandwidth (threads);
+  report (o, reps, n, roof_after > roof_before ? roof_after : roof_before);
+  free (reps);
+  return failed;
+}

@@ -1,0 +1,42 @@
+/* run.h - what tessera-run's files share: its options and the model
+ * benchmark.  Not installed.  */
+#ifndef RUN_H
+#define RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <tessera.h>
+
+#define RUN_MAX_SETS 8
+
+struct run_options
+{
+  const char *model;
+  const char *tokens;           /* --tokens=ID,ID,... */
+  const char *prompt;           /* -p TEXT */
+  const char *logits_file;
+  const char *devices[RUN_MAX_SETS];    /* --device=LIST, repeatable */
+  int n_sets;
+  int gpu_layers;               /* -1: all on the first device; 0: none */
+  int n_predict;
+  int n_ctx, n_batch, n_threads;
+  struct tsr_sampler_params sampling;
+  bool print_ids, ignore_eos, no_mmap, special;
+  /* --bench */
+  bool bench;
+  int pp, tg, repetitions;
+  const char *format;           /* table, csv, json */
+};
+
+/* Backends of the comma-separated device LIST (NULL: none chosen, the
+   model picks) into BE, less the first when GPU_LAYERS is 0; their
+   count, or -1 after a message.  */
+int run_open_backends (const char *list, int gpu_layers, tsr_backend **be,
+                       int max);
+
+/* tessera-run --bench: pp and tg tokens per second per device set.
+   Exit status.  */
+int run_bench (const struct run_options *o);
+
+#endif /* RUN_H */

@@ -1,0 +1,581 @@
+/* tessera-run - run a language model file: a prompt in, tokens out.
+ *
+ *   tessera-run -m MODEL.gguf --tokens=1,15043 -n 32
+ *   tessera-run -m MODEL.gguf -p "Once upon a time" -n 64 --temp 0.8
+ *   tessera-run -m MODEL.gguf --bench
+ *
+ * Loading, the forward pass, the cache and sampling live in the
+ * library (tessera/model.h); this file parses options, turns the prompt
+ * into tokens, drives a session and prints.  The model benchmark is in
+ * run-bench.c.  */
+#include <config.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+#include "tool-util.h"
+
+static const char *program = "tessera-run";
+
+static void
+usage (FILE *f)
+{
+  fprintf (f,
+           "Usage: tessera-run -m MODEL [OPTION]...\n"
+           "Run a llama or qwen2 model file (GGUF): process a prompt, then "
+           "generate tokens.\n\n"
+           "Input and output:\n"
+           "  -m, --model=FILE      the model file\n"
+           "      --tokens=ID,...   the prompt as token ids\n"
+           "  -p, --prompt=TEXT     the prompt as text (the file's "
+           "tokenizer)\n"
+           "  -n, --n-predict=N     tokens to generate (default 32)\n"
+           "      --print-ids       print the generated token ids on one "
+           "line\n"
+           "      --logits=FILE     write the logits of every prompt "
+           "position\n"
+           "                        (little-endian f32, n_prompt x n_vocab)\n"
+           "      --ignore-eos      go on after an end-of-generation "
+           "token\n"
+           "      --special         print control tokens' text\n\n"
+           "Sampling (greedy unless --temp > 0):\n"
+           "      --temp=T          temperature (default 0: greedy)\n"
+           "      --top-k=K         keep the K most likely tokens (default "
+           "40)\n"
+           "      --top-p=P         keep the most likely tokens up to "
+           "probability P\n"
+           "                        (default 0.95)\n"
+           "      --seed=N          random seed (default 1)\n\n"
+           "Devices and memory:\n"
+           "  -d, --device=LIST     devices in priority order, "
+           "comma-separated\n"
+           "                        (default: the best device, and the CPU)\n"
+           "      --gpu-layers=N    the last N layers (and the output) on "
+           "the first\n"
+           "                        device, the others on the second "
+           "(default: all;\n"
+           "                        0: leave the first device out)\n"
+           "  -c, --ctx=N           cache positions (default 4096)\n"
+           "  -b, --batch=N         prompt tokens per batch (default 512)\n"
+           "  -t, --threads=N       CPU threads (default: the backend's)\n"
+           "      --no-mmap         copy the weights instead of mapping "
+           "the file\n\n"
+           "Benchmark:\n"
+           "      --bench           time prompt processing and generation "
+           "instead\n"
+           "      --pp=N            prompt tokens per test (default 512)\n"
+           "      --tg=N            generated tokens per test (default "
+           "128)\n"
+           "  -r, --repetitions=N   runs per test, the median is reported "
+           "(default 3)\n"
+           "  -f, --format=FMT      table, csv or json (default table)\n"
+           "                        --device may be repeated: one device set "
+           "each\n\n"
+           "  -h, --help            display this help and exit\n"
+           "  -V, --version         output version information and exit\n\n"
+           "Report bugs to: %s\n", PACKAGE_BUGREPORT);
+}
+
+enum
+{
+  OPT_TOKENS = 256, OPT_PRINT_IDS, OPT_LOGITS, OPT_IGNORE_EOS, OPT_SPECIAL,
+  OPT_TEMP, OPT_TOP_K, OPT_TOP_P, OPT_SEED, OPT_GPU_LAYERS, OPT_NO_MMAP,
+  OPT_BENCH, OPT_PP, OPT_TG
+};
+
+static float
+parse_float (const char *arg, const char *what, float min, float max)
+{
+  char *end;
+  errno = 0;
+  double v = strtod (arg, &end);
+  if (errno || end == arg || *end || !(v >= min && v <= max))
+    tt_usage_error (program, "bad %s", what);
+  return (float) v;
+}
+
+static void
+parse_one (struct run_options *o, int c)
+{
+  switch (c)
+    {
+    case 'm': o->model = optarg; break;
+    case OPT_TOKENS: o->tokens = optarg; break;
+    case 'p': o->prompt = optarg; break;
+    case 'n':
+      o->n_predict = (int) tt_parse_number (program, optarg, "-n", 0,
+                                            1 << 24);
+      break;
+    case OPT_PRINT_IDS: o->print_ids = true; break;
+    case OPT_LOGITS: o->logits_file = optarg; break;
+    case OPT_IGNORE_EOS: o->ignore_eos = true; break;
+    case OPT_SPECIAL: o->special = true; break;
+    case OPT_TEMP: o->sampling.temp = parse_float (optarg, "--temp", 0, 1e6);
+      break;
+    case OPT_TOP_K:
+      o->sampling.top_k = (int) tt_parse_number (program, optarg, "--top-k",
+                                                 0, INT32_MAX);
+      break;
+    case OPT_TOP_P: o->sampling.top_p = parse_float (optarg, "--top-p", 0, 1);
+      break;
+    case OPT_SEED:
+      o->sampling.seed = (uint64_t) tt_parse_number (program, optarg,
+                                                     "--seed", 0, INT64_MAX);
+      break;
+    case 'd':
+      if (o->n_sets == RUN_MAX_SETS)
+        tt_usage_error (program, "too many --device options (%s)", optarg);
+      if (!*optarg)
+        tt_usage_error (program, "empty device list%s", "");
+      o->devices[o->n_sets++] = optarg;
+      break;
+    case OPT_GPU_LAYERS:
+      o->gpu_layers = (int) tt_parse_number (program, optarg, "--gpu-layers",
+                                             0, 1 << 16);
+      break;
+    case 'c':
+      o->n_ctx = (int) tt_parse_number (program, optarg, "--ctx", 1,
+                                        1 << 24);
+      break;
+    case 'b':
+      o->n_batch = (int) tt_parse_number (program, optarg, "--batch", 1,
+                                          1 << 16);
+      break;
+    case 't':
+      o->n_threads = (int) tt_parse_number (program, optarg, "--threads", 1,
+                                            1024);
+      break;
+    case OPT_NO_MMAP: o->no_mmap = true; break;
+    case OPT_BENCH: o->bench = true; break;
+    case OPT_PP: o->pp = (int) tt_parse_number (program, optarg, "--pp", 0,
+                                                1 << 16);
+      break;
+    case OPT_TG: o->tg = (int) tt_parse_number (program, optarg, "--tg", 0,
+                                                1 << 16);
+      break;
+    case 'r':
+      o->repetitions = (int) tt_parse_number (program, optarg,
+                                              "--repetitions", 1, 1000);
+      break;
+    case 'f':
+      if (strcmp (optarg, "table") && strcmp (optarg, "csv")
+          && strcmp (optarg, "json"))
+        tt_usage_error (program, "unknown format %s (table, csv, json)",
+                        optarg);
+      o->format = optarg;
+      break;
+    default:
+      tt_common_option (program, c, usage);
+    }
+}
+
+static void
+parse_options (int argc, char **argv, struct run_options *o)
+{
+  static const struct option opts[] = {
+    { "model", required_argument, NULL, 'm' },
+    { "tokens", required_argument, NULL, OPT_TOKENS },
+    { "prompt", required_argument, NULL, 'p' },
+    { "n-predict", required_argument, NULL, 'n' },
+    { "print-ids", no_argument, NULL, OPT_PRINT_IDS },
+    { "logits", required_argument, NULL, OPT_LOGITS },
+    { "ignore-eos", no_argument, NULL, OPT_IGNORE_EOS },
+    { "special", no_argument, NULL, OPT_SPECIAL },
+    { "temp", required_argument, NULL, OPT_TEMP },
+    { "top-k", required_argument, NULL, OPT_TOP_K },
+    { "top-p", required_argument, NULL, OPT_TOP_P },
+    { "seed", required_argument, NULL, OPT_SEED },
+    { "device", required_argument, NULL, 'd' },
+    { "gpu-layers", required_argument, NULL, OPT_GPU_LAYERS },
+    { "ctx", required_argument, NULL, 'c' },
+    { "batch", required_argument, NULL, 'b' },
+    { "threads", required_argument, NULL, 't' },
+    { "no-mmap", no_argument, NULL, OPT_NO_MMAP },
+    { "bench", no_argument, NULL, OPT_BENCH },
+    { "pp", required_argument, NULL, OPT_PP },
+    { "tg", required_argument, NULL, OPT_TG },
+    { "repetitions", required_argument, NULL, 'r' },
+    { "format", required_argument, NULL, 'f' },
+    { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, 'V' },
+    { NULL, 0, NULL, 0 }
+  };
+  int c;
+  *o = (struct run_options) {
+    .gpu_layers = -1, .n_predict = 32, .pp = 512, .tg = 128,
+    .repetitions = 3, .format = "table",
+    .sampling = { .temp = 0, .top_k = 40, .top_p = 0.95f, .seed = 1 }
+  };
+  while ((c = getopt_long (argc, argv, "m:p:n:d:c:b:t:r:f:hV", opts, NULL))
+         != -1)
+    parse_one (o, c);
+  if (optind < argc)
+    tt_usage_error (program, "unexpected argument %s", argv[optind]);
+  if (!o->model)
+    tt_usage_error (program, "no model file (-m FILE)%s", "");
+  if (o->tokens && o->prompt)
+    tt_usage_error (program, "--tokens and -p both given%s", "");
+  if (o->n_sets > 1 && !o->bench)
+    tt_usage_error (program, "--device given more than once (one list, "
+                    "or --bench)%s", "");
+}
+
+/* Devices.  */
+
+struct open_ctx
+{
+  tsr_backend **be;
+  int n, max, failed;
+};
+
+static void
+open_one (const char *name, void *data)
+{
+  struct open_ctx *c = data;
+  if (c->failed)
+    return;
+  if (c->n == c->max)
+    {
+      fprintf (stderr, "%s: too many devices (at most %d)\n", program,
+               c->max);
+      c->failed = 1;
+      return;
+    }
+  if (!(c->be[c->n] = tsr_backend_init_by_name (name, NULL)))
+    {
+      fprintf (stderr, "%s: device %s: %s\n", program, name,
+               tsr_last_error ());
+      c->failed = 1;
+      return;
+    }
+  c->n++;
+}
+
+/* --gpu-layers=0: no layer on the first device, so leave it out (from
+   the default set too: then the CPU alone).  */
+static int
+drop_first (tsr_backend **be, int n)
+{
+  if (n == 0)
+    {
+      if (!(be[0] = tsr_backend_init_by_type (TSR_DEVICE_CPU, NULL)))
+        {
+          fprintf (stderr, "%s: CPU: %s\n", program, tsr_last_error ());
+          return -1;
+        }
+      return 1;
+    }
+  if (n == 1)
+    return n;                   /* nowhere else to go */
+  tsr_backend_free (be[0]);
+  memmove (be, be + 1, (size_t) (n - 1) * sizeof *be);
+  return n - 1;
+}
+
+int
+run_open_backends (const char *list, int gpu_layers, tsr_backend **be,
+                   int max)
+{
+  struct open_ctx c = { be, 0, max, 0 };
+  if (!list)
+    return gpu_layers == 0 ? drop_first (be, 0) : 0;
+  tt_for_each_name (list, open_one, &c);
+  if (!c.failed && c.n == 0)
+    {
+      fprintf (stderr, "%s: no device named in \"%s\"\n", program, list);
+      c.failed = 1;
+    }
+  if (c.failed)
+    {
+      for (int i = 0; i < c.n; i++)
+        tsr_backend_free (be[i]);
+      return -1;
+    }
+  return gpu_layers == 0 ? drop_first (be, c.n) : c.n;
+}
+
+/* The prompt.  */
+
+struct tokens
+{
+  int32_t *id;
+  int n, cap;
+};
+
+static int
+push_token (struct tokens *t, int64_t id)
+{
+  if (t->n == t->cap)
+    {
+      int cap = t->cap ? 2 * t->cap : 64;
+      int32_t *p = realloc (t->id, (size_t) cap * sizeof *p);
+      if (!p)
+        return -1;
+      t->id = p;
+      t->cap = cap;
+    }
+  t->id[t->n++] = (int32_t) id;
+  return 0;
+}
+
+static void
+parse_id (const char *name, void *data)
+{
+  struct tokens *t = data;
+  long long id = tt_parse_number (program, name, "token id", 0, INT32_MAX);
+  if (push_token (t, id) != 0)
+    {
+      fprintf (stderr, "%s: out of memory\n", program);
+      exit (1);
+    }
+}
+
+/* Generation.  */
+
+struct timing
+{
+  double prompt_us, gen_us;
+  int n_prompt, n_gen;
+};
+
+static int
+write_logits (FILE *f, const float *logits, int64_t n)
+{
+  /* Little-endian f32 whatever the host.  */
+  for (int64_t i = 0; i < n; i++)
+    {
+      uint32_t u;
+      unsigned char b[4];
+      memcpy (&u, &logits[i], 4);
+      for (int k = 0; k < 4; k++)
+        b[k] = (unsigned char) (u >> (8 * k));
+      if (fwrite (b, 1, 4, f) != 4)
+        return -1;
+    }
+  return 0;
+}
+
+/* Run the prompt in batches; the last position's logits in LAST.  */
+static int
+run_prompt (tsr_session *s, const struct run_options *o,
+            const struct tokens *p, int64_t n_vocab, float *last)
+{
+  FILE *f = NULL;
+  float *all = NULL;
+  int batch = o->n_batch > 0 ? o->n_batch : 512;
+  if (o->logits_file)
+    {
+      if (!(f = fopen (o->logits_file, "wb")))
+        {
+          fprintf (stderr, "%s: %s: %s\n", program, o->logits_file,
+                   strerror (errno));
+          return -1;
+        }
+      all = malloc ((size_t) batch * (size_t) n_vocab * sizeof *all);
+    }
+  int st = TSR_OK;
+  for (int i = 0; i < p->n && st == TSR_OK; i += batch)
+    {
+      int n = p->n - i < batch ? p->n - i : batch;
+      st = tsr_session_decode (s, p->id + i, n, f ? all : last, f != NULL);
+      if (st == TSR_OK && f)
+        {
+          memcpy (last, all + (size_t) (n - 1) * n_vocab,
+                  (size_t) n_vocab * sizeof *last);
+          if (write_logits (f, all, n * n_vocab) != 0)
+            {
+              fprintf (stderr, "%s: %s: write error\n", program,
+                       o->logits_file);
+              st = TSR_ERR_INVALID_ARG;
+              tsr_clear_error ();
+            }
+        }
+    }
+  free (all);
+  if (f && fclose (f) != 0 && st == TSR_OK)
+    {
+      fprintf (stderr, "%s: %s: %s\n", program, o->logits_file,
+               strerror (errno));
+      return -1;
+    }
+  if (st != TSR_OK && tsr_last_status () != TSR_OK)
+    fprintf (stderr, "%s: prompt: %s\n", program, tsr_last_error ());
+  return st == TSR_OK ? 0 : -1;
+}
+
+static void
+print_token (const tsr_vocab *v, int32_t id, bool special)
+{
+  char buf[256];
+  if (!v)
+    return;
+  int64_t n = tsr_vocab_token_to_piece (v, id, special, buf, sizeof buf);
+  if (n > 0)
+    fwrite (buf, 1, n < (int64_t) sizeof buf ? (size_t) n : sizeof buf,
+            stdout);
+  fflush (stdout);
+}
+
+static int
+generate (tsr_session *s, const struct run_options *o, const tsr_vocab *v,
+          int64_t n_vocab, float *logits, struct timing *tm)
+{
+  tsr_sampler *smp = tsr_sampler_new (&o->sampling);
+  int32_t *ids = malloc ((size_t) (o->n_predict + 1) * sizeof *ids);
+  int rc = 0;
+  if (!smp || !ids)
+    {
+      fprintf (stderr, "%s: out of memory\n", program);
+      rc = -1;
+    }
+  double t0 = tt_now_us ();
+  for (int i = 0; i < o->n_predict && rc == 0; i++)
+    {
+      int32_t id = tsr_sampler_sample (smp, logits, n_vocab);
+      if (id < 0)
+        {
+          fprintf (stderr, "%s: every logit is NaN\n", program);
+          rc = -1;
+          break;
+        }
+      ids[tm->n_gen++] = id;
+      print_token (v, id, o->special);
+      if (v && !o->ignore_eos && tsr_vocab_is_eog (v, id))
+        break;
+      if (i + 1 < o->n_predict
+          && tsr_session_decode (s, &id, 1, logits, false) != TSR_OK)
+        {
+          fprintf (stderr, "\n%s: generation: %s\n", program,
+                   tsr_last_error ());
+          rc = -1;
+        }
+    }
+  tm->gen_us = tt_now_us () - t0;
+  if (v)
+    putchar ('\n');
+  if (o->print_ids)
+    for (int i = 0; i < tm->n_gen; i++)
+      printf ("%d%c", ids[i], i + 1 < tm->n_gen ? ' ' : '\n');
+  free (ids);
+  tsr_sampler_free (smp);
+  return rc;
+}
+
+static int
+prompt_tokens (const struct run_options *o, const tsr_vocab *v,
+               struct tokens *p)
+{
+  if (o->tokens)
+    {
+      tt_for_each_name (o->tokens, parse_id, p);
+      if (p->n == 0)
+        tt_usage_error (program, "--tokens names no token%s", "");
+      return 0;
+    }
+  if (!v)
+    {
+      fprintf (stderr, "%s: -p needs the model's tokenizer: %s\n(give the "
+               "prompt as ids with --tokens)\n", program, tsr_last_error ());
+      return -1;
+    }
+  const char *text = o->prompt ? o->prompt : "";
+  size_t len = strlen (text);
+  int64_t n = tsr_vocab_tokenize (v, text, len, tsr_vocab_add_bos (v), false,
+                                  NULL, 0);
+  if (n < 0)
+    {
+      fprintf (stderr, "%s: -p: %s\n", program, tsr_last_error ());
+      return -1;
+    }
+  p->id = malloc ((size_t) (n ? n : 1) * sizeof *p->id);
+  if (!p->id)
+    return -1;
+  p->n = p->cap = (int) n;
+  tsr_vocab_tokenize (v, text, len, tsr_vocab_add_bos (v), false, p->id, n);
+  if (n == 0)
+    {
+      fprintf (stderr, "%s: the prompt is empty\n", program);
+      return -1;
+    }
+  return 0;
+}
+
+static int
+run_model (const struct run_options *o, tsr_model *m)
+{
+  const struct tsr_model_hparams *hp = tsr_model_get_hparams (m);
+  tsr_vocab *v = tsr_vocab_from_gguf (tsr_model_gguf (m));
+  struct tokens p = { 0 };
+  struct timing tm = { 0 };
+  float *logits = malloc ((size_t) hp->n_vocab * sizeof *logits);
+  int rc = logits ? prompt_tokens (o, v, &p) : -1;
+  struct tsr_session_params sp = { .n_ctx = o->n_ctx, .n_batch = o->n_batch,
+                                   .n_threads = o->n_threads };
+  tsr_session *s = rc == 0 ? tsr_session_new (m, &sp) : NULL;
+  if (rc == 0 && !s)
+    {
+      fprintf (stderr, "%s: %s\n", program, tsr_last_error ());
+      rc = -1;
+    }
+  if (rc == 0 && p.n + o->n_predict > tsr_session_n_ctx (s) + 1)
+    {
+      fprintf (stderr, "%s: %d prompt tokens and %d to generate do not fit "
+               "a context of %d (--ctx)\n", program, p.n, o->n_predict,
+               tsr_session_n_ctx (s));
+      rc = -1;
+    }
+  if (rc == 0)
+    {
+      double t0 = tt_now_us ();
+      rc = run_prompt (s, o, &p, hp->n_vocab, logits);
+      tm.prompt_us = tt_now_us () - t0;
+      tm.n_prompt = p.n;
+    }
+  if (rc == 0)
+    rc = generate (s, o, v, hp->n_vocab, logits, &tm);
+  if (rc == 0)
+    printf ("prompt: %d tokens, %.2f tokens/s; generation: %d tokens, "
+            "%.2f tokens/s\n", tm.n_prompt,
+            tm.prompt_us > 0 ? tm.n_prompt * 1e6 / tm.prompt_us : 0.0,
+            tm.n_gen, tm.gen_us > 0 ? tm.n_gen * 1e6 / tm.gen_us : 0.0);
+  tsr_session_free (s);
+  tsr_vocab_free (v);
+  free (p.id);
+  free (logits);
+  return rc == 0 ? 0 : 1;
+}
+
+int
+main (int argc, char **argv)
+{
+  struct run_options o;
+  tsr_backend *be[TSR_SCHED_MAX_BACKENDS];
+  parse_options (argc, argv, &o);
+  if (o.bench)
+    return run_bench (&o);
+  int n_be = run_open_backends (o.n_sets ? o.devices[0] : NULL,
+                                o.gpu_layers, be, TSR_SCHED_MAX_BACKENDS);
+  if (n_be < 0)
+    return 1;
+  struct tsr_model_params mp = { .backends = n_be ? be : NULL,
+                                 .n_backends = n_be,
+                                 .gpu_layers = o.gpu_layers,
+                                 .no_mmap = o.no_mmap };
+  tsr_model *m = tsr_model_load (o.model, &mp);
+  int rc = 1;
+  if (!m)
+    fprintf (stderr, "%s: %s\n", program, tsr_last_error ());
+  else
+    {
+      fprintf (stderr, "%s: %s\n", program, tsr_model_describe (m));
+      rc = run_model (&o, m);
+    }
+  tsr_model_free (m);
+  for (int i = 0; i < n_be; i++)
+    tsr_backend_free (be[i]);
+  return rc;
+}

@@ -111,10 +111,7 @@ run_case (tsr_backend *cpu, const struct model_case *c)
 int
 main (void)
 {
-  if (!mt_init ())
-    return TSR_TEST_EXIT ();
-  tsr_backend *cpu = tsr_backend_init_by_type (TSR_DEVICE_CPU, NULL);
-  CHECK (cpu != NULL, "cpu backend (%s)", cpu ? "" : tsr_last_error ());
+  tsr_backend *cpu = mt_cpu ();
   if (!cpu)
     return TSR_TEST_EXIT ();
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)

@@ -111,15 +111,12 @@ partial_backend (void)
 int
 main (void)
 {
-  if (!mt_init ())
+  tsr_backend *cpu = mt_cpu ();
+  if (!cpu)
     return TSR_TEST_EXIT ();
-  tsr_backend *cpu = tsr_backend_init_by_type (TSR_DEVICE_CPU, NULL);
   tsr_backend *part = partial_backend ();
   tsr_backend *devs[16];
   int n_dev = 0;
-  CHECK (cpu != NULL, "cpu backend (%s)", cpu ? "" : tsr_last_error ());
-  if (!cpu)
-    return TSR_TEST_EXIT ();
   for (size_t i = 0; i < tsr_device_count () && n_dev < 16; i++)
     {
       tsr_device *d = tsr_device_get (i);

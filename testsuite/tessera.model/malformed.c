@@ -178,10 +178,7 @@ check_bad_calls (tsr_backend *cpu)
 int
 main (void)
 {
-  if (!mt_init ())
-    return TSR_TEST_EXIT ();
-  tsr_backend *cpu = tsr_backend_init_by_type (TSR_DEVICE_CPU, NULL);
-  CHECK (cpu != NULL, "cpu backend (%s)", cpu ? "" : tsr_last_error ());
+  tsr_backend *cpu = mt_cpu ();
   if (!cpu || !mt_synth ("--type=q8_0 --untied --heads=4 --kv-heads=2",
                          mt_path ("base", base, sizeof base)))
     return TSR_TEST_EXIT ();

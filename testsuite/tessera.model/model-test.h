@@ -24,6 +24,18 @@ mt_init (void)
   return mt_bld != NULL;
 }
 
+/* The CPU backend, or NULL after a FAIL line (also when mt_init
+   fails).  */
+static tsr_backend *
+mt_cpu (void)
+{
+  if (!mt_init ())
+    return NULL;
+  tsr_backend *cpu = tsr_backend_init_by_type (TSR_DEVICE_CPU, NULL);
+  CHECK (cpu != NULL, "cpu backend (%s)", cpu ? "" : tsr_last_error ());
+  return cpu;
+}
+
 /* The path of this test's model NAME (in testsuite/bin, unique per
    process).  */
 static const char *
@@ -61,33 +73,25 @@ mt_synth (const char *args, const char *path)
   return st == 0;
 }
 
-/* Normalized mean squared error of GOT against WANT.  */
+/* Normalized mean squared error of GOT against WANT (double, or float
+   when WANT_F is given instead).  */
 static double
-mt_nmse (const float *got, const double *want, size_t n)
+mt_nmse2 (const float *got, const double *want, const float *want_f,
+          size_t n)
 {
   double err = 0, norm = 0;
   for (size_t i = 0; i < n; i++)
     {
-      double d = (double) got[i] - want[i];
+      double w = want ? want[i] : (double) want_f[i];
+      double d = (double) got[i] - w;
       err += d * d;
-      norm += want[i] * want[i];
+      norm += w * w;
     }
   return norm > 0 ? err / norm : err;
 }
 
-/* The same for two float arrays.  */
-static double
-mt_nmse_f (const float *got, const float *want, size_t n)
-{
-  double err = 0, norm = 0;
-  for (size_t i = 0; i < n; i++)
-    {
-      double d = (double) got[i] - want[i];
-      err += d * d;
-      norm += (double) want[i] * want[i];
-    }
-  return norm > 0 ? err / norm : err;
-}
+#define mt_nmse(got, want, n) mt_nmse2 (got, want, NULL, n)
+#define mt_nmse_f(got, want, n) mt_nmse2 (got, NULL, want, n)
 
 /* A deterministic prompt of N ids below VOCAB.  */
 static void

@@ -31,9 +31,11 @@ struct tsr_session
   tsr_graph *graph;
   struct tsri_graph_inputs in;
   int g_tokens, g_kv, g_out;
-  /* Host staging of the inputs.  */
+  /* Host staging of the inputs (the mask grows to the largest batch
+     shape used, not n_batch x n_ctx).  */
   int32_t *ibuf;
   float *mask;
+  size_t mask_cap;
 };
 
 /* Can backend B write (set_rows) a cache of TYPE and attend over it
@@ -134,9 +136,7 @@ session_init (tsr_session *s, const struct tsr_session_params *p)
         tsr_backend_set_n_threads (s->m->backends[b], p->n_threads);
   s->ibuf = malloc ((size_t) s->n_batch * (size_t) (hp->n_head_kv + 3)
                     * sizeof *s->ibuf);
-  s->mask = malloc ((size_t) s->n_batch * (size_t) s->n_ctx
-                    * sizeof *s->mask);
-  if (!s->ibuf || !s->mask)
+  if (!s->ibuf)
     return tsr_set_error (TSR_ERR_NO_MEMORY, "session: out of memory");
   int st = make_caches (s, kv);
   if (st == TSR_OK && !(s->sched = tsr_sched_new (s->m->backends,
@@ -236,6 +236,15 @@ set_inputs (tsr_session *s, const int32_t *tokens, int n, int n_kv,
 {
   const int64_t n_head_kv = s->m->hp.n_head_kv;
   int32_t *pos = s->ibuf, *rows = pos + n, *out = rows + n * n_head_kv;
+  size_t need = (size_t) n * (size_t) n_kv;
+  if (need > s->mask_cap)
+    {
+      float *p = realloc (s->mask, need * sizeof *p);
+      if (!p)
+        return tsr_set_error (TSR_ERR_NO_MEMORY, "session: out of memory");
+      s->mask = p;
+      s->mask_cap = need;
+    }
   for (int i = 0; i < n; i++)
     {
       pos[i] = s->n_past + i;

@@ -114,7 +114,7 @@ main (void)
   CHECK (run ("--help") == 0 && strstr (out, "requantize"), "--help");
   CHECK (run ("frobnicate x") == 2, "unknown command: exit 2");
   CHECK (run ("dump") == 2, "dump without a file: exit 2");
-  CHECK (run ("convert --type=q5_1 %s %s", model, conv) == 2,
+  CHECK (run ("convert --type=q4_2 %s %s", model, conv) == 2,
          "convert to an unknown type: exit 2");
 
   int st = run ("dump %s", model);

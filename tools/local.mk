@@ -13,7 +13,8 @@ man_MANS += doc/tessera-opcheck.1
 EXTRA_DIST += doc/tessera-opcheck.1
 
 bin_PROGRAMS += tools/tessera-gguf
-tools_tessera_gguf_SOURCES = tools/tessera-gguf.c
+tools_tessera_gguf_SOURCES = tools/tessera-gguf.c tools/gguf-recipe.c \
+	tools/gguf-recipe.h
 tools_tessera_gguf_LDADD = lib/libtessera.la -lm
 man_MANS += doc/tessera-gguf.1
 EXTRA_DIST += doc/tessera-gguf.1

@@ -1,7 +1,8 @@
 /* { dg-do run } */
 /* tessera-gguf: dump (text and JSON), check (exit status and the
    offset message) and convert / requantize between f32, f16, bf16,
-   q8_0 and q4_0, run from the build tree.  */
+   q8_0 and q4_0, run from the build tree.  The other block types and
+   the presets: requantize.c.  */
 #include <sys/wait.h>
 #include "gguf-test.h"
 
@@ -173,10 +174,20 @@ main (void)
   CHECK (st == 0 && type_of (conv, "w") == TSR_TYPE_Q4_0
          && w_diff (model, conv) < 0.2, "requantize q8_0 to q4_0 in place");
   tsr_gguf *g = tsr_gguf_open (conv, NULL);
-  uint32_t count = 0;
+  uint32_t count = 0, ftype = 0, qver = 0;
+  CHECK (g && tsr_gguf_get_u32 (g, "tool.count", &count) == TSR_OK
+         && count == 42 && tsr_gguf_n_kv (g) == 5
+         && tsr_gguf_get_u32 (g, "general.file_type", &ftype) == TSR_OK
+         && ftype == 2
+         && tsr_gguf_get_u32 (g, "general.quantization_version", &qver)
+            == TSR_OK && qver == 2,
+         "requantize copies the metadata and records the file type");
+  tsr_gguf_close (g);
+  run ("convert -t f16 %s %s", model, conv);
+  g = tsr_gguf_open (conv, NULL);
   CHECK (g && tsr_gguf_get_u32 (g, "tool.count", &count) == TSR_OK
          && count == 42 && tsr_gguf_n_kv (g) == 3,
-         "convert copies the metadata");
+         "convert copies the metadata unchanged");
   tsr_gguf_close (g);
   remove (model);
   remove (conv);

@@ -136,7 +136,8 @@ tsri_q5_0_to_float (const void *src, float *dst, int64_t n)
       for (int j = 0; j < HALF; j++)
         {
           const int lo = (int) ((b[i].qs[j] & 0x0f) | (qh >> j & 1) << 4);
-          const int hi = (int) ((b[i].qs[j] >> 4) | (qh >> (j + HALF) & 1) << 4);
+          const int hi = (int) ((b[i].qs[j] >> 4)
+                                | (qh >> (j + HALF) & 1) << 4);
           dst[j] = (lo - 16) * d;
           dst[j + HALF] = (hi - 16) * d;
         }

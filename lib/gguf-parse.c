@@ -466,7 +466,8 @@ read_tensor_type (struct cursor *c, struct tsri_gguf_tensor *t,
   t->info.type = tsr_gguf_tensor_type (t->info.file_type);
   if (t->info.type == TSR_TYPE_COUNT)
     return fail (c, at, "tensor '%s' has unknown tensor type %u (Tessera "
-                 "reads f32, f16, bf16, i32, q8_0 and q4_0)", name,
+                 "reads f32, f16, bf16, i32, q8_0, q4_0, q4_1, q5_0, "
+                 "q5_1, q2_K..q6_K, q8_K, iq4_nl, iq4_xs and mxfp4)", name,
                  t->info.file_type);
   const struct tsr_type_traits *tr = tsr_type_traits (t->info.type);
   const int64_t *ne = t->info.ne;

@@ -48,10 +48,15 @@ tsr_gguf_type_size (tsr_gguf_type type)
   return (unsigned) type < TSR_GGUF_TYPE_COUNT ? value_types[type].size : 0;
 }
 
-/* Tensor type ids of the file format (ggml's numbering).  */
+/* Tensor type ids of the file format (ggml's numbering).  Every type
+   has one: an entry left out would read as 0, f32's.  */
 static const uint32_t file_types[TSR_TYPE_COUNT] = {
-  [TSR_TYPE_F32] = 0, [TSR_TYPE_F16] = 1, [TSR_TYPE_Q4_0] = 2,
-  [TSR_TYPE_Q8_0] = 8, [TSR_TYPE_I32] = 26, [TSR_TYPE_BF16] = 30,
+  [TSR_TYPE_F32] = 0,     [TSR_TYPE_F16] = 1,     [TSR_TYPE_Q4_0] = 2,
+  [TSR_TYPE_Q4_1] = 3,    [TSR_TYPE_Q5_0] = 6,    [TSR_TYPE_Q5_1] = 7,
+  [TSR_TYPE_Q8_0] = 8,    [TSR_TYPE_Q2_K] = 10,   [TSR_TYPE_Q3_K] = 11,
+  [TSR_TYPE_Q4_K] = 12,   [TSR_TYPE_Q5_K] = 13,   [TSR_TYPE_Q6_K] = 14,
+  [TSR_TYPE_Q8_K] = 15,   [TSR_TYPE_IQ4_NL] = 20, [TSR_TYPE_IQ4_XS] = 23,
+  [TSR_TYPE_I32] = 26,    [TSR_TYPE_BF16] = 30,   [TSR_TYPE_MXFP4] = 39,
 };
 
 uint32_t

@@ -14,7 +14,8 @@ pkginclude_HEADERS += include/tessera/status.h include/tessera/log.h \
 nodist_pkginclude_HEADERS += include/tessera/version.h
 
 lib_libtessera_la_SOURCES = lib/tessera-impl.h lib/status.c lib/log.c \
-	lib/types.c lib/tensor.c lib/ops.c lib/ops-math.c lib/ops-nn.c \
+	lib/types.c lib/types-impl.h lib/types-fit.c lib/types-quant.c \
+	lib/types-kquant.c lib/types-iq.c lib/tensor.c lib/ops.c lib/ops-math.c lib/ops-nn.c \
 	lib/graph.c lib/buffer.c \
 	lib/backend.c lib/alloc.c lib/sched.c lib/registry.c lib/loader.c \
 	lib/gguf-impl.h lib/gguf.c lib/gguf-parse.c lib/gguf-write.c \
@@ -23,6 +24,9 @@ lib_libtessera_la_SOURCES = lib/tessera-impl.h lib/status.c lib/log.c \
 	lib/vocab-impl.h lib/vocab.c lib/vocab-load.c \
 	lib/vocab-unicode.c lib/vocab-pretok.c lib/vocab-tokenize.c
 nodist_lib_libtessera_la_SOURCES = lib/builtin-modules.h
+# Unfused multiply-adds: the reference conversions must give the bits of
+# the formats' published dequantization (m4/tsr-checks.m4).
+lib_libtessera_la_CFLAGS = $(AM_CFLAGS) $(TSR_EXACT_CFLAGS)
 lib_libtessera_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DTSR_BACKEND_DIR='"$(backenddir)"'
 lib_libtessera_la_LDFLAGS = -version-info $(TSR_LT_VERSION) -no-undefined \

@@ -1,7 +1,10 @@
 /* types.c - element type traits and scalar reference conversions.
  *
  * These are the reference definitions every backend is compared with:
- * plain C, no intrinsics.  Fast versions belong in the backends.  */
+ * plain C, no intrinsics.  Fast versions belong in the backends.  Owns
+ * the traits table, the fp16/bf16 conversions and q8_0/q4_0; the other
+ * block types' conversions live in types-quant.c, types-kquant.c and
+ * types-iq.c (declared in types-impl.h).  */
 #include <config.h>
 
 #include <math.h>
@@ -9,6 +12,7 @@
 #include <strings.h>
 
 #include "tessera-impl.h"
+#include "types-impl.h"
 
 static uint32_t
 f32_bits (float f)
@@ -224,10 +228,41 @@ static const struct tsr_type_traits traits[TSR_TYPE_COUNT] = {
                       true, true, q8_0_to_float, q8_0_from_float },
   [TSR_TYPE_Q4_0] = { "q4_0", TSR_QK4_0, sizeof (struct tsr_block_q4_0),
                       true, true, q4_0_to_float, q4_0_from_float },
+#define BLOCK_TYPE(T, t, qk)                                              \
+  [TSR_TYPE_##T] = { #t, qk, sizeof (struct tsr_block_##t), true, true,   \
+                     tsri_##t##_to_float, tsri_##t##_from_float }
+  BLOCK_TYPE (Q4_1, q4_1, TSR_QK4_1),
+  BLOCK_TYPE (Q5_0, q5_0, TSR_QK5_0),
+  BLOCK_TYPE (Q5_1, q5_1, TSR_QK5_1),
+  BLOCK_TYPE (Q2_K, q2_K, TSR_QK_K),
+  BLOCK_TYPE (Q3_K, q3_K, TSR_QK_K),
+  BLOCK_TYPE (Q4_K, q4_K, TSR_QK_K),
+  BLOCK_TYPE (Q5_K, q5_K, TSR_QK_K),
+  BLOCK_TYPE (Q6_K, q6_K, TSR_QK_K),
+  BLOCK_TYPE (Q8_K, q8_K, TSR_QK_K),
+  BLOCK_TYPE (IQ4_NL, iq4_nl, TSR_QK4_NL),
+  BLOCK_TYPE (IQ4_XS, iq4_xs, TSR_QK_K),
+  BLOCK_TYPE (MXFP4, mxfp4, TSR_QK_MXFP4),
+#undef BLOCK_TYPE
 };
 
 _Static_assert (sizeof (struct tsr_block_q8_0) == 34, "q8_0 block size");
 _Static_assert (sizeof (struct tsr_block_q4_0) == 18, "q4_0 block size");
+/* The published block sizes: a struct the compiler padded would not
+   read files.  */
+_Static_assert (sizeof (struct tsr_block_q4_1) == 20, "q4_1 block size");
+_Static_assert (sizeof (struct tsr_block_q5_0) == 22, "q5_0 block size");
+_Static_assert (sizeof (struct tsr_block_q5_1) == 24, "q5_1 block size");
+_Static_assert (sizeof (struct tsr_block_q2_K) == 84, "q2_K block size");
+_Static_assert (sizeof (struct tsr_block_q3_K) == 110, "q3_K block size");
+_Static_assert (sizeof (struct tsr_block_q4_K) == 144, "q4_K block size");
+_Static_assert (sizeof (struct tsr_block_q5_K) == 176, "q5_K block size");
+_Static_assert (sizeof (struct tsr_block_q6_K) == 210, "q6_K block size");
+_Static_assert (sizeof (struct tsr_block_q8_K) == 292, "q8_K block size");
+_Static_assert (sizeof (struct tsr_block_iq4_nl) == 18, "iq4_nl block size");
+_Static_assert (sizeof (struct tsr_block_iq4_xs) == 136, "iq4_xs block size");
+_Static_assert (sizeof (struct tsr_block_mxfp4) == 17, "mxfp4 block size");
+_Static_assert (TSR_TYPE_MXFP4 + 1 == TSR_TYPE_COUNT, "a type without traits");
 
 bool
 tsr_type_valid (tsr_type type)

@@ -22,6 +22,24 @@ AC_DEFUN([TSR_CHECK_C11], [
   AC_SUBST([TSR_STD_CFLAGS])
 ])
 
+# TSR_CHECK_FP_CONTRACT: TSR_EXACT_CFLAGS turns off the fusing of a
+# multiply and an add into one FMA (GCC fuses by default in GNU C mode
+# on CPUs that have FMA).  libtessera's reference dequantization must
+# round every product as the format's published code does.
+AC_DEFUN([TSR_CHECK_FP_CONTRACT], [
+  AC_CACHE_CHECK([whether $CC accepts -ffp-contract=off],
+    [tsr_cv_fp_contract_off], [
+    tsr_save_CFLAGS=$CFLAGS
+    CFLAGS="$CFLAGS -Werror -ffp-contract=off"
+    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([], [])],
+      [tsr_cv_fp_contract_off=yes], [tsr_cv_fp_contract_off=no])
+    CFLAGS=$tsr_save_CFLAGS])
+  TSR_EXACT_CFLAGS=
+  AS_IF([test "x$tsr_cv_fp_contract_off" = xyes],
+    [TSR_EXACT_CFLAGS=-ffp-contract=off])
+  AC_SUBST([TSR_EXACT_CFLAGS])
+])
+
 # TSR_CHECK_PTHREADS: POSIX threads, as PTHREAD_CFLAGS/PTHREAD_LIBS.
 AC_DEFUN([TSR_CHECK_PTHREADS], [
   PTHREAD_CFLAGS=-pthread

@@ -1,14 +1,16 @@
 /* tessera-gguf - inspect, validate and convert GGUF model files.
  *
- *   tessera-gguf dump [--json] FILE     metadata and tensor table
+ *   tessera-gguf dump [--json] FILE     metadata, tensor table, type totals
  *   tessera-gguf check FILE...          validate; exit 1 if any is bad
- *   tessera-gguf convert -t TYPE IN OUT change tensor types (also
- *                                       "requantize")
+ *   tessera-gguf convert -t TYPE IN OUT every float tensor to TYPE
+ *   tessera-gguf requantize -t TYPE|PRESET IN OUT
+ *                                       per-tensor types of a preset
  *   tessera-gguf synth [OPTION]... OUT  a model with random weights
  *                                       (gguf-synth.c)
  *
- * Everything about the format lives in the library (tessera/gguf.h);
- * this file only formats and drives it.  */
+ * Everything about the format lives in the library (tessera/gguf.h),
+ * the presets' choices in gguf-recipe.c; this file formats and drives
+ * them.  */
 #include <config.h>
 
 #include <errno.h>
@@ -22,6 +24,7 @@
 #include <tessera.h>
 
 #include "gguf-synth.h"
+#include "gguf-recipe.h"
 
 #define TEXT_ARRAY_ITEMS 8
 
@@ -34,21 +37,35 @@ usage (FILE *f)
            "Usage: tessera-gguf dump [--json] FILE\n"
            "       tessera-gguf check FILE...\n"
            "       tessera-gguf convert --type=TYPE IN OUT\n"
-           "       tessera-gguf requantize --type=TYPE IN OUT\n"
+           "       tessera-gguf requantize --type=TYPE|PRESET IN OUT\n"
            "       tessera-gguf synth [OPTION]... OUT\n"
            "Inspect, validate, convert and synthesize GGUF model files.\n\n"
            "Commands:\n"
-           "  dump        print the metadata and the tensor table\n"
+           "  dump        print the metadata, the tensor table and the "
+           "totals per type\n"
            "  check       validate each FILE; exit 1 if any is malformed\n"
-           "  convert     write IN to OUT with float tensors converted to "
-           "TYPE\n"
-           "  requantize  the same as convert\n"
+           "  convert     write IN to OUT with every float tensor (quantized "
+           "ones\n"
+           "              included) converted to TYPE\n"
+           "  requantize  write IN to OUT with the weights quantized as "
+           "PRESET\n"
+           "              chooses per tensor, or all to TYPE (norms and "
+           "1-D tensors\n"
+           "              stay as they are)\n"
            "  synth       write a llama or qwen2 model with random weights "
            "to OUT\n"
            "              (options: tessera-gguf synth --help)\n\n"
            "Options:\n"
            "  -j, --json         dump: print JSON\n"
-           "  -t, --type=TYPE    convert: f32, f16, bf16, q8_0 or q4_0\n"
+           "  -t, --type=TYPE    f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_K "
+           "q3_K q4_K\n"
+           "                     q5_K q6_K q8_K iq4_nl iq4_xs mxfp4 (any "
+           "case)\n"
+           "                     requantize also takes a PRESET: Q4_K_M "
+           "Q4_K_S Q5_K_M\n"
+           "                     Q6_K Q8_0 Q4_0 IQ4_XS Q3_K_M Q2_K; a name "
+           "that is both\n"
+           "                     is the preset\n"
            "  -h, --help         display this help and exit\n"
            "  -V, --version      output version information and exit\n\n"
            "Report bugs to: %s\n", PACKAGE_BUGREPORT);
@@ -207,6 +224,27 @@ type_label (const tsr_gguf *g, int64_t i, char *buf, size_t n)
   return buf;
 }
 
+/* Tensor counts and bytes per type.  */
+
+struct type_totals
+{
+  int64_t tensors[TSR_TYPE_COUNT];
+  uint64_t bytes[TSR_TYPE_COUNT];
+};
+
+static void
+count_types (const tsr_gguf *g, struct type_totals *tt)
+{
+  memset (tt, 0, sizeof *tt);
+  for (int64_t i = 0; i < tsr_gguf_n_tensors (g); i++)
+    {
+      struct tsr_gguf_tensor_info t;
+      tsr_gguf_get_tensor_info (g, i, &t);
+      tt->tensors[t.type]++;
+      tt->bytes[t.type] += t.size;
+    }
+}
+
 /* dump */
 
 static void
@@ -228,7 +266,7 @@ dump_text (const char *path, const tsr_gguf *g)
     }
   printf ("tensors: %lld\n", (long long) tsr_gguf_n_tensors (g));
   if (tsr_gguf_n_tensors (g))
-    printf ("  %5s %-40s %-5s %-28s %12s %12s\n", "#", "name", "type",
+    printf ("  %5s %-40s %-6s %-28s %12s %12s\n", "#", "name", "type",
             "shape", "offset", "bytes");
   for (int64_t i = 0; i < tsr_gguf_n_tensors (g); i++)
     {
@@ -240,10 +278,19 @@ dump_text (const char *path, const tsr_gguf *g)
         n += snprintf (shape + n, sizeof shape - (size_t) n, "%s%lld",
                        d ? ", " : "", (long long) t.ne[d]);
       snprintf (shape + n, sizeof shape - (size_t) n, "]");
-      printf ("  %5lld %-40s %-5s %-28s %12llu %12zu\n", (long long) i,
+      printf ("  %5lld %-40s %-6s %-28s %12llu %12zu\n", (long long) i,
               t.name, tsr_type_name (t.type), shape,
               (unsigned long long) t.offset, t.size);
     }
+  struct type_totals tt;
+  count_types (g, &tt);
+  if (tsr_gguf_n_tensors (g))
+    printf ("types:\n");
+  for (int t = 0; t < TSR_TYPE_COUNT; t++)
+    if (tt.tensors[t])
+      printf ("  %-6s %6lld tensor%s %14llu bytes\n", tsr_type_name (t),
+              (long long) tt.tensors[t], tt.tensors[t] == 1 ? " " : "s",
+              (unsigned long long) tt.bytes[t]);
 }
 
 static void
@@ -285,7 +332,19 @@ dump_json (const tsr_gguf *g)
       printf ("], \"offset\": %llu, \"size\": %zu}",
               (unsigned long long) t.offset, t.size);
     }
-  printf ("%s]\n}\n", tsr_gguf_n_tensors (g) ? "\n  " : "");
+  printf ("%s],\n  \"types\": [", tsr_gguf_n_tensors (g) ? "\n  " : "");
+  struct type_totals tt;
+  count_types (g, &tt);
+  bool first = true;
+  for (int t = 0; t < TSR_TYPE_COUNT; t++)
+    if (tt.tensors[t])
+      {
+        printf ("%s\n    {\"type\": \"%s\", \"tensors\": %lld, "
+                "\"bytes\": %llu}", first ? "" : ",", tsr_type_name (t),
+                (long long) tt.tensors[t], (unsigned long long) tt.bytes[t]);
+        first = false;
+      }
+  printf ("%s]\n}\n", first ? "" : "\n  ");
 }
 
 static tsr_gguf *
@@ -314,6 +373,46 @@ cmd_dump (const char *path, bool json)
 
 /* check */
 
+/* A tensor whose size is not its rows times the row size of its type
+   (the parser computed it so; a check that the block tables agree).  */
+static bool
+sizes_ok (const char *path, const tsr_gguf *g)
+{
+  for (int64_t i = 0; i < tsr_gguf_n_tensors (g); i++)
+    {
+      struct tsr_gguf_tensor_info t;
+      tsr_gguf_get_tensor_info (g, i, &t);
+      uint64_t rows = (uint64_t) (t.ne[1] * t.ne[2] * t.ne[3]);
+      if (t.size != tsr_row_size (t.type, t.ne[0]) * rows)
+        {
+          printf ("%s: tensor '%s': %zu bytes, not %llu rows of %zu (%s)\n",
+                  path, t.name, t.size, (unsigned long long) rows,
+                  tsr_row_size (t.type, t.ne[0]), tsr_type_name (t.type));
+          return false;
+        }
+    }
+  return true;
+}
+
+static void
+print_check_ok (const char *path, const tsr_gguf *g)
+{
+  struct type_totals tt;
+  count_types (g, &tt);
+  printf ("%s: OK: GGUF version %u, %lld keys, %lld tensors", path,
+          tsr_gguf_version (g), (long long) tsr_gguf_n_kv (g),
+          (long long) tsr_gguf_n_tensors (g));
+  const char *sep = " (";
+  for (int t = 0; t < TSR_TYPE_COUNT; t++)
+    if (tt.tensors[t])
+      {
+        printf ("%s%s %lld", sep, tsr_type_name (t),
+                (long long) tt.tensors[t]);
+        sep = ", ";
+      }
+  printf ("%s\n", *sep == ',' ? ")" : "");
+}
+
 static int
 cmd_check (char **paths, int n)
 {
@@ -322,11 +421,10 @@ cmd_check (char **paths, int n)
     {
       struct tsr_gguf_error err;
       tsr_gguf *g = tsr_gguf_open (paths[i], &err);
-      if (g)
-        printf ("%s: OK: GGUF version %u, %lld keys, %lld tensors\n",
-                paths[i], tsr_gguf_version (g),
-                (long long) tsr_gguf_n_kv (g),
-                (long long) tsr_gguf_n_tensors (g));
+      if (g && sizes_ok (paths[i], g))
+        print_check_ok (paths[i], g);
+      else if (g)
+        bad = 1;
       else
         {
           printf ("%s: %s\n", paths[i], err.message);
@@ -337,13 +435,23 @@ cmd_check (char **paths, int n)
   return bad;
 }
 
-/* convert */
+/* convert and requantize */
 
-/* The type tensor INFO gets: TO for float tensors whose rows fit its
-   blocks (and, for quantized types, that have more than one row, as
-   norms and biases stay precise); otherwise its own.  */
+/* How each tensor's type is chosen: convert turns every float tensor
+   into TO; requantize follows RECIPE.  */
+struct plan
+{
+  bool requantize;
+  tsr_type to;
+  struct gr_recipe recipe;
+  struct gr_model model;
+};
+
+/* convert: TO for float tensors whose rows fit its blocks (and, for
+   quantized types, that have more than one row, as norms and biases
+   stay precise); otherwise its own.  */
 static tsr_type
-target_type (const struct tsr_gguf_tensor_info *info, tsr_type to)
+convert_type (const struct tsr_gguf_tensor_info *info, tsr_type to)
 {
   const struct tsr_type_traits *from = tsr_type_traits (info->type);
   const struct tsr_type_traits *tr = tsr_type_traits (to);
@@ -352,6 +460,25 @@ target_type (const struct tsr_gguf_tensor_info *info, tsr_type to)
   if (tr->is_quantized && info->n_dims < 2)
     return info->type;
   return to;
+}
+
+static tsr_type
+target_type (const struct plan *p, const struct tsr_gguf_tensor_info *info)
+{
+  char note[512];
+  if (!p->requantize)
+    {
+      tsr_type t = convert_type (info, p->to);
+      if (t != p->to)
+        fprintf (stderr, "%s: %s: kept as %s\n", program, info->name,
+                 tsr_type_name (t));
+      return t;
+    }
+  tsr_type t = gr_tensor_type (&p->recipe, &p->model, info, note,
+                               sizeof note);
+  if (note[0])
+    printf ("%s\n", note);
+  return t;
 }
 
 /* A host tensor in CTX holding tensor I of G as TYPE.  */
@@ -386,60 +513,117 @@ converted (const tsr_gguf *g, int64_t i, tsr_type type, tsr_context *ctx)
   return t;
 }
 
+/* Write W to OUT through a temporary file beside it (OUT may be the
+   input, which is mapped).  */
 static int
-cmd_convert (const char *in, const char *out, tsr_type to)
+write_renamed (tsr_gguf_writer *w, const char *out)
+{
+  char *tmp = malloc (strlen (out) + 32);
+  if (!tmp)
+    return TSR_ERR_NO_MEMORY;
+  sprintf (tmp, "%s.tmp-%ld", out, (long) getpid ());
+  int st = tsr_gguf_writer_write_file (w, tmp);
+  if (st == TSR_OK && rename (tmp, out) != 0)
+    {
+      fprintf (stderr, "%s: cannot rename '%s' to '%s': %s\n", program, tmp,
+               out, strerror (errno));
+      st = TSR_ERR_BACKEND;
+      remove (tmp);
+    }
+  else if (st != TSR_OK)
+    fprintf (stderr, "%s: %s\n", program, tsr_last_error ());
+  free (tmp);
+  return st;
+}
+
+/* "OUT: 7 of 9 tensors converted to Q4_K_M (q4_K 5, q6_K 2, f32 2)".  */
+static void
+report (const char *out, const struct plan *p, const int64_t *count,
+        int64_t changed, int64_t n)
+{
+  printf ("%s: %lld of %lld tensors %s to %s", out, (long long) changed,
+          (long long) n, p->requantize ? "requantized" : "converted",
+          p->requantize ? p->recipe.name : tsr_type_name (p->to));
+  const char *sep = " (";
+  for (int t = 0; t < TSR_TYPE_COUNT; t++)
+    if (count[t])
+      {
+        printf ("%s%s %lld", sep, tsr_type_name (t), (long long) count[t]);
+        sep = ", ";
+      }
+  printf ("%s\n", *sep == ',' ? ")" : "");
+}
+
+/* The output's metadata: IN's, plus the file type of a requantized
+   model as its readers expect it.  */
+static int
+copy_metadata (tsr_gguf_writer *w, const tsr_gguf *g, const struct plan *p)
+{
+  int st = tsr_gguf_writer_copy_kv (w, g);
+  if (st == TSR_OK && p->requantize && p->recipe.file_type >= 0)
+    st = tsr_gguf_set_u32 (w, "general.file_type",
+                           (uint32_t) p->recipe.file_type);
+  if (st == TSR_OK && p->requantize)
+    st = tsr_gguf_set_u32 (w, "general.quantization_version", 2);
+  return st;
+}
+
+static int
+cmd_convert (const char *in, const char *out, struct plan *p)
 {
   tsr_gguf *g = open_or_report (in);
   if (!g)
     return 1;
   tsr_context *ctx = tsr_context_new (false);
   tsr_gguf_writer *w = tsr_gguf_writer_new ();
-  int st = ctx && w ? tsr_gguf_writer_copy_kv (w, g) : TSR_ERR_NO_MEMORY;
-  int64_t changed = 0;
+  int st = ctx && w ? copy_metadata (w, g, p) : TSR_ERR_NO_MEMORY;
+  int64_t changed = 0, count[TSR_TYPE_COUNT] = { 0 };
+  gr_model_init (g, &p->model);
   for (int64_t i = 0; st == TSR_OK && i < tsr_gguf_n_tensors (g); i++)
     {
       struct tsr_gguf_tensor_info info;
       tsr_gguf_get_tensor_info (g, i, &info);
-      tsr_type type = target_type (&info, to);
+      tsr_type type = target_type (p, &info);
       tsr_tensor *t = converted (g, i, type, ctx);
       st = t ? tsr_gguf_writer_add_tensor (w, t) : (int) TSR_ERR_NO_MEMORY;
-      if (type != info.type)
-        changed++;
-      else if (type != to)
-        fprintf (stderr, "%s: %s: kept as %s\n", program, info.name,
-                 tsr_type_name (type));
+      changed += type != info.type;
+      count[type]++;
     }
-  /* Write beside OUT and rename: OUT may be IN, which is mapped.  */
-  char *tmp = malloc (strlen (out) + 32);
-  const char *why = NULL;
-  if (st == TSR_OK && !tmp)
-    st = TSR_ERR_NO_MEMORY;
-  if (st == TSR_OK && tmp)
-    {
-      sprintf (tmp, "%s.tmp-%ld", out, (long) getpid ());
-      st = tsr_gguf_writer_write_file (w, tmp);
-      if (st == TSR_OK && rename (tmp, out) != 0)
-        {
-          why = strerror (errno);
-          st = TSR_ERR_BACKEND;
-          remove (tmp);
-        }
-    }
-  if (why)
-    fprintf (stderr, "%s: cannot rename '%s' to '%s': %s\n", program, tmp,
-             out, why);
-  else if (st != TSR_OK)
+  if (st == TSR_OK)
+    st = write_renamed (w, out);
+  else
     fprintf (stderr, "%s: %s\n", program, st == TSR_ERR_NO_MEMORY
              && !*tsr_last_error () ? "out of memory" : tsr_last_error ());
-  else
-    printf ("%s: %lld of %lld tensors converted to %s\n", out,
-            (long long) changed, (long long) tsr_gguf_n_tensors (g),
-            tsr_type_name (to));
-  free (tmp);
+  if (st == TSR_OK)
+    report (out, p, count, changed, tsr_gguf_n_tensors (g));
   tsr_gguf_writer_free (w);
   tsr_context_free (ctx);
   tsr_gguf_close (g);
   return st == TSR_OK ? 0 : 1;
+}
+
+/* The plan for COMMAND and --type NAME; false (with a message) for a
+   name that is no type (nor, for requantize, a preset).  */
+static bool
+make_plan (const char *command, const char *name, struct plan *p)
+{
+  memset (p, 0, sizeof *p);
+  p->requantize = strcmp (command, "requantize") == 0;
+  if (p->requantize && gr_recipe_find (name, &p->recipe))
+    return true;
+  p->to = name ? tsr_type_from_name (name) : TSR_TYPE_COUNT;
+  if (!p->requantize && p->to != TSR_TYPE_COUNT && p->to != TSR_TYPE_I32)
+    return true;
+  struct gr_recipe r;
+  if (!p->requantize && gr_recipe_find (name, &r))
+    fprintf (stderr, "%s: %s is a preset: use requantize\n", program, name);
+  else
+    fprintf (stderr, "%s: %s: --type must be a float or quantized type "
+             "(f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K..q6_K, "
+             "q8_K, iq4_nl, iq4_xs, mxfp4)%s\n", program,
+             name ? name : "(none)", p->requantize ? " or a preset (Q4_K_M, "
+             "Q4_K_S, Q5_K_M, Q6_K, Q8_0, Q4_0, IQ4_XS, Q3_K_M, Q2_K)" : "");
+  return false;
 }
 
 int
@@ -479,15 +663,10 @@ main (int argc, char **argv)
   if (cmd && (strcmp (cmd, "convert") == 0
               || strcmp (cmd, "requantize") == 0) && n == 2)
     {
-      tsr_type to = type_name ? tsr_type_from_name (type_name)
-                              : TSR_TYPE_COUNT;
-      if (to == TSR_TYPE_COUNT || to == TSR_TYPE_I32)
-        {
-          fprintf (stderr, "%s: %s: --type must be f32, f16, bf16, q8_0 or "
-                   "q4_0\n", program, type_name ? type_name : "(none)");
-          return 2;
-        }
-      return cmd_convert (args[0], args[1], to);
+      struct plan plan;
+      if (!make_plan (cmd, type_name, &plan))
+        return 2;
+      return cmd_convert (args[0], args[1], &plan);
     }
   if (cmd)
     fprintf (stderr, "%s: %s: unknown command or wrong number of "

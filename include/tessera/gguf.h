@@ -63,8 +63,9 @@ const char *tsr_gguf_type_name (tsr_gguf_type type);
 size_t tsr_gguf_type_size (tsr_gguf_type type);
 
 /* The file's tensor type id of a Tessera type (f32 0, f16 1, q4_0 2,
-   q8_0 8, i32 26, bf16 30), and back: TSR_TYPE_COUNT for an id Tessera
-   does not know.  */
+   q4_1 3, q5_0 6, q5_1 7, q8_0 8, q2_K 10, q3_K 11, q4_K 12, q5_K 13,
+   q6_K 14, q8_K 15, iq4_nl 20, iq4_xs 23, i32 26, bf16 30, mxfp4 39),
+   and back: TSR_TYPE_COUNT for an id Tessera does not know.  */
 uint32_t tsr_gguf_file_type (tsr_type type);
 tsr_type tsr_gguf_tensor_type (uint32_t file_type);
 

@@ -234,9 +234,9 @@ tensor_cases (void)
   build (&b, &k, &w);
   gt_free (&b);
 
-  k.ttype[0] = 3;
+  k.ttype[0] = 4;                /* the retired q4_2 */
   EXPECT ("unknown tensor type", w.t_type[0],
-          "tensor 'w' has unknown tensor type 3");
+          "tensor 'w' has unknown tensor type 4");
   k.ttype[1] = 12345;
   EXPECT ("unknown tensor type (large id)", w.t_type[1],
           "tensor 'b' has unknown tensor type 12345");

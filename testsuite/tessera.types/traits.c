@@ -17,8 +17,14 @@ struct expect
   int quantized;
 };
 
-/* From the formats: q8_0 = fp16 scale + 32 int8; q4_0 = fp16 scale +
-   16 bytes of nibbles.  */
+/* From the formats, field by field: q8_0 = fp16 scale + 32 int8; q4_0 =
+   fp16 scale + 16 bytes of nibbles; the _1 types add an fp16 minimum,
+   the 5-bit types 4 bytes of fifth bits; the k-quants hold 256 elements:
+   q2_K 16 scale bytes + 64 bytes of 2-bit q + 2 fp16; q3_K 32 bytes of
+   high bits + 64 + 12 scale bytes + fp16; q4_K 2 fp16 + 12 + 128; q5_K
+   q4_K + 32 bytes of fifth bits; q6_K 128 + 64 + 16 int8 scales + fp16;
+   q8_K f32 + 256 int8 + 16 int16 sums; iq4_nl as q4_0; iq4_xs fp16 +
+   u16 + 4 + 128; mxfp4 one exponent byte + 16 bytes of nibbles.  */
 static const struct expect types[] = {
   { TSR_TYPE_F32, "f32", "F32", 1, 4, 0 },
   { TSR_TYPE_F16, "f16", "F16", 1, 2, 0 },
@@ -26,6 +32,18 @@ static const struct expect types[] = {
   { TSR_TYPE_I32, "i32", "I32", 1, 4, 0 },
   { TSR_TYPE_Q8_0, "q8_0", "Q8_0", 32, 2 + 32, 1 },
   { TSR_TYPE_Q4_0, "q4_0", "Q4_0", 32, 2 + 16, 1 },
+  { TSR_TYPE_Q4_1, "q4_1", "Q4_1", 32, 2 + 2 + 16, 1 },
+  { TSR_TYPE_Q5_0, "q5_0", "Q5_0", 32, 2 + 4 + 16, 1 },
+  { TSR_TYPE_Q5_1, "q5_1", "Q5_1", 32, 2 + 2 + 4 + 16, 1 },
+  { TSR_TYPE_Q2_K, "q2_K", "Q2_K", 256, 16 + 64 + 2 + 2, 1 },
+  { TSR_TYPE_Q3_K, "q3_K", "Q3_K", 256, 32 + 64 + 12 + 2, 1 },
+  { TSR_TYPE_Q4_K, "q4_K", "Q4_K", 256, 2 + 2 + 12 + 128, 1 },
+  { TSR_TYPE_Q5_K, "q5_K", "q5_k", 256, 2 + 2 + 12 + 32 + 128, 1 },
+  { TSR_TYPE_Q6_K, "q6_K", "Q6_K", 256, 128 + 64 + 16 + 2, 1 },
+  { TSR_TYPE_Q8_K, "q8_K", "Q8_K", 256, 4 + 256 + 2 * 16, 1 },
+  { TSR_TYPE_IQ4_NL, "iq4_nl", "IQ4_NL", 32, 2 + 16, 1 },
+  { TSR_TYPE_IQ4_XS, "iq4_xs", "Iq4_Xs", 256, 2 + 2 + 4 + 128, 1 },
+  { TSR_TYPE_MXFP4, "mxfp4", "MXFP4", 32, 1 + 16, 1 },
 };
 
 static void
@@ -87,7 +105,9 @@ check_invalid (void)
   for (size_t i = 0; n && i < sizeof types / sizeof types[0]; i++)
     clash |= strcmp (n, types[i].name) == 0;
   CHECK (!clash, "name of an invalid type is no valid type's name");
-  CHECK (tsr_type_from_name ("q5_1") == TSR_TYPE_COUNT, "no type named q5_1");
+  CHECK (tsr_type_from_name ("q4_2") == TSR_TYPE_COUNT, "no type named q4_2");
+  CHECK (tsr_type_from_name ("q4_k_m") == TSR_TYPE_COUNT,
+         "a preset is not a type name");
   CHECK (tsr_type_from_name ("") == TSR_TYPE_COUNT, "no type named \"\"");
   CHECK (tsr_type_from_name ("f32 ") == TSR_TYPE_COUNT, "no type named \"f32 \"");
   CHECK (tsr_type_from_name ("Bf16") == TSR_TYPE_BF16, "type from name \"Bf16\"");
@@ -165,6 +185,9 @@ check_converters (void)
 int
 main (void)
 {
+  CHECK (sizeof types / sizeof types[0] == TSR_TYPE_COUNT,
+         "every type is listed here (%d of %d)",
+         (int) (sizeof types / sizeof types[0]), (int) TSR_TYPE_COUNT);
   for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
     check_type (&types[i]);
   CHECK (TSR_QK8_0 == 32 && TSR_QK4_0 == 32, "q8_0 and q4_0 blocks hold 32");

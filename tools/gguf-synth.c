@@ -110,7 +110,7 @@ synth_usage (FILE *f)
            "--ctx=N\n"
            "                      the hyper-parameters (override the "
            "preset's)\n"
-           "  --type=TYPE         matrices: f32, f16, bf16, q8_0 or q4_0 "
+           "  --type=TYPE         matrices: any weight type (f32, f16, q8_0, q4_K...) "
            "(default f32)\n"
            "  --embd-type=TYPE    token_embd.weight (default: --type)\n"
            "  --tied, --untied    output.weight absent (tied to "
@@ -177,9 +177,12 @@ static bool
 parse_type (const char *arg, const char *what, tsr_type *type)
 {
   *type = tsr_type_from_name (arg);
-  if (*type == TSR_TYPE_COUNT || *type == TSR_TYPE_I32)
+  if (*type == TSR_TYPE_COUNT || *type == TSR_TYPE_I32
+      || *type == TSR_TYPE_Q8_K)
     {
-      fail ("--%s=%s: want f32, f16, bf16, q8_0 or q4_0", what, arg);
+      fail ("--%s=%s: want a weight type (f32, f16, bf16, q8_0, q4_0, "
+            "q4_1, q5_0, q5_1, q2_K..q6_K, iq4_nl, iq4_xs, mxfp4)", what,
+            arg);
       return false;
     }
   return true;

@@ -560,7 +560,7 @@ check_errors (void)
     { "--heads=4 --kv-heads=3", "not divisible by --kv-heads" },
     { "--type=q4_0 --ff=100", "block size 32" },
     { "--type=q8_0 --embd=48 --heads=2 --kv-heads=1", "block size 32" },
-    { "--type=q5_1", "--type=q5_1" },
+    { "--type=q9_0", "--type=q9_0" },
     { "--vocab=200 --tokenizer=llama", "too small" },
     { "--arch=qwen2 --rope-freqs", "rope_freqs" },
     { "--embd=36 --heads=4", "odd" },
@@ -572,6 +572,7 @@ check_errors (void)
       int st = synth (bad[i].args, p);
       CHECK (st == 1 && strstr (out, bad[i].says) && access (p, F_OK) != 0,
              "synth %s: exit 1 saying '%s'", bad[i].args, bad[i].says);
+      remove (p);
     }
   CHECK (synth ("--bogus", p) == 2, "synth with an unknown option: exit 2");
   CHECK (synth ("--help", "") == 0 && strstr (out, "llama-3.2-1b")

@@ -143,19 +143,27 @@ static int
 read_string (struct cursor *c, struct tsri_gguf_str *out, const char *what,
              ...)
 {
+  /* The field's name is formatted only for an error: a vocabulary
+     has hundreds of thousands of strings.  */
   char field[200];
   va_list ap;
-  va_start (ap, what);
-  vsnprintf (field, sizeof field, what, ap);
-  va_end (ap);
-  int st = need (c, 8, "the length of %s", field);
-  if (st != TSR_OK)
-    return st;
+  if (left (c) < 8)
+    {
+      va_start (ap, what);
+      vsnprintf (field, sizeof field, what, ap);
+      va_end (ap);
+      return need (c, 8, "the length of %s", field);
+    }
   uint64_t at = c->pos, len = take64 (c);
   if (len > left (c))
-    return fail (c, at, "%s is %llu bytes long, but only %llu bytes are "
-                 "left in the file", field, (unsigned long long) len,
-                 (unsigned long long) left (c));
+    {
+      va_start (ap, what);
+      vsnprintf (field, sizeof field, what, ap);
+      va_end (ap);
+      return fail (c, at, "%s is %llu bytes long, but only %llu bytes are "
+                   "left in the file", field, (unsigned long long) len,
+                   (unsigned long long) left (c));
+    }
   out->s = tsri_gguf_strdup (c->g, here (c), len);
   if (!out->s)
     return no_memory (c);

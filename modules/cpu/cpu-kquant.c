@@ -13,9 +13,11 @@
  *   d dy sum_g sc_g sum_(i in g) w_i y_i  +  dbias dy sum_g bias_g Y_g
  * with dbias = -dmin, bias_g the group minimum (q2_K, q4_K, q5_K) or
  * dbias = d, bias_g = -offset sc_g (q3_K, q6_K): two exact int32 sums
- * (|.| < 2^28), then f32.  Plain C decoders serve every level; the
- * AVX-512 level decodes q4_K and q6_K with vector instructions.  The
- * per-level part is the dot of a decoded super-block:
+ * (|.| < 2^28), then f32.  Plain C decoders serve every level but
+ * AVX-512, which decodes every type straight into registers (through
+ * memory, byte stores followed by wide loads stall on store forwarding:
+ * three times slower).  The per-level part is the dot of a decoded
+ * super-block:
  * - AVX-512BW (v4): 64 weights per register, pmaddubsw (unsigned
  *   weights by signed activations into int16 pairs, at most 2 * 63 *
  *   127, or 2 * 127 * 127 for iq4_xs's |w| by y sign (w)), then pmaddwd
@@ -290,86 +292,6 @@ decode_iq4_xs (const void *blk, struct sb *s)
   s->dmin = 0;
 }
 
-#if defined(__AVX512BW__)
-/* Vector decoders of the two types of the Q4_K_M preset.  */
-static inline void
-decode_q4_K_v4 (const void *blk, struct sb *s)
-{
-  const struct tsr_block_q4_K *b = blk;
-  const __m512i m4 = _mm512_set1_epi8 (0x0f);
-
-  for (int h = 0; h < 2; h++)
-    {
-      /* Bytes 0..31: groups 4h (low) and 4h + 1 (high); 32..63: the
-         next two.  */
-      __m512i q = _mm512_loadu_si512 (b->qs + 64 * h);
-      __m512i lo = _mm512_and_si512 (q, m4);
-      __m512i hi = _mm512_and_si512 (_mm512_srli_epi16 (q, 4), m4);
-      _mm512_store_si512 (s->w + 128 * h,
-                          _mm512_shuffle_i64x2 (lo, hi,
-                                                _MM_SHUFFLE (1, 0, 1, 0)));
-      _mm512_store_si512 (s->w + 128 * h + 64,
-                          _mm512_shuffle_i64x2 (lo, hi,
-                                                _MM_SHUFFLE (3, 2, 3, 2)));
-    }
-  scales_k4 (b->scales, s);
-  s->d = half (b->d);
-  s->dmin = half (b->dmin);
-}
-
-static inline void
-decode_q6_K_v4 (const void *blk, struct sb *s)
-{
-  const struct tsr_block_q6_K *b = blk;
-  const __m512i m4 = _mm512_set1_epi8 (0x0f), m30 = _mm512_set1_epi8 (0x30);
-  /* The top bits of elements 0..31 are bits 0-1 of qh, of 32..63 bits
-     2-3 (shifted to bits 4-5 of each byte: left by 4, by 2), of 64..95
-     and 96..127 bits 4-5 and 6-7 (right by 0, by 2).  16-bit shifts:
-     what crosses into the other byte is masked off.  */
-  const __m512i left = _mm512_setr_epi64 (0x0004000400040004,
-                                          0x0004000400040004,
-                                          0x0004000400040004,
-                                          0x0004000400040004,
-                                          0x0002000200020002,
-                                          0x0002000200020002,
-                                          0x0002000200020002,
-                                          0x0002000200020002);
-  const __m512i right = _mm512_setr_epi64 (0, 0, 0, 0, 0x0002000200020002,
-                                           0x0002000200020002,
-                                           0x0002000200020002,
-                                           0x0002000200020002);
-
-  for (int h = 0; h < 2; h++)
-    {
-      __m512i ql = _mm512_loadu_si512 (b->ql + 64 * h);
-      __m512i qh = _mm512_broadcast_i64x4
-        (_mm256_loadu_si256 ((const __m256i *) (b->qh + 32 * h)));
-      __m512i top_lo = _mm512_and_si512 (_mm512_sllv_epi16 (qh, left), m30);
-      __m512i top_hi = _mm512_and_si512 (_mm512_srlv_epi16 (qh, right), m30);
-
-      _mm512_store_si512 (s->w + 128 * h,
-                          _mm512_or_si512 (_mm512_and_si512 (ql, m4),
-                                           top_lo));
-      _mm512_store_si512
-        (s->w + 128 * h + 64,
-         _mm512_or_si512 (_mm512_and_si512 (_mm512_srli_epi16 (ql, 4), m4),
-                          top_hi));
-    }
-  for (int g = 0; g < GROUPS; g++)
-    {
-      s->sc[g] = b->scales[g];
-      s->bias[g] = (int16_t) (-32 * b->scales[g]);
-    }
-  s->d = half (b->d);
-  s->dmin = 0;
-}
-#define DECODE_Q4_K decode_q4_K_v4
-#define DECODE_Q6_K decode_q6_K_v4
-#else
-#define DECODE_Q4_K decode_q4_K
-#define DECODE_Q6_K decode_q6_K
-#endif
-
 static inline __attribute__ ((always_inline)) void
 decode (enum ktype t, const void *blk, struct sb *s)
 {
@@ -377,9 +299,9 @@ decode (enum ktype t, const void *blk, struct sb *s)
     {
     case KQ2: decode_q2_K (blk, s); break;
     case KQ3: decode_q3_K (blk, s); break;
-    case KQ4: DECODE_Q4_K (blk, s); break;
+    case KQ4: decode_q4_K (blk, s); break;
     case KQ5: decode_q5_K (blk, s); break;
-    case KQ6: DECODE_Q6_K (blk, s); break;
+    case KQ6: decode_q6_K (blk, s); break;
     default: decode_iq4_xs (blk, s); break;
     }
 }
@@ -389,6 +311,301 @@ decode (enum ktype t, const void *blk, struct sb *s)
    d dy times the scaled products, DBIAS dy times the biased sums.  */
 #if defined(__AVX512BW__)
 
+/* AVX-512: the super-block decoded straight into registers (through
+   memory, narrow stores followed by wide loads would stall on store
+   forwarding): the 4 registers of weights, per register the int16
+   scale of each pair sum, the 16 biases, and the lanes to negate the
+   activations in (iq4_xs).  */
+struct sbv
+{
+  __m512i w[4], scr[4];
+  __m256i bias;
+  __mmask64 neg[4];
+  float d, dbias;
+};
+
+static inline float
+half_v4 (tsr_fp16_t h)
+{
+  return _cvtsh_ss (h);
+}
+
+/* Lane i of the pair sums of register r is in group of 16 4 r + i / 8,
+   group of 32 2 r + i / 16.  */
+static inline __m512i
+lanes16 (int r)
+{
+  return _mm512_add_epi16 (_mm512_setr_epi64 (0, 0, 0x0001000100010001,
+                                              0x0001000100010001,
+                                              0x0002000200020002,
+                                              0x0002000200020002,
+                                              0x0003000300030003,
+                                              0x0003000300030003),
+                           _mm512_set1_epi16 ((short) (4 * r)));
+}
+
+static inline __m512i
+lanes32 (int r)
+{
+  return _mm512_add_epi16 (_mm512_setr_epi64 (0, 0, 0, 0,
+                                              0x0001000100010001,
+                                              0x0001000100010001,
+                                              0x0001000100010001,
+                                              0x0001000100010001),
+                           _mm512_set1_epi16 ((short) (2 * r)));
+}
+
+/* Scales per group of 16 (SC16, int16) or of 32 (SC32, lanes 0..7).  */
+static inline void
+scales16_v4 (__m256i sc16, struct sbv *v)
+{
+  for (int r = 0; r < 4; r++)
+    v->scr[r] = _mm512_permutexvar_epi16 (lanes16 (r),
+                                          _mm512_castsi256_si512 (sc16));
+}
+
+static inline void
+scales32_v4 (__m256i sc32, struct sbv *v)
+{
+  for (int r = 0; r < 4; r++)
+    v->scr[r] = _mm512_permutexvar_epi16 (lanes32 (r),
+                                          _mm512_castsi256_si512 (sc32));
+}
+
+/* q4_K, q5_K: the 8 scales in lanes 0..7, minimums in 8..15.  */
+static inline __m256i
+scales_k4_v4 (const uint8_t *p)
+{
+  uint32_t u[3];
+
+  memcpy (u, p, sizeof u);
+  return _mm256_cvtepu8_epi16
+    (_mm_setr_epi32 ((int) (u[0] & 0x3f3f3f3f),
+                     (int) ((u[2] & 0x0f0f0f0f)
+                            | (u[0] >> 6 & 0x03030303) << 4),
+                     (int) (u[1] & 0x3f3f3f3f),
+                     (int) ((u[2] >> 4 & 0x0f0f0f0f)
+                            | (u[1] >> 6 & 0x03030303) << 4)));
+}
+
+static inline void
+decode_k4_v4 (const uint8_t *qs, const uint8_t *scales, struct sbv *v)
+{
+  const __m512i m4 = _mm512_set1_epi8 (0x0f);
+  /* Bias of group of 16 g: the minimum of group of 32 g / 2.  */
+  const __m256i mins = _mm256_setr_epi16 (8, 8, 9, 9, 10, 10, 11, 11, 12,
+                                          12, 13, 13, 14, 14, 15, 15);
+  __m256i s = scales_k4_v4 (scales);
+
+  for (int h = 0; h < 2; h++)
+    {
+      /* Bytes 0..31: groups 4h (low nibbles) and 4h + 1 (high); 32..63
+         the next two.  */
+      __m512i q = _mm512_loadu_si512 (qs + 64 * h);
+      __m512i lo = _mm512_and_si512 (q, m4);
+      __m512i hi = _mm512_and_si512 (_mm512_srli_epi16 (q, 4), m4);
+      v->w[2 * h] = _mm512_shuffle_i64x2 (lo, hi, _MM_SHUFFLE (1, 0, 1, 0));
+      v->w[2 * h + 1] = _mm512_shuffle_i64x2 (lo, hi,
+                                              _MM_SHUFFLE (3, 2, 3, 2));
+    }
+  scales32_v4 (s, v);
+  v->bias = _mm256_permutexvar_epi16 (mins, s);
+}
+
+static inline void
+decode_q4_K_v4 (const void *blk, struct sbv *v)
+{
+  const struct tsr_block_q4_K *b = blk;
+
+  decode_k4_v4 (b->qs, b->scales, v);
+  v->d = half_v4 (b->d);
+  v->dbias = -half_v4 (b->dmin);
+}
+
+/* The bytes (1 << 2r) in the low half, (1 << (2r + 1)) in the high:
+   bit e / 32 of byte e % 32 for the elements of register r.  */
+static inline __m512i
+bit_pair (int r)
+{
+  return _mm512_inserti64x4 (_mm512_set1_epi8 ((char) (1 << (2 * r))),
+                             _mm256_set1_epi8 ((char) (1 << (2 * r + 1))),
+                             1);
+}
+
+static inline void
+decode_q5_K_v4 (const void *blk, struct sbv *v)
+{
+  const struct tsr_block_q5_K *b = blk;
+  const __m512i qh = _mm512_broadcast_i64x4
+    (_mm256_loadu_si256 ((const __m256i *) b->qh));
+
+  decode_k4_v4 (b->qs, b->scales, v);
+  for (int r = 0; r < 4; r++)
+    v->w[r] = _mm512_mask_add_epi8 (v->w[r],
+                                    _mm512_test_epi8_mask (qh, bit_pair (r)),
+                                    v->w[r], _mm512_set1_epi8 (16));
+  v->d = half_v4 (b->d);
+  v->dbias = -half_v4 (b->dmin);
+}
+
+/* q6_K: register 2h + k holds elements 128 h + 64 k ..: the low (k = 0)
+   or high nibbles of ql[64 h ..], top bits from qh[32 h + l]: bits 0-1
+   for elements l, 2-3 for 32 + l, 4-5 for 64 + l, 6-7 for 96 + l
+   (shifted to bits 4-5 of each byte; a 16-bit shift moves bits across
+   the bytes of a pair, the mask drops them).  */
+static inline void
+decode_q6_K_v4 (const void *blk, struct sbv *v)
+{
+  const struct tsr_block_q6_K *b = blk;
+  const __m512i m4 = _mm512_set1_epi8 (0x0f), m30 = _mm512_set1_epi8 (0x30);
+  const __m512i left = _mm512_inserti64x4 (_mm512_set1_epi16 (4),
+                                           _mm256_set1_epi16 (2), 1);
+  const __m512i right = _mm512_inserti64x4 (_mm512_setzero_si512 (),
+                                            _mm256_set1_epi16 (2), 1);
+  __m256i sc;
+
+  for (int h = 0; h < 2; h++)
+    {
+      __m512i ql = _mm512_loadu_si512 (b->ql + 64 * h);
+      __m512i qh = _mm512_broadcast_i64x4
+        (_mm256_loadu_si256 ((const __m256i *) (b->qh + 32 * h)));
+      v->w[2 * h] = _mm512_or_si512
+        (_mm512_and_si512 (ql, m4),
+         _mm512_and_si512 (_mm512_sllv_epi16 (qh, left), m30));
+      v->w[2 * h + 1] = _mm512_or_si512
+        (_mm512_and_si512 (_mm512_srli_epi16 (ql, 4), m4),
+         _mm512_and_si512 (_mm512_srlv_epi16 (qh, right), m30));
+    }
+  sc = _mm256_cvtepi8_epi16 (_mm_loadu_si128 ((const __m128i *) b->scales));
+  scales16_v4 (sc, v);
+  v->bias = _mm256_sub_epi16 (_mm256_setzero_si256 (),
+                              _mm256_slli_epi16 (sc, 5));
+  v->d = half_v4 (b->d);
+  v->dbias = v->d;
+}
+
+/* q2_K, q3_K: register r holds elements 64 r ..: bits 2c and 2c + 2
+   (c = 2 (r % 2)) of qs[32 (r / 2) + l].  */
+static inline void
+crumbs_v4 (const uint8_t *qs, struct sbv *v)
+{
+  const __m512i m3 = _mm512_set1_epi8 (3);
+
+  for (int h = 0; h < 2; h++)
+    {
+      __m512i q = _mm512_broadcast_i64x4
+        (_mm256_loadu_si256 ((const __m256i *) (qs + 32 * h)));
+      for (int k = 0; k < 2; k++)
+        {
+          __m512i shift = _mm512_inserti64x4
+            (_mm512_set1_epi16 ((short) (4 * k)),
+             _mm256_set1_epi16 ((short) (4 * k + 2)), 1);
+          v->w[2 * h + k] = _mm512_and_si512 (_mm512_srlv_epi16 (q, shift),
+                                              m3);
+        }
+    }
+}
+
+static inline void
+decode_q2_K_v4 (const void *blk, struct sbv *v)
+{
+  const struct tsr_block_q2_K *b = blk;
+  const __m128i s = _mm_loadu_si128 ((const __m128i *) b->scales);
+  const __m128i m4 = _mm_set1_epi8 (0x0f);
+
+  crumbs_v4 (b->qs, v);
+  scales16_v4 (_mm256_cvtepu8_epi16 (_mm_and_si128 (s, m4)), v);
+  v->bias = _mm256_cvtepu8_epi16 (_mm_and_si128 (_mm_srli_epi16 (s, 4), m4));
+  v->d = half_v4 (b->d);
+  v->dbias = -half_v4 (b->dmin);
+}
+
+static inline void
+decode_q3_K_v4 (const void *blk, struct sbv *v)
+{
+  const struct tsr_block_q3_K *b = blk;
+  const __m512i hm = _mm512_broadcast_i64x4
+    (_mm256_loadu_si256 ((const __m256i *) b->hmask));
+  uint64_t lo;
+  uint32_t hi;
+  __m256i sc;
+
+  crumbs_v4 (b->qs, v);
+  for (int r = 0; r < 4; r++)
+    v->w[r] = _mm512_mask_add_epi8 (v->w[r],
+                                    _mm512_test_epi8_mask (hm, bit_pair (r)),
+                                    v->w[r], _mm512_set1_epi8 (4));
+  /* Six-bit scales: low nibbles of bytes 0..7 for groups 0..7, high
+     nibbles for 8..15; two bits each from bytes 8..11.  */
+  memcpy (&lo, b->scales, sizeof lo);
+  memcpy (&hi, b->scales + 8, sizeof hi);
+  __m128i low = _mm_set_epi64x ((long long) (lo >> 4 & 0x0f0f0f0f0f0f0f0full),
+                                (long long) (lo & 0x0f0f0f0f0f0f0f0full));
+  __m128i top = _mm_setr_epi32 ((int) (hi & 0x03030303),
+                                (int) (hi >> 2 & 0x03030303),
+                                (int) (hi >> 4 & 0x03030303),
+                                (int) (hi >> 6 & 0x03030303));
+  sc = _mm256_cvtepi8_epi16 (_mm_sub_epi8 (_mm_or_si128
+                                           (low, _mm_slli_epi16 (top, 4)),
+                                           _mm_set1_epi8 (32)));
+  scales16_v4 (sc, v);
+  v->bias = _mm256_sub_epi16 (_mm256_setzero_si256 (),
+                              _mm256_slli_epi16 (sc, 2));
+  v->d = half_v4 (b->d);
+  v->dbias = v->d;
+}
+
+/* iq4_xs: register r holds groups 2r, 2r + 1: the low then high nibbles
+   of qs[32 r ..] 0..15, then those of 16..31, through the table.  */
+static inline void
+decode_iq4_xs_v4 (const void *blk, struct sbv *v)
+{
+  const struct tsr_block_iq4_xs *b = blk;
+  const __m512i table = _mm512_broadcast_i32x4
+    (_mm_loadu_si128 ((const __m128i *) iq4_values));
+  const __m256i m4 = _mm256_set1_epi8 (0x0f);
+  uint32_t sl;
+
+  for (int r = 0; r < 4; r++)
+    {
+      __m256i q = _mm256_loadu_si256 ((const __m256i *) (b->qs + 32 * r));
+      __m512i x = _mm512_inserti64x4
+        (_mm512_castsi256_si512 (_mm256_and_si256 (q, m4)),
+         _mm256_and_si256 (_mm256_srli_epi16 (q, 4), m4), 1);
+      x = _mm512_shuffle_epi8 (table, _mm512_shuffle_i64x2
+                                        (x, x, _MM_SHUFFLE (3, 1, 2, 0)));
+      v->neg[r] = _mm512_movepi8_mask (x);
+      v->w[r] = _mm512_abs_epi8 (x);
+    }
+  memcpy (&sl, b->scales_l, sizeof sl);
+  __m128i ls = _mm_unpacklo_epi8
+    (_mm_cvtsi32_si128 ((int) (sl & 0x0f0f0f0f)),
+     _mm_cvtsi32_si128 ((int) (sl >> 4 & 0x0f0f0f0f)));
+  ls = _mm_or_si128 (ls, _mm_cvtsi64_si128
+                           ((long long) (_pdep_u64 (b->scales_h,
+                                                    0x0303030303030303ull)
+                                         << 4)));
+  scales32_v4 (_mm256_cvtepi8_epi16 (_mm_sub_epi8 (ls, _mm_set1_epi8 (32))),
+               v);
+  v->bias = _mm256_setzero_si256 ();
+  v->d = half_v4 (b->d);
+  v->dbias = 0;
+}
+
+static inline __attribute__ ((always_inline)) void
+decode_v4 (enum ktype t, const void *blk, struct sbv *v)
+{
+  switch (t)
+    {
+    case KQ2: decode_q2_K_v4 (blk, v); break;
+    case KQ3: decode_q3_K_v4 (blk, v); break;
+    case KQ4: decode_q4_K_v4 (blk, v); break;
+    case KQ5: decode_q5_K_v4 (blk, v); break;
+    case KQ6: decode_q6_K_v4 (blk, v); break;
+    default: decode_iq4_xs_v4 (blk, v); break;
+    }
+}
+
 struct acc
 {
   __m512 a;
@@ -396,33 +613,9 @@ struct acc
 };
 
 static inline __attribute__ ((always_inline)) void
-sb_dot (const struct sb *s, bool sgn, float dbias, int64_t j, int64_t k,
-        const int ny, const void *const *y, struct acc *acc)
+sbv_dot (const struct sbv *v, bool sgn, int64_t j, int64_t k, const int ny,
+         const void *const *y, struct acc *acc)
 {
-  /* int16 lane i of register r's pair sums belongs to group 4 r + i / 8.  */
-  const __m512i group = _mm512_setr_epi64 (0, 0, 0x0001000100010001,
-                                           0x0001000100010001,
-                                           0x0002000200020002,
-                                           0x0002000200020002,
-                                           0x0003000300030003,
-                                           0x0003000300030003);
-  const __m512i sc = _mm512_castsi256_si512
-    (_mm256_load_si256 ((const __m256i *) s->sc));
-  const __m256i bias = _mm256_load_si256 ((const __m256i *) s->bias);
-  __m512i w[4], scr[4];
-  __mmask64 neg[4] = { 0 };
-
-  for (int r = 0; r < 4; r++)
-    {
-      w[r] = _mm512_load_si512 (s->w + 64 * r);
-      scr[r] = _mm512_permutexvar_epi16
-        (_mm512_add_epi16 (group, _mm512_set1_epi16 ((short) (4 * r))), sc);
-      if (sgn)
-        {
-          neg[r] = _mm512_movepi8_mask (w[r]);
-          w[r] = _mm512_abs_epi8 (w[r]);
-        }
-    }
   for (int c = 0; c < ny; c++)
     {
       const int8_t *yq = (const int8_t *) y[c] + j * QK;
@@ -433,20 +626,20 @@ sb_dot (const struct sb *s, bool sgn, float dbias, int64_t j, int64_t k,
         {
           __m512i yr = _mm512_load_si512 (yq + 64 * r);
           if (sgn)
-            yr = _mm512_mask_sub_epi8 (yr, neg[r], _mm512_setzero_si512 (),
+            yr = _mm512_mask_sub_epi8 (yr, v->neg[r], _mm512_setzero_si512 (),
                                        yr);
           sum = _mm512_add_epi32 (sum, _mm512_madd_epi16
-                                         (_mm512_maddubs_epi16 (w[r], yr),
-                                          scr[r]));
+                                         (_mm512_maddubs_epi16 (v->w[r], yr),
+                                          v->scr[r]));
         }
       __m256i bs = _mm256_madd_epi16
         (_mm256_loadu_si256 ((const __m256i *)
                              (tsr_cpu_kact_sums (y[c], k) + j * GROUPS)),
-         bias);
+         v->bias);
       acc[c].a = _mm512_fmadd_ps (_mm512_cvtepi32_ps (sum),
-                                  _mm512_set1_ps (s->d * dy), acc[c].a);
+                                  _mm512_set1_ps (v->d * dy), acc[c].a);
       acc[c].b = _mm256_fmadd_ps (_mm256_cvtepi32_ps (bs),
-                                  _mm256_set1_ps (dbias * dy), acc[c].b);
+                                  _mm256_set1_ps (v->dbias * dy), acc[c].b);
     }
 }
 
@@ -699,16 +892,23 @@ kdot (enum ktype t, int64_t k, const char *x, const int ny,
 {
   const size_t bytes = block_bytes (t);
   struct acc acc[TSR_CPU_QDOT_MAX_COLS];
-  struct sb s;
 
   for (int c = 0; c < ny; c++)
     acc_zero (&acc[c]);
   for (int64_t j = 0; j < k / QK; j++, x += bytes)
     {
+#if defined(__AVX512BW__)
+      struct sbv v;
+      prefetch (x + PREFETCH_AHEAD);
+      decode_v4 (t, x, &v);
+      sbv_dot (&v, t == KIQ4XS, j, k, ny, y, acc);
+#else
+      struct sb s;
       prefetch (x + PREFETCH_AHEAD);
       decode (t, x, &s);
       sb_dot (&s, t == KIQ4XS, has_mins (t) ? -s.dmin : s.d, j, k, ny, y,
               acc);
+#endif
     }
   for (int c = 0; c < ny; c++)
     out[c] = acc_sum (&acc[c]);

@@ -1,7 +1,8 @@
 /* The super-block kernels of the CPU backend (cpu-kquant.c) for q2_K,
    q3_K, q4_K, q5_K, q6_K and iq4_xs, called directly at every ISA
    level built that this CPU runs (cpu.exp links the per-level
-   libraries and defines TSR_TEST_LEVEL_<suffix> for each).
+   libraries and defines TSR_TEST_LEVEL_<suffix> for each, see
+   cpu-levels.h).
 
    - quantize_act_q8_K gives exactly the values, float scales and sums
      of 16 of the library's reference quantizer (tsr_quantize_row
@@ -30,6 +31,7 @@
 #include <tessera.h>
 #include "tsr-test.h"
 #include "cpu-vec.h"
+#include "cpu-levels.h"
 
 typedef void (*quantize_fn) (int64_t, void *, const float *);
 typedef void (*dot_fn) (int64_t, const void *, int, const void *const *,
@@ -82,83 +84,11 @@ struct level
     { tsr_cpu_row_q2_K_to_f32_##suffix, tsr_cpu_row_q3_K_to_f32_##suffix, \
       tsr_cpu_row_q4_K_to_f32_##suffix, tsr_cpu_row_q5_K_to_f32_##suffix, \
       tsr_cpu_row_q6_K_to_f32_##suffix, tsr_cpu_row_iq4_xs_to_f32_##suffix } };
-#ifdef TSR_TEST_LEVEL_x86_64
-LEVEL (x86_64, "x86-64")
-#endif
-#ifdef TSR_TEST_LEVEL_v2
-LEVEL (v2, "v2")
-#endif
-#ifdef TSR_TEST_LEVEL_v3
-LEVEL (v3, "v3")
-#endif
-#ifdef TSR_TEST_LEVEL_v4
-LEVEL (v4, "v4")
-#endif
-#ifdef TSR_TEST_LEVEL_armv8
-LEVEL (armv8, "armv8-a")
-#endif
-#ifdef TSR_TEST_LEVEL_armv8_2
-LEVEL (armv8_2, "armv8.2-a")
-#endif
-#ifdef TSR_TEST_LEVEL_armv8_6
-LEVEL (armv8_6, "armv8.6-a")
-#endif
-#ifdef TSR_TEST_LEVEL_generic
-LEVEL (generic, "generic")
-#endif
-
+TSR_TEST_EACH_LEVEL (LEVEL)
+#define LEVEL_ENTRY(suffix, name) &level_##suffix,
 static const struct level *const levels[] = {
-#ifdef TSR_TEST_LEVEL_x86_64
-  &level_x86_64,
-#endif
-#ifdef TSR_TEST_LEVEL_v2
-  &level_v2,
-#endif
-#ifdef TSR_TEST_LEVEL_v3
-  &level_v3,
-#endif
-#ifdef TSR_TEST_LEVEL_v4
-  &level_v4,
-#endif
-#ifdef TSR_TEST_LEVEL_armv8
-  &level_armv8,
-#endif
-#ifdef TSR_TEST_LEVEL_armv8_2
-  &level_armv8_2,
-#endif
-#ifdef TSR_TEST_LEVEL_armv8_6
-  &level_armv8_6,
-#endif
-#ifdef TSR_TEST_LEVEL_generic
-  &level_generic,
-#endif
-  NULL
+  TSR_TEST_EACH_LEVEL (LEVEL_ENTRY) NULL
 };
-
-/* Whether the CPU runs the level named NAME, from the device
-   description's "this CPU runs: ..." list.  */
-static int
-runnable (const char *name)
-{
-  tsr_device *cpu = tsr_device_by_name ("cpu");
-  const char *d = cpu ? tsr_device_description (cpu) : "";
-  const char *p = strstr (d, "this CPU runs: ");
-  char word[64];
-  int n;
-
-  if (!p)
-    return 0;
-  p += strlen ("this CPU runs: ");
-  while (sscanf (p, "%63[^ );]%n", word, &n) == 1)
-    {
-      if (strcmp (word, name) == 0)
-        return 1;
-      p += n;
-      while (*p == ' ')
-        p++;
-    }
-  return 0;
-}
 
 /* Activations of super-block J: random, or special (ties at scale 1,
    zeros, NaN and infinity, tiny, huge, all 1).  */
@@ -414,7 +344,7 @@ main (void)
   for (int l = 0; levels[l]; l++)
     {
       const struct level *lv = levels[l];
-      if (!runnable (lv->name))
+      if (!tsr_test_level_runnable (lv->name))
         {
           tsr_test_unsupported ("level %s: this CPU cannot run it",
                                 lv->name);

@@ -26,7 +26,8 @@
 enum fill
 {
   FILL_UNIFORM,   /* floats in [-1, 1), converted to the tensor's type */
-  FILL_EXPERTS    /* i32 expert ids: element i is i % BENCH_EXPERTS */
+  FILL_EXPERTS,   /* i32 expert ids: element i is i % BENCH_EXPERTS */
+  FILL_ROWS       /* i32 row indices: element i is 7919 i % index_range */
 };
 
 struct bench_build
@@ -35,6 +36,7 @@ struct bench_build
   int n_inputs;
   tsr_tensor *inputs[MAX_INPUTS];
   enum fill fills[MAX_INPUTS];
+  int64_t index_range;          /* FILL_ROWS: rows to index */
 };
 
 static tsr_tensor *
@@ -115,6 +117,27 @@ cost_mul_mat_id (tsr_type type, int64_t m, int64_t k, int64_t n)
     .bytes = w + F32_BYTES (k * rows) + F32_BYTES (rows)
              + F32_BYTES (m * rows),
     .weight_bytes = n <= 8 ? w : 0
+  };
+}
+
+/* get_rows: n rows, spread over the table, of weights a [k, m] of
+   TYPE, converted to f32.  */
+static tsr_tensor *
+build_get_rows (struct bench_build *b, tsr_type type, int64_t m, int64_t k,
+                int64_t n)
+{
+  tsr_tensor *a = uniform (b, type, k, m, 1);
+  tsr_tensor *rows = input (b, FILL_ROWS, TSR_TYPE_I32, n, 1, 1);
+  b->index_range = m;
+  return tsr_get_rows (b->ctx, a, rows);
+}
+
+static struct bench_cost
+cost_get_rows (tsr_type type, int64_t m, int64_t k, int64_t n)
+{
+  (void) m;
+  return (struct bench_cost) {
+    .bytes = weight_bytes (type, n, k) + F32_BYTES (n) + F32_BYTES (k * n)
   };
 }
 
@@ -205,13 +228,18 @@ cost_add_chain (tsr_type type, int64_t m, int64_t k, int64_t n)
 }
 
 #define T(x) (1u << TSR_TYPE_##x)
-#define WEIGHT_TYPES (T (F32) | T (F16) | T (BF16) | T (Q8_0) | T (Q4_0))
+#define WEIGHT_TYPES (T (F32) | T (F16) | T (BF16) | T (Q8_0) | T (Q4_0) \
+                      | KQUANT_TYPES)
+#define KQUANT_TYPES (T (Q2_K) | T (Q3_K) | T (Q4_K) | T (Q5_K) | T (Q6_K) \
+                      | T (IQ4_XS))
 
 const struct bench_kind bench_kinds[] = {
   { "mul_mat", TSR_OP_MUL_MAT, 1, WEIGHT_TYPES, true, build_mul_mat,
     cost_mul_mat },
   { "mul_mat_id", TSR_OP_MUL_MAT_ID, 1, WEIGHT_TYPES, true,
     build_mul_mat_id, cost_mul_mat_id },
+  { "get_rows", TSR_OP_GET_ROWS, 1, WEIGHT_TYPES, true, build_get_rows,
+    cost_get_rows },
   { "flash_attn_ext", TSR_OP_FLASH_ATTN_EXT, 1, T (F32) | T (F16), true,
     build_flash_attn, cost_flash_attn },
   { "soft_max", TSR_OP_SOFT_MAX, 1, T (F32), false, build_soft_max,
@@ -226,6 +254,7 @@ const size_t bench_n_kinds = sizeof bench_kinds / sizeof *bench_kinds;
 
 #undef T
 #undef WEIGHT_TYPES
+#undef KQUANT_TYPES
 
 const char *
 bench_case_name (char *buf, size_t n, const struct bench_case *c)
@@ -258,7 +287,10 @@ fail (struct bench_result *r, enum bench_status status, const char *fmt, ...)
 }
 
 /* Fill input I of B, a row block at a time so that a large weight
-   needs little memory beside it.  */
+   needs little memory beside it.  Quantized weights repeat the first
+   block's rows: the reference quantizers' scale searches take about a
+   microsecond per element, minutes for a large matrix, and no kernel's
+   speed depends on the values.  */
 static int
 fill_input (const struct bench_build *b, int i, uint64_t seed,
             const char *name)
@@ -282,6 +314,12 @@ fill_input (const struct bench_build *b, int i, uint64_t seed,
       if (b->fills[i] == FILL_EXPERTS)
         for (int64_t j = 0; j < count; j++)
           ((int32_t *) data)[j] = (int32_t) ((r0 * ne0 + j) % BENCH_EXPERTS);
+      else if (b->fills[i] == FILL_ROWS)
+        for (int64_t j = 0; j < count; j++)
+          ((int32_t *) data)[j] = (int32_t) ((r0 * ne0 + j) * 7919
+                                             % b->index_range);
+      else if (r0 > 0 && tsr_type_traits (t->type)->is_quantized)
+        ;   /* the first block's rows again: see above */
       else
         {
           for (int64_t j = 0; j < count; j++)

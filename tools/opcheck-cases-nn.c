@@ -203,6 +203,24 @@ cases_mul_mat_id (struct oc_list *l)
                 oc_shape_str (sb, sizeof sb, F32, p.ne[1], p.layout[1]),
                 (int) sh[3]);
       }
+  /* Super-block types: rows of 256 and 512.  */
+  static const int64_t kshapes[][6] = {
+    { 256, 16, 4, 2, 3, 2 }, { 512, 9, 3, 1, 5, 1 },
+  };
+  for (size_t t = 0; t < OC_N_KQUANT_TYPES; t++)
+    for (size_t s = 0; s < OC_N (kshapes); s++)
+      {
+        const int64_t *sh = kshapes[s];
+        struct oc_params p = { .type = { oc_kquant_types[t], F32, I32 } };
+        oc_ne (p.ne[0], sh[0], sh[1], sh[2], 1);
+        oc_ne (p.ne[1], sh[0], sh[5], sh[4], 1);
+        oc_ne (p.ne[2], sh[3], sh[4], 1, 1);
+        oc_add (l, TSR_OP_MUL_MAT_ID, build_mul_mat_id, &p,
+                "mul_mat_id %s %s used=%d",
+                oc_shape_str (sa, sizeof sa, p.type[0], p.ne[0], OC_CONT),
+                oc_shape_str (sb, sizeof sb, F32, p.ne[1], OC_CONT),
+                (int) sh[3]);
+      }
 }
 
 /* im2col and pool_2d */

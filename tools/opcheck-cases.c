@@ -158,6 +158,10 @@ oc_operand (struct oc_build *b, const struct oc_params *p, int i,
 
 const tsr_type oc_weight_types[OC_N_WEIGHT_TYPES] = { F32, F16, BF16, Q8_0,
                                                       Q4_0 };
+const tsr_type oc_kquant_types[OC_N_KQUANT_TYPES] = {
+  TSR_TYPE_Q2_K, TSR_TYPE_Q3_K, TSR_TYPE_Q4_K, TSR_TYPE_Q5_K, TSR_TYPE_Q6_K,
+  TSR_TYPE_IQ4_XS
+};
 
 static const struct oc_fill unit = { .lo = -1, .hi = 1 };
 
@@ -566,6 +570,21 @@ cases_get_rows (struct oc_list *l)
                   oc_shape_str (sb, sizeof sb, I32, p.ne[1], OC_CONT));
         }
     }
+  /* Super-block types: rows of 256 and 512, batches.  */
+  static const int64_t kshapes[][7] = {
+    { 256, 7, 1, 1, 5, 1, 1 }, { 512, 5, 2, 3, 4, 2, 3 },
+  };
+  for (size_t t = 0; t < OC_N_KQUANT_TYPES; t++)
+    for (size_t s = 0; s < OC_N (kshapes); s++)
+      {
+        const int64_t *sh = kshapes[s];
+        struct oc_params p = { .type = { oc_kquant_types[t], I32 } };
+        oc_ne (p.ne[0], sh[0], sh[1], sh[2], sh[3]);
+        oc_ne (p.ne[1], sh[4], sh[5], sh[6], 1);
+        oc_add (l, TSR_OP_GET_ROWS, build_get_rows, &p, "get_rows %s %s",
+                oc_shape_str (sa, sizeof sa, p.type[0], p.ne[0], OC_CONT),
+                oc_shape_str (sb, sizeof sb, I32, p.ne[1], OC_CONT));
+      }
 }
 
 static tsr_tensor *
@@ -624,6 +643,21 @@ cases_mul_mat (struct oc_list *l)
   for (size_t t = 0; t < 3; t++)
     for (size_t s = 0; s < OC_N (odd); s++)
       add_mul_mat_case (l, oc_weight_types[t], odd[s], OC_CONT, OC_CONT);
+  /* Super-block types: integer dots (n < 40) and the GEMM, batches,
+     strided activations.  */
+  static const int64_t kshapes[][7] = {
+    { 256, 16, 1, 1, 1, 1, 1 }, { 256, 33, 9, 1, 1, 1, 1 },
+    { 512, 7, 48, 1, 1, 1, 1 }, { 256, 8, 5, 2, 1, 4, 3 },
+    { 1024, 3, 2, 1, 1, 1, 1 },
+  };
+  for (size_t t = 0; t < OC_N_KQUANT_TYPES; t++)
+    {
+      for (size_t s = 0; s < OC_N (kshapes); s++)
+        add_mul_mat_case (l, oc_kquant_types[t], kshapes[s], OC_CONT,
+                          OC_CONT);
+      add_mul_mat_case (l, oc_kquant_types[t], kshapes[1], OC_CONT,
+                        OC_TRANSPOSED);
+    }
 }
 
 /* Row reductions and normalizations.  */

@@ -122,6 +122,7 @@ usage (FILE *f)
            "flops\n"
            "  mul_mat_id      %d experts [K, M], N tokens using %d each: "
            "2*M*K*%d*N\n"
+           "  get_rows        N rows of weights [K, M] to f32\n"
            "  flash_attn_ext  M keys and values of head size K (%d kv "
            "heads),\n"
            "                  N queries (%d heads), no mask: "
@@ -162,8 +163,8 @@ parse_ops (struct options *o, const char *arg)
   for (int op = 0; op < TSR_OP_COUNT; op++)
     if (o->ops[op] && !has_kind ((tsr_op) op))
       tt_usage_error (program, "no benchmark for '%s' (mul_mat, "
-                      "mul_mat_id, flash_attn_ext, soft_max, rms_norm, "
-                      "add)", tsr_op_name ((tsr_op) op));
+                      "mul_mat_id, get_rows, flash_attn_ext, soft_max, "
+                      "rms_norm, add)", tsr_op_name ((tsr_op) op));
   o->op_filter = true;
 }
 

@@ -6,8 +6,10 @@
  *   cpu-threadpool.c   worker threads
  *   cpu-ops.c          the op table and supports_op
  *   cpu-ops-*.c        one family of kernels each
- *   cpu-vec.c          hot loops over contiguous arrays, and
- *   cpu-gemm.c         the GEMM micro-kernel, both per ISA level
+ *   cpu-vec.c          hot loops over contiguous arrays,
+ *   cpu-qdot.c         integer dots of q8_0 / q4_0 weights,
+ *   cpu-kquant.c       the super-block types' dots and dequantization,
+ *   cpu-gemm.c         the GEMM micro-kernel, all per ISA level
  *                      (see cpu-vec.h)
  * Everything here has hidden visibility: the module exports only its
  * descriptor.  */
@@ -112,26 +114,66 @@ TSR_CPU_HIDDEN int tsr_cpu_mul_mat_prepare (const struct tsr_cpu_op_ctx *c,
                                             int nth);
 /* Part ITH of NTH of quantizing every row of the f32 activations B (any
    strides; rows in row-major order over dimensions 1..3) for the
-   integer dots: row r to C->shared + r * tsr_cpu_qact_size (b->ne[0]).
-   Strided rows are gathered into c->scratch[ith] (b->ne[0] floats).  */
+   integer dots with weights of type WTYPE: row r to C->shared + r *
+   tsr_cpu_act_size (WTYPE, b->ne[0]).  Strided rows are gathered into
+   c->scratch[ith] (b->ne[0] floats).  */
 TSR_CPU_HIDDEN void tsr_cpu_quantize_rows (const struct tsr_cpu_op_ctx *c,
-                                           const tsr_tensor *b, int ith,
-                                           int nth);
+                                           const tsr_tensor *b,
+                                           tsr_type wtype, int ith, int nth);
 /* Weight rows per unit of work of the integer dots, for M rows in each
    of UNITS matrices: a tile that stays in L2 while it is dotted with
    every group of activation rows, or fewer rows so that each of NTH
    threads gets a few units.  */
 TSR_CPU_HIDDEN int64_t tsr_cpu_qdot_tile (int64_t m, int64_t units, int nth);
-/* OUT[c] = dot (weight row X of TYPE, q8_0 or q4_0, with K elements,
-   quantized activation row Y[c]) for c < NY <= TSR_CPU_QDOT_MAX_COLS.  */
+/* Weight types of 256-element super-blocks, dotted with q8_K
+   activations (cpu-kquant.c).  */
+static inline bool
+tsr_cpu_is_kquant (tsr_type type)
+{
+  switch (type)
+    {
+    case TSR_TYPE_Q2_K:
+    case TSR_TYPE_Q3_K:
+    case TSR_TYPE_Q4_K:
+    case TSR_TYPE_Q5_K:
+    case TSR_TYPE_Q6_K:
+    case TSR_TYPE_IQ4_XS:
+      return true;
+    default:
+      return false;
+    }
+}
+/* Bytes of one activation row of K elements quantized for weights of
+   TYPE (q8_K for the super-block types, q8_0 otherwise).  */
+static inline size_t
+tsr_cpu_act_size (tsr_type type, int64_t k)
+{
+  return tsr_cpu_is_kquant (type) ? tsr_cpu_kact_size (k)
+                                  : tsr_cpu_qact_size (k);
+}
+/* OUT[c] = dot (weight row X of TYPE with K elements, quantized
+   activation row Y[c]) for c < NY <= TSR_CPU_QDOT_MAX_COLS.  */
 static inline void
 tsr_cpu_qdot (tsr_type type, int64_t k, const void *x, int ny,
               const void *const *y, float *out)
 {
-  if (type == TSR_TYPE_Q8_0)
-    tsr_cpu_vec_dot_q8_0_q8_0 (k, x, ny, y, out);
-  else
-    tsr_cpu_vec_dot_q4_0_q8_0 (k, x, ny, y, out);
+  switch (type)
+    {
+    case TSR_TYPE_Q8_0:
+      tsr_cpu_vec_dot_q8_0_q8_0 (k, x, ny, y, out);
+      break;
+    case TSR_TYPE_Q2_K: tsr_cpu_vec_dot_q2_K_q8_K (k, x, ny, y, out); break;
+    case TSR_TYPE_Q3_K: tsr_cpu_vec_dot_q3_K_q8_K (k, x, ny, y, out); break;
+    case TSR_TYPE_Q4_K: tsr_cpu_vec_dot_q4_K_q8_K (k, x, ny, y, out); break;
+    case TSR_TYPE_Q5_K: tsr_cpu_vec_dot_q5_K_q8_K (k, x, ny, y, out); break;
+    case TSR_TYPE_Q6_K: tsr_cpu_vec_dot_q6_K_q8_K (k, x, ny, y, out); break;
+    case TSR_TYPE_IQ4_XS:
+      tsr_cpu_vec_dot_iq4_xs_q8_K (k, x, ny, y, out);
+      break;
+    default:
+      tsr_cpu_vec_dot_q4_0_q8_0 (k, x, ny, y, out);
+      break;
+    }
 }
 /* Up to TSR_CPU_WEIGHT_TILE consecutive weight rows as f32, for dot
    products (mul_mat, mul_mat_id).  */
@@ -251,11 +293,13 @@ tsr_cpu_is_plain_float (tsr_type type)
          || type == TSR_TYPE_BF16;
 }
 
-/* Types with a block-wise float conversion (q8_0, q4_0).  */
+/* Types with a block-wise float conversion (q8_0, q4_0, the
+   super-block types).  */
 static inline bool
 tsr_cpu_is_quant (tsr_type type)
 {
-  return type == TSR_TYPE_Q8_0 || type == TSR_TYPE_Q4_0;
+  return type == TSR_TYPE_Q8_0 || type == TSR_TYPE_Q4_0
+         || tsr_cpu_is_kquant (type);
 }
 
 /* Convert a strided row of N elements to contiguous floats / back.

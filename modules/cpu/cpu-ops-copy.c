@@ -101,6 +101,18 @@ tsr_cpu_row_to_f32 (tsr_type src_type, const char *src, size_t src_stride,
     tsr_cpu_row_q8_0_to_f32 (n, dst, src);
   else if (src_type == TSR_TYPE_Q4_0)
     tsr_cpu_row_q4_0_to_f32 (n, dst, src);
+  else if (src_type == TSR_TYPE_Q2_K)
+    tsr_cpu_row_q2_K_to_f32 (n, dst, src);
+  else if (src_type == TSR_TYPE_Q3_K)
+    tsr_cpu_row_q3_K_to_f32 (n, dst, src);
+  else if (src_type == TSR_TYPE_Q4_K)
+    tsr_cpu_row_q4_K_to_f32 (n, dst, src);
+  else if (src_type == TSR_TYPE_Q5_K)
+    tsr_cpu_row_q5_K_to_f32 (n, dst, src);
+  else if (src_type == TSR_TYPE_Q6_K)
+    tsr_cpu_row_q6_K_to_f32 (n, dst, src);
+  else if (src_type == TSR_TYPE_IQ4_XS)
+    tsr_cpu_row_iq4_xs_to_f32 (n, dst, src);
   else if (tr->is_quantized)
     tr->to_float (src, dst, n);
   else if (src_stride != tr->type_size || src_type == TSR_TYPE_I32)

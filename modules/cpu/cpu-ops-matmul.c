@@ -1,11 +1,14 @@
 /* cpu-ops-matmul.c - mul_mat: dst[i, j] = dot (a row i, b row j).
  *
- * a [k, m, a2, a3] (f32, f16, bf16, q8_0, q4_0) holds the weights, b
+ * a [k, m, a2, a3] (f32, f16, bf16, q8_0, q4_0, q2_K..q6_K, iq4_xs)
+ * holds the weights, b
  * [k, n, b2, b3] is f32, dst [m, n, b2, b3] f32; batch (i2, i3) of b
  * uses batch (i2 / (b2 / a2), i3 / (b3 / a3)) of a.
  *
  * Three ways, by weight type and n:
- * - q8_0 / q4_0 weights and n < QDOT_MAX_N: integer dots (cpu-qdot.c).
+ * - quantized weights and n < QDOT_MAX_N: integer dots (cpu-qdot.c;
+ *   cpu-kquant.c for the super-block types, whose activations are
+ *   quantized to q8_K instead of q8_0).
  *   A prepare pass quantizes every activation row once, split over the
  *   threads, into the shared scratch; then the weight rows are dealt to
  *   the threads in tiles of contiguous rows, and each weight row is
@@ -107,15 +110,17 @@ tsr_cpu_mul_mat_shared (const tsr_tensor *dst)
   const tsr_tensor *b = dst->src[1];
 
   return use_qdots (dst) ? (size_t) tsr_cpu_nrows (b)
-                           * tsr_cpu_qact_size (b->ne[0]) : 0;
+                           * tsr_cpu_act_size (dst->src[0]->type, b->ne[0])
+                         : 0;
 }
 
 void
 tsr_cpu_quantize_rows (const struct tsr_cpu_op_ctx *c, const tsr_tensor *b,
-                       int ith, int nth)
+                       tsr_type wtype, int ith, int nth)
 {
   const int64_t k = b->ne[0];
-  const size_t size = tsr_cpu_qact_size (k);
+  const size_t size = tsr_cpu_act_size (wtype, k);
+  const bool kquant = tsr_cpu_is_kquant (wtype);
   int64_t r0, r1;
 
   tsr_cpu_split (tsr_cpu_nrows (b), ith, nth, &r0, &r1);
@@ -130,7 +135,10 @@ tsr_cpu_quantize_rows (const struct tsr_cpu_op_ctx *c, const tsr_tensor *b,
                               k);
           row = c->scratch[ith];
         }
-      tsr_cpu_quantize_act_q8_0 (k, (char *) c->shared + r * size, row);
+      if (kquant)
+        tsr_cpu_quantize_act_q8_K (k, (char *) c->shared + r * size, row);
+      else
+        tsr_cpu_quantize_act_q8_0 (k, (char *) c->shared + r * size, row);
     }
 }
 
@@ -139,7 +147,7 @@ tsr_cpu_mul_mat_prepare (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst,
                          int ith, int nth)
 {
   if (use_qdots (dst))
-    tsr_cpu_quantize_rows (c, dst->src[1], ith, nth);
+    tsr_cpu_quantize_rows (c, dst->src[1], dst->src[0]->type, ith, nth);
   return TSR_OK;
 }
 
@@ -200,7 +208,8 @@ mul_mat_dots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   const int64_t tiles = row_tiles * col_tiles * b->ne[2] * b->ne[3];
   const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
   const bool b_direct = b->nb[0] == sizeof (float);
-  const bool a_direct = tsr_cpu_dense_rows (a);
+  /* dot_row has no case for the super-block types: tiles of f32.  */
+  const bool a_direct = tsr_cpu_dense_rows (a) && !tsr_cpu_is_kquant (a->type);
   float *a_buf = c->scratch[ith];
   float *b_buf = a_buf + ROW_TILE * k;
   struct tsr_cpu_weight_tile tile = TSR_CPU_WEIGHT_TILE_INIT;
@@ -259,7 +268,7 @@ mul_mat_qdots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   const int64_t k = a->ne[0], m = a->ne[1], n = b->ne[1];
   const int64_t batches = b->ne[2] * b->ne[3];
   const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
-  const size_t size = tsr_cpu_qact_size (k);
+  const size_t size = tsr_cpu_act_size (a->type, k);
   const int64_t tile = tsr_cpu_qdot_tile (m, batches, nth);
   const int64_t tiles = (m + tile - 1) / tile;
   int64_t u0, u1;

@@ -13,8 +13,9 @@
  * that keys and values are read once for the group) and mul_mat_id
  * (over experts and tiles of weight rows, so that each weight row is
  * converted once; the row loading and dot products are mul_mat's; with
- * q8_0 / q4_0 weights the rows of b are quantized once and dotted in
- * integers, and only the experts in use get work).  Shapes and
+ * quantized weights the rows of b are quantized once (q8_0, or q8_K for
+ * the super-block types) and dotted in integers, and only the experts
+ * in use get work).  Shapes and
  * parameters are the builders' (lib/ops-nn.c); each supports function
  * re-checks exactly what its kernel relies on.  Index operands
  * (set_rows, mul_mat_id) are checked in full before anything is
@@ -500,7 +501,9 @@ tsr_cpu_mul_mat_id_shared (const tsr_tensor *dst)
   const tsr_tensor *b = dst->src[1];
 
   return tsr_cpu_is_quant (dst->src[0]->type)
-         ? (size_t) tsr_cpu_nrows (b) * tsr_cpu_qact_size (b->ne[0]) : 0;
+         ? (size_t) tsr_cpu_nrows (b)
+           * tsr_cpu_act_size (dst->src[0]->type, b->ne[0])
+         : 0;
 }
 
 int
@@ -508,7 +511,7 @@ tsr_cpu_mul_mat_id_prepare (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst,
                             int ith, int nth)
 {
   if (tsr_cpu_is_quant (dst->src[0]->type))
-    tsr_cpu_quantize_rows (c, dst->src[1], ith, nth);
+    tsr_cpu_quantize_rows (c, dst->src[1], dst->src[0]->type, ith, nth);
   return TSR_OK;
 }
 
@@ -540,7 +543,7 @@ expert_qdots (tsr_tensor *dst, const void *act, int64_t x, int64_t first,
               int64_t last)
 {
   const tsr_tensor *b = dst->src[1], *ids = dst->src[2];
-  const size_t size = tsr_cpu_qact_size (b->ne[0]);
+  const size_t size = tsr_cpu_act_size (dst->src[0]->type, b->ne[0]);
   const void *ys[TSR_CPU_QDOT_MAX_COLS];
   int64_t es[TSR_CPU_QDOT_MAX_COLS], ts[TSR_CPU_QDOT_MAX_COLS];
   int ny = 0;

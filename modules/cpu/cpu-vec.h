@@ -201,4 +201,6 @@ TSR_CPU_HIDDEN void tsr_cpu_gemm_kernel (int64_t kc, const float *a,
                                          int64_t ldc, int mr_used,
                                          int nr_used, int acc);
 
+#include "cpu-vec-k.h"
+
 #endif /* TSR_CPU_VEC_H */

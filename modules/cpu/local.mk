@@ -2,7 +2,8 @@
 ##
 ## cpu_sources is compiled once, at the baseline level (glue: device,
 ## thread pool, op walks, dispatch).  cpu-vec.c (the hot loops),
-## cpu-qdot.c (integer dots of quantized weights) and cpu-gemm.c (the
+## cpu-qdot.c (integer dots of quantized weights), cpu-kquant.c (the
+## same and dequantization for the super-block types) and cpu-gemm.c (the
 ## GEMM micro-kernel) are compiled once per ISA level
 ## configure chose (--with-cpu-levels), each
 ## into its own convenience library with that level's -march and symbol
@@ -16,10 +17,12 @@ cpu_sources = modules/cpu/cpu-module.c modules/cpu/cpu-impl.h \
 	modules/cpu/cpu-ops-matmul.c modules/cpu/cpu-vec.h \
 	modules/cpu/cpu-visibility.h modules/cpu/cpu-ops-math.c \
 	modules/cpu/cpu-ops-nn.c modules/cpu/cpu-dispatch.c \
-	modules/cpu/cpu-dispatch.h modules/cpu/cpu-vec.def
+	modules/cpu/cpu-dispatch.h modules/cpu/cpu-vec.def \
+	modules/cpu/cpu-vec-k.h modules/cpu/cpu-vec-k.def
 
 cpu_level_sources = modules/cpu/cpu-vec.c modules/cpu/cpu-vec.h \
 	modules/cpu/cpu-qdot.c modules/cpu/cpu-gemm.c \
+	modules/cpu/cpu-kquant.c \
 	modules/cpu/cpu-level.h modules/cpu/cpu-vec.def \
 	modules/cpu/cpu-visibility.h
 cpu_level_cflags = $(AM_CFLAGS) -fvisibility=hidden

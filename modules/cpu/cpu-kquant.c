@@ -1,0 +1,983 @@
+/* cpu-kquant.c - the super-block types q2_K, q3_K, q4_K, q5_K, q6_K and
+ * iq4_xs: the q8_K activation quantizer, integer dot products with q8_K
+ * activations and row dequantization, compiled once per ISA level (see
+ * cpu-vec.c for how; the activation layout is in cpu-vec-k.h).
+ *
+ * Every type is first decoded, one super-block of 256 elements at a
+ * time, into one common form (struct sb): each element's stored integer
+ * as a byte in element order (0..63 for the k-quants: the offsets 4 of
+ * q3_K and 32 of q6_K are not subtracted; iq4_xs: the signed table
+ * value), and per group of 16 elements an integer scale and an integer
+ * bias.  Then the super-block's dot with an activation super-block
+ * (values y, sums of 16 Y_g, scale dy) is
+ *   d dy sum_g sc_g sum_(i in g) w_i y_i  +  dbias dy sum_g bias_g Y_g
+ * with dbias = -dmin, bias_g the group minimum (q2_K, q4_K, q5_K) or
+ * dbias = d, bias_g = -offset sc_g (q3_K, q6_K): two exact int32 sums
+ * (|.| < 2^28), then f32.  Plain C decoders serve every level but
+ * AVX-512, which decodes every type straight into registers (through
+ * memory, byte stores followed by wide loads stall on store forwarding:
+ * three times slower).  The per-level part is the dot of a decoded
+ * super-block:
+ * - AVX-512BW (v4): 64 weights per register, pmaddubsw (unsigned
+ *   weights by signed activations into int16 pairs, at most 2 * 63 *
+ *   127, or 2 * 127 * 127 for iq4_xs's |w| by y sign (w)), then pmaddwd
+ *   by the group scales, summed in int32.
+ * - AVX2 (v3), SSSE3 (v2): the same on 32 and 16 bytes.
+ * - Arm with the dot product extension: sdot per group of 16.
+ * - Otherwise plain C (the baseline and the reference).
+ * Dequantization computes (d sc_g) (w - offset) - dmin bias_g exactly
+ * as the reference does; the compiler vectorizes the plain C.  */
+#include <config.h>
+
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "cpu-vec.h"
+#include "cpu-level.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+#if defined(__ARM_FEATURE_DOTPROD)
+#include <arm_neon.h>
+#endif
+
+#define QK TSR_QK_K
+#define GROUPS (QK / 16)
+
+/* Weight bytes read ahead of the super-block being decoded (gemv
+   streams the weights from memory once).  */
+#define PREFETCH_AHEAD 1024
+
+/* Quantization to q8_K, the reference's steps: amax, 127 / amax, each
+   value rounded and clamped as tsri_round_clamp does (NaN to -127).  */
+static inline int
+round_clamp_127 (float v)
+{
+  if (!(v > -127.0f))
+    return -127;
+  if (v >= 127.0f)
+    return 127;
+  return (int) lrintf (v);
+}
+
+void
+TSR_CPU_LEVEL_FN (quantize_act_q8_K) (int64_t k, void *y, const float *x)
+{
+  int8_t *q = y;
+  int16_t *sums = (int16_t *) tsr_cpu_kact_sums (y, k);
+  float *d = (float *) tsr_cpu_kact_scales (y, k);
+
+  for (int64_t j = 0; j < k / QK; j++, x += QK, q += QK)
+    {
+      float amax = 0;
+      for (int i = 0; i < QK; i++)
+        amax = fmaxf (amax, fabsf (x[i]));
+      float id = amax > 0 && isfinite (amax) ? 127 / amax : 0;
+      d[j] = id > 0 ? amax / 127 : 0;
+      for (int g = 0; g < GROUPS; g++)
+        {
+          int sum = 0;
+          for (int i = 16 * g; i < 16 * g + 16; i++)
+            {
+              q[i] = (int8_t) round_clamp_127 (x[i] * id);
+              sum += q[i];
+            }
+          sums[j * GROUPS + g] = (int16_t) sum;
+        }
+    }
+}
+
+/* The common form of a super-block.  */
+struct sb
+{
+  _Alignas (64) uint8_t w[QK];  /* stored integers, element order */
+  _Alignas (32) int16_t sc[GROUPS];     /* multiplier of sum w y */
+  _Alignas (32) int16_t bias[GROUPS];   /* multiplier of sum y */
+  float d, dmin;                /* dmin: 0 for types without minimums */
+};
+
+/* What sets the types apart besides their decoders.  */
+enum ktype { KQ2, KQ3, KQ4, KQ5, KQ6, KIQ4XS };
+
+static inline bool
+has_mins (enum ktype t)
+{
+  return t == KQ2 || t == KQ4 || t == KQ5;
+}
+
+/* The offset subtracted from a stored integer.  */
+static inline int
+offset_of (enum ktype t)
+{
+  return t == KQ3 ? 4 : t == KQ6 ? 32 : 0;
+}
+
+static inline size_t
+block_bytes (enum ktype t)
+{
+  switch (t)
+    {
+    case KQ2: return sizeof (struct tsr_block_q2_K);
+    case KQ3: return sizeof (struct tsr_block_q3_K);
+    case KQ4: return sizeof (struct tsr_block_q4_K);
+    case KQ5: return sizeof (struct tsr_block_q5_K);
+    case KQ6: return sizeof (struct tsr_block_q6_K);
+    default: return sizeof (struct tsr_block_iq4_xs);
+    }
+}
+
+static inline float
+half (tsr_fp16_t h)
+{
+  return fp16_to_f32 (h);
+}
+
+/* The published iq4_nl / iq4_xs value table.  */
+static const int8_t iq4_values[16] = {
+  -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113
+};
+
+/* Decoders in plain C.  Bit positions: see lib/types-kquant.c.  */
+
+/* q2_K and q3_K: element 32 c + l of half h is bits 2c of byte 32 h + l.  */
+static inline void
+unpack_crumbs (const uint8_t *qs, uint8_t *w)
+{
+  for (int h = 0; h < 2; h++)
+    for (int c = 0; c < 4; c++)
+      for (int l = 0; l < 32; l++)
+        w[128 * h + 32 * c + l] = qs[32 * h + l] >> (2 * c) & 3;
+}
+
+static inline void
+decode_q2_K (const void *blk, struct sb *s)
+{
+  const struct tsr_block_q2_K *b = blk;
+
+  unpack_crumbs (b->qs, s->w);
+  for (int g = 0; g < GROUPS; g++)
+    {
+      s->sc[g] = b->scales[g] & 15;
+      s->bias[g] = b->scales[g] >> 4;
+    }
+  s->d = half (b->d);
+  s->dmin = half (b->dmin);
+}
+
+static inline void
+decode_q3_K (const void *blk, struct sb *s)
+{
+  const struct tsr_block_q3_K *b = blk;
+
+  unpack_crumbs (b->qs, s->w);
+  for (int e = 0; e < QK; e++)
+    s->w[e] |= (uint8_t) ((b->hmask[e % 32] >> (e / 32) & 1) << 2);
+  for (int g = 0; g < GROUPS; g++)
+    {
+      int lo = g < 8 ? b->scales[g] & 15 : b->scales[g - 8] >> 4;
+      int hi = b->scales[8 + g % 4] >> (2 * (g / 4)) & 3;
+      s->sc[g] = (int16_t) ((lo | hi << 4) - 32);
+      s->bias[g] = (int16_t) (-4 * s->sc[g]);
+    }
+  s->d = half (b->d);
+  s->dmin = 0;
+}
+
+/* q4_K and q5_K: the six-bit scales and minimums of the 8 groups of 32,
+   packed in 12 bytes.  */
+static inline void
+scales_k4 (const uint8_t *p, struct sb *s)
+{
+  for (int j = 0; j < 8; j++)
+    {
+      int sc, m;
+      if (j < 4)
+        {
+          sc = p[j] & 63;
+          m = p[j + 4] & 63;
+        }
+      else
+        {
+          sc = (p[j + 4] & 15) | (p[j - 4] >> 6) << 4;
+          m = (p[j + 4] >> 4) | (p[j] >> 6) << 4;
+        }
+      s->sc[2 * j] = s->sc[2 * j + 1] = (int16_t) sc;
+      s->bias[2 * j] = s->bias[2 * j + 1] = (int16_t) m;
+    }
+}
+
+/* Element 32 j + l is nibble j % 2 of byte 32 (j / 2) + l.  */
+static inline void
+unpack_nibbles_k4 (const uint8_t *qs, uint8_t *w)
+{
+  for (int h = 0; h < 4; h++)
+    for (int l = 0; l < 32; l++)
+      {
+        w[64 * h + l] = qs[32 * h + l] & 15;
+        w[64 * h + 32 + l] = qs[32 * h + l] >> 4;
+      }
+}
+
+static inline void
+decode_q4_K (const void *blk, struct sb *s)
+{
+  const struct tsr_block_q4_K *b = blk;
+
+  unpack_nibbles_k4 (b->qs, s->w);
+  scales_k4 (b->scales, s);
+  s->d = half (b->d);
+  s->dmin = half (b->dmin);
+}
+
+static inline void
+decode_q5_K (const void *blk, struct sb *s)
+{
+  const struct tsr_block_q5_K *b = blk;
+
+  unpack_nibbles_k4 (b->qs, s->w);
+  for (int e = 0; e < QK; e++)
+    s->w[e] |= (uint8_t) ((b->qh[e % 32] >> (e / 32) & 1) << 4);
+  scales_k4 (b->scales, s);
+  s->d = half (b->d);
+  s->dmin = half (b->dmin);
+}
+
+/* q6_K: element 32 c + l of half h has its low nibble in byte 64 h +
+   32 (c % 2) + l (the high one for c >= 2), its top two bits at bit
+   2 c of byte 32 h + l of qh.  */
+static inline void
+decode_q6_K (const void *blk, struct sb *s)
+{
+  const struct tsr_block_q6_K *b = blk;
+
+  for (int h = 0; h < 2; h++)
+    for (int c = 0; c < 4; c++)
+      for (int l = 0; l < 32; l++)
+        {
+          int lo = b->ql[64 * h + 32 * (c % 2) + l] >> (c / 2 * 4) & 15;
+          int hi = b->qh[32 * h + l] >> (2 * c) & 3;
+          s->w[128 * h + 32 * c + l] = (uint8_t) (lo | hi << 4);
+        }
+  for (int g = 0; g < GROUPS; g++)
+    {
+      s->sc[g] = b->scales[g];
+      s->bias[g] = (int16_t) (-32 * b->scales[g]);
+    }
+  s->d = half (b->d);
+  s->dmin = 0;
+}
+
+/* iq4_xs: group j of 32 has the low nibbles of bytes 16 j .. 16 j + 15
+   as elements 0..15, the high nibbles as 16..31.  */
+static inline void
+decode_iq4_xs (const void *blk, struct sb *s)
+{
+  const struct tsr_block_iq4_xs *b = blk;
+
+  for (int j = 0; j < 8; j++)
+    {
+      int ls = (b->scales_l[j / 2] >> (4 * (j % 2)) & 15)
+               | (b->scales_h >> (2 * j) & 3) << 4;
+      s->sc[2 * j] = s->sc[2 * j + 1] = (int16_t) (ls - 32);
+      s->bias[2 * j] = s->bias[2 * j + 1] = 0;
+      for (int l = 0; l < 16; l++)
+        {
+          s->w[32 * j + l] = (uint8_t) iq4_values[b->qs[16 * j + l] & 15];
+          s->w[32 * j + 16 + l] = (uint8_t) iq4_values[b->qs[16 * j + l] >> 4];
+        }
+    }
+  s->d = half (b->d);
+  s->dmin = 0;
+}
+
+static inline __attribute__ ((always_inline)) void
+decode (enum ktype t, const void *blk, struct sb *s)
+{
+  switch (t)
+    {
+    case KQ2: decode_q2_K (blk, s); break;
+    case KQ3: decode_q3_K (blk, s); break;
+    case KQ4: decode_q4_K (blk, s); break;
+    case KQ5: decode_q5_K (blk, s); break;
+    case KQ6: decode_q6_K (blk, s); break;
+    default: decode_iq4_xs (blk, s); break;
+    }
+}
+
+/* The dot of decoded super-block S (SGN: signed weights) with
+   super-block J of the NY activation rows Y, into the accumulators:
+   d dy times the scaled products, DBIAS dy times the biased sums.  */
+#if defined(__AVX512BW__)
+
+/* AVX-512: the super-block decoded straight into registers (through
+   memory, narrow stores followed by wide loads would stall on store
+   forwarding): the 4 registers of weights, per register the int16
+   scale of each pair sum, the 16 biases, and the lanes to negate the
+   activations in (iq4_xs).  */
+struct sbv
+{
+  __m512i w[4], scr[4];
+  __m256i bias;
+  __mmask64 neg[4];
+  float d, dbias;
+};
+
+static inline float
+half_v4 (tsr_fp16_t h)
+{
+  return _cvtsh_ss (h);
+}
+
+/* Lane i of the pair sums of register r is in group of 16 4 r + i / 8,
+   group of 32 2 r + i / 16.  */
+static inline __m512i
+lanes16 (int r)
+{
+  return _mm512_add_epi16 (_mm512_setr_epi64 (0, 0, 0x0001000100010001,
+                                              0x0001000100010001,
+                                              0x0002000200020002,
+                                              0x0002000200020002,
+                                              0x0003000300030003,
+                                              0x0003000300030003),
+                           _mm512_set1_epi16 ((short) (4 * r)));
+}
+
+static inline __m512i
+lanes32 (int r)
+{
+  return _mm512_add_epi16 (_mm512_setr_epi64 (0, 0, 0, 0,
+                                              0x0001000100010001,
+                                              0x0001000100010001,
+                                              0x0001000100010001,
+                                              0x0001000100010001),
+                           _mm512_set1_epi16 ((short) (2 * r)));
+}
+
+/* Scales per group of 16 (SC16, int16) or of 32 (SC32, lanes 0..7).  */
+static inline void
+scales16_v4 (__m256i sc16, struct sbv *v)
+{
+  for (int r = 0; r < 4; r++)
+    v->scr[r] = _mm512_permutexvar_epi16 (lanes16 (r),
+                                          _mm512_castsi256_si512 (sc16));
+}
+
+static inline void
+scales32_v4 (__m256i sc32, struct sbv *v)
+{
+  for (int r = 0; r < 4; r++)
+    v->scr[r] = _mm512_permutexvar_epi16 (lanes32 (r),
+                                          _mm512_castsi256_si512 (sc32));
+}
+
+/* q4_K, q5_K: the 8 scales in lanes 0..7, minimums in 8..15.  */
+static inline __m256i
+scales_k4_v4 (const uint8_t *p)
+{
+  uint32_t u[3];
+
+  memcpy (u, p, sizeof u);
+  return _mm256_cvtepu8_epi16
+    (_mm_setr_epi32 ((int) (u[0] & 0x3f3f3f3f),
+                     (int) ((u[2] & 0x0f0f0f0f)
+                            | (u[0] >> 6 & 0x03030303) << 4),
+                     (int) (u[1] & 0x3f3f3f3f),
+                     (int) ((u[2] >> 4 & 0x0f0f0f0f)
+                            | (u[1] >> 6 & 0x03030303) << 4)));
+}
+
+static inline void
+decode_k4_v4 (const uint8_t *qs, const uint8_t *scales, struct sbv *v)
+{
+  const __m512i m4 = _mm512_set1_epi8 (0x0f);
+  /* Bias of group of 16 g: the minimum of group of 32 g / 2.  */
+  const __m256i mins = _mm256_setr_epi16 (8, 8, 9, 9, 10, 10, 11, 11, 12,
+                                          12, 13, 13, 14, 14, 15, 15);
+  __m256i s = scales_k4_v4 (scales);
+
+  for (int h = 0; h < 2; h++)
+    {
+      /* Bytes 0..31: groups 4h (low nibbles) and 4h + 1 (high); 32..63
+         the next two.  */
+      __m512i q = _mm512_loadu_si512 (qs + 64 * h);
+      __m512i lo = _mm512_and_si512 (q, m4);
+      __m512i hi = _mm512_and_si512 (_mm512_srli_epi16 (q, 4), m4);
+      v->w[2 * h] = _mm512_shuffle_i64x2 (lo, hi, _MM_SHUFFLE (1, 0, 1, 0));
+      v->w[2 * h + 1] = _mm512_shuffle_i64x2 (lo, hi,
+                                              _MM_SHUFFLE (3, 2, 3, 2));
+    }
+  scales32_v4 (s, v);
+  v->bias = _mm256_permutexvar_epi16 (mins, s);
+}
+
+static inline void
+decode_q4_K_v4 (const void *blk, struct sbv *v)
+{
+  const struct tsr_block_q4_K *b = blk;
+
+  decode_k4_v4 (b->qs, b->scales, v);
+  v->d = half_v4 (b->d);
+  v->dbias = -half_v4 (b->dmin);
+}
+
+/* The bytes (1 << 2r) in the low half, (1 << (2r + 1)) in the high:
+   bit e / 32 of byte e % 32 for the elements of register r.  */
+static inline __m512i
+bit_pair (int r)
+{
+  return _mm512_inserti64x4 (_mm512_set1_epi8 ((char) (1 << (2 * r))),
+                             _mm256_set1_epi8 ((char) (1 << (2 * r + 1))),
+                             1);
+}
+
+static inline void
+decode_q5_K_v4 (const void *blk, struct sbv *v)
+{
+  const struct tsr_block_q5_K *b = blk;
+  const __m512i qh = _mm512_broadcast_i64x4
+    (_mm256_loadu_si256 ((const __m256i *) b->qh));
+
+  decode_k4_v4 (b->qs, b->scales, v);
+  for (int r = 0; r < 4; r++)
+    v->w[r] = _mm512_mask_add_epi8 (v->w[r],
+                                    _mm512_test_epi8_mask (qh, bit_pair (r)),
+                                    v->w[r], _mm512_set1_epi8 (16));
+  v->d = half_v4 (b->d);
+  v->dbias = -half_v4 (b->dmin);
+}
+
+/* q6_K: register 2h + k holds elements 128 h + 64 k ..: the low (k = 0)
+   or high nibbles of ql[64 h ..], top bits from qh[32 h + l]: bits 0-1
+   for elements l, 2-3 for 32 + l, 4-5 for 64 + l, 6-7 for 96 + l
+   (shifted to bits 4-5 of each byte; a 16-bit shift moves bits across
+   the bytes of a pair, the mask drops them).  */
+static inline void
+decode_q6_K_v4 (const void *blk, struct sbv *v)
+{
+  const struct tsr_block_q6_K *b = blk;
+  const __m512i m4 = _mm512_set1_epi8 (0x0f), m30 = _mm512_set1_epi8 (0x30);
+  const __m512i left = _mm512_inserti64x4 (_mm512_set1_epi16 (4),
+                                           _mm256_set1_epi16 (2), 1);
+  const __m512i right = _mm512_inserti64x4 (_mm512_setzero_si512 (),
+                                            _mm256_set1_epi16 (2), 1);
+  __m256i sc;
+
+  for (int h = 0; h < 2; h++)
+    {
+      __m512i ql = _mm512_loadu_si512 (b->ql + 64 * h);
+      __m512i qh = _mm512_broadcast_i64x4
+        (_mm256_loadu_si256 ((const __m256i *) (b->qh + 32 * h)));
+      v->w[2 * h] = _mm512_or_si512
+        (_mm512_and_si512 (ql, m4),
+         _mm512_and_si512 (_mm512_sllv_epi16 (qh, left), m30));
+      v->w[2 * h + 1] = _mm512_or_si512
+        (_mm512_and_si512 (_mm512_srli_epi16 (ql, 4), m4),
+         _mm512_and_si512 (_mm512_srlv_epi16 (qh, right), m30));
+    }
+  sc = _mm256_cvtepi8_epi16 (_mm_loadu_si128 ((const __m128i *) b->scales));
+  scales16_v4 (sc, v);
+  v->bias = _mm256_sub_epi16 (_mm256_setzero_si256 (),
+                              _mm256_slli_epi16 (sc, 5));
+  v->d = half_v4 (b->d);
+  v->dbias = v->d;
+}
+
+/* q2_K, q3_K: register r holds elements 64 r ..: bits 2c and 2c + 2
+   (c = 2 (r % 2)) of qs[32 (r / 2) + l].  */
+static inline void
+crumbs_v4 (const uint8_t *qs, struct sbv *v)
+{
+  const __m512i m3 = _mm512_set1_epi8 (3);
+
+  for (int h = 0; h < 2; h++)
+    {
+      __m512i q = _mm512_broadcast_i64x4
+        (_mm256_loadu_si256 ((const __m256i *) (qs + 32 * h)));
+      for (int k = 0; k < 2; k++)
+        {
+          __m512i shift = _mm512_inserti64x4
+            (_mm512_set1_epi16 ((short) (4 * k)),
+             _mm256_set1_epi16 ((short) (4 * k + 2)), 1);
+          v->w[2 * h + k] = _mm512_and_si512 (_mm512_srlv_epi16 (q, shift),
+                                              m3);
+        }
+    }
+}
+
+static inline void
+decode_q2_K_v4 (const void *blk, struct sbv *v)
+{
+  const struct tsr_block_q2_K *b = blk;
+  const __m128i s = _mm_loadu_si128 ((const __m128i *) b->scales);
+  const __m128i m4 = _mm_set1_epi8 (0x0f);
+
+  crumbs_v4 (b->qs, v);
+  scales16_v4 (_mm256_cvtepu8_epi16 (_mm_and_si128 (s, m4)), v);
+  v->bias = _mm256_cvtepu8_epi16 (_mm_and_si128 (_mm_srli_epi16 (s, 4), m4));
+  v->d = half_v4 (b->d);
+  v->dbias = -half_v4 (b->dmin);
+}
+
+static inline void
+decode_q3_K_v4 (const void *blk, struct sbv *v)
+{
+  const struct tsr_block_q3_K *b = blk;
+  const __m512i hm = _mm512_broadcast_i64x4
+    (_mm256_loadu_si256 ((const __m256i *) b->hmask));
+  uint64_t lo;
+  uint32_t hi;
+  __m256i sc;
+
+  crumbs_v4 (b->qs, v);
+  for (int r = 0; r < 4; r++)
+    v->w[r] = _mm512_mask_add_epi8 (v->w[r],
+                                    _mm512_test_epi8_mask (hm, bit_pair (r)),
+                                    v->w[r], _mm512_set1_epi8 (4));
+  /* Six-bit scales: low nibbles of bytes 0..7 for groups 0..7, high
+     nibbles for 8..15; two bits each from bytes 8..11.  */
+  memcpy (&lo, b->scales, sizeof lo);
+  memcpy (&hi, b->scales + 8, sizeof hi);
+  __m128i low = _mm_set_epi64x ((long long) (lo >> 4 & 0x0f0f0f0f0f0f0f0full),
+                                (long long) (lo & 0x0f0f0f0f0f0f0f0full));
+  __m128i top = _mm_setr_epi32 ((int) (hi & 0x03030303),
+                                (int) (hi >> 2 & 0x03030303),
+                                (int) (hi >> 4 & 0x03030303),
+                                (int) (hi >> 6 & 0x03030303));
+  sc = _mm256_cvtepi8_epi16 (_mm_sub_epi8 (_mm_or_si128
+                                           (low, _mm_slli_epi16 (top, 4)),
+                                           _mm_set1_epi8 (32)));
+  scales16_v4 (sc, v);
+  v->bias = _mm256_sub_epi16 (_mm256_setzero_si256 (),
+                              _mm256_slli_epi16 (sc, 2));
+  v->d = half_v4 (b->d);
+  v->dbias = v->d;
+}
+
+/* iq4_xs: register r holds groups 2r, 2r + 1: the low then high nibbles
+   of qs[32 r ..] 0..15, then those of 16..31, through the table.  */
+static inline void
+decode_iq4_xs_v4 (const void *blk, struct sbv *v)
+{
+  const struct tsr_block_iq4_xs *b = blk;
+  const __m512i table = _mm512_broadcast_i32x4
+    (_mm_loadu_si128 ((const __m128i *) iq4_values));
+  const __m256i m4 = _mm256_set1_epi8 (0x0f);
+  uint32_t sl;
+
+  for (int r = 0; r < 4; r++)
+    {
+      __m256i q = _mm256_loadu_si256 ((const __m256i *) (b->qs + 32 * r));
+      __m512i x = _mm512_inserti64x4
+        (_mm512_castsi256_si512 (_mm256_and_si256 (q, m4)),
+         _mm256_and_si256 (_mm256_srli_epi16 (q, 4), m4), 1);
+      x = _mm512_shuffle_epi8 (table, _mm512_shuffle_i64x2
+                                        (x, x, _MM_SHUFFLE (3, 1, 2, 0)));
+      v->neg[r] = _mm512_movepi8_mask (x);
+      v->w[r] = _mm512_abs_epi8 (x);
+    }
+  memcpy (&sl, b->scales_l, sizeof sl);
+  __m128i ls = _mm_unpacklo_epi8
+    (_mm_cvtsi32_si128 ((int) (sl & 0x0f0f0f0f)),
+     _mm_cvtsi32_si128 ((int) (sl >> 4 & 0x0f0f0f0f)));
+  ls = _mm_or_si128 (ls, _mm_cvtsi64_si128
+                           ((long long) (_pdep_u64 (b->scales_h,
+                                                    0x0303030303030303ull)
+                                         << 4)));
+  scales32_v4 (_mm256_cvtepi8_epi16 (_mm_sub_epi8 (ls, _mm_set1_epi8 (32))),
+               v);
+  v->bias = _mm256_setzero_si256 ();
+  v->d = half_v4 (b->d);
+  v->dbias = 0;
+}
+
+static inline __attribute__ ((always_inline)) void
+decode_v4 (enum ktype t, const void *blk, struct sbv *v)
+{
+  switch (t)
+    {
+    case KQ2: decode_q2_K_v4 (blk, v); break;
+    case KQ3: decode_q3_K_v4 (blk, v); break;
+    case KQ4: decode_q4_K_v4 (blk, v); break;
+    case KQ5: decode_q5_K_v4 (blk, v); break;
+    case KQ6: decode_q6_K_v4 (blk, v); break;
+    default: decode_iq4_xs_v4 (blk, v); break;
+    }
+}
+
+struct acc
+{
+  __m512 a;
+  __m256 b;
+};
+
+static inline __attribute__ ((always_inline)) void
+sbv_dot (const struct sbv *v, bool sgn, int64_t j, int64_t k, const int ny,
+         const void *const *y, struct acc *acc)
+{
+  for (int c = 0; c < ny; c++)
+    {
+      const int8_t *yq = (const int8_t *) y[c] + j * QK;
+      const float dy = tsr_cpu_kact_scales (y[c], k)[j];
+      __m512i sum = _mm512_setzero_si512 ();
+
+      for (int r = 0; r < 4; r++)
+        {
+          __m512i yr = _mm512_load_si512 (yq + 64 * r);
+          if (sgn)
+            yr = _mm512_mask_sub_epi8 (yr, v->neg[r], _mm512_setzero_si512 (),
+                                       yr);
+          sum = _mm512_add_epi32 (sum, _mm512_madd_epi16
+                                         (_mm512_maddubs_epi16 (v->w[r], yr),
+                                          v->scr[r]));
+        }
+      __m256i bs = _mm256_madd_epi16
+        (_mm256_loadu_si256 ((const __m256i *)
+                             (tsr_cpu_kact_sums (y[c], k) + j * GROUPS)),
+         v->bias);
+      acc[c].a = _mm512_fmadd_ps (_mm512_cvtepi32_ps (sum),
+                                  _mm512_set1_ps (v->d * dy), acc[c].a);
+      acc[c].b = _mm256_fmadd_ps (_mm256_cvtepi32_ps (bs),
+                                  _mm256_set1_ps (v->dbias * dy), acc[c].b);
+    }
+}
+
+static inline void
+acc_zero (struct acc *a)
+{
+  a->a = _mm512_setzero_ps ();
+  a->b = _mm256_setzero_ps ();
+}
+
+static inline float
+acc_sum (const struct acc *a)
+{
+  __m256 s = _mm256_add_ps (a->b, _mm512_castps512_ps256 (a->a));
+  s = _mm256_add_ps (s, _mm256_castpd_ps (_mm512_extractf64x4_pd
+                                          (_mm512_castps_pd (a->a), 1)));
+  __m128 t = _mm_add_ps (_mm256_castps256_ps128 (s),
+                         _mm256_extractf128_ps (s, 1));
+  t = _mm_add_ps (t, _mm_movehl_ps (t, t));
+  t = _mm_add_ss (t, _mm_movehdup_ps (t));
+  return _mm_cvtss_f32 (t);
+}
+
+#elif defined(__AVX2__) && defined(__FMA__)
+
+struct acc
+{
+  __m256 a;
+};
+
+static inline __attribute__ ((always_inline)) void
+sb_dot (const struct sb *s, bool sgn, float dbias, int64_t j, int64_t k,
+        const int ny, const void *const *y, struct acc *acc)
+{
+  const __m256i bias = _mm256_load_si256 ((const __m256i *) s->bias);
+  __m256i w[8], sw[8], scr[8];
+
+  for (int r = 0; r < 8; r++)
+    {
+      w[r] = _mm256_load_si256 ((const __m256i *) (s->w + 32 * r));
+      sw[r] = w[r];
+      if (sgn)
+        w[r] = _mm256_abs_epi8 (w[r]);
+      scr[r] = _mm256_inserti128_si256
+        (_mm256_castsi128_si256 (_mm_set1_epi16 (s->sc[2 * r])),
+         _mm_set1_epi16 (s->sc[2 * r + 1]), 1);
+    }
+  for (int c = 0; c < ny; c++)
+    {
+      const int8_t *yq = (const int8_t *) y[c] + j * QK;
+      const float dy = tsr_cpu_kact_scales (y[c], k)[j];
+      __m256i sum = _mm256_setzero_si256 ();
+
+      for (int r = 0; r < 8; r++)
+        {
+          __m256i yr = _mm256_load_si256 ((const __m256i *) (yq + 32 * r));
+          if (sgn)
+            yr = _mm256_sign_epi8 (yr, sw[r]);
+          sum = _mm256_add_epi32 (sum, _mm256_madd_epi16
+                                         (_mm256_maddubs_epi16 (w[r], yr),
+                                          scr[r]));
+        }
+      __m256i bs = _mm256_madd_epi16
+        (_mm256_loadu_si256 ((const __m256i *)
+                             (tsr_cpu_kact_sums (y[c], k) + j * GROUPS)),
+         bias);
+      acc[c].a = _mm256_fmadd_ps (_mm256_cvtepi32_ps (sum),
+                                  _mm256_set1_ps (s->d * dy), acc[c].a);
+      acc[c].a = _mm256_fmadd_ps (_mm256_cvtepi32_ps (bs),
+                                  _mm256_set1_ps (dbias * dy), acc[c].a);
+    }
+}
+
+static inline void
+acc_zero (struct acc *a)
+{
+  a->a = _mm256_setzero_ps ();
+}
+
+static inline float
+acc_sum (const struct acc *a)
+{
+  __m128 t = _mm_add_ps (_mm256_castps256_ps128 (a->a),
+                         _mm256_extractf128_ps (a->a, 1));
+  t = _mm_add_ps (t, _mm_movehl_ps (t, t));
+  t = _mm_add_ss (t, _mm_movehdup_ps (t));
+  return _mm_cvtss_f32 (t);
+}
+
+#elif defined(__SSSE3__)
+
+struct acc
+{
+  __m128 a;
+};
+
+static inline __attribute__ ((always_inline)) void
+sb_dot (const struct sb *s, bool sgn, float dbias, int64_t j, int64_t k,
+        const int ny, const void *const *y, struct acc *acc)
+{
+  const __m128i bias0 = _mm_load_si128 ((const __m128i *) s->bias);
+  const __m128i bias1 = _mm_load_si128 ((const __m128i *) s->bias + 1);
+
+  for (int c = 0; c < ny; c++)
+    {
+      const int8_t *yq = (const int8_t *) y[c] + j * QK;
+      const int16_t *ys = tsr_cpu_kact_sums (y[c], k) + j * GROUPS;
+      const float dy = tsr_cpu_kact_scales (y[c], k)[j];
+      __m128i sum = _mm_setzero_si128 (), bs;
+
+      for (int g = 0; g < GROUPS; g++)
+        {
+          __m128i w = _mm_load_si128 ((const __m128i *) (s->w + 16 * g));
+          __m128i yg = _mm_load_si128 ((const __m128i *) (yq + 16 * g));
+          if (sgn)
+            {
+              yg = _mm_sign_epi8 (yg, w);
+              w = _mm_abs_epi8 (w);
+            }
+          sum = _mm_add_epi32 (sum, _mm_madd_epi16
+                                      (_mm_maddubs_epi16 (w, yg),
+                                       _mm_set1_epi16 (s->sc[g])));
+        }
+      bs = _mm_add_epi32
+        (_mm_madd_epi16 (_mm_loadu_si128 ((const __m128i *) ys), bias0),
+         _mm_madd_epi16 (_mm_loadu_si128 ((const __m128i *) (ys + 8)),
+                         bias1));
+      acc[c].a = _mm_add_ps (acc[c].a, _mm_mul_ps (_mm_cvtepi32_ps (sum),
+                                                   _mm_set1_ps (s->d * dy)));
+      acc[c].a = _mm_add_ps (acc[c].a, _mm_mul_ps (_mm_cvtepi32_ps (bs),
+                                                   _mm_set1_ps (dbias * dy)));
+    }
+}
+
+static inline void
+acc_zero (struct acc *a)
+{
+  a->a = _mm_setzero_ps ();
+}
+
+static inline float
+acc_sum (const struct acc *a)
+{
+  __m128 t = _mm_add_ps (a->a, _mm_movehl_ps (a->a, a->a));
+  t = _mm_add_ss (t, _mm_shuffle_ps (t, t, 1));
+  return _mm_cvtss_f32 (t);
+}
+
+#elif defined(__ARM_FEATURE_DOTPROD)
+
+struct acc
+{
+  float32x4_t a;
+};
+
+static inline __attribute__ ((always_inline)) void
+sb_dot (const struct sb *s, bool sgn, float dbias, int64_t j, int64_t k,
+        const int ny, const void *const *y, struct acc *acc)
+{
+  (void) sgn;                   /* sdot takes signed bytes both sides */
+  for (int c = 0; c < ny; c++)
+    {
+      const int8_t *yq = (const int8_t *) y[c] + j * QK;
+      const int16_t *ys = tsr_cpu_kact_sums (y[c], k) + j * GROUPS;
+      const float dy = tsr_cpu_kact_scales (y[c], k)[j];
+      int32x4_t sum = vdupq_n_s32 (0), bs = vdupq_n_s32 (0);
+
+      for (int g = 0; g < GROUPS; g++)
+        sum = vmlaq_n_s32 (sum, vdotq_s32 (vdupq_n_s32 (0),
+                                           vld1q_s8 ((const int8_t *) s->w
+                                                     + 16 * g),
+                                           vld1q_s8 (yq + 16 * g)),
+                           s->sc[g]);
+      for (int g = 0; g < GROUPS; g += 4)
+        bs = vmlal_s16 (bs, vld1_s16 (ys + g), vld1_s16 (s->bias + g));
+      acc[c].a = vfmaq_n_f32 (acc[c].a, vcvtq_f32_s32 (sum), s->d * dy);
+      acc[c].a = vfmaq_n_f32 (acc[c].a, vcvtq_f32_s32 (bs), dbias * dy);
+    }
+}
+
+static inline void
+acc_zero (struct acc *a)
+{
+  a->a = vdupq_n_f32 (0);
+}
+
+static inline float
+acc_sum (const struct acc *a)
+{
+  return vaddvq_f32 (a->a);
+}
+
+#else
+
+struct acc
+{
+  float a;
+};
+
+static inline __attribute__ ((always_inline)) void
+sb_dot (const struct sb *s, bool sgn, float dbias, int64_t j, int64_t k,
+        const int ny, const void *const *y, struct acc *acc)
+{
+  for (int c = 0; c < ny; c++)
+    {
+      const int8_t *yq = (const int8_t *) y[c] + j * QK;
+      const int16_t *ys = tsr_cpu_kact_sums (y[c], k) + j * GROUPS;
+      const float dy = tsr_cpu_kact_scales (y[c], k)[j];
+      int32_t sum = 0, bs = 0;
+
+      for (int g = 0; g < GROUPS; g++)
+        {
+          int32_t t = 0;
+          for (int i = 16 * g; i < 16 * g + 16; i++)
+            t += (sgn ? (int8_t) s->w[i] : s->w[i]) * yq[i];
+          sum += s->sc[g] * t;
+          bs += s->bias[g] * ys[g];
+        }
+      acc[c].a += s->d * dy * (float) sum + dbias * dy * (float) bs;
+    }
+}
+
+static inline void
+acc_zero (struct acc *a)
+{
+  a->a = 0;
+}
+
+static inline float
+acc_sum (const struct acc *a)
+{
+  return a->a;
+}
+
+#endif
+
+static inline void
+prefetch (const char *p)
+{
+#if defined(__SSE__)
+  _mm_prefetch (p, _MM_HINT_T0);
+#else
+  (void) p;
+#endif
+}
+
+static inline __attribute__ ((always_inline)) void
+kdot (enum ktype t, int64_t k, const char *x, const int ny,
+      const void *const *y, float *out)
+{
+  const size_t bytes = block_bytes (t);
+  struct acc acc[TSR_CPU_QDOT_MAX_COLS];
+
+  for (int c = 0; c < ny; c++)
+    acc_zero (&acc[c]);
+  for (int64_t j = 0; j < k / QK; j++, x += bytes)
+    {
+#if defined(__AVX512BW__)
+      struct sbv v;
+      prefetch (x + PREFETCH_AHEAD);
+      decode_v4 (t, x, &v);
+      sbv_dot (&v, t == KIQ4XS, j, k, ny, y, acc);
+#else
+      struct sb s;
+      prefetch (x + PREFETCH_AHEAD);
+      decode (t, x, &s);
+      sb_dot (&s, t == KIQ4XS, has_mins (t) ? -s.dmin : s.d, j, k, ny, y,
+              acc);
+#endif
+    }
+  for (int c = 0; c < ny; c++)
+    out[c] = acc_sum (&acc[c]);
+}
+
+/* One inlined copy of the kernel per column count.  */
+#define DISPATCH_NY(t, k, x, ny, y, out)                                \
+  switch (ny)                                                           \
+    {                                                                   \
+    case 1: kdot (t, k, x, 1, y, out); break;                           \
+    case 2: kdot (t, k, x, 2, y, out); break;                           \
+    case 3: kdot (t, k, x, 3, y, out); break;                           \
+    case 4: kdot (t, k, x, 4, y, out); break;                           \
+    case 5: kdot (t, k, x, 5, y, out); break;                           \
+    case 6: kdot (t, k, x, 6, y, out); break;                           \
+    case 7: kdot (t, k, x, 7, y, out); break;                           \
+    default: kdot (t, k, x, 8, y, out); break;                          \
+    }
+
+_Static_assert (TSR_CPU_QDOT_MAX_COLS == 8, "DISPATCH_NY covers 1..8");
+
+/* Dequantization: (d sc_g) (w - offset), minus dmin bias_g for the
+   types with minimums, in the reference's order.  */
+static inline __attribute__ ((always_inline)) void
+krow (enum ktype t, int64_t n, float *y, const char *x)
+{
+  const size_t bytes = block_bytes (t);
+  const int off = offset_of (t);
+  struct sb s;
+
+  for (int64_t j = 0; j < n / QK; j++, x += bytes, y += QK)
+    {
+      decode (t, x, &s);
+      for (int g = 0; g < GROUPS; g++)
+        {
+          const float dl = s.d * s.sc[g], ml = s.dmin * s.bias[g];
+          float *yg = y + 16 * g;
+          const uint8_t *wg = s.w + 16 * g;
+          if (has_mins (t))
+            for (int i = 0; i < 16; i++)
+              yg[i] = dl * wg[i] - ml;
+          else if (t == KIQ4XS)
+            for (int i = 0; i < 16; i++)
+              yg[i] = dl * (int8_t) wg[i];
+          else
+            for (int i = 0; i < 16; i++)
+              yg[i] = dl * (wg[i] - off);
+        }
+    }
+}
+
+#define KTYPE_FNS(name, t)                                              \
+  void                                                                  \
+  TSR_CPU_LEVEL_FN (vec_dot_##name##_q8_K) (int64_t k, const void *x,   \
+                                            int ny, const void *const *y, \
+                                            float *out)                 \
+  {                                                                     \
+    DISPATCH_NY (t, k, (const char *) x, ny, y, out);                   \
+  }                                                                     \
+  void                                                                  \
+  TSR_CPU_LEVEL_FN (row_##name##_to_f32) (int64_t n, float *y,          \
+                                          const void *x)                \
+  {                                                                     \
+    krow (t, n, y, (const char *) x);                                   \
+  }
+
+KTYPE_FNS (q2_K, KQ2)
+KTYPE_FNS (q3_K, KQ3)
+KTYPE_FNS (q4_K, KQ4)
+KTYPE_FNS (q5_K, KQ5)
+KTYPE_FNS (q6_K, KQ6)
+KTYPE_FNS (iq4_xs, KIQ4XS)

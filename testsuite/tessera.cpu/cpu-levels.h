@@ -1,0 +1,85 @@
+/* cpu-levels.h - what the level programs of tessera.cpu share: the ISA
+   levels built (cpu.exp defines TSR_TEST_LEVEL_<suffix> for each and
+   links their libraries) and whether this CPU runs one.
+
+   TSR_TEST_EACH_LEVEL (X) expands to X (suffix, name) for every level
+   built, NAME as the device description spells it.  */
+#ifndef TSR_TEST_CPU_LEVELS_H
+#define TSR_TEST_CPU_LEVELS_H
+
+#include <stdio.h>
+#include <string.h>
+#include <tessera.h>
+
+#ifdef TSR_TEST_LEVEL_x86_64
+#define TSR_TEST_LEVEL_X86_64_(X) X (x86_64, "x86-64")
+#else
+#define TSR_TEST_LEVEL_X86_64_(X)
+#endif
+#ifdef TSR_TEST_LEVEL_v2
+#define TSR_TEST_LEVEL_V2_(X) X (v2, "v2")
+#else
+#define TSR_TEST_LEVEL_V2_(X)
+#endif
+#ifdef TSR_TEST_LEVEL_v3
+#define TSR_TEST_LEVEL_V3_(X) X (v3, "v3")
+#else
+#define TSR_TEST_LEVEL_V3_(X)
+#endif
+#ifdef TSR_TEST_LEVEL_v4
+#define TSR_TEST_LEVEL_V4_(X) X (v4, "v4")
+#else
+#define TSR_TEST_LEVEL_V4_(X)
+#endif
+#ifdef TSR_TEST_LEVEL_armv8
+#define TSR_TEST_LEVEL_ARMV8_(X) X (armv8, "armv8-a")
+#else
+#define TSR_TEST_LEVEL_ARMV8_(X)
+#endif
+#ifdef TSR_TEST_LEVEL_armv8_2
+#define TSR_TEST_LEVEL_ARMV8_2_(X) X (armv8_2, "armv8.2-a")
+#else
+#define TSR_TEST_LEVEL_ARMV8_2_(X)
+#endif
+#ifdef TSR_TEST_LEVEL_armv8_6
+#define TSR_TEST_LEVEL_ARMV8_6_(X) X (armv8_6, "armv8.6-a")
+#else
+#define TSR_TEST_LEVEL_ARMV8_6_(X)
+#endif
+#ifdef TSR_TEST_LEVEL_generic
+#define TSR_TEST_LEVEL_GENERIC_(X) X (generic, "generic")
+#else
+#define TSR_TEST_LEVEL_GENERIC_(X)
+#endif
+#define TSR_TEST_EACH_LEVEL(X)                                          \
+  TSR_TEST_LEVEL_X86_64_ (X) TSR_TEST_LEVEL_V2_ (X) TSR_TEST_LEVEL_V3_ (X) \
+  TSR_TEST_LEVEL_V4_ (X) TSR_TEST_LEVEL_ARMV8_ (X)                      \
+  TSR_TEST_LEVEL_ARMV8_2_ (X) TSR_TEST_LEVEL_ARMV8_6_ (X)               \
+  TSR_TEST_LEVEL_GENERIC_ (X)
+
+/* Whether the CPU runs the level named NAME, from the device
+   description's "this CPU runs: ..." list.  */
+static int
+tsr_test_level_runnable (const char *name)
+{
+  tsr_device *cpu = tsr_device_by_name ("cpu");
+  const char *d = cpu ? tsr_device_description (cpu) : "";
+  const char *p = strstr (d, "this CPU runs: ");
+  char word[64];
+  int n;
+
+  if (!p)
+    return 0;
+  p += strlen ("this CPU runs: ");
+  while (sscanf (p, "%63[^ );]%n", word, &n) == 1)
+    {
+      if (strcmp (word, name) == 0)
+        return 1;
+      p += n;
+      while (*p == ' ')
+        p++;
+    }
+  return 0;
+}
+
+#endif /* TSR_TEST_CPU_LEVELS_H */

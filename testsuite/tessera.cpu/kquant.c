@@ -1,0 +1,366 @@
+/* The super-block kernels of the CPU backend (cpu-kquant.c) for q2_K,
+   q3_K, q4_K, q5_K, q6_K and iq4_xs, called directly at every ISA
+   level built that this CPU runs (cpu.exp links the per-level
+   libraries and defines TSR_TEST_LEVEL_<suffix> for each, see
+   cpu-levels.h).
+
+   - quantize_act_q8_K gives exactly the values, float scales and sums
+     of 16 of the library's reference quantizer (tsr_quantize_row
+     (TSR_TYPE_Q8_K)), ties, zeros, NaN, infinities and extreme
+     magnitudes included, in the layout of cpu-vec-k.h;
+   - row dequantization gives the bits of tsr_dequantize_row, on
+     quantized random data and on random bytes (every bit pattern of
+     the packed scales, finite f16 scales);
+   - the dots of 1 to 8 activation rows are exact on integer data:
+     super-block scales 1, activations -1..1 written straight into the
+     layout, so that the reference (the exact integer sum of the
+     reference dequantization times the activations) and every partial
+     sum the kernels form stay below 2^24 for up to 5 super-blocks;
+   - with real scales (weights from tsr_quantize_row, activations from
+     the q8_K quantizer, and all-ones bit patterns against activations
+     127, where the 16-bit pair sums are largest) they are within
+     1e-5 of sum |w_i y_i| of the double reference: per super-block
+     the kernels round two exact integers and their float products,
+     about 8 roundings of 2^-24 each, plus one per super-block for the
+     f32 sum.  */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tessera.h>
+#include "tsr-test.h"
+#include "cpu-vec.h"
+#include "cpu-levels.h"
+
+typedef void (*quantize_fn) (int64_t, void *, const float *);
+typedef void (*dot_fn) (int64_t, const void *, int, const void *const *,
+                        float *);
+typedef void (*row_fn) (int64_t, float *, const void *);
+
+enum { N_TYPES = 6, MAX_NB = 8, QK = 256, MAX_K = QK * MAX_NB, ROWS = 8 };
+
+static const tsr_type types[N_TYPES] = {
+  TSR_TYPE_Q2_K, TSR_TYPE_Q3_K, TSR_TYPE_Q4_K, TSR_TYPE_Q5_K,
+  TSR_TYPE_Q6_K, TSR_TYPE_IQ4_XS
+};
+
+/* Where each type keeps its f16 super-block scale and minimum (-1:
+   none).  */
+static const int d_at[N_TYPES] = {
+  offsetof (struct tsr_block_q2_K, d), offsetof (struct tsr_block_q3_K, d),
+  offsetof (struct tsr_block_q4_K, d), offsetof (struct tsr_block_q5_K, d),
+  offsetof (struct tsr_block_q6_K, d), offsetof (struct tsr_block_iq4_xs, d)
+};
+static const int dmin_at[N_TYPES] = {
+  offsetof (struct tsr_block_q2_K, dmin), -1,
+  offsetof (struct tsr_block_q4_K, dmin),
+  offsetof (struct tsr_block_q5_K, dmin), -1, -1
+};
+
+struct level
+{
+  const char *name;             /* as the device description says */
+  quantize_fn quantize;
+  dot_fn dot[N_TYPES];
+  row_fn row[N_TYPES];
+};
+
+#define FNS(suffix, type)                                               \
+  void tsr_cpu_vec_dot_##type##_q8_K_##suffix (int64_t, const void *, int, \
+                                               const void *const *,     \
+                                               float *);                \
+  void tsr_cpu_row_##type##_to_f32_##suffix (int64_t, float *, const void *);
+#define LEVEL(suffix, name)                                             \
+  void tsr_cpu_quantize_act_q8_K_##suffix (int64_t, void *, const float *); \
+  FNS (suffix, q2_K) FNS (suffix, q3_K) FNS (suffix, q4_K)              \
+  FNS (suffix, q5_K) FNS (suffix, q6_K) FNS (suffix, iq4_xs)            \
+  static const struct level level_##suffix = {                         \
+    name, tsr_cpu_quantize_act_q8_K_##suffix,                           \
+    { tsr_cpu_vec_dot_q2_K_q8_K_##suffix, tsr_cpu_vec_dot_q3_K_q8_K_##suffix, \
+      tsr_cpu_vec_dot_q4_K_q8_K_##suffix, tsr_cpu_vec_dot_q5_K_q8_K_##suffix, \
+      tsr_cpu_vec_dot_q6_K_q8_K_##suffix,                               \
+      tsr_cpu_vec_dot_iq4_xs_q8_K_##suffix },                           \
+    { tsr_cpu_row_q2_K_to_f32_##suffix, tsr_cpu_row_q3_K_to_f32_##suffix, \
+      tsr_cpu_row_q4_K_to_f32_##suffix, tsr_cpu_row_q5_K_to_f32_##suffix, \
+      tsr_cpu_row_q6_K_to_f32_##suffix, tsr_cpu_row_iq4_xs_to_f32_##suffix } };
+TSR_TEST_EACH_LEVEL (LEVEL)
+#define LEVEL_ENTRY(suffix, name) &level_##suffix,
+static const struct level *const levels[] = {
+  TSR_TEST_EACH_LEVEL (LEVEL_ENTRY) NULL
+};
+
+/* Activations of super-block J: random, or special (ties at scale 1,
+   zeros, NaN and infinity, tiny, huge, all 1).  */
+static void
+fill_act (float *x, int j)
+{
+  for (int i = 0; i < QK; i++)
+    x[i] = tsr_test_uniform (-3, 3);
+  switch (j % 8)
+    {
+    case 1:                     /* amax 127: id 1, x.5 ties */
+      for (int i = 0; i < QK; i++)
+        x[i] = (float) (i % 37 - 18) + 0.5f;
+      x[200] = -127;
+      break;
+    case 2:
+      memset (x, 0, QK * sizeof *x);
+      break;
+    case 3:
+      x[5] = NAN;
+      x[77] = INFINITY;
+      break;
+    case 4:
+      x[9] = NAN;
+      break;
+    case 5:                     /* subnormal amax: 127 / amax is inf */
+      for (int i = 0; i < QK; i++)
+        x[i] *= 1e-40f;
+      break;
+    case 6:
+      for (int i = 0; i < QK; i++)
+        x[i] *= 1e37f;
+      break;
+    case 7:
+      for (int i = 0; i < QK; i++)
+        x[i] = 1;
+      break;
+    }
+}
+
+static void
+check_quantize (const struct level *lv)
+{
+  static float x[MAX_K];
+  static struct tsr_block_q8_K ref[MAX_NB];
+  static _Alignas (64) char y[MAX_K * 2];
+  int bad = 0;
+
+  for (int nb = 1; nb <= MAX_NB; nb++)
+    {
+      int k = QK * nb;
+      for (int j = 0; j < nb; j++)
+        fill_act (x + QK * j, j + nb);
+      tsr_quantize_row (TSR_TYPE_Q8_K, x, ref, k);
+      memset (y, 0x5a, tsr_cpu_kact_size (k));
+      lv->quantize (k, y, x);
+      const int8_t *q = (const int8_t *) y;
+      const int16_t *s = tsr_cpu_kact_sums (y, k);
+      const float *d = tsr_cpu_kact_scales (y, k);
+      for (int j = 0; j < nb; j++)
+        {
+          if (memcmp (&d[j], &ref[j].d, sizeof d[j]) != 0)
+            bad++;
+          for (int i = 0; i < QK; i++)
+            bad += q[QK * j + i] != ref[j].qs[i];
+          for (int g = 0; g < 16; g++)
+            bad += s[16 * j + g] != ref[j].bsums[g];
+        }
+    }
+  CHECK (bad == 0, "level %s: quantize_act_q8_K of 1..%d super-blocks "
+         "equals tsr_quantize_row (%d differences)", lv->name, MAX_NB, bad);
+}
+
+static void
+set_half (char *p, float v)
+{
+  tsr_fp16_t h = tsr_fp32_to_fp16 (v);
+  memcpy (p, &h, sizeof h);
+}
+
+/* NB super-blocks of weights of type T: KIND 0 quantized random data,
+   1 random bytes with finite random f16 scales, 2 random bytes with
+   scales 1, 3 every byte 0xff with scales 1.  */
+static void
+fill_weights (int t, int nb, int kind, char *w)
+{
+  static float v[MAX_K];
+  size_t bytes = tsr_row_size (types[t], QK);
+
+  if (kind == 0)
+    {
+      for (int i = 0; i < QK * nb; i++)
+        v[i] = tsr_test_uniform (-1, 1) * (1 + i % 7);
+      tsr_quantize_row (types[t], v, w, QK * nb);
+      return;
+    }
+  for (size_t i = 0; i < bytes * nb; i++)
+    w[i] = (char) (kind == 3 ? 0xff : rand () & 0xff);
+  for (int j = 0; j < nb; j++)
+    {
+      char *b = w + j * bytes;
+      float d = kind == 1 ? tsr_test_uniform (-2, 2)
+                            * ldexpf (1, rand () % 20 - 12) : 1;
+      set_half (b + d_at[t], d);
+      if (dmin_at[t] >= 0)
+        set_half (b + dmin_at[t], kind == 1 ? tsr_test_uniform (0, 1) : 1);
+    }
+}
+
+static void
+check_dequantize (const struct level *lv, int t)
+{
+  static _Alignas (64) char w[MAX_K * 2];
+  static float want[MAX_K], got[MAX_K];
+  int bad = 0;
+
+  for (int kind = 0; kind < 4; kind++)
+    for (int nb = 1; nb <= 3; nb++)
+      {
+        fill_weights (t, nb, kind, w);
+        tsr_dequantize_row (types[t], w, want, QK * nb);
+        memset (got, 0x5a, sizeof got);
+        lv->row[t] (QK * nb, got, w);
+        for (int i = 0; i < QK * nb; i++)
+          bad += memcmp (&got[i], &want[i], sizeof got[i]) != 0;
+        uint32_t past;             /* nothing written past the row */
+        memcpy (&past, &got[QK * nb], sizeof past);
+        bad += past != 0x5a5a5a5au;
+      }
+  CHECK (bad == 0, "level %s: %s rows to f32 equal tsr_dequantize_row "
+         "bit for bit (%d differences)", lv->name, tsr_type_name (types[t]),
+         bad);
+}
+
+/* An activation row of K values Q (integers -127..127) with scale D
+   per super-block, in the layout of cpu-vec-k.h.  */
+static void
+make_act (int k, const int8_t *q, float d, char *y)
+{
+  int16_t *s = (int16_t *) tsr_cpu_kact_sums (y, k);
+  float *ds = (float *) tsr_cpu_kact_scales (y, k);
+
+  memcpy (y, q, (size_t) k);
+  for (int g = 0; g < k / 16; g++)
+    {
+      int sum = 0;
+      for (int i = 0; i < 16; i++)
+        sum += q[16 * g + i];
+      s[g] = (int16_t) sum;
+    }
+  for (int j = 0; j < k / QK; j++)
+    ds[j] = d;
+}
+
+static void
+check_exact (const struct level *lv, int t)
+{
+  static _Alignas (64) char w[MAX_K * 2];
+  static _Alignas (64) char act[ROWS][MAX_K * 2];
+  static int8_t q[ROWS][MAX_K];
+  static float deq[MAX_K];
+  int fails = 0, not_integral = 0;
+
+  for (int nb = 1; nb <= 5; nb++)
+    {
+      int k = QK * nb;
+      const void *ys[ROWS];
+      fill_weights (t, nb, 2, w);
+      tsr_dequantize_row (types[t], w, deq, k);
+      for (int i = 0; i < k; i++)
+        not_integral += deq[i] != rintf (deq[i]);
+      for (int r = 0; r < ROWS; r++)
+        {
+          for (int i = 0; i < k; i++)
+            q[r][i] = (int8_t) (rand () % 3 - 1);
+          make_act (k, q[r], 1.0f, act[r]);
+          ys[r] = act[r];
+        }
+      for (int ny = 1; ny <= ROWS; ny++)
+        {
+          float out[ROWS];
+          lv->dot[t] (k, w, ny, ys, out);
+          for (int r = 0; r < ny; r++)
+            {
+              long long want = 0;
+              for (int i = 0; i < k; i++)
+                want += (long long) deq[i] * q[r][i];
+              fails += out[r] != (float) want;
+            }
+        }
+    }
+  CHECK (fails == 0 && not_integral == 0, "level %s: %s x q8_K dots of "
+         "1..%d rows exact on integer data (%d failures)", lv->name,
+         tsr_type_name (types[t]), ROWS, fails + not_integral);
+}
+
+static void
+check_float (const struct level *lv, int t)
+{
+  static _Alignas (64) char w[MAX_K * 2];
+  static _Alignas (64) char act[ROWS][MAX_K * 2];
+  static float x[MAX_K], deq[MAX_K];
+  static struct tsr_block_q8_K ref[ROWS][MAX_NB];
+  int fails = 0;
+  double worst = 0;
+
+  for (int nb = 1; nb <= MAX_NB; nb++)
+    {
+      int k = QK * nb;
+      const void *ys[ROWS];
+      fill_weights (t, nb, nb % 4 == 3 ? 3 : 0, w);
+      tsr_dequantize_row (types[t], w, deq, k);
+      for (int r = 0; r < ROWS; r++)
+        {
+          for (int i = 0; i < k; i++)
+            x[i] = nb % 4 == 3 && r == 0 ? 1 : tsr_test_uniform (-2, 2);
+          tsr_quantize_row (TSR_TYPE_Q8_K, x, ref[r], k);
+          lv->quantize (k, act[r], x);
+          ys[r] = act[r];
+        }
+      for (int ny = 1; ny <= ROWS; ny++)
+        {
+          float out[ROWS];
+          lv->dot[t] (k, w, ny, ys, out);
+          for (int r = 0; r < ny; r++)
+            {
+              double want = 0, mag = 0;
+              for (int i = 0; i < k; i++)
+                {
+                  double p = (double) deq[i] * ref[r][i / QK].d
+                             * ref[r][i / QK].qs[i % QK];
+                  want += p;
+                  mag += fabs (p);
+                }
+              double err = fabs (out[r] - want);
+              if (!(err <= 1e-5 * mag))
+                fails++;
+              if (mag > 0)
+                worst = fmax (worst, err / mag);
+            }
+        }
+    }
+  CHECK (fails == 0, "level %s: %s x q8_K dots of 1..%d rows within 1e-5 "
+         "of sum |w y| (worst %.2g, %d failures)", lv->name,
+         tsr_type_name (types[t]), ROWS, worst, fails);
+}
+
+int
+main (void)
+{
+  int tested = 0;
+
+  for (int l = 0; levels[l]; l++)
+    {
+      const struct level *lv = levels[l];
+      if (!tsr_test_level_runnable (lv->name))
+        {
+          tsr_test_unsupported ("level %s: this CPU cannot run it",
+                                lv->name);
+          continue;
+        }
+      tsr_test_seed (12);
+      srand (12);
+      check_quantize (lv);
+      for (int t = 0; t < N_TYPES; t++)
+        {
+          check_dequantize (lv, t);
+          check_exact (lv, t);
+          check_float (lv, t);
+        }
+      tested++;
+    }
+  CHECK (tested > 0, "some level was tested (%d)", tested);
+  return TSR_TEST_EXIT ();
+}

@@ -40,6 +40,34 @@ tsr_chk_dense_rows (const tsr_tensor *t)
   return t->nb[0] == tsr_type_traits (t->type)->type_size;
 }
 
+/* Block types the GPU kernels decode as weights (get_rows, mul_mat,
+   mul_mat_id): every quantized type but q8_K, the activation type of
+   the CPU's k-quant dot products, which no model file holds.  */
+static inline bool
+tsr_chk_is_block_weight (tsr_type t)
+{
+  switch (t)
+    {
+    case TSR_TYPE_Q8_0: case TSR_TYPE_Q4_0: case TSR_TYPE_Q4_1:
+    case TSR_TYPE_Q5_0: case TSR_TYPE_Q5_1: case TSR_TYPE_Q2_K:
+    case TSR_TYPE_Q3_K: case TSR_TYPE_Q4_K: case TSR_TYPE_Q5_K:
+    case TSR_TYPE_Q6_K: case TSR_TYPE_IQ4_NL: case TSR_TYPE_IQ4_XS:
+    case TSR_TYPE_MXFP4:
+      return true;
+    default:
+      return false;
+    }
+}
+
+/* A weight operand the GPU kernels read: f32, f16, bf16, or a block
+   type with dense rows.  */
+static inline bool
+tsr_chk_weight (const tsr_tensor *a)
+{
+  return tsr_chk_is_plain_float (a->type)
+         || (tsr_chk_is_block_weight (a->type) && tsr_chk_dense_rows (a));
+}
+
 static inline bool
 tsr_chk_same_rows (const tsr_tensor *a, const tsr_tensor *b)
 {
@@ -78,13 +106,29 @@ tsr_chk_get_rows (const tsr_tensor *d)
 {
   const tsr_tensor *a = d->src[0], *rows = d->src[1];
 
-  if (!rows || rows->type != TSR_TYPE_I32 || !tsr_chk_is_f32 (d))
-    return false;
-  if (!tsr_chk_is_plain_float (a->type) && !(tsr_chk_is_quant (a->type) && tsr_chk_dense_rows (a)))
+  if (!rows || rows->type != TSR_TYPE_I32 || !tsr_chk_is_f32 (d)
+      || !tsr_chk_weight (a))
     return false;
   return d->ne[0] == a->ne[0] && d->ne[1] == rows->ne[0]
          && d->ne[2] == rows->ne[1] && d->ne[3] == rows->ne[2]
          && rows->ne[3] == 1;
+}
+
+/* mul_mat_id: src as [k, m, n_expert], b [k, 1 or n_used, n_tokens],
+   ids [n_used, n_tokens].  */
+static inline bool
+tsr_chk_mul_mat_id (const tsr_tensor *d)
+{
+  const tsr_tensor *as = d->src[0], *b = d->src[1], *ids = d->src[2];
+
+  if (!b || !ids || !tsr_chk_is_f32 (b) || ids->type != TSR_TYPE_I32
+      || !tsr_chk_is_f32 (d) || !tsr_chk_weight (as))
+    return false;
+  return as->ne[3] == 1 && b->ne[0] == as->ne[0] && b->ne[3] == 1
+         && ids->ne[2] == 1 && ids->ne[3] == 1 && b->ne[2] == ids->ne[1]
+         && (b->ne[1] == 1 || b->ne[1] == ids->ne[0])
+         && d->ne[0] == as->ne[1] && d->ne[1] == ids->ne[0]
+         && d->ne[2] == ids->ne[1] && d->ne[3] == 1;
 }
 
 static inline bool
@@ -119,6 +163,24 @@ tsr_chk_rope (const tsr_tensor *d)
          && (mode == TSR_ROPE_NORMAL || mode == TSR_ROPE_NEOX)
          && (!ff || (tsr_chk_is_f32 (ff) && ff->ne[0] == n_dims / 2
                      && tsr_is_contiguous (ff)));
+}
+
+/* The bound of the indices NODE reads (rows of the table or of the
+   destination, experts), for a backend's out-of-range message; 0 for
+   ops without indices.  */
+static inline int64_t
+tsr_chk_index_bound (const tsr_tensor *node)
+{
+  switch (node->op)
+    {
+    case TSR_OP_GET_ROWS:       /* rows of the table */
+    case TSR_OP_SET_ROWS:       /* rows of the destination */
+      return node->src[0]->ne[1];
+    case TSR_OP_MUL_MAT_ID:     /* experts */
+      return node->src[0]->ne[2];
+    default:
+      return 0;
+    }
 }
 
 /* Shapes every kernel relies on: positive sizes, a known type, whole

@@ -54,6 +54,7 @@ endif
 # The test programs themselves are built by testsuite/lib/tessera.exp.
 EXTRA_DIST += testsuite/config/default.exp testsuite/lib/tessera.exp \
 	testsuite/lib/tsr-test.h testsuite/lib/tsr-model-ref.h \
+	testsuite/lib/tsr-gpu-quant.h \
 	testsuite/site-extra.exp.in \
 	testsuite/modules/README testsuite/tessera.types testsuite/tessera.ops \
 	testsuite/tessera.registry testsuite/tessera.loader \

@@ -178,6 +178,30 @@ build_mul_mat_id (struct oc_build *b, const struct oc_case *c)
   return tsr_mul_mat_id (b->ctx, as, x, oc_operand (b, p, 2, ids));
 }
 
+/* mul_mat_id of WT for each of the N SHAPES (k, m, n_expert, n_used,
+   n_tokens, n_b), then the first with permuted activations.  */
+static void
+add_mul_mat_id_cases (struct oc_list *l, tsr_type wt,
+                      const int64_t (*shapes)[6], size_t n)
+{
+  char sa[64], sb[64];
+  for (size_t s = 0; s <= n; s++)
+    {
+      const int64_t *sh = shapes[s < n ? s : 0];
+      struct oc_params p = { .type = { wt, F32, I32 } };
+      oc_ne (p.ne[0], sh[0], sh[1], sh[2], 1);
+      oc_ne (p.ne[1], sh[0], sh[5], sh[4], 1);
+      oc_ne (p.ne[2], sh[3], sh[4], 1, 1);
+      if (s == n)
+        p.layout[1] = OC_PERMUTED;
+      oc_add (l, TSR_OP_MUL_MAT_ID, build_mul_mat_id, &p,
+              "mul_mat_id %s %s used=%d",
+              oc_shape_str (sa, sizeof sa, wt, p.ne[0], OC_CONT),
+              oc_shape_str (sb, sizeof sb, F32, p.ne[1], p.layout[1]),
+              (int) sh[3]);
+    }
+}
+
 static void
 cases_mul_mat_id (struct oc_list *l)
 {
@@ -186,41 +210,15 @@ cases_mul_mat_id (struct oc_list *l)
     { 64, 16, 4, 2, 3, 2 }, { 32, 5, 8, 3, 7, 1 }, { 256, 33, 3, 1, 5, 1 },
     { 128, 256, 4, 2, 64, 2 },
   };
-  char sa[64], sb[64];
-  for (size_t t = 0; t < OC_N_WEIGHT_TYPES; t++)
-    for (size_t s = 0; s <= OC_N (shapes); s++)
-      {
-        const int64_t *sh = shapes[s < OC_N (shapes) ? s : 0];
-        struct oc_params p = { .type = { oc_weight_types[t], F32, I32 } };
-        oc_ne (p.ne[0], sh[0], sh[1], sh[2], 1);
-        oc_ne (p.ne[1], sh[0], sh[5], sh[4], 1);
-        oc_ne (p.ne[2], sh[3], sh[4], 1, 1);
-        if (s == OC_N (shapes))
-          p.layout[1] = OC_PERMUTED;
-        oc_add (l, TSR_OP_MUL_MAT_ID, build_mul_mat_id, &p,
-                "mul_mat_id %s %s used=%d",
-                oc_shape_str (sa, sizeof sa, p.type[0], p.ne[0], OC_CONT),
-                oc_shape_str (sb, sizeof sb, F32, p.ne[1], p.layout[1]),
-                (int) sh[3]);
-      }
-  /* Super-block types: rows of 256 and 512.  */
-  static const int64_t kshapes[][6] = {
-    { 256, 16, 4, 2, 3, 2 }, { 512, 9, 3, 1, 5, 1 },
+  static const int64_t block_shapes[][6] = {
+    { 256, 16, 4, 2, 3, 2 }, { 256, 5, 8, 3, 7, 1 }, { 512, 33, 3, 1, 5, 1 },
+    { 256, 64, 4, 2, 32, 2 },
   };
-  for (size_t t = 0; t < OC_N_KQUANT_TYPES; t++)
-    for (size_t s = 0; s < OC_N (kshapes); s++)
-      {
-        const int64_t *sh = kshapes[s];
-        struct oc_params p = { .type = { oc_kquant_types[t], F32, I32 } };
-        oc_ne (p.ne[0], sh[0], sh[1], sh[2], 1);
-        oc_ne (p.ne[1], sh[0], sh[5], sh[4], 1);
-        oc_ne (p.ne[2], sh[3], sh[4], 1, 1);
-        oc_add (l, TSR_OP_MUL_MAT_ID, build_mul_mat_id, &p,
-                "mul_mat_id %s %s used=%d",
-                oc_shape_str (sa, sizeof sa, p.type[0], p.ne[0], OC_CONT),
-                oc_shape_str (sb, sizeof sb, F32, p.ne[1], OC_CONT),
-                (int) sh[3]);
-      }
+  for (size_t t = 0; t < OC_N_WEIGHT_TYPES; t++)
+    add_mul_mat_id_cases (l, oc_weight_types[t], shapes, OC_N (shapes));
+  for (size_t t = 0; t < OC_N_BLOCK_TYPES; t++)
+    add_mul_mat_id_cases (l, oc_block_types[t], block_shapes,
+                          OC_N (block_shapes));
 }
 
 /* im2col and pool_2d */

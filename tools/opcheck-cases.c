@@ -158,9 +158,10 @@ oc_operand (struct oc_build *b, const struct oc_params *p, int i,
 
 const tsr_type oc_weight_types[OC_N_WEIGHT_TYPES] = { F32, F16, BF16, Q8_0,
                                                       Q4_0 };
-const tsr_type oc_kquant_types[OC_N_KQUANT_TYPES] = {
-  TSR_TYPE_Q2_K, TSR_TYPE_Q3_K, TSR_TYPE_Q4_K, TSR_TYPE_Q5_K, TSR_TYPE_Q6_K,
-  TSR_TYPE_IQ4_XS
+const tsr_type oc_block_types[OC_N_BLOCK_TYPES] = {
+  TSR_TYPE_Q4_1, TSR_TYPE_Q5_0, TSR_TYPE_Q5_1, TSR_TYPE_Q2_K, TSR_TYPE_Q3_K,
+  TSR_TYPE_Q4_K, TSR_TYPE_Q5_K, TSR_TYPE_Q6_K, TSR_TYPE_IQ4_NL,
+  TSR_TYPE_IQ4_XS, TSR_TYPE_MXFP4,
 };
 
 static const struct oc_fill unit = { .lo = -1, .hi = 1 };
@@ -541,6 +542,29 @@ build_get_rows (struct oc_build *b, const struct oc_case *c)
   return tsr_get_rows (b->ctx, x, rows);
 }
 
+/* get_rows of WT for each of the N SHAPES (k, r, a2, a3, n, b2, b3),
+   then the fourth one strided and permuted.  */
+static void
+add_get_rows_cases (struct oc_list *l, tsr_type wt,
+                    const int64_t (*shapes)[7], size_t n)
+{
+  char sa[64], sb[64];
+  for (size_t s = 0; s < n + 2; s++)
+    {
+      const int64_t *sh = shapes[s < n ? s : 3];
+      struct oc_params p = { .type = { wt, I32 } };
+      oc_ne (p.ne[0], sh[0], sh[1], sh[2], sh[3]);
+      oc_ne (p.ne[1], sh[4], sh[5], sh[6], 1);
+      if (s == n)
+        p.layout[0] = OC_STRIDED;
+      if (s == n + 1)
+        p.layout[0] = OC_PERMUTED;
+      oc_add (l, TSR_OP_GET_ROWS, build_get_rows, &p, "get_rows %s %s",
+              oc_shape_str (sa, sizeof sa, wt, p.ne[0], p.layout[0]),
+              oc_shape_str (sb, sizeof sb, I32, p.ne[1], OC_CONT));
+    }
+}
+
 static void
 cases_get_rows (struct oc_list *l)
 {
@@ -550,41 +574,16 @@ cases_get_rows (struct oc_list *l)
     { 96, 10, 2, 1, 3, 4, 1 }, { 64, 5, 2, 3, 4, 2, 3 },
     { 4096, 3, 1, 1, 9, 1, 1 },
   };
-  char sa[64], sb[64];
-  for (size_t t = 0; t < OC_N_WEIGHT_TYPES; t++)
-    {
-      tsr_type wt = oc_weight_types[t];
-      /* Each shape, then the batched one strided and permuted.  */
-      for (size_t s = 0; s < OC_N (shapes) + 2; s++)
-        {
-          const int64_t *sh = shapes[s < OC_N (shapes) ? s : 3];
-          struct oc_params p = { .type = { wt, I32 } };
-          oc_ne (p.ne[0], sh[0], sh[1], sh[2], sh[3]);
-          oc_ne (p.ne[1], sh[4], sh[5], sh[6], 1);
-          if (s == OC_N (shapes))
-            p.layout[0] = OC_STRIDED;
-          if (s == OC_N (shapes) + 1)
-            p.layout[0] = OC_PERMUTED;
-          oc_add (l, TSR_OP_GET_ROWS, build_get_rows, &p, "get_rows %s %s",
-                  oc_shape_str (sa, sizeof sa, wt, p.ne[0], p.layout[0]),
-                  oc_shape_str (sb, sizeof sb, I32, p.ne[1], OC_CONT));
-        }
-    }
-  /* Super-block types: rows of 256 and 512, batches.  */
-  static const int64_t kshapes[][7] = {
-    { 256, 7, 1, 1, 5, 1, 1 }, { 512, 5, 2, 3, 4, 2, 3 },
+  static const int64_t block_shapes[][7] = {
+    { 256, 1, 1, 1, 1, 1, 1 }, { 256, 7, 1, 1, 5, 1, 1 },
+    { 512, 10, 2, 1, 3, 4, 1 }, { 256, 5, 2, 3, 4, 2, 3 },
+    { 4096, 3, 1, 1, 9, 1, 1 },
   };
-  for (size_t t = 0; t < OC_N_KQUANT_TYPES; t++)
-    for (size_t s = 0; s < OC_N (kshapes); s++)
-      {
-        const int64_t *sh = kshapes[s];
-        struct oc_params p = { .type = { oc_kquant_types[t], I32 } };
-        oc_ne (p.ne[0], sh[0], sh[1], sh[2], sh[3]);
-        oc_ne (p.ne[1], sh[4], sh[5], sh[6], 1);
-        oc_add (l, TSR_OP_GET_ROWS, build_get_rows, &p, "get_rows %s %s",
-                oc_shape_str (sa, sizeof sa, p.type[0], p.ne[0], OC_CONT),
-                oc_shape_str (sb, sizeof sb, I32, p.ne[1], OC_CONT));
-      }
+  for (size_t t = 0; t < OC_N_WEIGHT_TYPES; t++)
+    add_get_rows_cases (l, oc_weight_types[t], shapes, OC_N (shapes));
+  for (size_t t = 0; t < OC_N_BLOCK_TYPES; t++)
+    add_get_rows_cases (l, oc_block_types[t], block_shapes,
+                        OC_N (block_shapes));
 }
 
 static tsr_tensor *
@@ -609,6 +608,20 @@ add_mul_mat_case (struct oc_list *l, tsr_type wt, const int64_t *sh,
           oc_shape_str (sb, sizeof sb, F32, p.ne[1], lb));
 }
 
+/* mul_mat of WT for each of the N SHAPES (k, m, n, a2, a3, b2, b3; at
+   least 7), and some of them with other layouts.  */
+static void
+add_mul_mat_cases (struct oc_list *l, tsr_type wt, const int64_t (*shapes)[7],
+                   size_t n)
+{
+  for (size_t s = 0; s < n; s++)
+    add_mul_mat_case (l, wt, shapes[s], OC_CONT, OC_CONT);
+  add_mul_mat_case (l, wt, shapes[3], OC_CONT, OC_TRANSPOSED);
+  add_mul_mat_case (l, wt, shapes[6], OC_CONT, OC_PERMUTED);
+  add_mul_mat_case (l, wt, shapes[6], OC_PERMUTED, OC_STRIDED);
+  add_mul_mat_case (l, wt, shapes[2], OC_STRIDED, OC_CONT);
+}
+
 static void
 cases_mul_mat (struct oc_list *l)
 {
@@ -626,15 +639,19 @@ cases_mul_mat (struct oc_list *l)
     { 4096, 3, 2, 1, 1, 1, 1 },   /* long rows */
   };
   for (size_t t = 0; t < OC_N_WEIGHT_TYPES; t++)
-    {
-      tsr_type wt = oc_weight_types[t];
-      for (size_t s = 0; s < OC_N (shapes); s++)
-        add_mul_mat_case (l, wt, shapes[s], OC_CONT, OC_CONT);
-      add_mul_mat_case (l, wt, shapes[3], OC_CONT, OC_TRANSPOSED);
-      add_mul_mat_case (l, wt, shapes[6], OC_CONT, OC_PERMUTED);
-      add_mul_mat_case (l, wt, shapes[6], OC_PERMUTED, OC_STRIDED);
-      add_mul_mat_case (l, wt, shapes[2], OC_STRIDED, OC_CONT);
-    }
+    add_mul_mat_cases (l, oc_weight_types[t], shapes, OC_N (shapes));
+  /* The same with rows of whole super-blocks; 8 and 9 columns are
+     either side of the GPUs' matrix-vector kernels.  */
+  static const int64_t block_shapes[][7] = {
+    { 256, 1, 1, 1, 1, 1, 1 }, { 256, 16, 1, 1, 1, 1, 1 },
+    { 256, 17, 3, 1, 1, 1, 1 }, { 512, 7, 17, 1, 1, 1, 1 },
+    { 256, 33, 8, 1, 1, 1, 1 }, { 512, 130, 9, 1, 1, 1, 1 },
+    { 256, 8, 5, 2, 3, 2, 3 }, { 256, 8, 5, 2, 1, 4, 3 },
+    { 4096, 3, 2, 1, 1, 1, 1 },
+  };
+  for (size_t t = 0; t < OC_N_BLOCK_TYPES; t++)
+    add_mul_mat_cases (l, oc_block_types[t], block_shapes,
+                       OC_N (block_shapes));
   /* Odd row lengths, for types without blocks.  */
   static const int64_t odd[][7] = {
     { 1, 5, 3, 1, 1, 1, 1 }, { 17, 3, 5, 1, 1, 1, 1 },
@@ -643,19 +660,18 @@ cases_mul_mat (struct oc_list *l)
   for (size_t t = 0; t < 3; t++)
     for (size_t s = 0; s < OC_N (odd); s++)
       add_mul_mat_case (l, oc_weight_types[t], odd[s], OC_CONT, OC_CONT);
-  /* Super-block types: integer dots (n < 40) and the GEMM, batches,
-     strided activations.  */
+  /* Either side of the CPU's switch from integer dots to the GEMM
+     (40 columns), and transposed activations.  */
   static const int64_t kshapes[][7] = {
-    { 256, 16, 1, 1, 1, 1, 1 }, { 256, 33, 9, 1, 1, 1, 1 },
-    { 512, 7, 48, 1, 1, 1, 1 }, { 256, 8, 5, 2, 1, 4, 3 },
+    { 256, 33, 39, 1, 1, 1, 1 }, { 512, 7, 48, 1, 1, 1, 1 },
     { 1024, 3, 2, 1, 1, 1, 1 },
   };
-  for (size_t t = 0; t < OC_N_KQUANT_TYPES; t++)
+  for (size_t t = 0; t < OC_N_BLOCK_TYPES; t++)
     {
       for (size_t s = 0; s < OC_N (kshapes); s++)
-        add_mul_mat_case (l, oc_kquant_types[t], kshapes[s], OC_CONT,
+        add_mul_mat_case (l, oc_block_types[t], kshapes[s], OC_CONT,
                           OC_CONT);
-      add_mul_mat_case (l, oc_kquant_types[t], kshapes[1], OC_CONT,
+      add_mul_mat_case (l, oc_block_types[t], kshapes[0], OC_CONT,
                         OC_TRANSPOSED);
     }
 }

@@ -33,15 +33,19 @@ static const struct
   double max_nmse;
   const char *why;
 } threshold_table[] = {
+#define QUANTIZED(op, t)                                                  \
+  { op, 0, "weights", TSR_TYPE_##t, 5e-4,                                 \
+    "activations may be quantized too" }
 #define WEIGHTS(op)                                                       \
   { op, 0, "weights", TSR_TYPE_F16, 1e-6,                                 \
     "activations may be rounded to f16" },                                \
   { op, 0, "weights", TSR_TYPE_BF16, 1e-5,                                \
     "activations may be rounded to bf16" },                               \
-  { op, 0, "weights", TSR_TYPE_Q8_0, 5e-4,                                \
-    "activations may be quantized too" },                                 \
-  { op, 0, "weights", TSR_TYPE_Q4_0, 5e-4,                                \
-    "activations may be quantized too" }
+  QUANTIZED (op, Q8_0), QUANTIZED (op, Q4_0), QUANTIZED (op, Q4_1),     \
+  QUANTIZED (op, Q5_0), QUANTIZED (op, Q5_1), QUANTIZED (op, Q2_K),       \
+  QUANTIZED (op, Q3_K), QUANTIZED (op, Q4_K), QUANTIZED (op, Q5_K),       \
+  QUANTIZED (op, Q6_K), QUANTIZED (op, IQ4_NL), QUANTIZED (op, IQ4_XS),   \
+  QUANTIZED (op, MXFP4)
 #define QUANTIZING(op, operand)                                           \
   { op, operand, "destination", TSR_TYPE_Q8_0, 1e-4,                      \
     "ties may round a value one step off" },                         \
@@ -52,6 +56,7 @@ static const struct
   QUANTIZING (TSR_OP_CPY, 1),
   QUANTIZING (TSR_OP_SET_ROWS, 0),
 #undef WEIGHTS
+#undef QUANTIZED
 #undef QUANTIZING
   { TSR_OP_FLASH_ATTN_EXT, 1, "K and V", TSR_TYPE_F32, 1e-6,
     "online softmax, in another order" },

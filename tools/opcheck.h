@@ -113,9 +113,11 @@ void oc_cases_nn (struct oc_list *l);
 /* Every weight type of mul_mat, get_rows and friends.  */
 #define OC_N_WEIGHT_TYPES 5
 extern const tsr_type oc_weight_types[OC_N_WEIGHT_TYPES];
-/* The weight types of 256-element super-blocks (rows of 256 k).  */
-#define OC_N_KQUANT_TYPES 6
-extern const tsr_type oc_kquant_types[OC_N_KQUANT_TYPES];
+/* The block types of model files beyond q8_0 and q4_0 (q4_1 .. mxfp4,
+   not q8_K): weights of get_rows, mul_mat and mul_mat_id, in cases
+   whose rows are whole super-blocks (multiples of 256).  */
+#define OC_N_BLOCK_TYPES 11
+extern const tsr_type oc_block_types[OC_N_BLOCK_TYPES];
 /* A new input of TYPE, logical shape NE, filled from FILL, laid out as
    LAYOUT (a view of a root input when not OC_CONT).  */
 tsr_tensor *oc_input (struct oc_build *b, tsr_type type,

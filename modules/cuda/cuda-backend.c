@@ -19,6 +19,7 @@
 #include <stdlib.h>
 
 #include "cuda-impl.h"
+#include "../op-checks.h"
 
 static struct cu_backend *
 be_of (tsr_backend *backend)
@@ -220,7 +221,7 @@ status_check (struct cu_backend *be, tsr_graph *g)
     return tsr_set_error (TSR_ERR_INVALID_ARG, "cuda: %s '%s': index %d "
                           "is outside [0, %lld)%s", tsr_op_name (node->op),
                           label (node), w.value,
-                          (long long) cu_index_bound (node),
+                          (long long) tsr_chk_index_bound (node),
                           node->op == TSR_OP_SET_ROWS
                           ? " (nothing was written)" : "");
   return tsr_set_error (TSR_ERR_INVALID_ARG, "cuda: index %d out of range",

@@ -15,10 +15,10 @@
  *   a bf16, or f32 with strided elements: converted to dense f32, SGEMM;
  *   a f16 (dense rows): as it is, b converted to f16, GemmEx with f32
  *     accumulation (tensor cores);
- *   a q8_0 / q4_0: dequantized to f16 (cu_convert), then as f16;
- *     but with at most CU_MMV_MAX_COLS columns in b, no cuBLAS: a
- *     matrix-vector kernel reads the quantized weights as they are
- *     (cuda-quant.cu).
+ *   a of a block type (q8_0, q4_0, q4_1 .. mxfp4): dequantized to f16
+ *     (cu_convert), then as f16; but with at most CU_MMV_MAX_COLS
+ *     columns in b, no cuBLAS: a matrix-vector kernel reads the
+ *     quantized weights as they are (cuda-quant.cu).
  * The converted operands live in the backend's scratch memory.  */
 #include <config.h>
 
@@ -28,6 +28,7 @@
 #include <cublas_v2.h>
 
 #include "cuda-impl.h"
+#include "../op-checks.h"
 
 #define CU_STR2(x) #x
 #define CU_STR(x) CU_STR2 (x)
@@ -124,11 +125,6 @@ cu_blas_release (struct cu_backend *be)
 
 /* What the checks need.  */
 
-static bool
-is_quant (tsr_type t)
-{
-  return t == TSR_TYPE_Q8_0 || t == TSR_TYPE_Q4_0;
-}
 
 /* Rows dense and row and batch strides whole elements of ESIZE.  */
 static bool
@@ -146,10 +142,7 @@ cu_mul_mat_supports (const tsr_tensor *d)
 
   if (!b || b->type != TSR_TYPE_F32 || d->type != TSR_TYPE_F32)
     return false;
-  if (a->type != TSR_TYPE_F32 && a->type != TSR_TYPE_F16
-      && a->type != TSR_TYPE_BF16
-      && !(is_quant (a->type)
-           && a->nb[0] == tsr_type_traits (a->type)->type_size))
+  if (!tsr_chk_weight (a))
     return false;
   /* cuBLAS takes int sizes and leading dimensions.  */
   for (int i = 0; i < 2; i++)
@@ -223,7 +216,7 @@ static int
 operands (struct cu_backend *be, const tsr_tensor *a, const tsr_tensor *b,
           struct operand *oa, struct operand *ob)
 {
-  bool half = a->type == TSR_TYPE_F16 || is_quant (a->type);
+  bool half = a->type == TSR_TYPE_F16 || tsr_chk_is_block_weight (a->type);
   bool a_as_is = (a->type == TSR_TYPE_F32 && gemm_ready (a, 4))
                  || (a->type == TSR_TYPE_F16 && gemm_ready (a, 2));
   bool b_as_is = !half && gemm_ready (b, 4);
@@ -310,7 +303,7 @@ mat_vec_q_ready (const tsr_tensor *d)
 {
   const tsr_tensor *a = d->src[0], *b = d->src[1];
 
-  if (!is_quant (a->type) || b->ne[1] > CU_MMV_MAX_COLS
+  if (!tsr_chk_is_block_weight (a->type) || b->ne[1] > CU_MMV_MAX_COLS
       || d->ne[2] * d->ne[3] > 65535 || d->nb[0] != 4 || b->nb[0] != 4)
     return false;
   if ((uintptr_t) b->data % 16 != 0)
@@ -332,9 +325,11 @@ cu_mul_mat (struct cu_backend *be, tsr_tensor *d)
      (cuda-quant.cu) instead of converting the whole matrix.  */
   if (mat_vec_q_ready (d))
     {
-      int err = cu_mul_mat_vec_q (be->stream, cu_desc (d),
-                                  cu_desc (d->src[0]), d->src[0]->type,
-                                  cu_desc (d->src[1]));
+      tsr_type t = d->src[0]->type;
+      int err = (t == TSR_TYPE_Q8_0 || t == TSR_TYPE_Q4_0
+                 ? cu_mul_mat_vec_q : cu_mul_mat_vec_blocks)
+                (be->stream, cu_desc (d), cu_desc (d->src[0]), t,
+                 cu_desc (d->src[1]));
       if (err != 0)
         return tsr_set_error (TSR_ERR_BACKEND, "cuda: %s: mul_mat '%s' "
                               "failed: %s", be->d->name, d->name,

@@ -160,6 +160,8 @@ cu_bf16_to_f32 (uint16_t h)
   return __uint_as_float ((uint32_t) h << 16);
 }
 
+#include "cuda-blocks.cuh"
+
 /* Element I0 of a row of TYPE at ROW, elements (for block types:
    blocks) NB0 bytes apart.  */
 static __device__ inline float
@@ -175,14 +177,8 @@ cu_load (const char *row, int64_t i0, int64_t nb0, int type)
     case TSR_TYPE_I32: return (float) *(const int32_t *) (row + i0 * nb0);
     default: break;
     }
-  const unsigned char *b = (const unsigned char *) (row + (i0 / CU_QK) * nb0);
-  int j = (int) (i0 % CU_QK);
-  float d = cu_f16_to_f32 ((uint16_t) (b[0] | (b[1] << 8)));
-  if (type == TSR_TYPE_Q8_0)
-    return d * (float) ((const signed char *) (b + 2))[j];
-  /* q4_0: element j in the low nibble of byte j, j + 16 in the high.  */
-  unsigned q = b[2 + (j & 15)];
-  return d * (float) ((int) (j < 16 ? (q & 15u) : (q >> 4)) - 8);
+  int per = cu_block_elems (type);
+  return cu_block_value (row + (i0 / per) * nb0, type, (int) (i0 % per));
 }
 
 static __device__ inline void

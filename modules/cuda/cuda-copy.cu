@@ -68,9 +68,9 @@ dense_unit (int type, int *per)
     {
     case TSR_TYPE_F32: return 4;
     case TSR_TYPE_F16: case TSR_TYPE_BF16: return 2;
-    case TSR_TYPE_Q8_0: *per = CU_QK; return CU_Q8_BYTES;
-    case TSR_TYPE_Q4_0: *per = CU_QK; return CU_Q4_BYTES;
-    default: return 0;
+    default:
+      *per = cu_is_block (type) ? cu_block_elems (type) : 1;
+      return cu_block_bytes (type);
     }
 }
 
@@ -96,7 +96,7 @@ int
 cu_convert (cudaStream_t st, cu_tdesc d, int dtype, cu_tdesc s, int stype)
 {
   int64_t n = host_nelements (d);
-  bool quant = stype == TSR_TYPE_Q8_0 || stype == TSR_TYPE_Q4_0;
+  bool quant = cu_is_block (stype);
 
   /* Both dense: no index arithmetic (cuda-quant.cu).  */
   if (dense (d, dtype) && dense (s, stype)

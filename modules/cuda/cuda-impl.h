@@ -90,8 +90,6 @@ CU_HIDDEN bool cu_supports_op (const struct cu_device *d,
 CU_HIDDEN int cu_launch_op (struct cu_backend *be, tsr_tensor *node);
 /* Whether NODE's kernel reports bad indices through the status word.  */
 CU_HIDDEN bool cu_op_uses_status (const tsr_tensor *node);
-/* The bound its indices must be below (0: none).  */
-CU_HIDDEN int64_t cu_index_bound (const tsr_tensor *node);
 /* T as a kernel argument.  */
 CU_HIDDEN struct cu_tdesc cu_desc (const tsr_tensor *t);
 

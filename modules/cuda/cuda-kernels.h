@@ -95,8 +95,8 @@ CU_HIDDEN int cu_rope (cudaStream_t s, struct cu_tdesc d, struct cu_tdesc a,
                        float freq_scale);
 
 /* cuda-quant.cu */
-/* N elements of the dense array S (STYPE: f32, f16, bf16, q8_0, q4_0;
-   16-byte aligned) into the dense array D (DTYPE: f32, f16, or bf16
+/* N elements of the dense array S (STYPE: f32, f16, bf16, or a block
+   type; 16-byte aligned) into the dense array D (DTYPE: f32, f16, or bf16
    from a float source; 16-byte aligned).  */
 CU_HIDDEN int cu_convert_dense (cudaStream_t s, void *d, int dtype,
                                 const void *src, int stype, int64_t n);
@@ -109,6 +109,10 @@ CU_HIDDEN int cu_convert_dense (cudaStream_t s, void *d, int dtype,
 CU_HIDDEN int cu_mul_mat_vec_q (cudaStream_t s, struct cu_tdesc d,
                                 struct cu_tdesc a, int atype,
                                 struct cu_tdesc b);
+/* The same for the other block types (q4_1 .. mxfp4, not q8_K).  */
+CU_HIDDEN int cu_mul_mat_vec_blocks (cudaStream_t s, struct cu_tdesc d,
+                                     struct cu_tdesc a, int atype,
+                                     struct cu_tdesc b);
 
 /* cuda-set-rows.cu */
 /* d[:, idx[i, j, l], j % d2, l % d3] = s[:, i, j, l] converted to
@@ -137,8 +141,8 @@ CU_HIDDEN int cu_flash_attn (cudaStream_t s, struct cu_tdesc d,
                              struct cu_tdesc mask, int mtype, float scale);
 
 /* cuda-mul-mat-id.cu */
-/* mul_mat_id (tessera/ops.h), weights AS of ATYPE (f32, f16, bf16;
-   q8_0 / q4_0 with dense rows); a bad expert id goes to STATUS.  */
+/* mul_mat_id (tessera/ops.h), weights AS of ATYPE (f32, f16, bf16; a
+   block type with dense rows); a bad expert id goes to STATUS.  */
 CU_HIDDEN int cu_mul_mat_id (cudaStream_t s, struct cu_tdesc d,
                              struct cu_tdesc as, int atype,
                              struct cu_tdesc b, struct cu_tdesc ids,

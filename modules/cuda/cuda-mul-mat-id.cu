@@ -1,12 +1,14 @@
 /* cuda-mul-mat-id.cu - mul_mat_id, the mixture-of-experts product:
  * result[i, e, t] = dot (as[:, i, ids[e, t]], b[:, e % n_b, t]) with
- * weights of any type mul_mat takes (f32, f16, bf16, and q8_0 / q4_0
+ * weights of any type mul_mat takes (f32, f16, bf16, and block types
  * with dense rows).
  *
  * One warp per result element: the lanes split the dot product (f32
- * sums, cu_warp_sum), the weight row read through cu_load as it is
- * stored, so nothing is converted beforehand.  The warps of a block
- * take consecutive rows i of one (e, t), which share the b row.  An
+ * sums, cu_warp_sum), the weight row read as it is stored, so nothing
+ * is converted beforehand: element by element (cu_load) for plain
+ * types, a 16-element chunk a lane for block types (cuda-blocks.cuh).
+ * The warps of a block take consecutive rows i of one (e, t), which
+ * share the b row.  An
  * expert id outside [0, n_expert) goes to the status word (the node
  * then fails, as on the CPU) and its results are left as zeros.  */
 #include "cuda-common.cuh"
@@ -19,6 +21,27 @@ struct mmid_args
   cu_status *status;
   int tag;
 };
+
+/* Lane LANE's share of the dot of a row of block type AT (dense, K
+   elements) with a strided f32 row: every 32nd 16-element chunk,
+   decoded once.  */
+template <int AT>
+static __device__ inline float
+chunk_dots (const char *arow, int64_t k, const char *brow, int64_t bnb,
+            int lane)
+{
+  const int per = cu_block_elems (AT) / 16, bytes = cu_block_bytes (AT);
+  float sum = 0.0f;
+  for (int64_t c = lane; c < k / 16; c += 32)
+    {
+      float v[16];
+      cu_block_chunk (arow + (c / per) * bytes, AT, (int) (c % per), v);
+#pragma unroll
+      for (int l = 0; l < 16; l++)
+        sum += v[l] * *(const float *) (brow + (16 * c + l) * bnb);
+    }
+  return sum;
+}
 
 template <int AT>
 static __global__ void
@@ -43,9 +66,12 @@ k_mul_mat_id (mmid_args a, int64_t n)
         {
           const char *arow = cu_at (a.as, 0, i, x, 0);
           const char *brow = cu_at (a.b, 0, e % a.b.ne[1], t, 0);
-          for (int64_t c = lane; c < k; c += 32)
-            sum += cu_load (arow, c, a.as.nb[0], AT)
-                   * *(const float *) (brow + c * a.b.nb[0]);
+          if (cu_is_block (AT))
+            sum = chunk_dots<AT> (arow, k, brow, a.b.nb[0], lane);
+          else
+            for (int64_t c = lane; c < k; c += 32)
+              sum += cu_load (arow, c, a.as.nb[0], AT)
+                     * *(const float *) (brow + c * a.b.nb[0]);
           sum = cu_warp_sum (sum);
         }
       if (lane == 0)
@@ -65,21 +91,16 @@ cu_mul_mat_id (cudaStream_t st, cu_tdesc d, cu_tdesc as, int atype,
 
   switch (atype)
     {
-    case TSR_TYPE_F32:
-      k_mul_mat_id<TSR_TYPE_F32><<<grid, threads, 0, st>>> (a, n);
+#define CASE(T)                                                         \
+    case TSR_TYPE_##T:                                                  \
+      k_mul_mat_id<TSR_TYPE_##T><<<grid, threads, 0, st>>> (a, n);      \
       break;
-    case TSR_TYPE_F16:
-      k_mul_mat_id<TSR_TYPE_F16><<<grid, threads, 0, st>>> (a, n);
-      break;
-    case TSR_TYPE_BF16:
-      k_mul_mat_id<TSR_TYPE_BF16><<<grid, threads, 0, st>>> (a, n);
-      break;
-    case TSR_TYPE_Q8_0:
-      k_mul_mat_id<TSR_TYPE_Q8_0><<<grid, threads, 0, st>>> (a, n);
-      break;
+    CASE (F32) CASE (F16) CASE (BF16) CASE (Q8_0) CASE (Q4_0) CASE (Q4_1)
+    CASE (Q5_0) CASE (Q5_1) CASE (Q2_K) CASE (Q3_K) CASE (Q4_K) CASE (Q5_K)
+    CASE (Q6_K) CASE (IQ4_NL) CASE (IQ4_XS) CASE (MXFP4)
+#undef CASE
     default:
-      k_mul_mat_id<TSR_TYPE_Q4_0><<<grid, threads, 0, st>>> (a, n);
-      break;
+      return (int) cudaErrorInvalidValue;
     }
   return cu_launched ();
 }

@@ -5,7 +5,7 @@
  * kernel handles) and its launcher; supports_op and the graph walk
  * both read it, so they cannot disagree.  Kernels follow strides, so
  * views and permutations are accepted wherever the CPU backend accepts
- * them, except block types (q8_0, q4_0), whose rows must be dense.
+ * them, except block types, whose rows must be dense.
  * Each check is the CPU backend's for the op, plus what a kernel here
  * needs besides (shared memory, 32-bit counts); anything else is left
  * to the CPU by the scheduler.  The kernels, by file:
@@ -135,23 +135,6 @@ flash_attn_supports (const tsr_tensor *d)
          || (is_f32_or_f16 (mask) && mask->ne[0] == k->ne[1]
              && mask->ne[1] >= q->ne[1] && q->ne[2] % mask->ne[2] == 0
              && q->ne[3] % mask->ne[3] == 0);
-}
-
-/* mul_mat_id: src as, b, ids.  */
-static bool
-mul_mat_id_supports (const tsr_tensor *d)
-{
-  const tsr_tensor *as = d->src[0], *b = d->src[1], *ids = d->src[2];
-
-  if (!b || !ids || !tsr_chk_is_f32 (b) || ids->type != TSR_TYPE_I32 || !tsr_chk_is_f32 (d))
-    return false;
-  if (!tsr_chk_is_plain_float (as->type) && !(tsr_chk_is_quant (as->type) && tsr_chk_dense_rows (as)))
-    return false;
-  return as->ne[3] == 1 && b->ne[0] == as->ne[0] && b->ne[3] == 1
-         && ids->ne[2] == 1 && ids->ne[3] == 1 && b->ne[2] == ids->ne[1]
-         && (b->ne[1] == 1 || b->ne[1] == ids->ne[0])
-         && d->ne[0] == as->ne[1] && d->ne[1] == ids->ne[0]
-         && d->ne[2] == ids->ne[1] && d->ne[3] == 1;
 }
 
 static bool
@@ -587,7 +570,7 @@ static const struct cu_op op_table[TSR_OP_COUNT] = {
   [TSR_OP_SET_ROWS] = { set_rows_supports, set_rows_launch },
   [TSR_OP_DIAG_MASK_INF] = { tsr_chk_unary, diag_mask_inf_launch },
   [TSR_OP_FLASH_ATTN_EXT] = { flash_attn_supports, flash_attn_launch },
-  [TSR_OP_MUL_MAT_ID] = { mul_mat_id_supports, mul_mat_id_launch },
+  [TSR_OP_MUL_MAT_ID] = { tsr_chk_mul_mat_id, mul_mat_id_launch },
   [TSR_OP_CONCAT] = { concat_supports, concat_launch },
   [TSR_OP_REPEAT] = { repeat_supports, repeat_launch },
   [TSR_OP_SUM] = { sum_supports, sum_launch },
@@ -623,22 +606,7 @@ cu_supports_op (const struct cu_device *d, const tsr_tensor *op)
 bool
 cu_op_uses_status (const tsr_tensor *node)
 {
-  return cu_index_bound (node) > 0;
-}
-
-int64_t
-cu_index_bound (const tsr_tensor *node)
-{
-  switch (node->op)
-    {
-    case TSR_OP_GET_ROWS:       /* rows of the table */
-    case TSR_OP_SET_ROWS:       /* rows of the destination */
-      return node->src[0]->ne[1];
-    case TSR_OP_MUL_MAT_ID:     /* experts */
-      return node->src[0]->ne[2];
-    default:
-      return 0;
-    }
+  return tsr_chk_index_bound (node) > 0;
 }
 
 int

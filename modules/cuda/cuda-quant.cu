@@ -8,6 +8,12 @@
  * and activations, which are dense, so the dense case gets its own
  * kernels here (cu_convert_dense).
  *
+ * The other block types (cuda-blocks.cuh) are dequantized 16 elements
+ * a thread (k_dequant_chunks) for cuBLAS, and have a matrix-vector
+ * kernel of their own (cu_mul_mat_vec_blocks), a warp per weight row
+ * and a 16-element chunk per lane, decoded with the reference's float
+ * operations and multiplied with every column.
+ *
  * cu_mul_mat_vec_q computes d = a^T b for q8_0 / q4_0 weights a [k, m]
  * and at most CU_MMV_MAX_COLS activation columns b [k, n] (token
  * generation): converting the weights to f16 for cuBLAS would write
@@ -74,9 +80,38 @@ cu_block_values (const unsigned char *s, int64_t i, int type, float v[32])
     }
 }
 
-/* A block a thread: 32 values written as eight 16-byte (f32) or four
-   16-byte (f16) stores; the destination is 64-byte aligned per
-   block.  */
+/* The N values V (a multiple of 8) as elements N I .. N I + N - 1 of
+   the dense f32 or f16 (DTYPE) array D, in 16-byte stores: D is
+   aligned to 4 N bytes (f32) or 2 N bytes (f16) there.  */
+template <int N>
+static __device__ inline void
+cu_store_values (void *d, int dtype, int64_t i, const float v[N])
+{
+  if (dtype == TSR_TYPE_F32)
+    {
+      float4 *o = (float4 *) ((float *) d + i * N);
+#pragma unroll
+      for (int j = 0; j < N / 4; j++)
+        o[j] = make_float4 (v[4 * j], v[4 * j + 1], v[4 * j + 2],
+                            v[4 * j + 3]);
+    }
+  else
+    {
+      uint4 *o = (uint4 *) ((uint16_t *) d + i * N);
+#pragma unroll
+      for (int j = 0; j < N / 8; j++)
+        {
+          uint32_t w[4];
+#pragma unroll
+          for (int h = 0; h < 4; h++)
+            w[h] = (uint32_t) cu_f32_to_f16 (v[8 * j + 2 * h])
+                   | ((uint32_t) cu_f32_to_f16 (v[8 * j + 2 * h + 1]) << 16);
+          o[j] = make_uint4 (w[0], w[1], w[2], w[3]);
+        }
+    }
+}
+
+/* A q8_0 / q4_0 block a thread.  */
 static __global__ void
 k_dequant_flat (void *d, int dtype, const unsigned char *s, int stype,
                 int64_t nblocks)
@@ -85,30 +120,51 @@ k_dequant_flat (void *d, int dtype, const unsigned char *s, int stype,
     {
       float v[32];
       cu_block_values (s, i, stype, v);
-      if (dtype == TSR_TYPE_F32)
-        {
-          float4 *o = (float4 *) ((float *) d + i * 32);
-#pragma unroll
-          for (int j = 0; j < 8; j++)
-            o[j] = make_float4 (v[4 * j], v[4 * j + 1], v[4 * j + 2],
-                                v[4 * j + 3]);
-        }
-      else
-        {
-          uint4 *o = (uint4 *) ((uint16_t *) d + i * 32);
-#pragma unroll
-          for (int j = 0; j < 4; j++)
-            {
-              uint32_t w[4];
-#pragma unroll
-              for (int h = 0; h < 4; h++)
-                w[h] = (uint32_t) cu_f32_to_f16 (v[8 * j + 2 * h])
-                       | ((uint32_t) cu_f32_to_f16 (v[8 * j + 2 * h + 1])
-                          << 16);
-              o[j] = make_uint4 (w[0], w[1], w[2], w[3]);
-            }
-        }
+      cu_store_values<32> (d, dtype, i, v);
     }
+}
+
+/* The other block types (cuda-blocks.cuh), a 16-element chunk a
+   thread.  */
+template <int T>
+static __global__ void
+k_dequant_chunks (void *d, int dtype, const char *s, int64_t nchunks)
+{
+  const int per = cu_block_elems (T) / 16, bytes = cu_block_bytes (T);
+  CU_FOR_ITEMS (i, nchunks)
+    {
+      float v[16];
+      cu_block_chunk (s + cu_div (i, per) * bytes, T, (int) cu_mod (i, per),
+                      v);
+      cu_store_values<16> (d, dtype, i, v);
+    }
+}
+
+/* CU_BLOCK_TYPES (X): X (T) for every block type but q8_0 and q4_0,
+   which have kernels of their own.  */
+#define CU_BLOCK_TYPES(X)                                                 \
+  X (TSR_TYPE_Q4_1) X (TSR_TYPE_Q5_0) X (TSR_TYPE_Q5_1) X (TSR_TYPE_Q2_K)  \
+  X (TSR_TYPE_Q3_K) X (TSR_TYPE_Q4_K) X (TSR_TYPE_Q5_K) X (TSR_TYPE_Q6_K)  \
+  X (TSR_TYPE_IQ4_NL) X (TSR_TYPE_IQ4_XS) X (TSR_TYPE_MXFP4)
+
+static int
+dequant_chunks (cudaStream_t st, void *d, int dtype, const void *s,
+                int stype, int64_t n)
+{
+  int64_t nc = n / 16;
+  switch (stype)
+    {
+#define CASE(T)                                                           \
+    case T:                                                               \
+      k_dequant_chunks<T><<<cu_blocks (nc), CU_THREADS, 0, st>>> (        \
+        d, dtype, (const char *) s, nc);                                  \
+      break;
+    CU_BLOCK_TYPES (CASE)
+#undef CASE
+    default:
+      return (int) cudaErrorInvalidValue;
+    }
+  return cu_launched ();
 }
 
 int
@@ -121,6 +177,8 @@ cu_convert_dense (cudaStream_t st, void *d, int dtype, const void *s,
       k_dequant_flat<<<cu_blocks (nb), CU_THREADS, 0, st>>> (
         d, dtype, (const unsigned char *) s, stype, nb);
     }
+  else if (cu_is_block (stype))
+    return dequant_chunks (st, d, dtype, s, stype, n);
   else if (stype == TSR_TYPE_F32 && dtype == TSR_TYPE_F16 && n % 4 == 0)
     k_f32_to_f16_x4<<<cu_blocks (n / 4), CU_THREADS, 0, st>>> (
       (uint2 *) d, (const float4 *) s, n / 4);
@@ -328,6 +386,93 @@ cu_mul_mat_vec_q (cudaStream_t st, struct cu_tdesc d, struct cu_tdesc a,
                                                       r2, r3);          \
       break;
     CASE (1) CASE (2) CASE (3) CASE (4) CASE (5) CASE (6) CASE (7) CASE (8)
+#undef CASE
+    default:
+      return (int) cudaErrorInvalidValue;
+    }
+  return cu_launched ();
+}
+
+/* The other block types: one warp per weight row, a 16-element chunk a
+   lane at a time (chunks of a warp step are 512 consecutive elements),
+   decoded once and multiplied with every column; the activations are
+   read as four 16-byte loads a chunk and column.  f32 sums per lane,
+   then the warp's.  */
+template <int T, int NC>
+static __global__ void
+k_mul_mat_vec_chunks (cu_tdesc d, cu_tdesc a, cu_tdesc b, int64_t r2,
+                      int64_t r3)
+{
+  const int per = cu_block_elems (T) / 16, bytes = cu_block_bytes (T);
+  const unsigned char *w;
+  const float *x[NC];
+  float acc[NC];
+  int64_t row;
+  int lane = threadIdx.x % CU_WARP;
+
+  if (!cu_mmv_setup<NC> (d, a, b, r2, r3, &w, x, acc, &row))
+    return;
+  int64_t nchunks = a.ne[0] / 16;
+  for (int64_t c = lane; c < nchunks; c += CU_WARP)
+    {
+      float v[16];
+      cu_block_chunk (w + (c / per) * bytes, T, (int) (c % per), v);
+#pragma unroll
+      for (int j = 0; j < NC; j++)
+        {
+          const float4 *xp = (const float4 *) (x[j] + 16 * c);
+          float s = 0.0f;
+#pragma unroll
+          for (int q = 0; q < 4; q++)
+            {
+              float4 u = __ldg (xp + q);
+              s = fmaf (v[4 * q], u.x, s);
+              s = fmaf (v[4 * q + 1], u.y, s);
+              s = fmaf (v[4 * q + 2], u.z, s);
+              s = fmaf (v[4 * q + 3], u.w, s);
+            }
+          acc[j] += s;
+        }
+    }
+  cu_mmv_finish<NC> (d, row, acc);
+}
+
+template <int T>
+static void
+mul_mat_vec_chunks (cudaStream_t st, dim3 grid, const cu_tdesc &d,
+                    const cu_tdesc &a, const cu_tdesc &b, int64_t r2,
+                    int64_t r3)
+{
+  unsigned threads = CU_MMV_WARPS * CU_WARP;
+  switch (b.ne[1])
+    {
+#define CASE(n)                                                         \
+    case n:                                                             \
+      k_mul_mat_vec_chunks<T, n><<<grid, threads, 0, st>>> (d, a, b, r2,  \
+                                                            r3);        \
+      break;
+    CASE (1) CASE (2) CASE (3) CASE (4) CASE (5) CASE (6) CASE (7) CASE (8)
+#undef CASE
+    }
+}
+
+int
+cu_mul_mat_vec_blocks (cudaStream_t st, struct cu_tdesc d, struct cu_tdesc a,
+                       int atype, struct cu_tdesc b)
+{
+  dim3 grid ((unsigned) ((d.ne[0] + CU_MMV_WARPS - 1) / CU_MMV_WARPS),
+             (unsigned) (d.ne[2] * d.ne[3]));
+  int64_t r2 = b.ne[2] / a.ne[2], r3 = b.ne[3] / a.ne[3];
+
+  if (b.ne[1] < 1 || b.ne[1] > CU_MMV_MAX_COLS)
+    return (int) cudaErrorInvalidValue;
+  switch (atype)
+    {
+#define CASE(T)                                                         \
+    case T:                                                             \
+      mul_mat_vec_chunks<T> (st, grid, d, a, b, r2, r3);                \
+      break;
+    CU_BLOCK_TYPES (CASE)
 #undef CASE
     default:
       return (int) cudaErrorInvalidValue;

@@ -29,7 +29,7 @@ CUDA_NVCC_FLAGS = -I$(top_builddir)/include -I$(top_srcdir)/include \
 	-Xcompiler -fPIC -Xcompiler -fvisibility=hidden -DPIC $(NVCCFLAGS)
 
 EXTRA_DIST += $(cuda_kernel_sources) modules/cuda/cuda-common.cuh \
-	m4/tsr-cuda.m4
+	modules/cuda/cuda-blocks.cuh m4/tsr-cuda.m4
 CLEANFILES += $(cuda_kernel_objects)
 
 AM_V_NVCC = $(am__v_NVCC_$(V))
@@ -47,7 +47,7 @@ SUFFIXES = .cu
 	  echo "non_pic_object=none"; } > $@.tmp && mv $@.tmp $@
 
 $(cuda_kernel_objects): modules/cuda/cuda-common.cuh \
-	modules/cuda/cuda-kernels.h include/tessera/ops.def \
+	modules/cuda/cuda-blocks.cuh modules/cuda/cuda-kernels.h include/tessera/ops.def \
 	include/tessera/tensor.h include/tessera/types.h
 # cuda-conv.cu reads enum tsr_pool_op.
 modules/cuda/cuda-conv.lo: include/tessera/ops.h

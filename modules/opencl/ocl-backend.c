@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "ocl-impl.h"
+#include "../op-checks.h"
 
 struct ocl_backend
 {
@@ -200,12 +201,10 @@ status_check (struct ocl_device *d, tsr_graph *g)
       tsr_tensor *node = tsr_graph_node (g, i);
       if (ocl_op_uses_status (node))
         return tsr_set_error (TSR_ERR_INVALID_ARG, "opencl: %s '%s': index "
-                              "%ld is outside the rows of its table "
-                              "(%lld rows)", tsr_op_name (node->op),
-                              label (node), (long) w.value,
-                              (long long) (node->op == TSR_OP_GET_ROWS
-                                           ? node->src[0]->ne[1]
-                                           : node->ne[1]));
+                              "%ld is outside [0, %lld)",
+                              tsr_op_name (node->op), label (node),
+                              (long) w.value,
+                              (long long) tsr_chk_index_bound (node));
     }
   return tsr_set_error (TSR_ERR_INVALID_ARG, "opencl: index %ld out of "
                         "range", (long) w.value);

@@ -52,7 +52,9 @@ typedef struct
 #define FOR_ITEMS(i, n)                                                   \
   for (long i = get_global_id (0); i < (n); i += get_global_size (0))
 
-#define QK 32   /* elements per q8_0 / q4_0 block */
+/* The block types' decoders (ocl-quant.cl).  */
+int block_elems (int type);
+float block_value (global const uchar *b, int type, int e);
 
 float
 f16_to_f32 (ushort h)
@@ -120,13 +122,6 @@ f32_to_i32 (float v)
   return convert_int_sat_rtz (v);
 }
 
-/* The half-precision scale at the start of a q8_0 / q4_0 block.  */
-float
-block_scale (global const uchar *b)
-{
-  return f16_to_f32 ((ushort) (b[0] | ((uint) b[1] << 8)));
-}
-
 /* Element I0 of a row of TYPE starting at ROW, elements NB0 bytes apart
    (for block types: blocks NB0 bytes apart).  */
 float
@@ -140,13 +135,9 @@ load_elem (global const char *row, long i0, long nb0, int type)
     return as_float ((uint) *(global const ushort *) (row + i0 * nb0) << 16);
   if (type == TSR_TYPE_I32)
     return (float) *(global const int *) (row + i0 * nb0);
-  global const uchar *b = (global const uchar *) (row + (i0 / QK) * nb0);
-  int j = (int) (i0 % QK);
-  if (type == TSR_TYPE_Q8_0)
-    return block_scale (b) * (float) ((global const char *) (b + 2))[j];
-  /* q4_0: element j in the low nibble of byte j, j + 16 in the high.  */
-  uchar q = b[2 + (j & 15)];
-  return block_scale (b) * (float) ((j < 16 ? (q & 15) : (q >> 4)) - 8);
+  const int per = block_elems (type);
+  return block_value ((global const uchar *) (row + (i0 / per) * nb0), type,
+                      (int) (i0 % per));
 }
 
 /* Store V as TYPE (f32, f16, bf16 or i32) at P.  */

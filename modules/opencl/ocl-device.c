@@ -106,7 +106,11 @@ static const struct
 #undef TSR_OP
   { "TSR_TYPE_F32", TSR_TYPE_F32 }, { "TSR_TYPE_F16", TSR_TYPE_F16 },
   { "TSR_TYPE_BF16", TSR_TYPE_BF16 }, { "TSR_TYPE_I32", TSR_TYPE_I32 },
-  { "TSR_TYPE_Q8_0", TSR_TYPE_Q8_0 }, { "TSR_TYPE_Q4_0", TSR_TYPE_Q4_0 },
+#define TYPE(t) { "TSR_TYPE_" #t, TSR_TYPE_##t }
+  TYPE (Q8_0), TYPE (Q4_0), TYPE (Q4_1), TYPE (Q5_0), TYPE (Q5_1),
+  TYPE (Q2_K), TYPE (Q3_K), TYPE (Q4_K), TYPE (Q5_K), TYPE (Q6_K),
+  TYPE (IQ4_NL), TYPE (IQ4_XS), TYPE (MXFP4),
+#undef TYPE
 };
 
 static char *

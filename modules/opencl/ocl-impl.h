@@ -41,7 +41,8 @@
 /* The kernels of the program, by name (ocl-ops.c and the .cl files).  */
 #define OCL_KERNELS(X)                                                    \
   X (binary) X (unary) X (glu) X (copy) X (get_rows) X (set_rows_check)   \
-  X (set_rows) X (mul_mat) X (sum_rows) X (norm) X (soft_max) X (rope)
+  X (set_rows) X (mul_mat) X (mul_mat_vec) X (mul_mat_id) X (sum_rows)   \
+  X (norm) X (soft_max) X (rope)
 
 enum ocl_kernel_id
 {

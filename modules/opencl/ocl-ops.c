@@ -6,7 +6,7 @@
  * supports_op and the graph walk both read it, so they cannot
  * disagree.  Every kernel follows strides, so views and permutations
  * are accepted wherever the CPU backend accepts them, except block
- * types (q8_0, q4_0), whose rows must be dense.  Launchers run under
+ * types (ocl-quant.cl), whose rows must be dense.  Launchers run under
  * the device's lock (kernel objects are shared by the device's
  * backends).  */
 #include <config.h>
@@ -79,9 +79,7 @@ mul_mat_supports (const tsr_tensor *d)
 {
   const tsr_tensor *a = d->src[0], *b = d->src[1];
 
-  if (!tsr_chk_is_f32 (b) || !tsr_chk_is_f32 (d))
-    return false;
-  if (!tsr_chk_is_plain_float (a->type) && !(tsr_chk_is_quant (a->type) && tsr_chk_dense_rows (a)))
+  if (!tsr_chk_is_f32 (b) || !tsr_chk_is_f32 (d) || !tsr_chk_weight (a))
     return false;
   return a->ne[0] == b->ne[0] && d->ne[0] == a->ne[1] && d->ne[1] == b->ne[1]
          && d->ne[2] == b->ne[2] && d->ne[3] == b->ne[3]
@@ -277,14 +275,36 @@ set_rows_launch (struct ocl_launch *l, tsr_tensor *d)
   return run (&a, d, tsr_nelements (src));
 }
 
+/* Block weights with at most this many columns take k_mul_mat_vec
+   (MMV_MAX_COLS of ocl-matmul.cl), which reads each weight once.  */
+#define OCL_MMV_MAX_COLS 8
+
 static int
 mul_mat_launch (struct ocl_launch *l, tsr_tensor *d)
 {
-  struct args a = args_for (l, OCL_K_mul_mat);
+  const tsr_tensor *w = d->src[0];
+  bool vec = tsr_chk_is_block_weight (w->type)
+             && d->src[1]->ne[1] <= OCL_MMV_MAX_COLS;
+  struct args a = args_for (l, vec ? OCL_K_mul_mat_vec : OCL_K_mul_mat);
+  int64_t n = vec ? d->ne[0] * d->ne[2] * d->ne[3] : tsr_nelements (d);
+  arg_tensor (&a, d);
+  arg_tensor (&a, w);
+  arg_int (&a, w->type);
+  arg_tensor (&a, d->src[1]);
+  arg_long (&a, n);
+  return run (&a, d, n);
+}
+
+static int
+mul_mat_id_launch (struct ocl_launch *l, tsr_tensor *d)
+{
+  struct args a = args_for (l, OCL_K_mul_mat_id);
   arg_tensor (&a, d);
   arg_tensor (&a, d->src[0]);
   arg_int (&a, d->src[0]->type);
   arg_tensor (&a, d->src[1]);
+  arg_tensor (&a, d->src[2]);
+  arg_status (&a);
   arg_long (&a, tsr_nelements (d));
   return run (&a, d, tsr_nelements (d));
 }
@@ -374,6 +394,7 @@ static const struct ocl_op op_table[TSR_OP_COUNT] = {
   [TSR_OP_GET_ROWS] = { tsr_chk_get_rows, get_rows_launch },
   [TSR_OP_SET_ROWS] = { set_rows_supports, set_rows_launch },
   [TSR_OP_MUL_MAT] = { mul_mat_supports, mul_mat_launch },
+  [TSR_OP_MUL_MAT_ID] = { tsr_chk_mul_mat_id, mul_mat_id_launch },
   [TSR_OP_SUM_ROWS] = { tsr_chk_sum_rows, sum_rows_launch },
   [TSR_OP_NORM] = { tsr_chk_unary, norm_launch },
   [TSR_OP_RMS_NORM] = { tsr_chk_unary, norm_launch },
@@ -401,7 +422,7 @@ ocl_supports_op (const struct ocl_device *d, const tsr_tensor *op)
 bool
 ocl_op_uses_status (const tsr_tensor *node)
 {
-  return node->op == TSR_OP_GET_ROWS || node->op == TSR_OP_SET_ROWS;
+  return tsr_chk_index_bound (node) > 0;
 }
 
 int

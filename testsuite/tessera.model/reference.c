@@ -5,14 +5,16 @@
    forward pass of testsuite/lib/tsr-model-ref.h, for llama and qwen2
    files of several weight types, grouped and full key/value heads,
    tied and untied outputs, Llama 3 frequency factors and linear rope
-   scaling.
+   scaling; the block types of real model files (k-quants, iq4_xs).
    Tolerances (NMSE of the logits): f32, f16 and bf16 weights 1e-6
    (the cache is f16: keys and values are rounded to 11 bits; seen:
    4e-8 to 1.5e-7); q8_0 and q4_0 weights 1e-3 (the CPU multiplies them
    with activations rounded to q8_0, each about 0.4% off; seen: 1e-4 to
-   2e-4).  The argmax of every row must agree
-   where the reference's best logit leads the second by a clear margin.
-   Limitations: small models (2 or 3 layers, n_embd 64 to 128); other
+   2e-4); the same 1e-3 for the super-block types, whose activations are
+   rounded to q8_K (seen: 2e-4 to 4.7e-4, q6_K the highest).  The
+   argmax of every row must agree where the reference's best logit
+   leads the second by a clear margin.
+   Limitations: small models (2 or 3 layers, n_embd 64 to 256); other
    devices are compared with the CPU in devices.c.  */
 #include "model-test.h"
 #include "tsr-model-ref.h"
@@ -39,6 +41,14 @@ static const struct model_case cases[] = {
   { "qwen2-q8_0", "--arch=qwen2 --type=q8_0 --untied --embd=128 --heads=8 "
     "--kv-heads=2", 1e-3 },
   { "qwen2-q4_0", "--arch=qwen2 --type=q4_0 --untied", 1e-3 },
+  /* Super-block types need rows of 256.  */
+  { "llama-q4_K", "--type=q4_K --embd=256 --ff=512 --untied", 1e-3 },
+  { "llama-q6_K", "--type=q6_K --embd=256 --ff=512 --tied", 1e-3 },
+  { "llama-q5_K-q3_K", "--type=q5_K --embd-type=q3_K --embd=256 --ff=512 "
+    "--untied", 1e-3 },
+  { "qwen2-q2_K", "--arch=qwen2 --type=q2_K --embd=256 --ff=256 --heads=4 "
+    "--untied", 1e-3 },
+  { "llama-iq4_xs", "--type=iq4_xs --embd=256 --ff=512 --untied", 1e-3 },
 };
 
 /* Rows whose argmax differs where the reference's top two logits are

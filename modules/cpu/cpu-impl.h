@@ -122,16 +122,24 @@ TSR_CPU_HIDDEN void tsr_cpu_quantize_rows (const struct tsr_cpu_op_ctx *c,
    every group of activation rows, or fewer rows so that each of NTH
    threads gets a few units.  */
 TSR_CPU_HIDDEN int64_t tsr_cpu_qdot_tile (int64_t m, int64_t units, int nth);
-/* OUT[c] = dot (weight row X of TYPE, q8_0 or q4_0, with K elements,
-   quantized activation row Y[c]) for c < NY <= TSR_CPU_QDOT_MAX_COLS.  */
+/* OUT[c] = dot (weight row X of TYPE, one that tsr_cpu_is_quant
+   accepts, with K elements, quantized activation row Y[c]) for c < NY
+   <= TSR_CPU_QDOT_MAX_COLS.  */
 static inline void
 tsr_cpu_qdot (tsr_type type, int64_t k, const void *x, int ny,
               const void *const *y, float *out)
 {
-  if (type == TSR_TYPE_Q8_0)
-    tsr_cpu_vec_dot_q8_0_q8_0 (k, x, ny, y, out);
-  else
-    tsr_cpu_vec_dot_q4_0_q8_0 (k, x, ny, y, out);
+  switch (type)
+    {
+    case TSR_TYPE_Q8_0: tsr_cpu_vec_dot_q8_0_q8_0 (k, x, ny, y, out); break;
+    case TSR_TYPE_Q4_0: tsr_cpu_vec_dot_q4_0_q8_0 (k, x, ny, y, out); break;
+    case TSR_TYPE_Q4_1: tsr_cpu_vec_dot_q4_1_q8_0 (k, x, ny, y, out); break;
+    case TSR_TYPE_Q5_0: tsr_cpu_vec_dot_q5_0_q8_0 (k, x, ny, y, out); break;
+    case TSR_TYPE_Q5_1: tsr_cpu_vec_dot_q5_1_q8_0 (k, x, ny, y, out); break;
+    case TSR_TYPE_IQ4_NL: tsr_cpu_vec_dot_iq4_nl_q8_0 (k, x, ny, y, out); break;
+    case TSR_TYPE_MXFP4: tsr_cpu_vec_dot_mxfp4_q8_0 (k, x, ny, y, out); break;
+    default: break;             /* tsr_cpu_is_quant refused it */
+    }
 }
 /* Up to TSR_CPU_WEIGHT_TILE consecutive weight rows as f32, for dot
    products (mul_mat, mul_mat_id).  */
@@ -251,15 +259,30 @@ tsr_cpu_is_plain_float (tsr_type type)
          || type == TSR_TYPE_BF16;
 }
 
-/* Types with a block-wise float conversion (q8_0, q4_0).  */
+/* The block types the kernels take: rows to f32 (cpu-vec.c,
+   cpu-qdot-32.c), integer dots with q8_0 activations (tsr_cpu_qdot),
+   and rows from f32 through libtessera's reference quantizer.  */
 static inline bool
 tsr_cpu_is_quant (tsr_type type)
 {
-  return type == TSR_TYPE_Q8_0 || type == TSR_TYPE_Q4_0;
+  switch (type)
+    {
+    case TSR_TYPE_Q8_0:
+    case TSR_TYPE_Q4_0:
+    case TSR_TYPE_Q4_1:
+    case TSR_TYPE_Q5_0:
+    case TSR_TYPE_Q5_1:
+    case TSR_TYPE_IQ4_NL:
+    case TSR_TYPE_MXFP4:
+      return true;
+    default:
+      return false;
+    }
 }
 
 /* Convert a strided row of N elements to contiguous floats / back.
-   SRC_TYPE / DST_TYPE: f32, f16, bf16 or i32.  */
+   SRC_TYPE / DST_TYPE: f32, f16, bf16 or i32, or (dense rows) a type
+   tsr_cpu_is_quant accepts.  */
 TSR_CPU_HIDDEN void tsr_cpu_row_to_f32 (tsr_type src_type, const char *src,
                                         size_t src_stride, float *dst,
                                         int64_t n);

@@ -26,6 +26,7 @@
 
 #include "cpu-vec.h"
 #include "cpu-level.h"
+#include "cpu-qdot.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -37,14 +38,6 @@
 #define QK 32
 #define Q8_BYTES 34                     /* sizeof (struct tsr_block_q8_0) */
 #define Q4_BYTES 18                     /* sizeof (struct tsr_block_q4_0) */
-
-static inline tsr_fp16_t
-load_fp16 (const char *p)
-{
-  tsr_fp16_t h;
-  memcpy (&h, p, sizeof h);
-  return h;
-}
 
 /* Quantization.  */
 
@@ -182,6 +175,7 @@ TSR_CPU_LEVEL_FN (quantize_act_q8_0) (int64_t k, void *y, const float *x)
   int8_t *q = y;
   int16_t *w = (int16_t *) tsr_cpu_qact_offsets (y, k);
   float *d = (float *) tsr_cpu_qact_scales (y, k);
+  float *sums = (float *) tsr_cpu_qact_sums (y, k);
 
   for (int64_t j = 0; j < nbp; j++)
     {
@@ -195,17 +189,22 @@ TSR_CPU_LEVEL_FN (quantize_act_q8_0) (int64_t k, void *y, const float *x)
           memset (hi, 0, QK / 2);
           d[j] = 0;
         }
+      int sum = 0;
       for (int i = 0; i < 8; i++)
-        w[j * 8 + i] = (int16_t) (8 * (lo[2 * i] + lo[2 * i + 1]
-                                       + hi[2 * i] + hi[2 * i + 1]));
+        {
+          int pair = lo[2 * i] + lo[2 * i + 1] + hi[2 * i] + hi[2 * i + 1];
+          w[j * 8 + i] = (int16_t) (8 * pair);
+          sum += pair;
+        }
+      sums[j] = d[j] * (float) sum;
     }
 }
 
 /* Dot products.  Each kernel takes the weight row X of NB blocks, NY
    activation rows Y and writes NY results; NY is a constant in the
-   inlined copies (see DISPATCH_NY), so the per-column loops unroll and
-   the accumulators stay in registers (so does every array indexed
-   only by constants: no index may depend on a loop counter).  */
+   inlined copies (see TSR_CPU_DISPATCH_NY), so the per-column loops
+   unroll and the accumulators stay in registers (so does every array
+   indexed only by constants: no index may depend on a loop counter).  */
 
 /* The block loop of the kernels that take one block at a time: blocks
    alternate between the accumulators ACC0 and ACC1 (so that one block
@@ -756,21 +755,6 @@ qdot_c (bool q4, int64_t k, const char *x, const int ny,
 
 #endif
 
-/* One inlined copy of the kernel per column count.  */
-#define DISPATCH_NY(q4, k, x, ny, y, out)                               \
-  switch (ny)                                                           \
-    {                                                                   \
-    case 1: QDOT (q4, k, x, 1, y, out); break;                          \
-    case 2: QDOT (q4, k, x, 2, y, out); break;                          \
-    case 3: QDOT (q4, k, x, 3, y, out); break;                          \
-    case 4: QDOT (q4, k, x, 4, y, out); break;                          \
-    case 5: QDOT (q4, k, x, 5, y, out); break;                          \
-    case 6: QDOT (q4, k, x, 6, y, out); break;                          \
-    case 7: QDOT (q4, k, x, 7, y, out); break;                          \
-    default: QDOT (q4, k, x, 8, y, out); break;                         \
-    }
-
-_Static_assert (TSR_CPU_QDOT_MAX_COLS == 8, "DISPATCH_NY covers 1..8");
 _Static_assert (sizeof (struct tsr_block_q8_0) == Q8_BYTES, "q8_0 block");
 _Static_assert (sizeof (struct tsr_block_q4_0) == Q4_BYTES, "q4_0 block");
 
@@ -778,12 +762,12 @@ void
 TSR_CPU_LEVEL_FN (vec_dot_q8_0_q8_0) (int64_t k, const void *x, int ny,
                                       const void *const *y, float *out)
 {
-  DISPATCH_NY (false, k, (const char *) x, ny, y, out);
+  TSR_CPU_DISPATCH_NY (QDOT, false, k, (const char *) x, ny, y, out);
 }
 
 void
 TSR_CPU_LEVEL_FN (vec_dot_q4_0_q8_0) (int64_t k, const void *x, int ny,
                                       const void *const *y, float *out)
 {
-  DISPATCH_NY (true, k, (const char *) x, ny, y, out);
+  TSR_CPU_DISPATCH_NY (QDOT, true, k, (const char *) x, ny, y, out);
 }

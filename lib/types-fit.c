@@ -11,6 +11,7 @@
 #include <config.h>
 
 #include <math.h>
+#include <string.h>
 
 #include "types-impl.h"
 
@@ -177,40 +178,66 @@ signed_max (const float *x, int n)
   return max;
 }
 
-float
-tsri_fit_signed (const float *x, int n, int nmax, int8_t *q)
+/* How a projection fit picks levels: for the inverse scale ISCALE,
+   writes the level of each element to Q and returns the sums.  */
+struct picker
 {
-  float max = signed_max (x, n);
+  struct proj (*levels) (const struct picker *p, const float *x, int n,
+                         float iscale, uint8_t *q);
+  int nmax;                     /* signed fits */
+  const int8_t *table;          /* table fits */
+  float top[2], step;           /* where the largest value may map */
+};
+
+/* The best of the candidates MAX maps to TOP[side] + k STEP, then
+   reassignment while the error falls.  Returns the scale.  */
+static float
+proj_search (const struct picker *pk, const float *x, int n, float max,
+             uint8_t *q)
+{
   struct proj best = { 0, 0 }, p;
-  int8_t cand[256];
-  if (max == 0 || !isfinite (max) || n > 256)
-    {
-      for (int i = 0; i < n; i++)
-        q[i] = 0;
-      return 0;
-    }
+  uint8_t cand[256];
   for (int side = 0; side < 2; side++)
     for (int k = -FIT_STEPS; k <= FIT_STEPS; k++)
       {
-        float top = side ? -(nmax + k * FIT_STEP) : nmax - 1 + k * FIT_STEP;
-        p = signed_levels (x, n, nmax, top / max, cand);
+        p = pk->levels (pk, x, n, (pk->top[side] + k * pk->step) / max, cand);
         if (proj_better (p, best))
           {
             best = p;
-            for (int i = 0; i < n; i++)
-              q[i] = cand[i];
+            memcpy (q, cand, (size_t) n);
           }
       }
   for (int r = 0; r < FIT_REFINE && best.sqq > 0 && best.sqx != 0; r++)
     {
-      p = signed_levels (x, n, nmax, best.sqq / best.sqx, cand);
+      p = pk->levels (pk, x, n, best.sqq / best.sqx, cand);
       if (!proj_better (p, best))
         break;
       best = p;
-      for (int i = 0; i < n; i++)
-        q[i] = cand[i];
+      memcpy (q, cand, (size_t) n);
     }
   return best.sqq > 0 ? best.sqx / best.sqq : 0;
+}
+
+static struct proj
+pick_signed (const struct picker *pk, const float *x, int n, float iscale,
+             uint8_t *q)
+{
+  return signed_levels (x, n, pk->nmax, iscale, (int8_t *) q);
+}
+
+float
+tsri_fit_signed (const float *x, int n, int nmax, int8_t *q)
+{
+  float max = signed_max (x, n);
+  if (max == 0 || !isfinite (max) || n > 256)
+    {
+      memset (q, 0, (size_t) n);
+      return 0;
+    }
+  /* The largest value at level nmax - 1, or at -nmax.  */
+  struct picker pk = { pick_signed, nmax, NULL,
+                       { nmax - 1.0f, -(float) nmax }, FIT_STEP };
+  return proj_search (&pk, x, n, max, (uint8_t *) q);
 }
 
 int
@@ -264,39 +291,24 @@ tsri_table_error (const float *x, int n, const int8_t table[16],
   return e;
 }
 
+static struct proj
+pick_table (const struct picker *pk, const float *x, int n, float iscale,
+            uint8_t *q)
+{
+  return table_levels (x, n, pk->table, iscale, q);
+}
+
 float
 tsri_fit_table (const float *x, int n, const int8_t table[16], uint8_t *q)
 {
   float max = signed_max (x, n);
-  struct proj best = { 0, 0 }, p;
-  uint8_t cand[256];
   if (max == 0 || !isfinite (max) || n > 256)
     {
-      for (int i = 0; i < n; i++)
-        q[i] = (uint8_t) tsri_table_index (table, 0);
+      memset (q, tsri_table_index (table, 0), (size_t) n);
       return 0;
     }
-  /* MAX maps near either end of the table, give or take a few steps.  */
-  for (int side = 0; side < 2; side++)
-    for (int k = -FIT_STEPS; k <= FIT_STEPS; k++)
-      {
-        float top = (side ? table[0] : table[15]) + k * 1.0f;
-        p = table_levels (x, n, table, top / max, cand);
-        if (proj_better (p, best))
-          {
-            best = p;
-            for (int i = 0; i < n; i++)
-              q[i] = cand[i];
-          }
-      }
-  for (int r = 0; r < FIT_REFINE && best.sqq > 0 && best.sqx != 0; r++)
-    {
-      p = table_levels (x, n, table, best.sqq / best.sqx, cand);
-      if (!proj_better (p, best))
-        break;
-      best = p;
-      for (int i = 0; i < n; i++)
-        q[i] = cand[i];
-    }
-  return best.sqq > 0 ? best.sqx / best.sqq : 0;
+  /* The largest value near either end of the table, give or take a few
+     steps.  */
+  struct picker pk = { pick_table, 0, table, { table[15], table[0] }, 1.0f };
+  return proj_search (&pk, x, n, max, q);
 }

@@ -336,90 +336,77 @@ nibble_shift (int e)
   return 4 * (e / 32 % 2);
 }
 
-/* q4_K.  */
+/* q4_K and q5_K share everything but q5_K's fifth bits (QH, NULL for
+   q4_K).  */
+
+static void
+k4_to_float (tsr_fp16_t dh, tsr_fp16_t dminh, const uint8_t *scales,
+             const uint8_t *qs, const uint8_t *qh, float *dst)
+{
+  const float d = tsr_fp16_to_fp32 (dh), dmin = tsr_fp16_to_fp32 (dminh);
+  for (int j = 0; j < QK / 32; j++)
+    {
+      int sc, m;
+      scale_min_k4 (scales, j, &sc, &m);
+      const float d1 = d * sc, m1 = dmin * m;
+      const int e0 = 32 * j, shift = nibble_shift (e0);
+      const uint8_t *q = qs + nibble_byte (e0), bit = 1u << j;
+      for (int l = 0; l < 32; l++)
+        dst[e0 + l] = d1 * ((q[l] >> shift & 0xf)
+                            + (qh && qh[l] & bit ? 16 : 0)) - m1;
+    }
+}
+
+static void
+k4_from_float (const float *src, int nmax, tsr_fp16_t *d, tsr_fp16_t *dmin,
+               uint8_t *scales, uint8_t *qs, uint8_t *qh)
+{
+  uint8_t l[QK];
+  int sc[8], m[8];
+  fit_affine_superblock (src, 8, 32, nmax, 63, d, dmin, sc, m, l);
+  pack_scale_min_k4 (sc, m, scales);
+  memset (qs, 0, QK / 2);
+  if (qh)
+    memset (qh, 0, QK / 8);
+  for (int e = 0; e < QK; e++)
+    {
+      qs[nibble_byte (e)] |= (uint8_t) ((l[e] & 15) << nibble_shift (e));
+      if (qh)
+        qh[e % 32] |= (uint8_t) ((l[e] >> 4) << (e / 32));
+    }
+}
 
 void
 tsri_q4_K_to_float (const void *src, float *dst, int64_t n)
 {
   const struct tsr_block_q4_K *b = src;
   for (int64_t i = 0; i < n / QK; i++, dst += QK)
-    {
-      const float d = tsr_fp16_to_fp32 (b[i].d);
-      const float dmin = tsr_fp16_to_fp32 (b[i].dmin);
-      for (int j = 0; j < QK / 32; j++)
-        {
-          int sc, m;
-          scale_min_k4 (b[i].scales, j, &sc, &m);
-          const float d1 = d * sc, m1 = dmin * m;
-          const int e0 = 32 * j, shift = nibble_shift (e0);
-          const uint8_t *q = b[i].qs + nibble_byte (e0);
-          for (int l = 0; l < 32; l++)
-            dst[e0 + l] = d1 * (q[l] >> shift & 0xf) - m1;
-        }
-    }
+    k4_to_float (b[i].d, b[i].dmin, b[i].scales, b[i].qs, NULL, dst);
 }
 
 void
 tsri_q4_K_from_float (const float *src, void *dst, int64_t n)
 {
   struct tsr_block_q4_K *b = dst;
-  uint8_t l[QK];
-  int sc[8], m[8];
   for (int64_t i = 0; i < n / QK; i++, src += QK)
-    {
-      fit_affine_superblock (src, 8, 32, 15, 63, &b[i].d, &b[i].dmin, sc, m,
-                             l);
-      pack_scale_min_k4 (sc, m, b[i].scales);
-      memset (b[i].qs, 0, sizeof b[i].qs);
-      for (int e = 0; e < QK; e++)
-        b[i].qs[nibble_byte (e)] |= (uint8_t) (l[e] << nibble_shift (e));
-    }
+    k4_from_float (src, 15, &b[i].d, &b[i].dmin, b[i].scales, b[i].qs, NULL);
 }
-
-/* q5_K.  */
 
 void
 tsri_q5_K_to_float (const void *src, float *dst, int64_t n)
 {
   const struct tsr_block_q5_K *b = src;
   for (int64_t i = 0; i < n / QK; i++, dst += QK)
-    {
-      const float d = tsr_fp16_to_fp32 (b[i].d);
-      const float dmin = tsr_fp16_to_fp32 (b[i].dmin);
-      for (int j = 0; j < QK / 32; j++)
-        {
-          int sc, m;
-          scale_min_k4 (b[i].scales, j, &sc, &m);
-          const float d1 = d * sc, m1 = dmin * m;
-          const int e0 = 32 * j, shift = nibble_shift (e0);
-          const uint8_t *q = b[i].qs + nibble_byte (e0), bit = 1u << j;
-          for (int l = 0; l < 32; l++)
-            dst[e0 + l] = d1 * ((q[l] >> shift & 0xf)
-                                + (b[i].qh[l] & bit ? 16 : 0)) - m1;
-        }
-    }
+    k4_to_float (b[i].d, b[i].dmin, b[i].scales, b[i].qs, b[i].qh, dst);
 }
 
 void
 tsri_q5_K_from_float (const float *src, void *dst, int64_t n)
 {
   struct tsr_block_q5_K *b = dst;
-  uint8_t l[QK];
-  int sc[8], m[8];
   for (int64_t i = 0; i < n / QK; i++, src += QK)
-    {
-      fit_affine_superblock (src, 8, 32, 31, 63, &b[i].d, &b[i].dmin, sc, m,
-                             l);
-      pack_scale_min_k4 (sc, m, b[i].scales);
-      memset (b[i].qs, 0, sizeof b[i].qs);
-      memset (b[i].qh, 0, sizeof b[i].qh);
-      for (int e = 0; e < QK; e++)
-        {
-          b[i].qs[nibble_byte (e)] |= (uint8_t) ((l[e] & 15)
-                                                 << nibble_shift (e));
-          b[i].qh[e % 32] |= (uint8_t) ((l[e] >> 4) << (e / 32));
-        }
-    }
+    k4_from_float (src, 31, &b[i].d, &b[i].dmin, b[i].scales, b[i].qs,
+                   b[i].qh);
 }
 
 /* q6_K.  */

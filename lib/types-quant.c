@@ -59,46 +59,68 @@ affine_levels (const float *x, float d, float m, int nmax, uint8_t *l)
     l[j] = (uint8_t) tsri_round_clamp ((x[j] - m) * id, 0, nmax);
 }
 
-/* Fits one block with minimum: stores d and m, writes the levels.  */
+/* q4_1 and q5_1 share everything but q5_1's fifth bits (QH, NULL for
+   q4_1).  */
+
 static void
-fit_with_min (const float *x, int nmax, tsr_fp16_t *d, tsr_fp16_t *m,
-              uint8_t *l)
+with_min_to_float (tsr_fp16_t dh, tsr_fp16_t mh, const uint8_t *qs,
+                   const uint8_t *qh, float *dst)
 {
+  const float d = tsr_fp16_to_fp32 (dh), m = tsr_fp16_to_fp32 (mh);
+  const uint32_t h = qh ? load_qh (qh) : 0;
+  for (int j = 0; j < HALF; j++)
+    {
+      const int lo = (int) ((qs[j] & 0x0f) | (h >> j & 1) << 4);
+      const int hi = (int) ((qs[j] >> 4) | (h >> (j + HALF) & 1) << 4);
+      dst[j] = lo * d + m;
+      dst[j + HALF] = hi * d + m;
+    }
+}
+
+static void
+with_min_from_float (const float *x, int nmax, tsr_fp16_t *d, tsr_fp16_t *m,
+                     uint8_t *qs, uint8_t *qh)
+{
+  uint8_t l[QK];
   float offset, scale = tsri_fit_affine (x, QK, nmax, false, l, &offset);
   *d = tsr_fp32_to_fp16 (scale);
   *m = tsr_fp32_to_fp16 (offset);
   affine_levels (x, tsr_fp16_to_fp32 (*d), tsr_fp16_to_fp32 (*m), nmax, l);
+  pack_nibbles (l, qs);
+  if (qh)
+    store_qh (qh, fifth_bits (l));
 }
-
-/* q4_1.  */
 
 void
 tsri_q4_1_to_float (const void *src, float *dst, int64_t n)
 {
   const struct tsr_block_q4_1 *b = src;
   for (int64_t i = 0; i < n / QK; i++, dst += QK)
-    {
-      const float d = tsr_fp16_to_fp32 (b[i].d);
-      const float m = tsr_fp16_to_fp32 (b[i].m);
-      for (int j = 0; j < HALF; j++)
-        {
-          const int lo = b[i].qs[j] & 0x0f, hi = b[i].qs[j] >> 4;
-          dst[j] = lo * d + m;
-          dst[j + HALF] = hi * d + m;
-        }
-    }
+    with_min_to_float (b[i].d, b[i].m, b[i].qs, NULL, dst);
 }
 
 void
 tsri_q4_1_from_float (const float *src, void *dst, int64_t n)
 {
   struct tsr_block_q4_1 *b = dst;
-  uint8_t l[QK];
   for (int64_t i = 0; i < n / QK; i++, src += QK)
-    {
-      fit_with_min (src, 15, &b[i].d, &b[i].m, l);
-      pack_nibbles (l, b[i].qs);
-    }
+    with_min_from_float (src, 15, &b[i].d, &b[i].m, b[i].qs, NULL);
+}
+
+void
+tsri_q5_1_to_float (const void *src, float *dst, int64_t n)
+{
+  const struct tsr_block_q5_1 *b = src;
+  for (int64_t i = 0; i < n / QK; i++, dst += QK)
+    with_min_to_float (b[i].d, b[i].m, b[i].qs, b[i].qh, dst);
+}
+
+void
+tsri_q5_1_from_float (const float *src, void *dst, int64_t n)
+{
+  struct tsr_block_q5_1 *b = dst;
+  for (int64_t i = 0; i < n / QK; i++, src += QK)
+    with_min_from_float (src, 31, &b[i].d, &b[i].m, b[i].qs, b[i].qh);
 }
 
 /* q5_0.  */
@@ -114,7 +136,8 @@ tsri_q5_0_to_float (const void *src, float *dst, int64_t n)
       for (int j = 0; j < HALF; j++)
         {
           const int lo = (int) ((b[i].qs[j] & 0x0f) | (qh >> j & 1) << 4);
-          const int hi = (int) ((b[i].qs[j] >> 4) | (qh >> (j + HALF) & 1) << 4);
+          const int hi = (int) ((b[i].qs[j] >> 4)
+                                | (qh >> (j + HALF) & 1) << 4);
           dst[j] = (lo - 16) * d;
           dst[j + HALF] = (hi - 16) * d;
         }
@@ -133,40 +156,6 @@ tsri_q5_0_from_float (const float *src, void *dst, int64_t n)
       float d = tsr_fp16_to_fp32 (b[i].d), id = d != 0 ? 1 / d : 0;
       for (int j = 0; j < QK; j++)
         l[j] = (uint8_t) (tsri_round_clamp (src[j] * id, -16, 15) + 16);
-      pack_nibbles (l, b[i].qs);
-      store_qh (b[i].qh, fifth_bits (l));
-    }
-}
-
-/* q5_1.  */
-
-void
-tsri_q5_1_to_float (const void *src, float *dst, int64_t n)
-{
-  const struct tsr_block_q5_1 *b = src;
-  for (int64_t i = 0; i < n / QK; i++, dst += QK)
-    {
-      const float d = tsr_fp16_to_fp32 (b[i].d);
-      const float m = tsr_fp16_to_fp32 (b[i].m);
-      const uint32_t qh = load_qh (b[i].qh);
-      for (int j = 0; j < HALF; j++)
-        {
-          const int lo = (int) ((b[i].qs[j] & 0x0f) | (qh >> j & 1) << 4);
-          const int hi = (int) ((b[i].qs[j] >> 4) | (qh >> (j + HALF) & 1) << 4);
-          dst[j] = lo * d + m;
-          dst[j + HALF] = hi * d + m;
-        }
-    }
-}
-
-void
-tsri_q5_1_from_float (const float *src, void *dst, int64_t n)
-{
-  struct tsr_block_q5_1 *b = dst;
-  uint8_t l[QK];
-  for (int64_t i = 0; i < n / QK; i++, src += QK)
-    {
-      fit_with_min (src, 31, &b[i].d, &b[i].m, l);
       pack_nibbles (l, b[i].qs);
       store_qh (b[i].qh, fifth_bits (l));
     }

@@ -79,7 +79,8 @@ category (const char *name)
   static const struct { const char *part; enum category c; } parts[] = {
     { "attn_qkv.weight", CAT_ATTN_V }, { "attn_kv_b.weight", CAT_ATTN_V },
     { "attn_v.weight", CAT_ATTN_V },   { "attn_k.weight", CAT_ATTN_K },
-    { "attn_q.weight", CAT_ATTN_Q },   { "attn_output.weight", CAT_ATTN_OUTPUT },
+    { "attn_q.weight", CAT_ATTN_Q },
+    { "attn_output.weight", CAT_ATTN_OUTPUT },
     { "ffn_up", CAT_FFN_UP },          { "ffn_gate", CAT_FFN_GATE },
     { "ffn_down", CAT_FFN_DOWN },
   };

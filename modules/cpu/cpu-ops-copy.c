@@ -184,10 +184,11 @@ tsr_cpu_copy_supports (const tsr_tensor *dst)
 
   if (tsr_nelements (a) != tsr_nelements (dst))
     return false;
-  if (st == dt)
-    return !tsr_cpu_is_quant (st)
-           || (tsr_same_shape (a, dst) && tsr_cpu_dense_rows (a)
-               && tsr_cpu_dense_rows (dst));
+  if (st == dt)                 /* block types: only those with kernels */
+    return tsr_cpu_is_quant (st)
+           ? tsr_same_shape (a, dst) && tsr_cpu_dense_rows (a)
+             && tsr_cpu_dense_rows (dst)
+           : !tsr_type_traits (st)->is_quantized;
   if (tsr_cpu_is_quant (st))
     return tsr_cpu_is_plain_float (dt) && tsr_same_shape (a, dst)
            && tsr_cpu_dense_rows (a);

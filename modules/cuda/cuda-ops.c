@@ -63,9 +63,10 @@ copy_supports (const tsr_tensor *d)
 
   if (tsr_nelements (a) != tsr_nelements (d))
     return false;
-  if (st == dt)
-    return !tsr_chk_is_quant (st)
-           || (tsr_same_shape (a, d) && tsr_chk_dense_rows (a) && tsr_chk_dense_rows (d));
+  if (st == dt)                 /* block types: only those with kernels */
+    return tsr_chk_is_quant (st)
+           ? tsr_same_shape (a, d) && tsr_chk_dense_rows (a) && tsr_chk_dense_rows (d)
+           : !tsr_type_traits (st)->is_quantized;
   if (tsr_chk_is_quant (st))
     return tsr_chk_is_plain_float (dt) && tsr_same_shape (a, d) && tsr_chk_dense_rows (a);
   if (tsr_chk_is_quant (dt))

@@ -7,8 +7,11 @@
 #ifndef GGUF_TEST_H
 #define GGUF_TEST_H
 
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <string.h>
 #include <unistd.h>
 #include <tessera.h>
@@ -141,6 +144,25 @@ gt_path (const char *name)
   snprintf (path, sizeof path, "%s/testsuite/bin/%s-%ld.gguf",
             dir ? dir : ".", name, (long) getpid ());
   return path;
+}
+
+/* Run BLD/tools/tessera-gguf with the arguments FMT..., its standard
+   output and error into OUT (SIZE bytes, truncated); returns its exit
+   status, or -1 when it did not exit.  */
+static inline int
+gt_run_tool (const char *bld, char *out, size_t size, const char *fmt, ...)
+{
+  char args[8192], cmd[12288];
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (args, sizeof args, fmt, ap);
+  va_end (ap);
+  snprintf (cmd, sizeof cmd, "%s/tools/tessera-gguf %s 2>&1", bld, args);
+  FILE *p = popen (cmd, "r");
+  size_t n = p ? fread (out, 1, size - 1, p) : 0;
+  out[n] = '\0';
+  int st = p ? pclose (p) : -1;
+  return WIFEXITED (st) ? WEXITSTATUS (st) : -1;
 }
 
 #endif /* GGUF_TEST_H */

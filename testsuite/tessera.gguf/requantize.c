@@ -14,8 +14,6 @@
 
    "More bits" layers of 16 (first eighth, last eighth, every third in
    between): 0, 1, 4, 7, 10, 13, 14, 15.  */
-#include <stdarg.h>
-#include <sys/wait.h>
 #include "gguf-test.h"
 
 #define N_LAYER 16
@@ -23,21 +21,7 @@
 static char out[1 << 18];
 static const char *bld;
 
-static int
-run (const char *fmt, ...)
-{
-  char args[8192], cmd[12288];
-  va_list ap;
-  va_start (ap, fmt);
-  vsnprintf (args, sizeof args, fmt, ap);
-  va_end (ap);
-  snprintf (cmd, sizeof cmd, "%s/tools/tessera-gguf %s 2>&1", bld, args);
-  FILE *p = popen (cmd, "r");
-  size_t n = p ? fread (out, 1, sizeof out - 1, p) : 0;
-  out[n] = '\0';
-  int st = p ? pclose (p) : -1;
-  return WIFEXITED (st) ? WEXITSTATUS (st) : -1;
-}
+#define run(...) gt_run_tool (bld, out, sizeof out, __VA_ARGS__)
 
 static void
 add (tsr_gguf_writer *w, tsr_context *ctx, const char *name, int64_t ne0,

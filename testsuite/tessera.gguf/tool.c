@@ -3,27 +3,12 @@
    offset message) and convert / requantize between f32, f16, bf16,
    q8_0 and q4_0, run from the build tree.  The other block types and
    the presets: requantize.c.  */
-#include <sys/wait.h>
 #include "gguf-test.h"
 
 static char out[65536];
 static const char *bld;
 
-static int
-run (const char *fmt, ...)
-{
-  char args[8192], cmd[12288];
-  va_list ap;
-  va_start (ap, fmt);
-  vsnprintf (args, sizeof args, fmt, ap);
-  va_end (ap);
-  snprintf (cmd, sizeof cmd, "%s/tools/tessera-gguf %s 2>&1", bld, args);
-  FILE *p = popen (cmd, "r");
-  size_t n = p ? fread (out, 1, sizeof out - 1, p) : 0;
-  out[n] = '\0';
-  int st = p ? pclose (p) : -1;
-  return WIFEXITED (st) ? WEXITSTATUS (st) : -1;
-}
+#define run(...) gt_run_tool (bld, out, sizeof out, __VA_ARGS__)
 
 /* A model: w [64, 4] f32, norm [64] f32, ids [3] i32, odd [48, 2] f16.  */
 static void

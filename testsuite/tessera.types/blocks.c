@@ -192,8 +192,11 @@ static float
 dec_iq4_xs (const uint8_t *p, int e)
 {
   int j = e / 32;
-  int ls = (p[4 + j / 2] >> (4 * (j % 2)) & 15) | ((p[2] | p[3] << 8) >> (2 * j) & 3) << 4;
-  return mul (mul (half (p), (float) (ls - 32)), iq4nl[nib32 (p + 8 + 16 * j, e % 32)]);
+  int scales_h = p[2] | p[3] << 8;
+  int ls = (p[4 + j / 2] >> (4 * (j % 2)) & 15)
+           | (scales_h >> (2 * j) & 3) << 4;
+  return mul (mul (half (p), (float) (ls - 32)),
+              iq4nl[nib32 (p + 8 + 16 * j, e % 32)]);
 }
 
 struct type

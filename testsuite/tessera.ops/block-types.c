@@ -1,0 +1,88 @@
+/* { dg-do run } */
+/* The block types that came after the backends' kernels (q4_1 ... mxfp4,
+   issue 12): every device the registry finds must say no in
+   supports_op to the ops it has no kernel for, rather than run a
+   generic path that does not understand the blocks: mul_mat,
+   mul_mat_id and get_rows with such weights, cpy from and to them and
+   between two tensors of one such type (cont / dup), set_rows into them.
+   The graph builders accept these nodes; they are built here with
+   q4_K, q6_K, iq4_xs and mxfp4.
+
+   Limitations: a device that gains kernels for a type must be listed
+   in SUPPORTED below; until then this test holds the line.  */
+#include <stdint.h>
+#include <string.h>
+#include <tessera.h>
+#include "tsr-test.h"
+
+static const tsr_type types[] = { TSR_TYPE_Q4_K, TSR_TYPE_Q6_K,
+                                  TSR_TYPE_IQ4_XS, TSR_TYPE_MXFP4 };
+
+/* The nodes of one type T.  */
+static int
+build_nodes (tsr_context *ctx, tsr_type t, tsr_tensor **nodes,
+             const char **what)
+{
+  int n = 0;
+  tsr_tensor *w = tsr_new_tensor_2d (ctx, t, 256, 4);
+  tsr_tensor *w3 = tsr_new_tensor_3d (ctx, t, 256, 4, 2);
+  tsr_tensor *x = tsr_new_tensor_2d (ctx, TSR_TYPE_F32, 256, 3);
+  tsr_tensor *xf = tsr_new_tensor_2d (ctx, TSR_TYPE_F32, 256, 4);
+  tsr_tensor *rows = tsr_new_tensor_1d (ctx, TSR_TYPE_I32, 2);
+  tsr_tensor *ids = tsr_new_tensor_2d (ctx, TSR_TYPE_I32, 1, 3);
+  tsr_tensor *w2 = tsr_new_tensor_2d (ctx, t, 256, 4);
+  what[n] = "mul_mat";
+  nodes[n++] = tsr_mul_mat (ctx, w, x);
+  what[n] = "mul_mat_id";
+  nodes[n++] = tsr_mul_mat_id (ctx, w3, tsr_new_tensor_3d (ctx, TSR_TYPE_F32,
+                                                             256, 1, 3), ids);
+  what[n] = "get_rows";
+  nodes[n++] = tsr_get_rows (ctx, w, rows);
+  what[n] = "cpy to f32";
+  nodes[n++] = tsr_cpy (ctx, w, xf);
+  what[n] = "cpy from f32";
+  nodes[n++] = tsr_cpy (ctx, xf, w2);
+  what[n] = "cpy to the same type";
+  nodes[n++] = tsr_cpy (ctx, w, w2);
+  what[n] = "cont";
+  nodes[n++] = tsr_cont (ctx, w);
+  what[n] = "dup";
+  nodes[n++] = tsr_dup (ctx, w);
+  what[n] = "set_rows";
+  nodes[n++] = tsr_set_rows (ctx, w2, tsr_new_tensor_2d (ctx, TSR_TYPE_F32,
+                                                          256, 2), rows);
+  return n;
+}
+
+int
+main (void)
+{
+  size_t nd = tsr_device_count ();
+  CHECK (nd > 0, "the registry finds devices (%zu)", nd);
+  for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++)
+    {
+      tsr_context *ctx = tsr_context_new (true);
+      tsr_tensor *nodes[16];
+      const char *what[16];
+      int n = build_nodes (ctx, types[ti], nodes, what);
+      for (int i = 0; i < n; i++)
+        {
+          if (!nodes[i])
+            {
+              /* The builder refuses it: nothing for a device to say.  */
+              CHECK (1, "%s %s: not built (%s)", what[i],
+                     tsr_type_name (types[ti]), tsr_last_error ());
+              continue;
+            }
+          for (size_t d = 0; d < nd; d++)
+            {
+              tsr_device *dev = tsr_device_get (d);
+              CHECK (!tsr_device_supports_op (dev, nodes[i]),
+                     "%s %s: %s refuses it", what[i],
+                     tsr_type_name (types[ti]), tsr_device_name (dev));
+            }
+        }
+      tsr_context_free (ctx);
+    }
+  return TSR_TEST_EXIT ();
+}

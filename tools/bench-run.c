@@ -205,7 +205,12 @@ cost_add_chain (tsr_type type, int64_t m, int64_t k, int64_t n)
 }
 
 #define T(x) (1u << TSR_TYPE_##x)
-#define WEIGHT_TYPES (T (F32) | T (F16) | T (BF16) | T (Q8_0) | T (Q4_0))
+#define WEIGHT_TYPES (T (F32) | T (F16) | T (BF16) | T (Q8_0) | T (Q4_0) \
+                      | T (Q4_1)                                         \
+                      | T (Q5_0)                                         \
+                      | T (Q5_1)                                         \
+                      | T (IQ4_NL)                                       \
+                      | T (MXFP4))
 
 const struct bench_kind bench_kinds[] = {
   { "mul_mat", TSR_OP_MUL_MAT, 1, WEIGHT_TYPES, true, build_mul_mat,
@@ -258,7 +263,10 @@ fail (struct bench_result *r, enum bench_status status, const char *fmt, ...)
 }
 
 /* Fill input I of B, a row block at a time so that a large weight
-   needs little memory beside it.  */
+   needs little memory beside it.  Block types are quantized for the
+   first row block only and that block repeated: their quantizers
+   search (seconds per million elements for some), and a timing does
+   not depend on which values repeat.  */
 static int
 fill_input (const struct bench_build *b, int i, uint64_t seed,
             const char *name)
@@ -282,7 +290,7 @@ fill_input (const struct bench_build *b, int i, uint64_t seed,
       if (b->fills[i] == FILL_EXPERTS)
         for (int64_t j = 0; j < count; j++)
           ((int32_t *) data)[j] = (int32_t) ((r0 * ne0 + j) % BENCH_EXPERTS);
-      else
+      else if (r0 == 0 || !tsr_type_traits (t->type)->is_quantized)
         {
           for (int64_t j = 0; j < count; j++)
             f[j] = (float) (2.0 * tt_rng_uniform (&rng) - 1.0);

@@ -79,7 +79,7 @@ cases_set_rows (struct oc_list *l)
     { 256, 200, 1, 1, 150, 1, 1 },
   };
   char sa[64], sb[64];
-  for (size_t t = 0; t < OC_N_WEIGHT_TYPES; t++)
+  for (size_t t = 0; t < oc_n_weight_types; t++)
     for (size_t s = 0; s <= OC_N (shapes); s++)
       {
         const int64_t *sh = shapes[s < OC_N (shapes) ? s : 3];
@@ -175,7 +175,7 @@ cases_mul_mat_id (struct oc_list *l)
     { 128, 256, 4, 2, 64, 2 },
   };
   char sa[64], sb[64];
-  for (size_t t = 0; t < OC_N_WEIGHT_TYPES; t++)
+  for (size_t t = 0; t < oc_n_weight_types; t++)
     for (size_t s = 0; s <= OC_N (shapes); s++)
       {
         const int64_t *sh = shapes[s < OC_N (shapes) ? s : 0];

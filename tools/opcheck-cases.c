@@ -156,8 +156,19 @@ oc_operand (struct oc_build *b, const struct oc_params *p, int i,
 #define Q8_0 TSR_TYPE_Q8_0
 #define Q4_0 TSR_TYPE_Q4_0
 
-const tsr_type oc_weight_types[OC_N_WEIGHT_TYPES] = { F32, F16, BF16, Q8_0,
-                                                      Q4_0 };
+const tsr_type oc_weight_types[] = {
+  F32,
+  F16,
+  BF16,
+  Q8_0,
+  Q4_0,
+  TSR_TYPE_Q4_1,
+  TSR_TYPE_Q5_0,
+  TSR_TYPE_Q5_1,
+  TSR_TYPE_IQ4_NL,
+  TSR_TYPE_MXFP4,
+};
+const size_t oc_n_weight_types = OC_N (oc_weight_types);
 
 static const struct oc_fill unit = { .lo = -1, .hi = 1 };
 
@@ -365,7 +376,7 @@ cases_copy (struct oc_list *l)
   add_cpy_case (l, I32, OC_TRANSPOSED, F32, OC_CONT, nc_shape);
   add_cpy_case (l, I32, OC_CONT, I32, OC_PERMUTED, nc_shape);
   /* Quantizing, dequantizing, and quantized to the same type.  */
-  for (size_t t = 3; t < OC_N_WEIGHT_TYPES; t++)
+  for (size_t t = 3; t < oc_n_weight_types; t++)
     {
       tsr_type qt = oc_weight_types[t];
       add_cpy_case (l, F32, OC_CONT, qt, OC_CONT, q);
@@ -378,7 +389,7 @@ cases_copy (struct oc_list *l)
       add_cpy_case (l, F32, OC_CONT, qt, OC_CONT, shapes[3]);
     }
   /* tsr_cast and tsr_dup (cpy into a new tensor).  */
-  for (size_t a = 0; a < OC_N_WEIGHT_TYPES; a++)
+  for (size_t a = 0; a < oc_n_weight_types; a++)
     for (size_t d = 0; d < 3; d++)
       {
         tsr_type ta = oc_weight_types[a], td = plain[d];
@@ -547,7 +558,7 @@ cases_get_rows (struct oc_list *l)
     { 4096, 3, 1, 1, 9, 1, 1 },
   };
   char sa[64], sb[64];
-  for (size_t t = 0; t < OC_N_WEIGHT_TYPES; t++)
+  for (size_t t = 0; t < oc_n_weight_types; t++)
     {
       tsr_type wt = oc_weight_types[t];
       /* Each shape, then the batched one strided and permuted.  */
@@ -606,7 +617,7 @@ cases_mul_mat (struct oc_list *l)
     { 32, 4, 3, 1, 1, 3, 2 },
     { 4096, 3, 2, 1, 1, 1, 1 },   /* long rows */
   };
-  for (size_t t = 0; t < OC_N_WEIGHT_TYPES; t++)
+  for (size_t t = 0; t < oc_n_weight_types; t++)
     {
       tsr_type wt = oc_weight_types[t];
       for (size_t s = 0; s < OC_N (shapes); s++)

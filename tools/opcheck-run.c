@@ -41,11 +41,31 @@ static const struct
   { op, 0, "weights", TSR_TYPE_Q8_0, 5e-4,                                \
     "activations may be quantized too" },                                 \
   { op, 0, "weights", TSR_TYPE_Q4_0, 5e-4,                                \
+    "activations may be quantized too" },                                 \
+  { op, 0, "weights", TSR_TYPE_Q4_1, 5e-4,                                \
+    "activations may be quantized too" },                                 \
+  { op, 0, "weights", TSR_TYPE_Q5_0, 5e-4,                                \
+    "activations may be quantized too" },                                 \
+  { op, 0, "weights", TSR_TYPE_Q5_1, 5e-4,                                \
+    "activations may be quantized too" },                                 \
+  { op, 0, "weights", TSR_TYPE_IQ4_NL, 5e-4,                              \
+    "activations may be quantized too" },                                 \
+  { op, 0, "weights", TSR_TYPE_MXFP4, 5e-4,                               \
     "activations may be quantized too" }
 #define QUANTIZING(op, operand)                                           \
   { op, operand, "destination", TSR_TYPE_Q8_0, 1e-4,                      \
     "ties may round a value one step off" },                         \
   { op, operand, "destination", TSR_TYPE_Q4_0, 1e-4,                      \
+    "ties may round a value one step off" },                         \
+  { op, operand, "destination", TSR_TYPE_Q4_1, 1e-4,                      \
+    "ties may round a value one step off" },                         \
+  { op, operand, "destination", TSR_TYPE_Q5_0, 1e-4,                      \
+    "ties may round a value one step off" },                         \
+  { op, operand, "destination", TSR_TYPE_Q5_1, 1e-4,                      \
+    "ties may round a value one step off" },                         \
+  { op, operand, "destination", TSR_TYPE_IQ4_NL, 1e-4,                    \
+    "ties may round a value one step off" },                         \
+  { op, operand, "destination", TSR_TYPE_MXFP4, 1e-4,                     \
     "ties may round a value one step off" }
   WEIGHTS (TSR_OP_MUL_MAT),
   WEIGHTS (TSR_OP_MUL_MAT_ID),

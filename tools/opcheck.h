@@ -110,9 +110,10 @@ void oc_cases_math (struct oc_list *l);
 void oc_cases_nn (struct oc_list *l);
 
 /* Builder helpers (opcheck-cases.c).  */
-/* Every weight type of mul_mat, get_rows and friends.  */
-#define OC_N_WEIGHT_TYPES 5
-extern const tsr_type oc_weight_types[OC_N_WEIGHT_TYPES];
+/* Every weight type of mul_mat, get_rows and friends: f32, f16, bf16,
+   then the block types.  */
+extern const tsr_type oc_weight_types[];
+extern const size_t oc_n_weight_types;
 /* A new input of TYPE, logical shape NE, filled from FILL, laid out as
    LAYOUT (a view of a root input when not OC_CONT).  */
 tsr_tensor *oc_input (struct oc_build *b, tsr_type type,

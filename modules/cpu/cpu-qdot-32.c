@@ -285,30 +285,62 @@ row_to_f32 (int t, int64_t n, float *y, const char *x)
 #if defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__FMA__) \
     && defined(__F16C__)
 
+/* mxfp4's halved E8M0 scales of the exponent bytes E (one per lane),
+   as e8m0_half.  */
+static inline __m512
+e8m0_half16 (__m512i e)
+{
+  __m512i normal = _mm512_slli_epi32 (_mm512_sub_epi32
+                                      (e, _mm512_set1_epi32 (1)), 23);
+  __m512i tiny = _mm512_sllv_epi32 (_mm512_set1_epi32 (0x00200000), e);
+  __mmask16 small = _mm512_cmplt_epu32_mask (e, _mm512_set1_epi32 (2));
+  return _mm512_castsi512_ps (_mm512_mask_blend_epi32 (small, normal, tiny));
+}
+
 /* The scales (and minimums) of blocks 0..CNT-1 (CNT <= 16) at X as f32
-   lanes, zeros after.  */
+   lanes, zeros after, from the first 4 bytes of each block (d, then m
+   for q4_1 / q5_1, or mxfp4's exponent).  (Inserting them into
+   registers is faster than a gather or a store to memory and one load,
+   whose forwarding fails.)  */
 static inline __attribute__ ((always_inline)) void
 scales16 (int t, const char *x, int cnt, __m512 *dx, __m512 *mx)
 {
   const int bs = block_bytes (t);
+  const __mmask16 there = cnt >= 16 ? 0xffff : (__mmask16) ((1u << cnt) - 1);
+  __m512i g;
+
+  if (cnt >= 16)
+    {
+      __m128i q[4];
+      for (int l = 0; l < 4; l++)
+        {
+          const char *p = x + 4 * l * bs;
+          q[l] = _mm_cvtsi32_si128 ((int) load_le32 (p));
+          q[l] = _mm_insert_epi32 (q[l], (int) load_le32 (p + bs), 1);
+          q[l] = _mm_insert_epi32 (q[l], (int) load_le32 (p + 2 * bs), 2);
+          q[l] = _mm_insert_epi32 (q[l], (int) load_le32 (p + 3 * bs), 3);
+        }
+      g = _mm512_inserti64x4 (_mm512_castsi256_si512
+                              (_mm256_set_m128i (q[1], q[0])),
+                              _mm256_set_m128i (q[3], q[2]), 1);
+    }
+  else
+    {
+      uint32_t u[16] = { 0 };
+      for (int i = 0; i < cnt; i++)
+        u[i] = load_le32 (x + i * bs);
+      g = _mm512_loadu_si512 (u);
+    }
 
   if (t == MXFP4)
     {
-      float f[16];
-      for (int i = 0; i < 16; i++)
-        f[i] = i < cnt ? e8m0_half ((uint8_t) x[i * bs]) : 0.0f;
-      *dx = _mm512_loadu_ps (f);
+      __m512 d = e8m0_half16 (_mm512_and_si512 (g, _mm512_set1_epi32 (0xff)));
+      *dx = _mm512_maskz_mov_ps (there, d);
       return;
     }
-  uint16_t h[16], m[16];
-  for (int i = 0; i < 16; i++)
-    {
-      h[i] = i < cnt ? load_fp16 (x + i * bs) : 0;
-      m[i] = i < cnt && has_min (t) ? load_fp16 (x + i * bs + 2) : 0;
-    }
-  *dx = _mm512_cvtph_ps (_mm256_loadu_si256 ((const __m256i *) h));
+  *dx = _mm512_cvtph_ps (_mm512_cvtepi32_epi16 (g));
   if (has_min (t))
-    *mx = _mm512_cvtph_ps (_mm256_loadu_si256 ((const __m256i *) m));
+    *mx = _mm512_cvtph_ps (_mm512_cvtepi32_epi16 (_mm512_srli_epi32 (g, 16)));
 }
 
 /* The 4-bit fields (with fifth bits) of 4 blocks at X, CNT of them
@@ -345,12 +377,28 @@ load4 (int t, const char *x, int cnt, __m512i *lo, __m512i *hi)
     {
       const __m512i sixteen = _mm512_set1_epi8 (0x10);
       uint64_t blo = 0, bhi = 0;
-      for (int i = 0; i < 4 && i < cnt; i++)
+      if (cnt >= 4)
         {
-          uint64_t h = load_le32 (x + i * bs + qh_at (t));
-          blo |= (h & 0xffff) << (16 * i);
-          bhi |= (h >> 16) << (16 * i);
+          /* The 4 words of fifth bits, their low halves packed into
+             the first 64 bits, their high halves into the next.  */
+          const char *p = x + qh_at (t);
+          __m128i h = _mm_cvtsi32_si128 ((int) load_le32 (p));
+          h = _mm_insert_epi32 (h, (int) load_le32 (p + bs), 1);
+          h = _mm_insert_epi32 (h, (int) load_le32 (p + 2 * bs), 2);
+          h = _mm_insert_epi32 (h, (int) load_le32 (p + 3 * bs), 3);
+          h = _mm_shuffle_epi8 (h, _mm_setr_epi8 (0, 1, 4, 5, 8, 9, 12, 13,
+                                                  2, 3, 6, 7, 10, 11, 14,
+                                                  15));
+          blo = (uint64_t) _mm_cvtsi128_si64 (h);
+          bhi = (uint64_t) _mm_extract_epi64 (h, 1);
         }
+      else
+        for (int i = 0; i < cnt; i++)
+          {
+            uint64_t h = load_le32 (x + i * bs + qh_at (t));
+            blo |= (h & 0xffff) << (16 * i);
+            bhi |= (h >> 16) << (16 * i);
+          }
       *lo = _mm512_or_si512 (*lo, _mm512_maskz_mov_epi8 (blo, sixteen));
       *hi = _mm512_or_si512 (*hi, _mm512_maskz_mov_epi8 (bhi, sixteen));
     }
@@ -487,25 +535,40 @@ qdot_v4 (int t, int64_t k, const char *x, const int ny,
 static inline __attribute__ ((always_inline)) void
 scales8 (int t, const char *x, int cnt, __m256 *dx, __m256 *mx)
 {
-  const int bs = block_bytes (t);
+  const __m256i at = _mm256_mullo_epi32 (_mm256_setr_epi32 (0, 1, 2, 3, 4,
+                                                            5, 6, 7),
+                                         _mm256_set1_epi32 (block_bytes (t)));
+  const __m256i there = _mm256_cmpgt_epi32 (_mm256_set1_epi32 (cnt),
+                                            _mm256_setr_epi32 (0, 1, 2, 3, 4,
+                                                               5, 6, 7));
+  __m256i g = _mm256_mask_i32gather_epi32 (_mm256_setzero_si256 (),
+                                           (const int *) x, at, there, 1);
 
   if (t == MXFP4)
     {
-      float f[8];
-      for (int i = 0; i < 8; i++)
-        f[i] = i < cnt ? e8m0_half ((uint8_t) x[i * bs]) : 0.0f;
-      *dx = _mm256_loadu_ps (f);
+      __m256i e = _mm256_and_si256 (g, _mm256_set1_epi32 (0xff));
+      __m256i normal = _mm256_slli_epi32 (_mm256_sub_epi32
+                                          (e, _mm256_set1_epi32 (1)), 23);
+      __m256i tiny = _mm256_sllv_epi32 (_mm256_set1_epi32 (0x00200000), e);
+      __m256i small = _mm256_cmpgt_epi32 (_mm256_set1_epi32 (2), e);
+      *dx = _mm256_and_ps (_mm256_castsi256_ps (there), _mm256_castsi256_ps
+                           (_mm256_blendv_epi8 (normal, tiny, small)));
       return;
     }
-  uint16_t h[8], m[8];
-  for (int i = 0; i < 8; i++)
-    {
-      h[i] = i < cnt ? load_fp16 (x + i * bs) : 0;
-      m[i] = i < cnt && has_min (t) ? load_fp16 (x + i * bs + 2) : 0;
-    }
-  *dx = _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) h));
+  /* The low 16 bits of each lane, packed (within 128-bit lanes, then
+     the two lanes' halves put together).  */
+  const __m256i low16 = _mm256_setr_epi8 (0, 1, 4, 5, 8, 9, 12, 13, -1, -1,
+                                          -1, -1, -1, -1, -1, -1,
+                                          0, 1, 4, 5, 8, 9, 12, 13, -1, -1,
+                                          -1, -1, -1, -1, -1, -1);
+  __m256i d = _mm256_permute4x64_epi64 (_mm256_shuffle_epi8 (g, low16), 0x08);
+  *dx = _mm256_cvtph_ps (_mm256_castsi256_si128 (d));
   if (has_min (t))
-    *mx = _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) m));
+    {
+      __m256i m = _mm256_permute4x64_epi64
+        (_mm256_shuffle_epi8 (_mm256_srli_epi32 (g, 16), low16), 0x08);
+      *mx = _mm256_cvtph_ps (_mm256_castsi256_si128 (m));
+    }
 }
 
 /* 0x10 in byte i where bit i of BITS is set, 32 bytes.  */
@@ -655,14 +718,7 @@ qdot_v3 (int t, int64_t k, const char *x, const int ny,
           }
     }
   for (int c = 0; c < ny; c++)
-    {
-      __m256 a = _mm256_add_ps (acc0[c], acc1[c]);
-      __m128 s = _mm_add_ps (_mm256_castps256_ps128 (a),
-                             _mm256_extractf128_ps (a, 1));
-      s = _mm_add_ps (s, _mm_movehl_ps (s, s));
-      s = _mm_add_ss (s, _mm_movehdup_ps (s));
-      out[c] = _mm_cvtss_f32 (s);
-    }
+    out[c] = qdot_hsum256 (acc0[c], acc1[c]);
 }
 #define QDOT(t, k, x, ny, y, out) qdot_v3 (t, k, x, ny, y, out)
 
@@ -743,12 +799,7 @@ qdot_v2 (int t, int64_t k, const char *x, const int ny,
   if (j < nb)
     block_v2 (t, x + j * bs, j, k, ny, y, acc0, accm);
   for (int c = 0; c < ny; c++)
-    {
-      __m128 s = _mm_add_ps (acc0[c], acc1[c]);
-      s = _mm_add_ps (s, _mm_movehl_ps (s, s));
-      s = _mm_add_ss (s, _mm_shuffle_ps (s, s, 1));
-      out[c] = _mm_cvtss_f32 (s) + accm[c];
-    }
+    out[c] = qdot_hsum128 (acc0[c], acc1[c]) + accm[c];
 }
 #define QDOT(t, k, x, ny, y, out) qdot_v2 (t, k, x, ny, y, out)
 

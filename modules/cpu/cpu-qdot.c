@@ -580,14 +580,7 @@ qdot_v3 (bool q4, int64_t k, const char *x, const int ny,
           }
     }
   for (int c = 0; c < ny; c++)
-    {
-      __m256 a = _mm256_add_ps (acc0[c], acc1[c]);
-      __m128 s = _mm_add_ps (_mm256_castps256_ps128 (a),
-                             _mm256_extractf128_ps (a, 1));
-      s = _mm_add_ps (s, _mm_movehl_ps (s, s));
-      s = _mm_add_ss (s, _mm_movehdup_ps (s));
-      out[c] = _mm_cvtss_f32 (s);
-    }
+    out[c] = qdot_hsum256 (acc0[c], acc1[c]);
 }
 #define QDOT(q4, k, x, ny, y, out) qdot_v3 (q4, k, x, ny, y, out)
 
@@ -650,12 +643,7 @@ qdot_v2 (bool q4, int64_t k, const char *x, const int ny,
     acc0[c] = acc1[c] = _mm_setzero_ps ();
   EACH_BLOCK (block_v2, q4, k, x, ny, y, acc0, acc1);
   for (int c = 0; c < ny; c++)
-    {
-      __m128 s = _mm_add_ps (acc0[c], acc1[c]);
-      s = _mm_add_ps (s, _mm_movehl_ps (s, s));
-      s = _mm_add_ss (s, _mm_shuffle_ps (s, s, 1));
-      out[c] = _mm_cvtss_f32 (s);
-    }
+    out[c] = qdot_hsum128 (acc0[c], acc1[c]);
 }
 #define QDOT(q4, k, x, ny, y, out) qdot_v2 (q4, k, x, ny, y, out)
 

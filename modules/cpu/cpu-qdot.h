@@ -12,6 +12,10 @@
 
 #include "cpu-vec.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 static inline tsr_fp16_t
 load_fp16 (const char *p)
 {
@@ -46,5 +50,29 @@ load_le32 (const char *p)
     }
 
 _Static_assert (TSR_CPU_QDOT_MAX_COLS == 8, "TSR_CPU_DISPATCH_NY covers 1..8");
+
+/* The sum of the lanes of A + B, the kernels' two accumulators.  */
+#if defined(__AVX__)
+static inline float
+qdot_hsum256 (__m256 a, __m256 b)
+{
+  __m256 v = _mm256_add_ps (a, b);
+  __m128 s = _mm_add_ps (_mm256_castps256_ps128 (v),
+                         _mm256_extractf128_ps (v, 1));
+  s = _mm_add_ps (s, _mm_movehl_ps (s, s));
+  s = _mm_add_ss (s, _mm_movehdup_ps (s));
+  return _mm_cvtss_f32 (s);
+}
+#endif
+#if defined(__SSE2__)
+static inline float
+qdot_hsum128 (__m128 a, __m128 b)
+{
+  __m128 s = _mm_add_ps (a, b);
+  s = _mm_add_ps (s, _mm_movehl_ps (s, s));
+  s = _mm_add_ss (s, _mm_shuffle_ps (s, s, 1));
+  return _mm_cvtss_f32 (s);
+}
+#endif
 
 #endif /* TSR_CPU_QDOT_H */

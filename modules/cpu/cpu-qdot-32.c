@@ -13,10 +13,12 @@
  * scaled sum (cpu-vec.h) for q4_1 and q5_1.  By level:
  * - AVX-512BW (v4): 4 blocks per register; levels are unsigned, so
  *   pmaddubsw takes them as they are (q5_0's offset of 16 is taken
- *   off with the activation row's offset sums, as for q4_0); table
+ *   off with the activation row's offset sums, as for q4_0); iq4_nl's
  *   values are looked up as magnitudes with vpshufb and their signs
- *   moved onto the activations (the sign is bit 3 of the index).
- * - AVX2 (v3): the same with 2 blocks per register; SSSE3 (v2): one.
+ *   moved onto the activations (the sign is bit 3 of the index);
+ *   mxfp4's are looked up plus 16 and treated as q5_0 levels.
+ * - AVX2 (v3): 2 blocks per register, SSSE3 (v2): one; both take the
+ *   table values' magnitudes with their signs on the activations.
  * - Arm with the dot product extension: signed values and sdot.
  * - Otherwise plain C (the baseline, and the reference the tests use).
  * Rows to f32 decode the same integers and compute
@@ -90,8 +92,8 @@ is_table (int t)
   return t == IQ4_NL || t == MXFP4;
 }
 
-/* The formats' value tables (as lib/types-iq.c has them), and their
-   magnitudes.  iq4_nl's entries 0..7 are negative, mxfp4's 9..15.  */
+/* The formats' value tables (as lib/types-iq.c has them).  iq4_nl's
+   entries 0..7 are negative.  */
 static const int8_t kvalues_iq4nl[16] = {
   -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113
 };
@@ -102,8 +104,10 @@ static const int8_t kvalues_mxfp4[16] = {
 static const int8_t magnitudes_iq4nl[16] = {
   127, 104, 83, 65, 49, 35, 22, 10, 1, 13, 25, 38, 53, 69, 89, 113
 };
-static const int8_t magnitudes_mxfp4[16] = {
-  0, 1, 2, 3, 4, 6, 8, 12, 0, 1, 2, 3, 4, 6, 8, 12
+/* mxfp4's values plus 16 (4..28), unsigned like q5_0's levels: the
+   offset comes off as q5_0's does.  */
+static const int8_t shifted_mxfp4[16] = {
+  16, 17, 18, 19, 20, 22, 24, 28, 16, 15, 14, 13, 12, 10, 8, 4
 };
 #endif
 
@@ -417,24 +421,21 @@ group_v4 (int t, const char *xg, int cnt, int64_t b0, int64_t k,
   __mmask64 nlo = 0, nhi = 0;
 
   load4 (t, xg, cnt, &lo, &hi);
-  if (is_table (t))
+  if (t == IQ4_NL)
     {
-      const __m512i eight = _mm512_set1_epi8 (8);
-      __m512i mag = _mm512_broadcast_i32x4
-        (_mm_loadu_si128 ((const __m128i *) (t == IQ4_NL ? magnitudes_iq4nl
-                                                         : magnitudes_mxfp4)));
-      if (t == IQ4_NL)
-        {
-          nlo = _mm512_testn_epi8_mask (lo, eight);
-          nhi = _mm512_testn_epi8_mask (hi, eight);
-        }
-      else
-        {
-          nlo = _mm512_test_epi8_mask (lo, eight);
-          nhi = _mm512_test_epi8_mask (hi, eight);
-        }
+      const __m512i mag = _mm512_broadcast_i32x4
+        (_mm_loadu_si128 ((const __m128i *) magnitudes_iq4nl));
+      nlo = _mm512_testn_epi8_mask (lo, _mm512_set1_epi8 (8));
+      nhi = _mm512_testn_epi8_mask (hi, _mm512_set1_epi8 (8));
       lo = _mm512_shuffle_epi8 (mag, lo);
       hi = _mm512_shuffle_epi8 (mag, hi);
+    }
+  else if (t == MXFP4)
+    {
+      const __m512i shifted = _mm512_broadcast_i32x4
+        (_mm_loadu_si128 ((const __m128i *) shifted_mxfp4));
+      lo = _mm512_shuffle_epi8 (shifted, lo);
+      hi = _mm512_shuffle_epi8 (shifted, hi);
     }
   for (int c = 0; c < ny; c++)
     {
@@ -442,7 +443,7 @@ group_v4 (int t, const char *xg, int cnt, int64_t b0, int64_t k,
       __m512i ylo = _mm512_loadu_si512 (yq);
       __m512i yhi = _mm512_loadu_si512 (yq + 64), s;
 
-      if (is_table (t))
+      if (t == IQ4_NL)
         {
           ylo = _mm512_mask_sub_epi8 (ylo, nlo, zero, ylo);
           yhi = _mm512_mask_sub_epi8 (yhi, nhi, zero, yhi);
@@ -457,7 +458,7 @@ group_v4 (int t, const char *xg, int cnt, int64_t b0, int64_t k,
         {
           __m512i p = _mm512_add_epi16 (_mm512_maddubs_epi16 (lo, ylo),
                                         _mm512_maddubs_epi16 (hi, yhi));
-          if (t == Q5_0)
+          if (t == Q5_0 || t == MXFP4)
             p = _mm512_sub_epi16 (p, _mm512_slli_epi16
                                   (_mm512_loadu_si512
                                    (tsr_cpu_qact_offsets (y[c], k)

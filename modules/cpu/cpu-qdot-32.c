@@ -12,10 +12,12 @@
  * result sums d_x d_y S in f32, plus m_x times the activation block's
  * scaled sum (cpu-vec.h) for q4_1 and q5_1.  By level:
  * - AVX-512BW (v4): 4 blocks per register; levels are unsigned, so
- *   pmaddubsw takes them as they are (q5_0's offset of 16 is taken
- *   off with the activation row's offset sums, as for q4_0); iq4_nl's
- *   values are looked up as magnitudes with vpshufb and their signs
- *   moved onto the activations (the sign is bit 3 of the index);
+ *   pmaddubsw takes them as they are; q5_0's offset of 16 is a minimum
+ *   of -16 d, taken off with the activation block sums as q4_1's
+ *   minimum is (reading the offset sums of cpu-qdot.c's q4_0 path too
+ *   made q5_0 half as fast on rows far larger than the caches);
+ *   iq4_nl's values are looked up as magnitudes with vpshufb and their
+ *   signs moved onto the activations (the sign is bit 3 of the index);
  *   mxfp4's are looked up plus 16 and treated as q5_0 levels.
  * - AVX2 (v3): 2 blocks per register, SSSE3 (v2): one; both take the
  *   table values' magnitudes with their signs on the activations.
@@ -104,8 +106,8 @@ static const int8_t kvalues_mxfp4[16] = {
 static const int8_t magnitudes_iq4nl[16] = {
   127, 104, 83, 65, 49, 35, 22, 10, 1, 13, 25, 38, 53, 69, 89, 113
 };
-/* mxfp4's values plus 16 (4..28), unsigned like q5_0's levels: the
-   offset comes off as q5_0's does.  */
+/* mxfp4's values plus 16 (4..28), unsigned like q5_0's levels (v4):
+   the offset comes off as q5_0's does.  */
 static const int8_t shifted_mxfp4[16] = {
   16, 17, 18, 19, 20, 22, 24, 28, 16, 15, 14, 13, 12, 10, 8, 4
 };
@@ -458,11 +460,6 @@ group_v4 (int t, const char *xg, int cnt, int64_t b0, int64_t k,
         {
           __m512i p = _mm512_add_epi16 (_mm512_maddubs_epi16 (lo, ylo),
                                         _mm512_maddubs_epi16 (hi, yhi));
-          if (t == Q5_0 || t == MXFP4)
-            p = _mm512_sub_epi16 (p, _mm512_slli_epi16
-                                  (_mm512_loadu_si512
-                                   (tsr_cpu_qact_offsets (y[c], k)
-                                    + b0 * 8), 1));
           s = _mm512_madd_epi16 (p, ones);
         }
       acc[c] = _mm512_fmadd_ps (_mm512_cvtepi32_ps (s),
@@ -482,11 +479,13 @@ chunk_v4 (int t, const char *xj, int cnt, int64_t j, int64_t k,
   __m512 dx, mx = _mm512_setzero_ps (), dd[TSR_CPU_QDOT_MAX_COLS];
 
   scales16 (t, xj, cnt, &dx, &mx);
+  if (t == Q5_0 || t == MXFP4)
+    mx = _mm512_mul_ps (dx, _mm512_set1_ps (-16.0f));
   for (int c = 0; c < ny; c++)
     {
       dd[c] = _mm512_mul_ps (dx, _mm512_loadu_ps (tsr_cpu_qact_scales (y[c], k)
                                                   + j));
-      if (has_min (t))
+      if (has_min (t) || t == Q5_0 || t == MXFP4)
         acc1[c] = _mm512_fmadd_ps (mx, _mm512_loadu_ps
                                    (tsr_cpu_qact_sums (y[c], k) + j),
                                    acc1[c]);

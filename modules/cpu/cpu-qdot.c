@@ -7,8 +7,9 @@
  * scales is accumulated in f32.  By level:
  * - AVX-512BW (v4): 4 blocks per register.  pmaddubsw multiplies
  *   unsigned by signed bytes, so q8_0 weights use |x| and y * sign (x),
- *   and q4_0 weights their stored nibbles (0..15) with the activation
- *   row's offset sums subtracted; pmaddwd folds the pairs into int32.
+ *   and q4_0 weights their stored nibbles (0..15), the offset of 8
+ *   taken off as a minimum -8 d times the activation block sums;
+ *   pmaddwd folds the pairs into int32.
  *   The f16 scales of 16 blocks are picked out of the rows with vpermw
  *   and converted at once (a gather is far slower).
  * - AVX2 (v3): the same with 2 blocks per register.
@@ -371,13 +372,9 @@ group_v4 (bool q4, const char *xg, int cnt, int64_t b0, int64_t k,
       __m512i yhi = _mm512_loadu_si512 (yq + 64), s;
 
       if (q4)
-        {
-          __m512i p = _mm512_add_epi16 (_mm512_maddubs_epi16 (lo, ylo),
-                                        _mm512_maddubs_epi16 (hi, yhi));
-          p = _mm512_sub_epi16 (p, _mm512_loadu_si512
-                                (tsr_cpu_qact_offsets (y[c], k) + b0 * 8));
-          s = _mm512_madd_epi16 (p, ones);
-        }
+        s = _mm512_madd_epi16 (_mm512_add_epi16
+                               (_mm512_maddubs_epi16 (lo, ylo),
+                                _mm512_maddubs_epi16 (hi, yhi)), ones);
       else
         {
           /* y * sign (x): negate where x < 0.  */
@@ -390,6 +387,18 @@ group_v4 (bool q4, const char *xg, int cnt, int64_t b0, int64_t k,
       acc[c] = _mm512_fmadd_ps (_mm512_cvtepi32_ps (s),
                                 _mm512_permutexvar_ps (idx, dd[c]), acc[c]);
     }
+}
+
+/* ACC plus what q4_0's offset of 8 takes off blocks J..J+15 (scales
+   DX) of activation row Y: -8 d_x times the blocks' scaled sums, once
+   per 16 blocks (the int16 offset sums of the activation row, a third
+   stream to read per group, made the DRAM-bound gemv slower).  */
+static inline __m512
+offset8_v4 (__m512 dx, const void *y, int64_t k, int64_t j, __m512 acc)
+{
+  return _mm512_fmadd_ps (_mm512_mul_ps (dx, _mm512_set1_ps (-8.0f)),
+                          _mm512_loadu_ps (tsr_cpu_qact_sums (y, k) + j),
+                          acc);
 }
 
 static inline __attribute__ ((always_inline)) void
@@ -416,8 +425,12 @@ qdot_v4 (bool q4, int64_t k, const char *x, const int ny,
       __m512i idx = lanes;
 
       for (int c = 0; c < ny; c++)
-        dd[c] = _mm512_mul_ps (dx, _mm512_loadu_ps
-                                   (tsr_cpu_qact_scales (y[c], k) + j));
+        {
+          dd[c] = _mm512_mul_ps (dx, _mm512_loadu_ps
+                                     (tsr_cpu_qact_scales (y[c], k) + j));
+          if (q4)
+            acc1[c] = offset8_v4 (dx, y[c], k, j, acc1[c]);
+        }
       group_v4 (q4, xj, 4, j, k, ny, y, dd, idx, acc0);
       idx = _mm512_add_epi32 (idx, four);
       group_v4 (q4, xj + 4 * bsize, 4, j + 4, k, ny, y, dd, idx, acc1);
@@ -434,8 +447,12 @@ qdot_v4 (bool q4, int64_t k, const char *x, const int ny,
       __m512i idx = lanes;
 
       for (int c = 0; c < ny; c++)
-        dd[c] = _mm512_mul_ps (dx, _mm512_loadu_ps
-                                   (tsr_cpu_qact_scales (y[c], k) + j));
+        {
+          dd[c] = _mm512_mul_ps (dx, _mm512_loadu_ps
+                                     (tsr_cpu_qact_scales (y[c], k) + j));
+          if (q4)
+            acc1[c] = offset8_v4 (dx, y[c], k, j, acc1[c]);
+        }
       for (int g = 0; 4 * g < cnt; g++)
         {
           group_v4 (q4, xj + 4 * g * bsize, cnt - 4 * g, j + 4 * g, k, ny,

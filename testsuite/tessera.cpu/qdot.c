@@ -17,8 +17,8 @@
    - with real scales they are within the f32 summation bound
      (nb + 4) 2^-23 sum (|d_x d_y| |x_i y_i| + |m_x d_y| |y_i|) of the
      double reference (vector kernels scale parts of a block's sum
-     separately; q5_0's and mxfp4's offset of 16 may be taken off as a
-     minimum -16 d_x, so for them m_x counts as 16 d_x).
+     separately; q4_0's offset of 8 and q5_0's and mxfp4's of 16 may be
+     taken off as a minimum -8 d_x or -16 d_x, which counts as m_x).
    The reference integers of a weight block are tsr_dequantize_row's
    values of the block with its scale set to 1 and its minimum to 0.  */
 #include <math.h>
@@ -380,6 +380,8 @@ check_dots (const struct level *lv, tsr_type type, int integral)
                   if (type == TSR_TYPE_Q5_0 || type == TSR_TYPE_MXFP4)
                     /* Offset 16 off the stored levels, in f32.  */
                     mag += 16 * fabs (dx * dy) * (double) sya;
+                  if (type == TSR_TYPE_Q4_0)
+                    mag += 8 * fabs (dx * dy) * (double) sya;
                 }
               double err = fabs (out[r] - want);
               double tol = integral ? 0 : (nb + 4) * 0x1p-23 * mag;

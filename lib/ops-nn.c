@@ -139,12 +139,15 @@ tsr_rope_ext (tsr_context *ctx, tsr_tensor *a, tsr_tensor *pos,
 
 /* set_rows */
 
+/* Float types, and block types that have a quantizer (which backend
+   computes it is supports_op's question).  */
 static bool
 set_rows_dst_type_ok (tsr_type type)
 {
+  const struct tsr_type_traits *tr = tsr_type_traits (type);
   return type == TSR_TYPE_F32 || type == TSR_TYPE_F16
-         || type == TSR_TYPE_BF16 || type == TSR_TYPE_Q8_0
-         || type == TSR_TYPE_Q4_0;
+         || type == TSR_TYPE_BF16
+         || (tr && tr->is_quantized && tr->from_float);
 }
 
 tsr_tensor *
@@ -160,7 +163,7 @@ tsr_set_rows (tsr_context *ctx, tsr_tensor *dst, tsr_tensor *src,
   if (!set_rows_dst_type_ok (dst->type))
     {
       tsr_set_error (TSR_ERR_TYPE, "set_rows: destination type %s not "
-                     "supported (f32, f16, bf16, q8_0 or q4_0)",
+                     "supported (f32, f16, bf16 or a block type)",
                      tsr_type_name (dst->type));
       return NULL;
     }

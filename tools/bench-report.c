@@ -70,7 +70,7 @@ table_result (FILE *f, const struct bench_case *c,
   char k[24] = "-";
   if (c->kind->uses_k)
     snprintf (k, sizeof k, "%" PRId64, c->k);
-  fprintf (f, "%-15s %-5s %6" PRId64 " %6s %6" PRId64 " %5d", c->kind->name,
+  fprintf (f, "%-15s %-6s %6" PRId64 " %6s %6" PRId64 " %5d", c->kind->name,
            tsr_type_name (c->type), c->m, k, c->n, c->kind->nodes);
   if (r->status != BENCH_OK)
     {
@@ -93,7 +93,7 @@ table_device (FILE *f, const struct bench_device *d)
     snprintf (threads, sizeof threads, "%d", d->threads);
   fprintf (f, "== %s (threads: %s): %s\n", tsr_device_name (d->dev), threads,
            tsr_device_description (d->dev));
-  fprintf (f, "%-15s %-5s %6s %6s %6s %5s %5s %12s %9s %8s %8s\n", "op",
+  fprintf (f, "%-15s %-6s %6s %6s %6s %5s %5s %12s %9s %8s %8s\n", "op",
            "type", "m", "k", "n", "nodes", "runs", "us/run", "GFLOP/s",
            "GB/s", "wGB/s");
 }

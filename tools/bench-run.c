@@ -229,9 +229,10 @@ cost_add_chain (tsr_type type, int64_t m, int64_t k, int64_t n)
 
 #define T(x) (1u << TSR_TYPE_##x)
 #define WEIGHT_TYPES (T (F32) | T (F16) | T (BF16) | T (Q8_0) | T (Q4_0) \
-                      | KQUANT_TYPES)
+                      | KQUANT_TYPES | Q32_TYPES)
 #define KQUANT_TYPES (T (Q2_K) | T (Q3_K) | T (Q4_K) | T (Q5_K) | T (Q6_K) \
                       | T (IQ4_XS))
+#define Q32_TYPES (T (Q4_1) | T (Q5_0) | T (Q5_1) | T (IQ4_NL) | T (MXFP4))
 
 const struct bench_kind bench_kinds[] = {
   { "mul_mat", TSR_OP_MUL_MAT, 1, WEIGHT_TYPES, true, build_mul_mat,
@@ -255,6 +256,7 @@ const size_t bench_n_kinds = sizeof bench_kinds / sizeof *bench_kinds;
 #undef T
 #undef WEIGHT_TYPES
 #undef KQUANT_TYPES
+#undef Q32_TYPES
 
 const char *
 bench_case_name (char *buf, size_t n, const struct bench_case *c)

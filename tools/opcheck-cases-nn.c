@@ -91,11 +91,11 @@ cases_set_rows (struct oc_list *l)
     { 256, 200, 1, 1, 150, 1, 1 },
   };
   char sa[64], sb[64];
-  for (size_t t = 0; t < OC_N_WEIGHT_TYPES; t++)
+  for (size_t t = 0; t < oc_n_row32_types; t++)
     for (size_t s = 0; s <= OC_N (shapes); s++)
       {
         const int64_t *sh = shapes[s < OC_N (shapes) ? s : 3];
-        struct oc_params p = { .type = { oc_weight_types[t], F32, I32 } };
+        struct oc_params p = { .type = { oc_row32_types[t], F32, I32 } };
         oc_ne (p.ne[0], sh[0], sh[1], sh[2], sh[3]);
         oc_ne (p.ne[1], sh[0], sh[4], sh[5], sh[6]);
         oc_ne (p.ne[2], sh[4], sh[5], sh[6], 1);

@@ -50,6 +50,16 @@ static const struct
   { op, operand, "destination", TSR_TYPE_Q8_0, 1e-4,                      \
     "ties may round a value one step off" },                         \
   { op, operand, "destination", TSR_TYPE_Q4_0, 1e-4,                      \
+    "ties may round a value one step off" },                         \
+  { op, operand, "destination", TSR_TYPE_Q4_1, 1e-4,                      \
+    "ties may round a value one step off" },                         \
+  { op, operand, "destination", TSR_TYPE_Q5_0, 1e-4,                      \
+    "ties may round a value one step off" },                         \
+  { op, operand, "destination", TSR_TYPE_Q5_1, 1e-4,                      \
+    "ties may round a value one step off" },                         \
+  { op, operand, "destination", TSR_TYPE_IQ4_NL, 1e-4,                    \
+    "ties may round a value one step off" },                         \
+  { op, operand, "destination", TSR_TYPE_MXFP4, 1e-4,                     \
     "ties may round a value one step off" }
   WEIGHTS (TSR_OP_MUL_MAT),
   WEIGHTS (TSR_OP_MUL_MAT_ID),

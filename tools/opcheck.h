@@ -118,6 +118,11 @@ extern const tsr_type oc_weight_types[OC_N_WEIGHT_TYPES];
    whose rows are whole super-blocks (multiples of 256).  */
 #define OC_N_BLOCK_TYPES 11
 extern const tsr_type oc_block_types[OC_N_BLOCK_TYPES];
+/* The weight types whose blocks are 32 elements or fewer (f32 .. q4_0,
+   then q4_1 q5_0 q5_1 iq4_nl mxfp4): types of cpy and set_rows cases
+   whose rows are 32 long.  */
+extern const tsr_type oc_row32_types[];
+extern const size_t oc_n_row32_types;
 /* A new input of TYPE, logical shape NE, filled from FILL, laid out as
    LAYOUT (a view of a root input when not OC_CONT).  */
 tsr_tensor *oc_input (struct oc_build *b, tsr_type type,

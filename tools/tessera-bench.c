@@ -55,6 +55,12 @@ struct default_case
 
 #define T(x) (1u << TSR_TYPE_##x)
 #define MAT_TYPES (T (F32) | T (F16) | T (Q8_0) | T (Q4_0))
+/* Block types of 32 besides q8_0 / q4_0: --quick and -T only.  */
+#define BLOCK32_TYPES (T (Q4_1)                                         \
+                       | T (Q5_0)                                       \
+                       | T (Q5_1)                                       \
+                       | T (IQ4_NL)                                     \
+                       | T (MXFP4))
 
 static const struct default_case defaults[] = {
   { "mul_mat", 1, T (F32), { 4096, 4096, 512 } },
@@ -75,7 +81,10 @@ static const struct default_case defaults[] = {
 static const struct default_case quick[] = {
   { "mul_mat", 1, MAT_TYPES | T (BF16), { 64, 128, 16 } },
   { "mul_mat", 1, MAT_TYPES | T (BF16), { 64, 128, 1 } },
+  { "mul_mat", 1, BLOCK32_TYPES, { 64, 128, 16 } },
+  { "mul_mat", 1, BLOCK32_TYPES, { 64, 128, 1 } },
   { "mul_mat_id", 1, T (F32) | T (Q4_0), { 64, 128, 4 } },
+  { "mul_mat_id", 1, BLOCK32_TYPES, { 64, 128, 4 } },
   { "flash_attn_ext", 1, T (F32) | T (F16), { 64, 64, 4 } },
   { "soft_max", 1, T (F32), { 256, 0, 16 } },
   { "rms_norm", 1, T (F32), { 256, 0, 16 } },
@@ -85,6 +94,7 @@ static const struct default_case quick[] = {
 
 #undef T
 #undef MAT_TYPES
+#undef BLOCK32_TYPES
 
 static void
 usage (FILE *f)

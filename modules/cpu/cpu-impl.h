@@ -151,17 +151,22 @@ tsr_cpu_act_size (tsr_type type, int64_t k)
   return tsr_cpu_is_kquant (type) ? tsr_cpu_kact_size (k)
                                   : tsr_cpu_qact_size (k);
 }
-/* OUT[c] = dot (weight row X of TYPE with K elements, quantized
-   activation row Y[c]) for c < NY <= TSR_CPU_QDOT_MAX_COLS.  */
+/* OUT[c] = dot (weight row X of TYPE, one that tsr_cpu_is_quant
+   accepts, with K elements, quantized activation row Y[c]) for c < NY
+   <= TSR_CPU_QDOT_MAX_COLS.  */
 static inline void
 tsr_cpu_qdot (tsr_type type, int64_t k, const void *x, int ny,
               const void *const *y, float *out)
 {
   switch (type)
     {
-    case TSR_TYPE_Q8_0:
-      tsr_cpu_vec_dot_q8_0_q8_0 (k, x, ny, y, out);
-      break;
+    case TSR_TYPE_Q8_0: tsr_cpu_vec_dot_q8_0_q8_0 (k, x, ny, y, out); break;
+    case TSR_TYPE_Q4_0: tsr_cpu_vec_dot_q4_0_q8_0 (k, x, ny, y, out); break;
+    case TSR_TYPE_Q4_1: tsr_cpu_vec_dot_q4_1_q8_0 (k, x, ny, y, out); break;
+    case TSR_TYPE_Q5_0: tsr_cpu_vec_dot_q5_0_q8_0 (k, x, ny, y, out); break;
+    case TSR_TYPE_Q5_1: tsr_cpu_vec_dot_q5_1_q8_0 (k, x, ny, y, out); break;
+    case TSR_TYPE_IQ4_NL: tsr_cpu_vec_dot_iq4_nl_q8_0 (k, x, ny, y, out); break;
+    case TSR_TYPE_MXFP4: tsr_cpu_vec_dot_mxfp4_q8_0 (k, x, ny, y, out); break;
     case TSR_TYPE_Q2_K: tsr_cpu_vec_dot_q2_K_q8_K (k, x, ny, y, out); break;
     case TSR_TYPE_Q3_K: tsr_cpu_vec_dot_q3_K_q8_K (k, x, ny, y, out); break;
     case TSR_TYPE_Q4_K: tsr_cpu_vec_dot_q4_K_q8_K (k, x, ny, y, out); break;
@@ -170,9 +175,7 @@ tsr_cpu_qdot (tsr_type type, int64_t k, const void *x, int ny,
     case TSR_TYPE_IQ4_XS:
       tsr_cpu_vec_dot_iq4_xs_q8_K (k, x, ny, y, out);
       break;
-    default:
-      tsr_cpu_vec_dot_q4_0_q8_0 (k, x, ny, y, out);
-      break;
+    default: break;             /* tsr_cpu_is_quant refused it */
     }
 }
 /* Up to TSR_CPU_WEIGHT_TILE consecutive weight rows as f32, for dot
@@ -293,17 +296,31 @@ tsr_cpu_is_plain_float (tsr_type type)
          || type == TSR_TYPE_BF16;
 }
 
-/* Types with a block-wise float conversion (q8_0, q4_0, the
-   super-block types).  */
+/* The block types the kernels take: rows to f32 (cpu-vec.c,
+   cpu-qdot-32.c, cpu-kquant.c), integer dots with q8_0 or q8_K
+   activations (tsr_cpu_qdot), and rows from f32 through libtessera's
+   reference quantizer.  */
 static inline bool
 tsr_cpu_is_quant (tsr_type type)
 {
-  return type == TSR_TYPE_Q8_0 || type == TSR_TYPE_Q4_0
-         || tsr_cpu_is_kquant (type);
+  switch (type)
+    {
+    case TSR_TYPE_Q8_0:
+    case TSR_TYPE_Q4_0:
+    case TSR_TYPE_Q4_1:
+    case TSR_TYPE_Q5_0:
+    case TSR_TYPE_Q5_1:
+    case TSR_TYPE_IQ4_NL:
+    case TSR_TYPE_MXFP4:
+      return true;
+    default:
+      return tsr_cpu_is_kquant (type);
+    }
 }
 
 /* Convert a strided row of N elements to contiguous floats / back.
-   SRC_TYPE / DST_TYPE: f32, f16, bf16 or i32.  */
+   SRC_TYPE / DST_TYPE: f32, f16, bf16 or i32, or (dense rows) a type
+   tsr_cpu_is_quant accepts.  */
 TSR_CPU_HIDDEN void tsr_cpu_row_to_f32 (tsr_type src_type, const char *src,
                                         size_t src_stride, float *dst,
                                         int64_t n);

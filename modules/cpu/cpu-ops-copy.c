@@ -1,7 +1,7 @@
 /* cpu-ops-copy.c - cpy and cont: copies with type conversion.
  *
  * Owns the element conversions between the types (f32, f16, bf16, i32,
- * q8_0, q4_0) and the rule that a copy keeps the row-major logical
+ * and the block types of tsr_cpu_is_quant) and the rule that a copy keeps the row-major logical
  * order of elements when source and destination shapes differ.  Work is
  * split over destination rows.
  *
@@ -97,23 +97,24 @@ tsr_cpu_row_to_f32 (tsr_type src_type, const char *src, size_t src_stride,
 {
   const struct tsr_type_traits *tr = tsr_type_traits (src_type);
 
-  if (src_type == TSR_TYPE_Q8_0)  /* dense rows only */
-    tsr_cpu_row_q8_0_to_f32 (n, dst, src);
-  else if (src_type == TSR_TYPE_Q4_0)
-    tsr_cpu_row_q4_0_to_f32 (n, dst, src);
-  else if (src_type == TSR_TYPE_Q2_K)
-    tsr_cpu_row_q2_K_to_f32 (n, dst, src);
-  else if (src_type == TSR_TYPE_Q3_K)
-    tsr_cpu_row_q3_K_to_f32 (n, dst, src);
-  else if (src_type == TSR_TYPE_Q4_K)
-    tsr_cpu_row_q4_K_to_f32 (n, dst, src);
-  else if (src_type == TSR_TYPE_Q5_K)
-    tsr_cpu_row_q5_K_to_f32 (n, dst, src);
-  else if (src_type == TSR_TYPE_Q6_K)
-    tsr_cpu_row_q6_K_to_f32 (n, dst, src);
-  else if (src_type == TSR_TYPE_IQ4_XS)
-    tsr_cpu_row_iq4_xs_to_f32 (n, dst, src);
-  else if (tr->is_quantized)
+  switch (src_type)               /* block types: dense rows only */
+    {
+    case TSR_TYPE_Q8_0: tsr_cpu_row_q8_0_to_f32 (n, dst, src); return;
+    case TSR_TYPE_Q4_0: tsr_cpu_row_q4_0_to_f32 (n, dst, src); return;
+    case TSR_TYPE_Q4_1: tsr_cpu_row_q4_1_to_f32 (n, dst, src); return;
+    case TSR_TYPE_Q5_0: tsr_cpu_row_q5_0_to_f32 (n, dst, src); return;
+    case TSR_TYPE_Q5_1: tsr_cpu_row_q5_1_to_f32 (n, dst, src); return;
+    case TSR_TYPE_IQ4_NL: tsr_cpu_row_iq4_nl_to_f32 (n, dst, src); return;
+    case TSR_TYPE_MXFP4: tsr_cpu_row_mxfp4_to_f32 (n, dst, src); return;
+    case TSR_TYPE_Q2_K: tsr_cpu_row_q2_K_to_f32 (n, dst, src); return;
+    case TSR_TYPE_Q3_K: tsr_cpu_row_q3_K_to_f32 (n, dst, src); return;
+    case TSR_TYPE_Q4_K: tsr_cpu_row_q4_K_to_f32 (n, dst, src); return;
+    case TSR_TYPE_Q5_K: tsr_cpu_row_q5_K_to_f32 (n, dst, src); return;
+    case TSR_TYPE_Q6_K: tsr_cpu_row_q6_K_to_f32 (n, dst, src); return;
+    case TSR_TYPE_IQ4_XS: tsr_cpu_row_iq4_xs_to_f32 (n, dst, src); return;
+    default: break;
+    }
+  if (tr->is_quantized)
     tr->to_float (src, dst, n);
   else if (src_stride != tr->type_size || src_type == TSR_TYPE_I32)
     for (int64_t i = 0; i < n; i++)

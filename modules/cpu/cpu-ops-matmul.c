@@ -1,16 +1,14 @@
 /* cpu-ops-matmul.c - mul_mat: dst[i, j] = dot (a row i, b row j).
  *
- * a [k, m, a2, a3] (f32, f16, bf16, q8_0, q4_0, q2_K..q6_K, iq4_xs)
- * holds the weights, b
- * [k, n, b2, b3] is f32, dst [m, n, b2, b3] f32; batch (i2, i3) of b
- * uses batch (i2 / (b2 / a2), i3 / (b3 / a3)) of a.
+ * a [k, m, a2, a3] (f32, f16, bf16, or a block type of tsr_cpu_is_quant)
+ * holds the weights, b [k, n, b2, b3] is f32, dst [m, n, b2, b3] f32;
+ * batch (i2, i3) of b uses batch (i2 / (b2 / a2), i3 / (b3 / a3)) of a.
  *
  * Three ways, by weight type and n:
- * - quantized weights and n < QDOT_MAX_N: integer dots (cpu-qdot.c;
- *   cpu-kquant.c for the super-block types, whose activations are
- *   quantized to q8_K instead of q8_0).
- *   A prepare pass quantizes every activation row once, split over the
- *   threads, into the shared scratch; then the weight rows are dealt to
+ * - block types and n < QDOT_MAX_N: integer dots (cpu-qdot.c,
+ *   cpu-qdot-32.c; cpu-kquant.c for the super-block types, whose
+ *   activations are quantized to q8_K instead of q8_0).  A prepare pass quantizes every activation row
+ *   once, split over the threads, into the shared scratch; then the weight rows are dealt to
  *   the threads in tiles of contiguous rows, and each weight row is
  *   dotted with up to TSR_CPU_QDOT_MAX_COLS activation rows per pass,
  *   so the weights are read from memory once (a tile stays in L2 for
@@ -208,8 +206,11 @@ mul_mat_dots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   const int64_t tiles = row_tiles * col_tiles * b->ne[2] * b->ne[3];
   const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
   const bool b_direct = b->nb[0] == sizeof (float);
-  /* dot_row has no case for the super-block types: tiles of f32.  */
-  const bool a_direct = tsr_cpu_dense_rows (a) && !tsr_cpu_is_kquant (a->type);
+  /* dot_row reads these types in place; others are converted.  */
+  const bool a_direct = tsr_cpu_dense_rows (a)
+                        && (tsr_cpu_is_plain_float (a->type)
+                            || a->type == TSR_TYPE_Q8_0
+                            || a->type == TSR_TYPE_Q4_0);
   float *a_buf = c->scratch[ith];
   float *b_buf = a_buf + ROW_TILE * k;
   struct tsr_cpu_weight_tile tile = TSR_CPU_WEIGHT_TILE_INIT;

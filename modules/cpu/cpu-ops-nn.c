@@ -13,9 +13,9 @@
  * that keys and values are read once for the group) and mul_mat_id
  * (over experts and tiles of weight rows, so that each weight row is
  * converted once; the row loading and dot products are mul_mat's; with
- * quantized weights the rows of b are quantized once (q8_0, or q8_K for
- * the super-block types) and dotted in integers, and only the experts
- * in use get work).  Shapes and
+ * block-type weights the rows of b are quantized once (q8_0, or q8_K
+ * for the super-block types) and dotted in integers, and only the
+ * experts in use get work).  Shapes and
  * parameters are the builders' (lib/ops-nn.c); each supports function
  * re-checks exactly what its kernel relies on.  Index operands
  * (set_rows, mul_mat_id) are checked in full before anything is

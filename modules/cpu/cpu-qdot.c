@@ -7,8 +7,9 @@
  * scales is accumulated in f32.  By level:
  * - AVX-512BW (v4): 4 blocks per register.  pmaddubsw multiplies
  *   unsigned by signed bytes, so q8_0 weights use |x| and y * sign (x),
- *   and q4_0 weights their stored nibbles (0..15) with the activation
- *   row's offset sums subtracted; pmaddwd folds the pairs into int32.
+ *   and q4_0 weights their stored nibbles (0..15), the offset of 8
+ *   taken off as a minimum -8 d times the activation block sums;
+ *   pmaddwd folds the pairs into int32.
  *   The f16 scales of 16 blocks are picked out of the rows with vpermw
  *   and converted at once (a gather is far slower).
  * - AVX2 (v3): the same with 2 blocks per register.
@@ -26,6 +27,7 @@
 
 #include "cpu-vec.h"
 #include "cpu-level.h"
+#include "cpu-qdot.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -37,14 +39,6 @@
 #define QK 32
 #define Q8_BYTES 34                     /* sizeof (struct tsr_block_q8_0) */
 #define Q4_BYTES 18                     /* sizeof (struct tsr_block_q4_0) */
-
-static inline tsr_fp16_t
-load_fp16 (const char *p)
-{
-  tsr_fp16_t h;
-  memcpy (&h, p, sizeof h);
-  return h;
-}
 
 /* Quantization.  */
 
@@ -182,6 +176,7 @@ TSR_CPU_LEVEL_FN (quantize_act_q8_0) (int64_t k, void *y, const float *x)
   int8_t *q = y;
   int16_t *w = (int16_t *) tsr_cpu_qact_offsets (y, k);
   float *d = (float *) tsr_cpu_qact_scales (y, k);
+  float *sums = (float *) tsr_cpu_qact_sums (y, k);
 
   for (int64_t j = 0; j < nbp; j++)
     {
@@ -195,17 +190,22 @@ TSR_CPU_LEVEL_FN (quantize_act_q8_0) (int64_t k, void *y, const float *x)
           memset (hi, 0, QK / 2);
           d[j] = 0;
         }
+      int sum = 0;
       for (int i = 0; i < 8; i++)
-        w[j * 8 + i] = (int16_t) (8 * (lo[2 * i] + lo[2 * i + 1]
-                                       + hi[2 * i] + hi[2 * i + 1]));
+        {
+          int pair = lo[2 * i] + lo[2 * i + 1] + hi[2 * i] + hi[2 * i + 1];
+          w[j * 8 + i] = (int16_t) (8 * pair);
+          sum += pair;
+        }
+      sums[j] = d[j] * (float) sum;
     }
 }
 
 /* Dot products.  Each kernel takes the weight row X of NB blocks, NY
    activation rows Y and writes NY results; NY is a constant in the
-   inlined copies (see DISPATCH_NY), so the per-column loops unroll and
-   the accumulators stay in registers (so does every array indexed
-   only by constants: no index may depend on a loop counter).  */
+   inlined copies (see TSR_CPU_DISPATCH_NY), so the per-column loops
+   unroll and the accumulators stay in registers (so does every array
+   indexed only by constants: no index may depend on a loop counter).  */
 
 /* The block loop of the kernels that take one block at a time: blocks
    alternate between the accumulators ACC0 and ACC1 (so that one block
@@ -372,13 +372,9 @@ group_v4 (bool q4, const char *xg, int cnt, int64_t b0, int64_t k,
       __m512i yhi = _mm512_loadu_si512 (yq + 64), s;
 
       if (q4)
-        {
-          __m512i p = _mm512_add_epi16 (_mm512_maddubs_epi16 (lo, ylo),
-                                        _mm512_maddubs_epi16 (hi, yhi));
-          p = _mm512_sub_epi16 (p, _mm512_loadu_si512
-                                (tsr_cpu_qact_offsets (y[c], k) + b0 * 8));
-          s = _mm512_madd_epi16 (p, ones);
-        }
+        s = _mm512_madd_epi16 (_mm512_add_epi16
+                               (_mm512_maddubs_epi16 (lo, ylo),
+                                _mm512_maddubs_epi16 (hi, yhi)), ones);
       else
         {
           /* y * sign (x): negate where x < 0.  */
@@ -391,6 +387,18 @@ group_v4 (bool q4, const char *xg, int cnt, int64_t b0, int64_t k,
       acc[c] = _mm512_fmadd_ps (_mm512_cvtepi32_ps (s),
                                 _mm512_permutexvar_ps (idx, dd[c]), acc[c]);
     }
+}
+
+/* ACC plus what q4_0's offset of 8 takes off blocks J..J+15 (scales
+   DX) of activation row Y: -8 d_x times the blocks' scaled sums, once
+   per 16 blocks (the int16 offset sums of the activation row, a third
+   stream to read per group, made the DRAM-bound gemv slower).  */
+static inline __m512
+offset8_v4 (__m512 dx, const void *y, int64_t k, int64_t j, __m512 acc)
+{
+  return _mm512_fmadd_ps (_mm512_mul_ps (dx, _mm512_set1_ps (-8.0f)),
+                          _mm512_loadu_ps (tsr_cpu_qact_sums (y, k) + j),
+                          acc);
 }
 
 static inline __attribute__ ((always_inline)) void
@@ -417,8 +425,12 @@ qdot_v4 (bool q4, int64_t k, const char *x, const int ny,
       __m512i idx = lanes;
 
       for (int c = 0; c < ny; c++)
-        dd[c] = _mm512_mul_ps (dx, _mm512_loadu_ps
-                                   (tsr_cpu_qact_scales (y[c], k) + j));
+        {
+          dd[c] = _mm512_mul_ps (dx, _mm512_loadu_ps
+                                     (tsr_cpu_qact_scales (y[c], k) + j));
+          if (q4)
+            acc1[c] = offset8_v4 (dx, y[c], k, j, acc1[c]);
+        }
       group_v4 (q4, xj, 4, j, k, ny, y, dd, idx, acc0);
       idx = _mm512_add_epi32 (idx, four);
       group_v4 (q4, xj + 4 * bsize, 4, j + 4, k, ny, y, dd, idx, acc1);
@@ -435,8 +447,12 @@ qdot_v4 (bool q4, int64_t k, const char *x, const int ny,
       __m512i idx = lanes;
 
       for (int c = 0; c < ny; c++)
-        dd[c] = _mm512_mul_ps (dx, _mm512_loadu_ps
-                                   (tsr_cpu_qact_scales (y[c], k) + j));
+        {
+          dd[c] = _mm512_mul_ps (dx, _mm512_loadu_ps
+                                     (tsr_cpu_qact_scales (y[c], k) + j));
+          if (q4)
+            acc1[c] = offset8_v4 (dx, y[c], k, j, acc1[c]);
+        }
       for (int g = 0; 4 * g < cnt; g++)
         {
           group_v4 (q4, xj + 4 * g * bsize, cnt - 4 * g, j + 4 * g, k, ny,
@@ -581,14 +597,7 @@ qdot_v3 (bool q4, int64_t k, const char *x, const int ny,
           }
     }
   for (int c = 0; c < ny; c++)
-    {
-      __m256 a = _mm256_add_ps (acc0[c], acc1[c]);
-      __m128 s = _mm_add_ps (_mm256_castps256_ps128 (a),
-                             _mm256_extractf128_ps (a, 1));
-      s = _mm_add_ps (s, _mm_movehl_ps (s, s));
-      s = _mm_add_ss (s, _mm_movehdup_ps (s));
-      out[c] = _mm_cvtss_f32 (s);
-    }
+    out[c] = qdot_hsum256 (acc0[c], acc1[c]);
 }
 #define QDOT(q4, k, x, ny, y, out) qdot_v3 (q4, k, x, ny, y, out)
 
@@ -651,12 +660,7 @@ qdot_v2 (bool q4, int64_t k, const char *x, const int ny,
     acc0[c] = acc1[c] = _mm_setzero_ps ();
   EACH_BLOCK (block_v2, q4, k, x, ny, y, acc0, acc1);
   for (int c = 0; c < ny; c++)
-    {
-      __m128 s = _mm_add_ps (acc0[c], acc1[c]);
-      s = _mm_add_ps (s, _mm_movehl_ps (s, s));
-      s = _mm_add_ss (s, _mm_shuffle_ps (s, s, 1));
-      out[c] = _mm_cvtss_f32 (s);
-    }
+    out[c] = qdot_hsum128 (acc0[c], acc1[c]);
 }
 #define QDOT(q4, k, x, ny, y, out) qdot_v2 (q4, k, x, ny, y, out)
 
@@ -756,21 +760,6 @@ qdot_c (bool q4, int64_t k, const char *x, const int ny,
 
 #endif
 
-/* One inlined copy of the kernel per column count.  */
-#define DISPATCH_NY(q4, k, x, ny, y, out)                               \
-  switch (ny)                                                           \
-    {                                                                   \
-    case 1: QDOT (q4, k, x, 1, y, out); break;                          \
-    case 2: QDOT (q4, k, x, 2, y, out); break;                          \
-    case 3: QDOT (q4, k, x, 3, y, out); break;                          \
-    case 4: QDOT (q4, k, x, 4, y, out); break;                          \
-    case 5: QDOT (q4, k, x, 5, y, out); break;                          \
-    case 6: QDOT (q4, k, x, 6, y, out); break;                          \
-    case 7: QDOT (q4, k, x, 7, y, out); break;                          \
-    default: QDOT (q4, k, x, 8, y, out); break;                         \
-    }
-
-_Static_assert (TSR_CPU_QDOT_MAX_COLS == 8, "DISPATCH_NY covers 1..8");
 _Static_assert (sizeof (struct tsr_block_q8_0) == Q8_BYTES, "q8_0 block");
 _Static_assert (sizeof (struct tsr_block_q4_0) == Q4_BYTES, "q4_0 block");
 
@@ -778,12 +767,12 @@ void
 TSR_CPU_LEVEL_FN (vec_dot_q8_0_q8_0) (int64_t k, const void *x, int ny,
                                       const void *const *y, float *out)
 {
-  DISPATCH_NY (false, k, (const char *) x, ny, y, out);
+  TSR_CPU_DISPATCH_NY (QDOT, false, k, (const char *) x, ny, y, out);
 }
 
 void
 TSR_CPU_LEVEL_FN (vec_dot_q4_0_q8_0) (int64_t k, const void *x, int ny,
                                       const void *const *y, float *out)
 {
-  DISPATCH_NY (true, k, (const char *) x, ny, y, out);
+  TSR_CPU_DISPATCH_NY (QDOT, true, k, (const char *) x, ny, y, out);
 }

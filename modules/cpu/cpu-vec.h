@@ -95,12 +95,21 @@ TSR_CPU_HIDDEN void tsr_cpu_row_bf16_to_f32 (int64_t n, float *y,
 TSR_CPU_HIDDEN void tsr_cpu_row_f32_to_bf16 (int64_t n, tsr_bf16_t *y,
                                              const float *x);
 
-/* N (a multiple of 32) elements of q8_0 / q4_0 blocks X to f32, the
-   values tsr_dequantize_row gives.  */
+/* N (a multiple of 32) elements of q8_0 / q4_0 (q4_1, q5_0, q5_1,
+   iq4_nl, mxfp4: cpu-qdot-32.c) blocks X to f32: the values
+   tsr_dequantize_row gives, bit for bit.  */
 TSR_CPU_HIDDEN void tsr_cpu_row_q8_0_to_f32 (int64_t n, float *y,
                                              const void *x);
 TSR_CPU_HIDDEN void tsr_cpu_row_q4_0_to_f32 (int64_t n, float *y,
                                              const void *x);
+#define TSR_CPU_ROW_TO_F32(t) \
+  TSR_CPU_HIDDEN void tsr_cpu_row_##t##_to_f32 (int64_t n, float *y, \
+                                                const void *x);
+TSR_CPU_ROW_TO_F32 (q4_1)
+TSR_CPU_ROW_TO_F32 (q5_0)
+TSR_CPU_ROW_TO_F32 (q5_1)
+TSR_CPU_ROW_TO_F32 (iq4_nl)
+TSR_CPU_ROW_TO_F32 (mxfp4)
 
 /* Integer dot products of q8_0 / q4_0 weights (cpu-qdot.c).
 
@@ -120,7 +129,10 @@ TSR_CPU_HIDDEN void tsr_cpu_row_q4_0_to_f32 (int64_t n, float *y,
    - NBP * 8 int16, per block: w[i] = 8 (y[2i] + y[2i + 1] + y[16 + 2i]
      + y[17 + 2i]), what a q4_0 block's offset of 8 contributes to the
      pairwise sums of pmaddubsw, subtracted from them exactly;
-   - NBP f32 scales, the values of the f16 scales.
+   - NBP f32 scales, the values of the f16 scales;
+   - NBP f32 sums, per block d * (the sum of its 32 values), one
+     rounding of an exact integer sum: what the minimum m of a q4_1 or
+     q5_1 weight block contributes is m times it.
    The row takes tsr_cpu_qact_size (K) bytes, a multiple of 64.  */
 #define TSR_CPU_QACT_GROUP 4        /* blocks whose halves interleave */
 #define TSR_CPU_QACT_PAD 16         /* blocks are padded to a multiple */
@@ -136,7 +148,7 @@ tsr_cpu_qact_blocks (int64_t k)
 static inline size_t
 tsr_cpu_qact_size (int64_t k)
 {
-  return (size_t) tsr_cpu_qact_blocks (k) * (32 + 16 + sizeof (float));
+  return (size_t) tsr_cpu_qact_blocks (k) * (32 + 16 + 2 * sizeof (float));
 }
 
 /* Where value I (< 32) of block J of an activation row sits.  */
@@ -147,7 +159,8 @@ tsr_cpu_qact_pos (int64_t j, int i)
          + j % TSR_CPU_QACT_GROUP * 16 + i % 16;
 }
 
-/* The int16 offset sums of an activation row Y, and its scales.  */
+/* The int16 offset sums of an activation row Y, its scales and its
+   scaled block sums.  */
 static inline const int16_t *
 tsr_cpu_qact_offsets (const void *y, int64_t k)
 {
@@ -158,6 +171,12 @@ static inline const float *
 tsr_cpu_qact_scales (const void *y, int64_t k)
 {
   return (const float *) ((const char *) y + 48 * tsr_cpu_qact_blocks (k));
+}
+
+static inline const float *
+tsr_cpu_qact_sums (const void *y, int64_t k)
+{
+  return (const float *) ((const char *) y + 52 * tsr_cpu_qact_blocks (k));
 }
 
 /* The activation row Y of X[0..K) (padding included).  Values and
@@ -179,6 +198,21 @@ TSR_CPU_HIDDEN void tsr_cpu_vec_dot_q4_0_q8_0 (int64_t k, const void *x,
                                                int ny,
                                                const void *const *y,
                                                float *out);
+/* The same for q4_1, q5_0, q5_1, iq4_nl and mxfp4 weights
+   (cpu-qdot-32.c): per block the exact integer dot S of the weights'
+   stored integers (levels, or table values: twice the E2M1 values for
+   mxfp4) with the activations, d_x d_y S, plus m_x times the block's
+   activation sum for q4_1 and q5_1.  */
+#define TSR_CPU_VEC_DOT_Q8(t) \
+  TSR_CPU_HIDDEN void tsr_cpu_vec_dot_##t##_q8_0 (int64_t k, const void *x, \
+                                                  int ny, \
+                                                  const void *const *y, \
+                                                  float *out);
+TSR_CPU_VEC_DOT_Q8 (q4_1)
+TSR_CPU_VEC_DOT_Q8 (q5_0)
+TSR_CPU_VEC_DOT_Q8 (q5_1)
+TSR_CPU_VEC_DOT_Q8 (iq4_nl)
+TSR_CPU_VEC_DOT_Q8 (mxfp4)
 
 /* The f32 GEMM of cpu-gemm.c.  *MR, *NR: this level's micro-kernel
    shape (MR <= TSR_CPU_GEMM_MAX_MR, NR <= TSR_CPU_GEMM_MAX_NR).  */

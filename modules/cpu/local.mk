@@ -2,13 +2,16 @@
 ##
 ## cpu_sources is compiled once, at the baseline level (glue: device,
 ## thread pool, op walks, dispatch).  cpu-vec.c (the hot loops),
-## cpu-qdot.c (integer dots of quantized weights), cpu-kquant.c (the
-## same and dequantization for the super-block types) and cpu-gemm.c (the
+## cpu-qdot.c and cpu-qdot-32.c (integer dots of quantized weights,
+## rows of them to f32), cpu-kquant.c (the same for the super-block
+## types) and cpu-gemm.c (the
 ## GEMM micro-kernel) are compiled once per ISA level
 ## configure chose (--with-cpu-levels), each
 ## into its own convenience library with that level's -march and symbol
 ## suffix; cpu-dispatch.c picks a level at load time (ifunc) or at init
-## (function table).
+## (function table).  They are compiled without contraction of a
+## multiply and an add into an FMA, so that rows to f32 round like
+## libtessera's reference (explicit FMA intrinsics are unaffected).
 
 cpu_sources = modules/cpu/cpu-module.c modules/cpu/cpu-impl.h \
 	modules/cpu/cpu-threadpool.c modules/cpu/cpu-threadpool.h \
@@ -23,9 +26,10 @@ cpu_sources = modules/cpu/cpu-module.c modules/cpu/cpu-impl.h \
 cpu_level_sources = modules/cpu/cpu-vec.c modules/cpu/cpu-vec.h \
 	modules/cpu/cpu-qdot.c modules/cpu/cpu-gemm.c \
 	modules/cpu/cpu-kquant.c \
+	modules/cpu/cpu-qdot-32.c modules/cpu/cpu-qdot.h \
 	modules/cpu/cpu-level.h modules/cpu/cpu-vec.def \
 	modules/cpu/cpu-visibility.h
-cpu_level_cflags = $(AM_CFLAGS) -fvisibility=hidden
+cpu_level_cflags = $(AM_CFLAGS) $(TSR_EXACT_CFLAGS) -fvisibility=hidden
 cpu_level_libs =
 
 if TSR_LEVEL_X86_64

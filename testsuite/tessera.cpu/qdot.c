@@ -1,19 +1,26 @@
-/* The integer dot product kernels of the CPU backend (cpu-qdot.c),
-   called directly at every ISA level built that this CPU runs.  cpu.exp
-   links the per-level libraries of the module and defines
-   TSR_TEST_LEVEL_<suffix> for each.
+/* The integer dot product kernels of the CPU backend (cpu-qdot.c,
+   cpu-qdot-32.c) and its rows of block types to f32, called directly at
+   every ISA level built that this CPU runs.  cpu.exp links the
+   per-level libraries of the module and defines TSR_TEST_LEVEL_<suffix>
+   for each.  Block types: q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, mxfp4.
 
    - quantize_act_q8_0 gives exactly the values and f16 scales of the
      library's reference quantizer (tsr_quantize_row), ties and extreme
-     blocks included, and the offset sums and zero padding of the
-     layout in cpu-vec.h;
-   - the q8_0 x q8_0 and q4_0 x q8_0 dots of 1 to 8 rows are exact on
-     integer data (scales 1: every partial sum is an integer below
-     2^24, so f32 holds it exactly), for row lengths that leave every
-     kind of partial vector group;
+     blocks included, and the offset sums, scaled block sums and zero
+     padding of the layout in cpu-vec.h;
+   - rows to f32 give the bits of tsr_dequantize_row (NaN for NaN), on
+     random blocks with random scales, specials included;
+   - the dots of each type with 1 to 8 q8_0 rows are exact on integer
+     data (unit scales, integer minimums: every partial sum is an
+     integer below 2^24, so f32 holds it exactly), for row lengths that
+     leave every kind of partial vector group;
    - with real scales they are within the f32 summation bound
-     (nb + 4) 2^-23 sum |d_x d_y| |x_i y_i| of the double reference
-     (vector kernels scale parts of a block's sum separately).  */
+     (nb + 4) 2^-23 sum (|d_x d_y| |x_i y_i| + |m_x d_y| |y_i|) of the
+     double reference (vector kernels scale parts of a block's sum
+     separately; q4_0's offset of 8 and q5_0's and mxfp4's of 16 may be
+     taken off as a minimum -8 d_x or -16 d_x, which counts as m_x).
+   The reference integers of a weight block are tsr_dequantize_row's
+   values of the block with its scale set to 1 and its minimum to 0.  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,23 +32,40 @@
 typedef void (*quantize_fn) (int64_t, void *, const float *);
 typedef void (*dot_fn) (int64_t, const void *, int, const void *const *,
                         float *);
+typedef void (*row_fn) (int64_t, float *, const void *);
 
 struct level
 {
   const char *name;             /* as the device description says */
   quantize_fn quantize;
-  dot_fn dot_q8, dot_q4;
+  dot_fn dot[TSR_TYPE_COUNT];   /* by weight type */
+  row_fn row[TSR_TYPE_COUNT];
 };
 
-#define LEVEL(suffix, name)                                             \
-  void tsr_cpu_quantize_act_q8_0_##suffix (int64_t, void *, const float *); \
-  void tsr_cpu_vec_dot_q8_0_q8_0_##suffix (int64_t, const void *, int,  \
-                                           const void *const *, float *); \
-  void tsr_cpu_vec_dot_q4_0_q8_0_##suffix (int64_t, const void *, int,  \
-                                           const void *const *, float *); \
-  static const struct level level_##suffix = {                         \
-    name, tsr_cpu_quantize_act_q8_0_##suffix,                           \
-    tsr_cpu_vec_dot_q8_0_q8_0_##suffix, tsr_cpu_vec_dot_q4_0_q8_0_##suffix };
+/* The block types with kernels.  */
+static const tsr_type types[] = { TSR_TYPE_Q8_0, TSR_TYPE_Q4_0,
+                                  TSR_TYPE_Q4_1, TSR_TYPE_Q5_0,
+                                  TSR_TYPE_Q5_1, TSR_TYPE_IQ4_NL,
+                                  TSR_TYPE_MXFP4 };
+#define N_TYPES (int) (sizeof types / sizeof types[0])
+
+#define KERNELS(t, s)                                                   \
+  void tsr_cpu_vec_dot_##t##_q8_0_##s (int64_t, const void *, int,      \
+                                       const void *const *, float *);   \
+  void tsr_cpu_row_##t##_to_f32_##s (int64_t, float *, const void *);
+#define ENTRY(T, t, s)                                                  \
+  .dot[TSR_TYPE_##T] = tsr_cpu_vec_dot_##t##_q8_0_##s,                  \
+  .row[TSR_TYPE_##T] = tsr_cpu_row_##t##_to_f32_##s
+#define LEVEL(s, level_name)                                            \
+  void tsr_cpu_quantize_act_q8_0_##s (int64_t, void *, const float *);  \
+  KERNELS (q8_0, s) KERNELS (q4_0, s) KERNELS (q4_1, s)                 \
+  KERNELS (q5_0, s) KERNELS (q5_1, s) KERNELS (iq4_nl, s)               \
+  KERNELS (mxfp4, s)                                                    \
+  static const struct level level_##s = {                              \
+    .name = level_name, .quantize = tsr_cpu_quantize_act_q8_0_##s,      \
+    ENTRY (Q8_0, q8_0, s), ENTRY (Q4_0, q4_0, s), ENTRY (Q4_1, q4_1, s), \
+    ENTRY (Q5_0, q5_0, s), ENTRY (Q5_1, q5_1, s),                       \
+    ENTRY (IQ4_NL, iq4_nl, s), ENTRY (MXFP4, mxfp4, s) };
 #ifdef TSR_TEST_LEVEL_x86_64
 LEVEL (x86_64, "x86-64")
 #endif
@@ -165,7 +189,7 @@ check_quantize (const struct level *lv)
 {
   static float x[MAX_K];
   static struct tsr_block_q8_0 ref[MAX_K / 32];
-  static _Alignas (64) char y[MAX_K * 2];
+  static _Alignas (64) char y[MAX_K * 3];
 
   for (int t = 0; t < N_LENGTHS; t++)
     {
@@ -179,11 +203,19 @@ check_quantize (const struct level *lv)
       const int8_t *q = (const int8_t *) y;
       const int16_t *w = tsr_cpu_qact_offsets (y, k);
       const float *d = tsr_cpu_qact_scales (y, k);
+      const float *sums = tsr_cpu_qact_sums (y, k);
       for (int64_t j = 0; j < nbp; j++)
         {
           int real = j < nb;
           float dj = real ? tsr_fp16_to_fp32 (ref[j].d) : 0.0f;
+          int sum = 0;
+          for (int i = 0; real && i < 32; i++)
+            sum += ref[j].qs[i];
+          float sj = dj * (float) sum;
           if (memcmp (&d[j], &dj, sizeof dj) != 0)
+            bad++;
+          if (memcmp (&sums[j], &sj, sizeof sj) != 0 && !(isnan (sj)
+                                                          && isnan (sums[j])))
             bad++;
           for (int i = 0; i < 32; i++)
             if (q[tsr_cpu_qact_pos (j, i)] != (real ? ref[j].qs[i] : 0))
@@ -202,23 +234,56 @@ check_quantize (const struct level *lv)
     }
 }
 
-/* Weights of NB blocks, TYPE q8_0 or q4_0, each row of ROWS: scale 1
-   and random values (INTEGRAL), or tsr_quantize_row of random floats.  */
+/* Offsets of a block's scale and minimum (-1: none); mxfp4's scale is
+   its E8M0 byte.  */
+static int
+min_at (tsr_type type)
+{
+  return type == TSR_TYPE_Q4_1 || type == TSR_TYPE_Q5_1 ? 2 : -1;
+}
+
+static size_t
+block_bytes (tsr_type type)
+{
+  return tsr_type_traits (type)->type_size;
+}
+
 static void
-fill_weights (tsr_type type, int nb, int integral, void *w)
+put_fp16 (char *p, float v)
+{
+  tsr_fp16_t h = tsr_fp32_to_fp16 (v);
+  memcpy (p, &h, sizeof h);
+}
+
+static float
+get_fp16 (const char *p)
+{
+  tsr_fp16_t h;
+  memcpy (&h, p, sizeof h);
+  return tsr_fp16_to_fp32 (h);
+}
+
+/* Weights of NB blocks of TYPE: random bits with unit scales and small
+   integer minimums (INTEGRAL), or tsr_quantize_row of random floats.  */
+static void
+fill_weights (tsr_type type, int nb, int integral, char *w)
 {
   static float v[MAX_K];
-  size_t size = tsr_row_size (type, 32 * nb);
+  size_t bs = block_bytes (type);
 
   if (integral)
     for (int j = 0; j < nb; j++)
       {
-        char *b = (char *) w + j * (size / nb);
-        tsr_fp16_t one = tsr_fp32_to_fp16 (1.0f);
-        memcpy (b, &one, sizeof one);
-        for (size_t i = sizeof one; i < size / nb; i++)
-          b[i] = (char) (type == TSR_TYPE_Q4_0 ? rand () & 0xff
-                         : (rand () % 255) - 127);
+        char *b = w + j * bs;
+        for (size_t i = 0; i < bs; i++)
+          b[i] = (char) (type == TSR_TYPE_Q8_0 ? (rand () % 255) - 127
+                                               : rand () & 0xff);
+        if (type == TSR_TYPE_MXFP4)
+          b[0] = (char) 128;    /* 2^(128 - 128): twice E2M1 values */
+        else
+          put_fp16 (b, 1.0f);
+        if (min_at (type) >= 0)
+          put_fp16 (b + min_at (type), (float) (rand () % 17 - 8));
       }
   else
     {
@@ -228,24 +293,36 @@ fill_weights (tsr_type type, int nb, int integral, void *w)
     }
 }
 
-/* The stored values of weight block J as integers and its scale.  */
-static float
-weight_block (tsr_type type, const void *w, int j, int q[32])
+/* Block J of W: its integers Q (the reference's values of the block
+   with unit scale and no minimum), its scale *D and minimum *M.  */
+static void
+weight_block (tsr_type type, const char *w, int j, int q[32], double *d,
+              double *m)
 {
-  if (type == TSR_TYPE_Q8_0)
+  char b[64];
+  float v[32];
+  size_t bs = block_bytes (type);
+
+  memcpy (b, w + j * bs, bs);
+  if (type == TSR_TYPE_MXFP4)
     {
-      const struct tsr_block_q8_0 *b = (const struct tsr_block_q8_0 *) w + j;
-      for (int i = 0; i < 32; i++)
-        q[i] = b->qs[i];
-      return tsr_fp16_to_fp32 (b->d);
+      *d = ldexp (1.0, (unsigned char) b[0] - 128);
+      b[0] = (char) 128;
     }
-  const struct tsr_block_q4_0 *b = (const struct tsr_block_q4_0 *) w + j;
-  for (int i = 0; i < 16; i++)
+  else
     {
-      q[i] = (b->qs[i] & 0x0f) - 8;
-      q[i + 16] = (b->qs[i] >> 4) - 8;
+      *d = get_fp16 (b);
+      put_fp16 (b, 1.0f);
     }
-  return tsr_fp16_to_fp32 (b->d);
+  *m = 0;
+  if (min_at (type) >= 0)
+    {
+      *m = get_fp16 (b + min_at (type));
+      put_fp16 (b + min_at (type), 0.0f);
+    }
+  tsr_dequantize_row (type, b, v, 32);
+  for (int i = 0; i < 32; i++)
+    q[i] = (int) v[i];
 }
 
 static void
@@ -253,9 +330,9 @@ check_dots (const struct level *lv, tsr_type type, int integral)
 {
   static float x[ROWS][MAX_K];
   static struct tsr_block_q8_0 ref[ROWS][MAX_K / 32];
-  static _Alignas (64) char act[ROWS][MAX_K * 2];
+  static _Alignas (64) char act[ROWS][MAX_K * 3];
   static _Alignas (64) char w[MAX_K * 2];
-  dot_fn dot = type == TSR_TYPE_Q8_0 ? lv->dot_q8 : lv->dot_q4;
+  dot_fn dot = lv->dot[type];
   int fails = 0;
   double worst = 0;
 
@@ -286,16 +363,25 @@ check_dots (const struct level *lv, tsr_type type, int integral)
               for (int j = 0; j < nb; j++)
                 {
                   int q[32];
-                  long s = 0, sa = 0;
-                  float dx = weight_block (type, w, j, q);
-                  double dd = (double) dx * tsr_fp16_to_fp32 (ref[r][j].d);
+                  long s = 0, sa = 0, sy = 0, sya = 0;
+                  double dx, mx;
+                  weight_block (type, w, j, q, &dx, &mx);
+                  double dy = tsr_fp16_to_fp32 (ref[r][j].d);
                   for (int i = 0; i < 32; i++)
                     {
                       s += (long) q[i] * ref[r][j].qs[i];
                       sa += labs ((long) q[i] * ref[r][j].qs[i]);
+                      sy += ref[r][j].qs[i];
+                      sya += labs ((long) ref[r][j].qs[i]);
                     }
-                  want += dd * (double) s;
-                  mag += fabs (dd) * (double) sa;
+                  want += dx * dy * (double) s + mx * dy * (double) sy;
+                  mag += fabs (dx * dy) * (double) sa
+                         + fabs (mx * dy) * (double) sya;
+                  if (type == TSR_TYPE_Q5_0 || type == TSR_TYPE_MXFP4)
+                    /* Offset 16 off the stored levels, in f32.  */
+                    mag += 16 * fabs (dx * dy) * (double) sya;
+                  if (type == TSR_TYPE_Q4_0)
+                    mag += 8 * fabs (dx * dy) * (double) sya;
                 }
               double err = fabs (out[r] - want);
               double tol = integral ? 0 : (nb + 4) * 0x1p-23 * mag;
@@ -310,6 +396,50 @@ check_dots (const struct level *lv, tsr_type type, int integral)
          "(worst error %.2g of sum |products|, %d failures)", lv->name,
          tsr_type_name (type), ROWS, integral ? "exact on integer data"
          : "within the f32 summation bound", worst, fails);
+}
+
+/* A random scale: mostly ordinary, sometimes zero, subnormal, huge,
+   infinite or NaN.  */
+static float
+random_scale (void)
+{
+  static const float special[] = { 0.0f, 6e-8f, 3e-5f, 65504.0f, INFINITY,
+                                   NAN, -1.5f };
+  int r = rand () % 16;
+  return r < (int) (sizeof special / sizeof *special)
+         ? special[r] : tsr_test_uniform (-4, 4);
+}
+
+static void
+check_rows (const struct level *lv, tsr_type type)
+{
+  static _Alignas (64) char w[MAX_K * 2];
+  static float got[MAX_K], want[MAX_K];
+  size_t bs = block_bytes (type);
+  int bad = 0;
+
+  for (int t = 0; t < N_LENGTHS; t++)
+    {
+      int nb = lengths[t], k = 32 * nb;
+      for (int j = 0; j < nb; j++)
+        {
+          char *b = w + j * bs;
+          for (size_t i = 0; i < bs; i++)
+            b[i] = (char) (rand () & 0xff);
+          if (type != TSR_TYPE_MXFP4)
+            put_fp16 (b, random_scale ());
+          if (min_at (type) >= 0)
+            put_fp16 (b + min_at (type), random_scale ());
+        }
+      tsr_dequantize_row (type, w, want, k);
+      lv->row[type] (k, got, w);
+      for (int i = 0; i < k; i++)
+        if (memcmp (&got[i], &want[i], sizeof got[i]) != 0
+            && !(isnan (got[i]) && isnan (want[i])))
+          bad++;
+    }
+  CHECK (bad == 0, "level %s: %s rows to f32 give tsr_dequantize_row's "
+         "bits (%d differences)", lv->name, tsr_type_name (type), bad);
 }
 
 int
@@ -329,10 +459,11 @@ main (void)
       tsr_test_seed (11);
       srand (11);
       check_quantize (lv);
-      for (int integral = 1; integral >= 0; integral--)
+      for (int t = 0; t < N_TYPES; t++)
         {
-          check_dots (lv, TSR_TYPE_Q8_0, integral);
-          check_dots (lv, TSR_TYPE_Q4_0, integral);
+          check_rows (lv, types[t]);
+          for (int integral = 1; integral >= 0; integral--)
+            check_dots (lv, types[t], integral);
         }
       tested++;
     }

@@ -1,10 +1,10 @@
 /* { dg-do run } */
 /* mul_mat_id: expert weights of every type mul_mat takes (f32, f16,
-   bf16, q8_0, q4_0), more rows than one weight tile, one input row
+   bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, mxfp4), more rows than one weight tile, one input row
    per token shared by every slot or one per slot, padded or strided
    inputs, experts used several times or not at all, and ids out of
    range (a compute-time error); against double dot products of the
-   dequantized weights.  With q8_0 or q4_0 weights a backend may round
+   dequantized weights.  With block-type weights a backend may round
    b's rows to q8_0 (as mul_mat may): the reference that the result is
    closer to, b as given or b through tsr_quantize_row, is used.  */
 #include "nn-test.h"
@@ -123,12 +123,15 @@ main (void)
 {
   static const tsr_type types[] = { TSR_TYPE_F32, TSR_TYPE_F16,
                                     TSR_TYPE_BF16, TSR_TYPE_Q8_0,
-                                    TSR_TYPE_Q4_0 };
+                                    TSR_TYPE_Q4_0, TSR_TYPE_Q4_1,
+                                    TSR_TYPE_Q5_0, TSR_TYPE_Q5_1,
+                                    TSR_TYPE_IQ4_NL, TSR_TYPE_MXFP4 };
+  const int n_types = (int) (sizeof types / sizeof types[0]);
   tsr_backend *be = nt_backend ();
   if (!be)
     return TSR_TEST_EXIT ();
   tsr_test_seed (41);
-  for (int t = 0; t < 5; t++)
+  for (int t = 0; t < n_types; t++)
     {
       int q = tsr_type_traits (types[t])->is_quantized;
       int64_t k = q ? 64 : 37;
@@ -140,6 +143,7 @@ main (void)
   check_mmid (be, TSR_TYPE_Q8_0, 256, 50, 8, 4, 3, 0, NT_PADDED);
   /* Many units of work for several threads.  */
   check_mmid (be, TSR_TYPE_Q4_0, 128, 200, 9, 4, 50, 0, NT_DENSE);
+  check_mmid (be, TSR_TYPE_Q5_1, 96, 70, 6, 3, 20, 0, NT_DENSE);
   check_bad_id (be, 4);
   check_bad_id (be, -2);
   tsr_backend_free (be);

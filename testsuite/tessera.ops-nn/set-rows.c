@@ -1,7 +1,8 @@
 /* { dg-do run } */
-/* set_rows: rows of f32 written into f32, f16, bf16, q8_0 and q4_0
-   destinations (converted exactly as the reference conversions and
-   row quantizer do), batches mapped cyclically, repeated indices (the
+/* set_rows: rows of f32 written into f32, f16, bf16 and block-type
+   (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, mxfp4) destinations (converted
+   exactly as the reference conversions and row quantizer do; block
+   caches through the graph allocator are compared bit for bit), batches mapped cyclically, repeated indices (the
    last in source order wins), padded or strided operands, rows left
    alone keep their bits, the result aliases the destination, a bad
    index fails at compute time without writing, and a run through the
@@ -128,14 +129,17 @@ check_out_of_range (tsr_backend *be, int32_t bad)
   tsr_context_free (ctx);
 }
 
-/* A q8_0 cache in a backend buffer placed by the graph allocator.  */
+/* A cache of TYPE in a backend buffer placed by the graph allocator:
+   the same bytes as tsr_quantize_row's.  */
 static void
-check_allocated (tsr_backend *be)
+check_allocated (tsr_backend *be, tsr_type type)
 {
   enum { K = 64, R = 6, N = 3 };
-  const char *desc = "set_rows into q8_0 through the graph allocator";
+  char desc[80];
+  snprintf (desc, sizeof desc, "set_rows into %s through the graph "
+            "allocator, bit for bit", tsr_type_name (type));
   tsr_context *ctx = tsr_context_new (true);
-  tsr_tensor *dst = tsr_new_tensor_2d (ctx, TSR_TYPE_Q8_0, K, R);
+  tsr_tensor *dst = tsr_new_tensor_2d (ctx, type, K, R);
   tsr_tensor *src = tsr_new_tensor_2d (ctx, TSR_TYPE_F32, K, N);
   tsr_tensor *idx = tsr_new_tensor_1d (ctx, TSR_TYPE_I32, N);
   tsr_set_input (dst);
@@ -146,6 +150,7 @@ check_allocated (tsr_backend *be)
   tsr_graph *g;
   tsr_gallocr *ga;
   int rc = ot_allocate (be, ctx, r, &g, &ga);
+  const size_t rs = tsr_row_size (type, K);
   float cache[K * R], x[K * N];
   unsigned char q[sizeof (struct tsr_block_q8_0) * K / 32 * R];
   unsigned char out[sizeof q];
@@ -155,8 +160,7 @@ check_allocated (tsr_backend *be)
   for (int i = 0; i < K * N; i++)
     x[i] = tsr_test_uniform (-1.0f, 1.0f);
   for (int r0 = 0; r0 < R; r0++)
-    tsr_quantize_row (TSR_TYPE_Q8_0, cache + r0 * K, q + r0 * sizeof q / R,
-                      K);
+    tsr_quantize_row (type, cache + r0 * K, q + r0 * rs, K);
   if (rc == TSR_OK)
     rc = ot_compute_io (be, g, 3, (tsr_tensor *[]) { dst, src, idx },
                         (const void *[]) { q, x, ids }, r, out);
@@ -165,9 +169,8 @@ check_allocated (tsr_backend *be)
   else
     {
       for (int j = 0; j < N; j++)
-        tsr_quantize_row (TSR_TYPE_Q8_0, x + j * K,
-                          q + ids[j] * sizeof q / R, K);
-      CHECK (memcmp (q, out, sizeof q) == 0, "%s", desc);
+        tsr_quantize_row (type, x + j * K, q + ids[j] * rs, K);
+      CHECK (memcmp (q, out, rs * R) == 0, "%s", desc);
     }
   tsr_gallocr_free (ga);
   tsr_context_free (ctx);
@@ -178,13 +181,16 @@ main (void)
 {
   static const tsr_type types[] = { TSR_TYPE_F32, TSR_TYPE_F16,
                                     TSR_TYPE_BF16, TSR_TYPE_Q8_0,
-                                    TSR_TYPE_Q4_0 };
+                                    TSR_TYPE_Q4_0, TSR_TYPE_Q4_1,
+                                    TSR_TYPE_Q5_0, TSR_TYPE_Q5_1,
+                                    TSR_TYPE_IQ4_NL, TSR_TYPE_MXFP4 };
+  const int n_types = (int) (sizeof types / sizeof types[0]);
   static const int32_t ids7[] = { 9, 0, 4, 11, 3, 7, 1 };
   tsr_backend *be = nt_backend ();
   if (!be)
     return TSR_TEST_EXIT ();
   tsr_test_seed (23);
-  for (int t = 0; t < 5; t++)
+  for (int t = 0; t < n_types; t++)
     {
       int q = tsr_type_traits (types[t])->is_quantized;
       int64_t k = q ? 96 : 13;
@@ -219,9 +225,12 @@ main (void)
                   (int64_t[]) { 128, 40, 1, 1 }, many, NT_DENSE, NT_DENSE);
   check_set_rows (be, TSR_TYPE_Q4_0, (int64_t[]) { 128, 600, 1, 1 },
                   (int64_t[]) { 128, 40, 1, 1 }, many, NT_DENSE, NT_PADDED);
+  check_set_rows (be, TSR_TYPE_Q5_1, (int64_t[]) { 128, 600, 1, 1 },
+                  (int64_t[]) { 128, 40, 1, 1 }, many, NT_DENSE, NT_DENSE);
   check_out_of_range (be, 5);
   check_out_of_range (be, -1);
-  check_allocated (be);
+  for (int t = 3; t < n_types; t++)
+    check_allocated (be, types[t]);
   tsr_backend_free (be);
   return TSR_TEST_EXIT ();
 }

@@ -1,5 +1,6 @@
 /* { dg-do run } */
-/* get_rows: rows of f32, f16, bf16, q8_0 and q4_0 tensors picked by i32
+/* get_rows: rows of f32, f16, bf16 and block-type (q8_0, q4_0, q4_1,
+   q5_0, q5_1, iq4_nl, mxfp4) tensors picked by i32
    indices, batched, long rows, and out-of-range indices (an error from
    the compute, not a crash).  The expected row is the source row
    converted to float by the reference conversions (exact: each source
@@ -12,7 +13,7 @@ source_row (const tsr_tensor *a, int64_t r, int64_t i2, int64_t i3, float *out)
 {
   const char *p = (const char *) a->data + r * a->nb[1] + i2 * a->nb[2]
                   + i3 * a->nb[3];
-  if (a->type == TSR_TYPE_Q8_0 || a->type == TSR_TYPE_Q4_0)
+  if (tsr_type_traits (a->type)->is_quantized)
     tsr_dequantize_row (a->type, p, out, a->ne[0]);
   else
     for (int64_t i = 0; i < a->ne[0]; i++)
@@ -23,7 +24,7 @@ source_row (const tsr_tensor *a, int64_t r, int64_t i2, int64_t i3, float *out)
 static void
 fill_source (tsr_tensor *a)
 {
-  if (a->type == TSR_TYPE_Q8_0 || a->type == TSR_TYPE_Q4_0)
+  if (tsr_type_traits (a->type)->is_quantized)
     {
       int64_t n = tsr_nelements (a);
       float *v = malloc (n * sizeof *v);
@@ -149,6 +150,11 @@ main (void)
   check_rows (be, TSR_TYPE_BF16, (int64_t[]) { 17, 20, 1, 1 }, 7, idx7);
   check_rows (be, TSR_TYPE_Q8_0, (int64_t[]) { 64, 20, 1, 1 }, 7, idx7);
   check_rows (be, TSR_TYPE_Q4_0, (int64_t[]) { 96, 20, 1, 1 }, 7, idx7);
+  check_rows (be, TSR_TYPE_Q4_1, (int64_t[]) { 96, 20, 1, 1 }, 7, idx7);
+  check_rows (be, TSR_TYPE_Q5_0, (int64_t[]) { 64, 20, 1, 1 }, 7, idx7);
+  check_rows (be, TSR_TYPE_Q5_1, (int64_t[]) { 32, 20, 1, 1 }, 7, idx7);
+  check_rows (be, TSR_TYPE_IQ4_NL, (int64_t[]) { 160, 20, 1, 1 }, 7, idx7);
+  check_rows (be, TSR_TYPE_MXFP4, (int64_t[]) { 64, 20, 1, 1 }, 7, idx7);
   check_rows (be, TSR_TYPE_F32, (int64_t[]) { 1, 3, 1, 1 }, 1, one);
   check_rows (be, TSR_TYPE_F32, (int64_t[]) { 4100, 3, 1, 1 }, 1, one);
   /* Batched: a [5,6,3,2], rows [4,3,2]; batch (i2, i3) picks its own
@@ -158,6 +164,7 @@ main (void)
     bidx[i] = (i * 5 + i / 4) % 6;
   check_rows (be, TSR_TYPE_F32, (int64_t[]) { 5, 6, 3, 2 }, 4, bidx);
   check_rows (be, TSR_TYPE_Q8_0, (int64_t[]) { 32, 6, 3, 2 }, 4, bidx);
+  check_rows (be, TSR_TYPE_Q5_1, (int64_t[]) { 32, 6, 3, 2 }, 4, bidx);
   check_rows (be, TSR_TYPE_F16, (int64_t[]) { 7, 6, 3, 2 }, 4, bidx);
   check_out_of_range (be, 6);
   check_out_of_range (be, -1);

@@ -1,12 +1,12 @@
 /* { dg-do run } */
-/* mul_mat: weights a [k, m, a2, a3] of type f32, f16, bf16, q8_0 or
-   q4_0 times f32 activations b [k, n, b2, b3] gives f32 [m, n, b2, b3]
+/* mul_mat: weights a [k, m, a2, a3] of type f32, f16, bf16, q8_0,
+   q4_0, q4_1, q5_0, q5_1, iq4_nl or mxfp4 times f32 activations b [k, n, b2, b3] gives f32 [m, n, b2, b3]
    with result (i, j, i2, i3) = dot (row i of a batch (i2 / (b2 / a2),
    i3 / (b3 / a3)), row j of b batch (i2, i3)), as tessera/ops.h says.
 
    Reference: the weights as their stored values (quantized rows through
    tsr_dequantize_row, f16 / bf16 elements through the scalar
-   conversions) times b, summed in double.  With q8_0 or q4_0 weights
+   conversions) times b, summed in double.  With block-type weights
    a backend may quantize the rows of b to q8_0 too (as the CPU does for
    a few rows of b, see doc/tessera.texi, "The op checker"): then the
    reference uses b's values rounded by tsr_quantize_row, and the
@@ -23,7 +23,7 @@ static const char *const b_modes[] = { "", ", b from cont (transpose)",
 static int
 is_quantized (tsr_type t)
 {
-  return t == TSR_TYPE_Q8_0 || t == TSR_TYPE_Q4_0;
+  return tsr_type_traits (t)->is_quantized;
 }
 
 /* Weights: uniform [-1, 1) stored as TYPE; host data.  */
@@ -231,7 +231,11 @@ int
 main (void)
 {
   static const tsr_type types[] = { TSR_TYPE_F32, TSR_TYPE_F16, TSR_TYPE_BF16,
-                                    TSR_TYPE_Q8_0, TSR_TYPE_Q4_0 };
+                                    TSR_TYPE_Q8_0, TSR_TYPE_Q4_0,
+                                    TSR_TYPE_Q4_1, TSR_TYPE_Q5_0,
+                                    TSR_TYPE_Q5_1, TSR_TYPE_IQ4_NL,
+                                    TSR_TYPE_MXFP4 };
+  const int n_types = (int) (sizeof types / sizeof types[0]);
   /* n = 1, 7, 33: dot products (integer ones for quantized weights,
      in groups of up to 8 rows of b); 48: the GEMM.  */
   static const int64_t ns[] = { 1, 7, 33, 48 };
@@ -239,9 +243,16 @@ main (void)
   if (!be)
     return TSR_TEST_EXIT ();
   tsr_test_seed (6);
-  for (int t = 0; t < 5; t++)
+  for (int t = 0; t < n_types; t++)
     for (int i = 0; i < 4; i++)
       check_mm (be, types[t], 64, 16, ns[i], 1, 1, 1, 1, B_CONTIGUOUS);
+  /* Block types: long rows (every partial vector group), batches.  */
+  for (int t = 5; t < n_types; t++)
+    {
+      check_mm (be, types[t], 4128, 3, 2, 1, 1, 1, 1, B_CONTIGUOUS);
+      check_mm (be, types[t], 96, 5, 3, 2, 1, 6, 1, B_CONTIGUOUS);
+      check_mm (be, types[t], 64, 4, 2, 1, 1, 3, 1, B_PERMUTED_BATCHES);
+    }
   /* Row lengths that are no multiple of a vector width.  */
   for (int t = 0; t < 3; t++)
     {

@@ -1,0 +1,78 @@
+/* cpu-qdot.h - what the per-level integer dot files (cpu-qdot.c,
+ * cpu-qdot-32.c) share: unaligned loads of block fields and the
+ * dispatch on the number of activation rows.  Include after
+ * cpu-level.h.  */
+#ifndef TSR_CPU_QDOT_H
+#define TSR_CPU_QDOT_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include <tessera/types.h>
+
+#include "cpu-vec.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+static inline tsr_fp16_t
+load_fp16 (const char *p)
+{
+  tsr_fp16_t h;
+  memcpy (&h, p, sizeof h);
+  return h;
+}
+
+/* A little-endian 32-bit field (q5_0 / q5_1 fifth bits).  */
+static inline uint32_t
+load_le32 (const char *p)
+{
+  const unsigned char *u = (const unsigned char *) p;
+  return (uint32_t) u[0] | (uint32_t) u[1] << 8 | (uint32_t) u[2] << 16
+         | (uint32_t) u[3] << 24;
+}
+
+/* One inlined copy of KERNEL (what, k, x, ny, y, out) per column count
+   NY, so that the per-column loops unroll and the accumulators stay in
+   registers.  */
+#define TSR_CPU_DISPATCH_NY(KERNEL, what, k, x, ny, y, out)             \
+  switch (ny)                                                           \
+    {                                                                   \
+    case 1: KERNEL (what, k, x, 1, y, out); break;                      \
+    case 2: KERNEL (what, k, x, 2, y, out); break;                      \
+    case 3: KERNEL (what, k, x, 3, y, out); break;                      \
+    case 4: KERNEL (what, k, x, 4, y, out); break;                      \
+    case 5: KERNEL (what, k, x, 5, y, out); break;                      \
+    case 6: KERNEL (what, k, x, 6, y, out); break;                      \
+    case 7: KERNEL (what, k, x, 7, y, out); break;                      \
+    default: KERNEL (what, k, x, 8, y, out); break;                     \
+    }
+
+_Static_assert (TSR_CPU_QDOT_MAX_COLS == 8, "TSR_CPU_DISPATCH_NY covers 1..8");
+
+/* The sum of the lanes of A + B, the kernels' two accumulators.  */
+#if defined(__AVX__)
+static inline float
+qdot_hsum256 (__m256 a, __m256 b)
+{
+  __m256 v = _mm256_add_ps (a, b);
+  __m128 s = _mm_add_ps (_mm256_castps256_ps128 (v),
+                         _mm256_extractf128_ps (v, 1));
+  s = _mm_add_ps (s, _mm_movehl_ps (s, s));
+  s = _mm_add_ss (s, _mm_movehdup_ps (s));
+  return _mm_cvtss_f32 (s);
+}
+#endif
+#if defined(__SSE2__)
+static inline float
+qdot_hsum128 (__m128 a, __m128 b)
+{
+  __m128 s = _mm_add_ps (a, b);
+  s = _mm_add_ps (s, _mm_movehl_ps (s, s));
+  s = _mm_add_ss (s, _mm_shuffle_ps (s, s, 1));
+  return _mm_cvtss_f32 (s);
+}
+#endif
+
+#endif /* TSR_CPU_QDOT_H */

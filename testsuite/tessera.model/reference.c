@@ -5,7 +5,8 @@
    forward pass of testsuite/lib/tsr-model-ref.h, for llama and qwen2
    files of several weight types, grouped and full key/value heads,
    tied and untied outputs, Llama 3 frequency factors and linear rope
-   scaling; the block types of real model files (k-quants, iq4_xs).
+   scaling; the block types of real model files (q4_1, q5_0, q5_1, iq4_nl,
+   mxfp4, the k-quants, iq4_xs).
    Tolerances (NMSE of the logits): f32, f16 and bf16 weights 1e-6
    (the cache is f16: keys and values are rounded to 11 bits; seen:
    4e-8 to 1.5e-7); q8_0 and q4_0 weights 1e-3 (the CPU multiplies them
@@ -41,6 +42,11 @@ static const struct model_case cases[] = {
   { "qwen2-q8_0", "--arch=qwen2 --type=q8_0 --untied --embd=128 --heads=8 "
     "--kv-heads=2", 1e-3 },
   { "qwen2-q4_0", "--arch=qwen2 --type=q4_0 --untied", 1e-3 },
+  /* The other block types of model files and KV-cache formats.  */
+  { "llama-q4_1", "--type=q4_1 --untied", 1e-3 },
+  { "llama-q5_0-iq4_nl", "--type=q5_0 --embd-type=iq4_nl --tied", 1e-3 },
+  { "qwen2-q5_1", "--arch=qwen2 --type=q5_1 --untied", 1e-3 },
+  { "llama-mxfp4", "--type=mxfp4 --embd-type=q8_0 --untied", 1e-3 },
   /* Super-block types need rows of 256.  */
   { "llama-q4_K", "--type=q4_K --embd=256 --ff=512 --untied", 1e-3 },
   { "llama-q6_K", "--type=q6_K --embd=256 --ff=512 --tied", 1e-3 },

@@ -278,9 +278,21 @@ bench_report_result (FILE *f, enum bench_format fmt,
 }
 
 void
-bench_report_end (FILE *f, enum bench_format fmt)
+bench_report_end (FILE *f, enum bench_format fmt, double roof, int threads)
 {
   if (fmt == BENCH_JSON)
-    fprintf (f, "\n  ]\n}\n");
+    {
+      fprintf (f, "\n  ]");
+      if (roof > 0)
+        fprintf (f, ",\n  \"read_roof_gb_per_s\": %.2f", roof);
+      fprintf (f, "\n}\n");
+    }
+  else if (roof > 0 && fmt == BENCH_CSV)
+    fprintf (f, "host,read,u64,0,0,0,0,%d,ok,5,,,,%.2f,,read bandwidth "
+             "(roof)\n", threads, roof);
+  else if (roof > 0)
+    fprintf (f, "\nhost read bandwidth (roof): %.1f GB/s (%d threads, 1 GiB "
+             "read, median of 5 passes, better of before and after)\n",
+             roof, threads);
   fflush (f);
 }

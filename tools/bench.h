@@ -123,6 +123,9 @@ void bench_report_result (FILE *f, enum bench_format fmt,
                           const struct bench_device *d,
                           const struct bench_case *c,
                           const struct bench_result *r);
-void bench_report_end (FILE *f, enum bench_format fmt);
+/* ROOF: the host's read bandwidth in GB/s measured with THREADS
+   threads (0: not measured, nothing printed).  */
+void bench_report_end (FILE *f, enum bench_format fmt, double roof,
+                       int threads);
 
 #endif /* BENCH_H */

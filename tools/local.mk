@@ -41,5 +41,6 @@ EXTRA_DIST += doc/tessera-bench.1
 BENCHFLAGS =
 bench: tools/tessera-bench$(EXEEXT) $(backend_LTLIBRARIES)
 	TESSERA_BACKEND_PATH=$(TSR_BUILD_BACKEND_PATH) \
-	  tools/tessera-bench$(EXEEXT) --device cpu --threads 2 $(BENCHFLAGS)
+	  tools/tessera-bench$(EXEEXT) --device cpu --threads 2 --roof \
+	  $(BENCHFLAGS)
 .PHONY: bench

@@ -40,6 +40,7 @@ struct options
   int repeat, warmup;           /* -1: automatic */
   enum bench_format format;
   bool quick;
+  bool roof;                    /* --roof: measure the read bandwidth */
 };
 
 /* The default cases: the shapes that matter for transformer inference
@@ -122,6 +123,10 @@ usage (FILE *f)
            "  -f, --format=FORMAT        table (default), csv or json\n"
            "  -q, --quick                tiny shapes, %d runs (for "
            "tests)\n"
+           "      --roof                 also measure the host's read "
+           "bandwidth (a\n"
+           "                             1 GiB buffer), the roof of the "
+           "GB/s figures\n"
            "  -h, --help                 display this help and exit\n"
            "  -V, --version              output version information and "
            "exit\n\n", program, BENCH_MIN_RUNS, MIN_US / 1e6,
@@ -230,6 +235,7 @@ parse_options (int argc, char **argv, struct options *o)
     { "warmup", required_argument, NULL, 'w' },
     { "format", required_argument, NULL, 'f' },
     { "quick", no_argument, NULL, 'q' },
+    { "roof", no_argument, NULL, 'R' },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 }
@@ -243,6 +249,9 @@ parse_options (int argc, char **argv, struct options *o)
       {
       case 'o':
         parse_ops (o, optarg);
+        break;
+      case 'R':
+        o->roof = true;
         break;
       case 'T':
         tt_for_each_name (optarg, add_type, o);
@@ -424,6 +433,10 @@ main (int argc, char **argv)
     .min_us = MIN_US,
     .seed = 1
   };
+  /* The roof: the host's read bandwidth, before and after the cases
+     (the better of the two: the machine may be shared).  */
+  int roof_threads = o.threads > 0 ? o.threads : 2;
+  double roof = o.roof ? tt_read_bandwidth (roof_threads) : 0;
   bench_report_begin (stdout, o.format, d, n_dev);
   for (size_t k = 0; k < n_dev; k++)
     {
@@ -437,7 +450,12 @@ main (int argc, char **argv)
             status = 1;
         }
     }
-  bench_report_end (stdout, o.format);
+  if (o.roof)
+    {
+      double after = tt_read_bandwidth (roof_threads);
+      roof = after > roof ? after : roof;
+    }
+  bench_report_end (stdout, o.format, roof, roof_threads);
 
   for (size_t k = 0; k < n_dev; k++)
     tsr_backend_free (d[k].be);

@@ -8,9 +8,11 @@
    The graph builders accept these nodes; they are built here with
    q4_K, q6_K, iq4_xs and mxfp4.
 
-   Limitations: a device that gains kernels for a type must be listed
-   in supported () below; until then this test holds the line.  Listed
-   devices must accept every one of these nodes.  */
+   The CPU has kernels for every one of these nodes; OpenCL and CUDA
+   for mul_mat, mul_mat_id and get_rows (gpu-quants), not for copies
+   or set_rows; other devices (BLAS, test modules) for none.
+   Limitations: a device that gains kernels must be listed in
+   supported () below; until then this test holds the line.  */
 #include <stdint.h>
 #include <string.h>
 #include <tessera.h>
@@ -19,13 +21,21 @@
 static const tsr_type types[] = { TSR_TYPE_Q4_K, TSR_TYPE_Q6_K,
                                   TSR_TYPE_IQ4_XS, TSR_TYPE_MXFP4 };
 
-/* Whether DEV has kernels for type T.  */
+/* Whether DEV has a kernel for NODE, whose block type is T.  */
 static int
-supported (tsr_device *dev, tsr_type t)
+supported (tsr_device *dev, const tsr_tensor *node, tsr_type t)
 {
-  /* The CPU: every one of them (cpu-kquant.c, cpu-qdot-32.c).  */
+  const char *name = tsr_device_name (dev);
+  tsr_op op = node->op;
   (void) t;
-  return strcmp (tsr_device_name (dev), "CPU") == 0;
+  /* The CPU: every one of them (cpu-kquant.c, cpu-qdot-32.c).  */
+  if (strcmp (name, "CPU") == 0)
+    return 1;
+  /* The GPUs: the weight ops (ocl-quant.cl, cuda-blocks.cuh).  */
+  if (strncmp (name, "OpenCL", 6) == 0 || strncmp (name, "CUDA", 4) == 0)
+    return op == TSR_OP_MUL_MAT || op == TSR_OP_MUL_MAT_ID
+           || op == TSR_OP_GET_ROWS;
+  return 0;
 }
 
 /* The nodes of one type T.  */
@@ -87,7 +97,7 @@ main (void)
           for (size_t d = 0; d < nd; d++)
             {
               tsr_device *dev = tsr_device_get (d);
-              int yes = supported (dev, types[ti]);
+              int yes = supported (dev, nodes[i], types[ti]);
               CHECK (tsr_device_supports_op (dev, nodes[i]) == yes,
                      "%s %s: %s %s it", what[i], tsr_type_name (types[ti]),
                      tsr_device_name (dev), yes ? "accepts" : "refuses");

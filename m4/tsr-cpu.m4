@@ -10,17 +10,18 @@ AC_DEFUN([TSR_CPU_LEVELS], [
   AC_ARG_WITH([cpu-levels],
     [AS_HELP_STRING([--with-cpu-levels=LIST],
       [ISA levels for the CPU backend, space or comma separated:
-       x86-64, x86-64-v2, x86-64-v3, x86-64-v4 (x86_64 hosts);
+       x86-64, x86-64-v2, x86-64-v3, x86-64-v3+avxvnni, x86-64-v4,
+       x86-64-v4+avx512vnni (x86_64 hosts);
        armv8-a, armv8.2-a+dotprod+fp16, armv8.6-a+i8mm+sve (aarch64);
        generic (default: every level of the host family the compiler
        accepts)])],
     [tsr_levels_asked=yes; tsr_levels=`echo "$withval" | tr ',' ' '`],
     [tsr_levels_asked=no
      AS_CASE([$host_cpu],
-       [x86_64|amd64], [tsr_levels="x86-64 x86-64-v2 x86-64-v3 x86-64-v4"],
+       [x86_64|amd64], [tsr_levels="x86-64 x86-64-v2 x86-64-v3 x86-64-v3+avxvnni x86-64-v4 x86-64-v4+avx512vnni"],
        [aarch64|arm64], [tsr_levels="armv8-a armv8.2-a+dotprod+fp16 armv8.6-a+i8mm+sve"],
        [tsr_levels=generic])])
-  m4_foreach_w([tsr_l], [X86_64 V2 V3 V4 ARMV8 ARMV8_2 ARMV8_6 GENERIC],
+  m4_foreach_w([tsr_l], [X86_64 V2 V3 V3VNNI V4 V4VNNI ARMV8 ARMV8_2 ARMV8_6 GENERIC],
     [AH_TEMPLATE([TSR_CPU_HAVE_LEVEL_]tsr_l,
       [The CPU backend is built for this ISA level.])])
   tsr_levels_built=
@@ -30,18 +31,29 @@ AC_DEFUN([TSR_CPU_LEVELS], [
       [x86-64], [tsr_suffix=x86_64; tsr_name=x86-64],
       [x86-64-v2], [tsr_suffix=v2; tsr_name=v2],
       [x86-64-v3], [tsr_suffix=v3; tsr_name=v3],
+      [x86-64-v3+avxvnni], [tsr_suffix=v3vnni; tsr_name=v3-vnni],
       [x86-64-v4], [tsr_suffix=v4; tsr_name=v4],
+      [x86-64-v4+avx512vnni], [tsr_suffix=v4vnni; tsr_name=v4-vnni],
       [armv8-a], [tsr_suffix=armv8; tsr_name=armv8-a],
       [armv8.2-a+dotprod+fp16], [tsr_suffix=armv8_2; tsr_name=armv8.2-a],
       [armv8.6-a+i8mm+sve], [tsr_suffix=armv8_6; tsr_name=armv8.6-a],
       [generic], [tsr_suffix=generic; tsr_name=generic],
       [AC_MSG_ERROR([unknown CPU level '$tsr_level' (see --help)])])
-    tsr_flag="-march=$tsr_level"
-    test "$tsr_level" = generic && tsr_flag=
+    # A level named -march=BASE+EXT compiles with -march=BASE -mEXT, and
+    # its CPU test needs __builtin_cpu_supports ("EXT").
+    tsr_probe=
+    AS_CASE([$tsr_level],
+      [generic], [tsr_flag=],
+      [*+avxvnni|*+avx512vnni],
+        [tsr_ext=`echo "$tsr_level" | sed 's/^.*+//'`
+         tsr_flag="-march=`echo "$tsr_level" | sed 's/+.*$//'` -m$tsr_ext"
+         tsr_probe="return __builtin_cpu_supports (\"$tsr_ext\");"],
+      [tsr_flag="-march=$tsr_level"])
     AC_MSG_CHECKING([whether $CC can compile for CPU level $tsr_level])
     tsr_save_CFLAGS=$CFLAGS
     CFLAGS="$CFLAGS $tsr_flag"
-    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([], [])], [tsr_ok=yes], [tsr_ok=no])
+    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([], [$tsr_probe])], [tsr_ok=yes],
+                      [tsr_ok=no])
     CFLAGS=$tsr_save_CFLAGS
     AC_MSG_RESULT([$tsr_ok])
     if test "$tsr_ok" = yes; then
@@ -62,12 +74,14 @@ AC_DEFUN([TSR_CPU_LEVELS], [
   AC_SUBST([TSR_LEVEL_CFLAGS_x86_64])
   AC_SUBST([TSR_LEVEL_CFLAGS_v2])
   AC_SUBST([TSR_LEVEL_CFLAGS_v3])
+  AC_SUBST([TSR_LEVEL_CFLAGS_v3vnni])
   AC_SUBST([TSR_LEVEL_CFLAGS_v4])
+  AC_SUBST([TSR_LEVEL_CFLAGS_v4vnni])
   AC_SUBST([TSR_LEVEL_CFLAGS_armv8])
   AC_SUBST([TSR_LEVEL_CFLAGS_armv8_2])
   AC_SUBST([TSR_LEVEL_CFLAGS_armv8_6])
   AC_SUBST([TSR_CPU_LEVELS_BUILT], [$tsr_levels_names])
-  m4_foreach_w([tsr_l], [x86_64 v2 v3 v4 armv8 armv8_2 armv8_6 generic], [
+  m4_foreach_w([tsr_l], [x86_64 v2 v3 v3vnni v4 v4vnni armv8 armv8_2 armv8_6 generic], [
     AM_CONDITIONAL(AS_TR_CPP([TSR_LEVEL_]tsr_l),
       [case " $tsr_levels_built " in *" ]tsr_l[ "*) true;; *) false;; esac])])
   tsr_summary_cpu_levels=$tsr_levels_names

@@ -34,7 +34,7 @@
 enum
 {
   LVL_GENERIC,
-  LVL_X86_64, LVL_V2, LVL_V3, LVL_V4,
+  LVL_X86_64, LVL_V2, LVL_V3, LVL_V3VNNI, LVL_V4, LVL_V4VNNI,
   LVL_ARMV8, LVL_ARMV8_2, LVL_ARMV8_6,
   LVL_COUNT
 };
@@ -59,9 +59,21 @@ enum
 #include "cpu-vec.def"
 #undef TSR_CPU_VEC
 #endif
+#ifdef TSR_CPU_HAVE_LEVEL_V3VNNI
+#define TSR_CPU_VEC(ret, name, params, args) \
+  TSR_CPU_HIDDEN ret tsr_cpu_##name##_v3vnni params;
+#include "cpu-vec.def"
+#undef TSR_CPU_VEC
+#endif
 #ifdef TSR_CPU_HAVE_LEVEL_V4
 #define TSR_CPU_VEC(ret, name, params, args) \
   TSR_CPU_HIDDEN ret tsr_cpu_##name##_v4 params;
+#include "cpu-vec.def"
+#undef TSR_CPU_VEC
+#endif
+#ifdef TSR_CPU_HAVE_LEVEL_V4VNNI
+#define TSR_CPU_VEC(ret, name, params, args) \
+  TSR_CPU_HIDDEN ret tsr_cpu_##name##_v4vnni params;
 #include "cpu-vec.def"
 #undef TSR_CPU_VEC
 #endif
@@ -106,10 +118,20 @@ enum
 #else
 #define CASE_V3(n)
 #endif
+#ifdef TSR_CPU_HAVE_LEVEL_V3VNNI
+#define CASE_V3VNNI(n) case LVL_V3VNNI: return tsr_cpu_##n##_v3vnni;
+#else
+#define CASE_V3VNNI(n)
+#endif
 #ifdef TSR_CPU_HAVE_LEVEL_V4
 #define CASE_V4(n) case LVL_V4: return tsr_cpu_##n##_v4;
 #else
 #define CASE_V4(n)
+#endif
+#ifdef TSR_CPU_HAVE_LEVEL_V4VNNI
+#define CASE_V4VNNI(n) case LVL_V4VNNI: return tsr_cpu_##n##_v4vnni;
+#else
+#define CASE_V4VNNI(n)
 #endif
 #ifdef TSR_CPU_HAVE_LEVEL_ARMV8
 #define CASE_ARMV8(n) case LVL_ARMV8: return tsr_cpu_##n##_armv8;
@@ -133,7 +155,8 @@ enum
 #else
 #define CASE_GENERIC(n)
 #endif
-#define ALL_CASES(n) CASE_X86_64 (n) CASE_V2 (n) CASE_V3 (n) CASE_V4 (n) \
+#define ALL_CASES(n) CASE_X86_64 (n) CASE_V2 (n) CASE_V3 (n) \
+  CASE_V3VNNI (n) CASE_V4 (n) CASE_V4VNNI (n) \
   CASE_ARMV8 (n) CASE_ARMV8_2 (n) CASE_ARMV8_6 (n) CASE_GENERIC (n)
 
 static bool
@@ -150,8 +173,14 @@ level_built (int l)
 #ifdef TSR_CPU_HAVE_LEVEL_V3
     case LVL_V3: return true;
 #endif
+#ifdef TSR_CPU_HAVE_LEVEL_V3VNNI
+    case LVL_V3VNNI: return true;
+#endif
 #ifdef TSR_CPU_HAVE_LEVEL_V4
     case LVL_V4: return true;
+#endif
+#ifdef TSR_CPU_HAVE_LEVEL_V4VNNI
+    case LVL_V4VNNI: return true;
 #endif
 #ifdef TSR_CPU_HAVE_LEVEL_ARMV8
     case LVL_ARMV8: return true;
@@ -177,7 +206,9 @@ level_name (int l)
     case LVL_X86_64: return "x86-64";
     case LVL_V2: return "v2";
     case LVL_V3: return "v3";
+    case LVL_V3VNNI: return "v3-vnni";
     case LVL_V4: return "v4";
+    case LVL_V4VNNI: return "v4-vnni";
     case LVL_ARMV8: return "armv8-a";
     case LVL_ARMV8_2: return "armv8.2-a";
     case LVL_ARMV8_6: return "armv8.6-a";
@@ -218,7 +249,9 @@ level_from_name (const char *s)
 {
   static const struct { const char *alias; int level; } aliases[] = {
     { "baseline", -1 }, { "x86-64-v2", LVL_V2 }, { "x86-64-v3", LVL_V3 },
-    { "x86-64-v4", LVL_V4 }, { "armv8.2-a+dotprod+fp16", LVL_ARMV8_2 },
+    { "x86-64-v3+avxvnni", LVL_V3VNNI }, { "x86-64-v4", LVL_V4 },
+    { "x86-64-v4+avx512vnni", LVL_V4VNNI },
+    { "armv8.2-a+dotprod+fp16", LVL_ARMV8_2 },
     { "armv8.6-a+i8mm+sve", LVL_ARMV8_6 }
   };
   for (int l = 0; l < LVL_COUNT; l++)
@@ -259,6 +292,22 @@ x86_v4 (void)
          && __builtin_cpu_supports ("avx512dq")
          && __builtin_cpu_supports ("avx512vl");
 }
+
+#ifdef TSR_CPU_HAVE_LEVEL_V3VNNI
+static bool
+x86_v3vnni (void)
+{
+  return x86_v3 () && __builtin_cpu_supports ("avxvnni");
+}
+#endif
+
+#ifdef TSR_CPU_HAVE_LEVEL_V4VNNI
+static bool
+x86_v4vnni (void)
+{
+  return x86_v4 () && __builtin_cpu_supports ("avx512vnni");
+}
+#endif
 #endif
 
 static int level_from_name (const char *s);
@@ -293,6 +342,12 @@ level_runs_really (int l)
     case LVL_V2: return x86_v2 ();
     case LVL_V3: return x86_v3 ();
     case LVL_V4: return x86_v4 ();
+#ifdef TSR_CPU_HAVE_LEVEL_V3VNNI
+    case LVL_V3VNNI: return x86_v3vnni ();
+#endif
+#ifdef TSR_CPU_HAVE_LEVEL_V4VNNI
+    case LVL_V4VNNI: return x86_v4vnni ();
+#endif
 #endif
 #if defined(__aarch64__)
     case LVL_ARMV8: return true;

@@ -418,7 +418,7 @@ group_v4 (int t, const char *xg, int cnt, int64_t b0, int64_t k,
           const int ny, const void *const *y, const __m512 *dd,
           __m512i idx, __m512 *acc)
 {
-  const __m512i ones = _mm512_set1_epi16 (1), zero = _mm512_setzero_si512 ();
+  const __m512i zero = _mm512_setzero_si512 ();
   __m512i lo, hi;
   __mmask64 nlo = 0, nhi = 0;
 
@@ -450,18 +450,9 @@ group_v4 (int t, const char *xg, int cnt, int64_t b0, int64_t k,
           ylo = _mm512_mask_sub_epi8 (ylo, nlo, zero, ylo);
           yhi = _mm512_mask_sub_epi8 (yhi, nhi, zero, yhi);
         }
-      if (t == IQ4_NL)
-        /* Pairs of products up to 2 * 127 * 127: no room to add the
-           halves in int16.  */
-        s = _mm512_add_epi32
-          (_mm512_madd_epi16 (_mm512_maddubs_epi16 (lo, ylo), ones),
-           _mm512_madd_epi16 (_mm512_maddubs_epi16 (hi, yhi), ones));
-      else
-        {
-          __m512i p = _mm512_add_epi16 (_mm512_maddubs_epi16 (lo, ylo),
-                                        _mm512_maddubs_epi16 (hi, yhi));
-          s = _mm512_madd_epi16 (p, ones);
-        }
+      /* iq4_nl: pairs of products up to 2 * 127 * 127, no room to add
+         the halves in int16.  */
+      s = qdot_sum2_512 (lo, ylo, hi, yhi, t != IQ4_NL);
       acc[c] = _mm512_fmadd_ps (_mm512_cvtepi32_ps (s),
                                 _mm512_permutexvar_ps (idx, dd[c]), acc[c]);
     }
@@ -639,22 +630,13 @@ pair_v3 (int t, const char *xp, bool two, int64_t b0, int64_t k,
       __m256i ylo = _mm256_loadu_si256 ((const __m256i *) yq);
       __m256i yhi = _mm256_loadu_si256 ((const __m256i *) (yq + 64)), s;
 
-      if (t == IQ4_NL)
-        s = _mm256_add_epi32
-          (_mm256_madd_epi16 (_mm256_maddubs_epi16
-                              (alo, _mm256_sign_epi8 (ylo, lo)), ones),
-           _mm256_madd_epi16 (_mm256_maddubs_epi16
-                              (ahi, _mm256_sign_epi8 (yhi, hi)), ones));
+      if (is_table (t))
+        s = qdot_sum2_256 (alo, _mm256_sign_epi8 (ylo, lo), ahi,
+                           _mm256_sign_epi8 (yhi, hi), t != IQ4_NL);
       else
         {
-          __m256i p;
-          if (t == MXFP4)
-            p = _mm256_add_epi16
-              (_mm256_maddubs_epi16 (alo, _mm256_sign_epi8 (ylo, lo)),
-               _mm256_maddubs_epi16 (ahi, _mm256_sign_epi8 (yhi, hi)));
-          else
-            p = _mm256_add_epi16 (_mm256_maddubs_epi16 (lo, ylo),
-                                  _mm256_maddubs_epi16 (hi, yhi));
+          __m256i p = _mm256_add_epi16 (_mm256_maddubs_epi16 (lo, ylo),
+                                        _mm256_maddubs_epi16 (hi, yhi));
           if (t == Q5_0)
             p = _mm256_sub_epi16 (p, _mm256_slli_epi16
                                   (_mm256_loadu_si256

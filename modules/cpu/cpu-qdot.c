@@ -351,7 +351,6 @@ group_v4 (bool q4, const char *xg, int cnt, int64_t b0, int64_t k,
           const int ny, const void *const *y, const __m512 *dd,
           __m512i idx, __m512 *acc)
 {
-  const __m512i ones = _mm512_set1_epi16 (1);
   __m512i lo, hi, alo = _mm512_setzero_si512 (), ahi = alo;
   __mmask64 nlo = 0, nhi = 0;
 
@@ -372,17 +371,13 @@ group_v4 (bool q4, const char *xg, int cnt, int64_t b0, int64_t k,
       __m512i yhi = _mm512_loadu_si512 (yq + 64), s;
 
       if (q4)
-        s = _mm512_madd_epi16 (_mm512_add_epi16
-                               (_mm512_maddubs_epi16 (lo, ylo),
-                                _mm512_maddubs_epi16 (hi, yhi)), ones);
+        s = qdot_sum2_512 (lo, ylo, hi, yhi, 1);
       else
         {
           /* y * sign (x): negate where x < 0.  */
           ylo = _mm512_mask_sub_epi8 (ylo, nlo, _mm512_setzero_si512 (), ylo);
           yhi = _mm512_mask_sub_epi8 (yhi, nhi, _mm512_setzero_si512 (), yhi);
-          s = _mm512_add_epi32
-            (_mm512_madd_epi16 (_mm512_maddubs_epi16 (alo, ylo), ones),
-             _mm512_madd_epi16 (_mm512_maddubs_epi16 (ahi, yhi), ones));
+          s = qdot_sum2_512 (alo, ylo, ahi, yhi, 0);
         }
       acc[c] = _mm512_fmadd_ps (_mm512_cvtepi32_ps (s),
                                 _mm512_permutexvar_ps (idx, dd[c]), acc[c]);
@@ -544,11 +539,8 @@ pair_v3 (bool q4, const char *xp, bool two, int64_t b0, int64_t k,
           s = _mm256_madd_epi16 (p, ones);
         }
       else
-        s = _mm256_add_epi32
-          (_mm256_madd_epi16 (_mm256_maddubs_epi16
-                              (alo, _mm256_sign_epi8 (ylo, lo)), ones),
-           _mm256_madd_epi16 (_mm256_maddubs_epi16
-                              (ahi, _mm256_sign_epi8 (yhi, hi)), ones));
+        s = qdot_sum2_256 (alo, _mm256_sign_epi8 (ylo, lo), ahi,
+                           _mm256_sign_epi8 (yhi, hi), 0);
       acc[c] = _mm256_fmadd_ps (_mm256_cvtepi32_ps (s),
                                 _mm256_permutevar8x32_ps (dd[c], idx),
                                 acc[c]);

@@ -75,4 +75,59 @@ qdot_hsum128 (__m128 a, __m128 b)
 }
 #endif
 
+/* The products of unsigned bytes A by signed bytes B plus those of C by
+   D, summed in fours into int32 lanes.  With VNNI (levels v3-vnni and
+   v4-vnni) two vpdpbusd; otherwise pmaddubsw into int16 pairs, then
+   pmaddwd by ones.  FITS16: the sum of a pair of A.B and a pair of C.D
+   stays within int16 (so the pairs are added before pmaddwd, one
+   instruction fewer).  Every caller's operands keep each pair within
+   int16, where pmaddubsw does not saturate: both forms give the same
+   integers.  */
+#if defined(__AVX512BW__)
+static inline __m512i
+qdot_sum2_512 (__m512i a, __m512i b, __m512i c, __m512i d, int fits16)
+{
+#if defined(__AVX512VNNI__)
+  (void) fits16;
+  return _mm512_dpbusd_epi32 (_mm512_dpbusd_epi32 (_mm512_setzero_si512 (),
+                                                   a, b), c, d);
+#else
+  const __m512i ones = _mm512_set1_epi16 (1);
+  if (fits16)
+    return _mm512_madd_epi16 (_mm512_add_epi16 (_mm512_maddubs_epi16 (a, b),
+                                                _mm512_maddubs_epi16 (c, d)),
+                              ones);
+  return _mm512_add_epi32 (_mm512_madd_epi16 (_mm512_maddubs_epi16 (a, b),
+                                              ones),
+                           _mm512_madd_epi16 (_mm512_maddubs_epi16 (c, d),
+                                              ones));
+#endif
+}
+#endif
+#if defined(__AVX2__)
+static inline __m256i
+qdot_sum2_256 (__m256i a, __m256i b, __m256i c, __m256i d, int fits16)
+{
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  (void) fits16;
+  return _mm256_dpbusd_epi32 (_mm256_dpbusd_epi32 (_mm256_setzero_si256 (),
+                                                   a, b), c, d);
+#elif defined(__AVXVNNI__)
+  (void) fits16;
+  return _mm256_dpbusd_avx_epi32 (_mm256_dpbusd_avx_epi32
+                                  (_mm256_setzero_si256 (), a, b), c, d);
+#else
+  const __m256i ones = _mm256_set1_epi16 (1);
+  if (fits16)
+    return _mm256_madd_epi16 (_mm256_add_epi16 (_mm256_maddubs_epi16 (a, b),
+                                                _mm256_maddubs_epi16 (c, d)),
+                              ones);
+  return _mm256_add_epi32 (_mm256_madd_epi16 (_mm256_maddubs_epi16 (a, b),
+                                              ones),
+                           _mm256_madd_epi16 (_mm256_maddubs_epi16 (c, d),
+                                              ones));
+#endif
+}
+#endif
+
 #endif /* TSR_CPU_QDOT_H */

@@ -54,12 +54,28 @@ modules_cpu_libcpu_v3_la_SOURCES = $(cpu_level_sources)
 modules_cpu_libcpu_v3_la_CPPFLAGS = $(AM_CPPFLAGS) -DTSR_CPU_SUFFIX=v3
 modules_cpu_libcpu_v3_la_CFLAGS = $(cpu_level_cflags) $(TSR_LEVEL_CFLAGS_v3)
 endif
+if TSR_LEVEL_V3VNNI
+noinst_LTLIBRARIES += modules/cpu/libcpu-v3vnni.la
+cpu_level_libs += modules/cpu/libcpu-v3vnni.la
+modules_cpu_libcpu_v3vnni_la_SOURCES = $(cpu_level_sources)
+modules_cpu_libcpu_v3vnni_la_CPPFLAGS = $(AM_CPPFLAGS) -DTSR_CPU_SUFFIX=v3vnni
+modules_cpu_libcpu_v3vnni_la_CFLAGS = $(cpu_level_cflags) \
+	$(TSR_LEVEL_CFLAGS_v3vnni)
+endif
 if TSR_LEVEL_V4
 noinst_LTLIBRARIES += modules/cpu/libcpu-v4.la
 cpu_level_libs += modules/cpu/libcpu-v4.la
 modules_cpu_libcpu_v4_la_SOURCES = $(cpu_level_sources)
 modules_cpu_libcpu_v4_la_CPPFLAGS = $(AM_CPPFLAGS) -DTSR_CPU_SUFFIX=v4
 modules_cpu_libcpu_v4_la_CFLAGS = $(cpu_level_cflags) $(TSR_LEVEL_CFLAGS_v4)
+endif
+if TSR_LEVEL_V4VNNI
+noinst_LTLIBRARIES += modules/cpu/libcpu-v4vnni.la
+cpu_level_libs += modules/cpu/libcpu-v4vnni.la
+modules_cpu_libcpu_v4vnni_la_SOURCES = $(cpu_level_sources)
+modules_cpu_libcpu_v4vnni_la_CPPFLAGS = $(AM_CPPFLAGS) -DTSR_CPU_SUFFIX=v4vnni
+modules_cpu_libcpu_v4vnni_la_CFLAGS = $(cpu_level_cflags) \
+	$(TSR_LEVEL_CFLAGS_v4vnni)
 endif
 if TSR_LEVEL_ARMV8
 noinst_LTLIBRARIES += modules/cpu/libcpu-armv8.la

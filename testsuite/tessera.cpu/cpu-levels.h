@@ -26,10 +26,20 @@
 #else
 #define TSR_TEST_LEVEL_V3_(X)
 #endif
+#ifdef TSR_TEST_LEVEL_v3vnni
+#define TSR_TEST_LEVEL_V3VNNI_(X) X (v3vnni, "v3-vnni")
+#else
+#define TSR_TEST_LEVEL_V3VNNI_(X)
+#endif
 #ifdef TSR_TEST_LEVEL_v4
 #define TSR_TEST_LEVEL_V4_(X) X (v4, "v4")
 #else
 #define TSR_TEST_LEVEL_V4_(X)
+#endif
+#ifdef TSR_TEST_LEVEL_v4vnni
+#define TSR_TEST_LEVEL_V4VNNI_(X) X (v4vnni, "v4-vnni")
+#else
+#define TSR_TEST_LEVEL_V4VNNI_(X)
 #endif
 #ifdef TSR_TEST_LEVEL_armv8
 #define TSR_TEST_LEVEL_ARMV8_(X) X (armv8, "armv8-a")
@@ -53,7 +63,8 @@
 #endif
 #define TSR_TEST_EACH_LEVEL(X)                                          \
   TSR_TEST_LEVEL_X86_64_ (X) TSR_TEST_LEVEL_V2_ (X) TSR_TEST_LEVEL_V3_ (X) \
-  TSR_TEST_LEVEL_V4_ (X) TSR_TEST_LEVEL_ARMV8_ (X)                      \
+  TSR_TEST_LEVEL_V3VNNI_ (X) TSR_TEST_LEVEL_V4_ (X)                     \
+  TSR_TEST_LEVEL_V4VNNI_ (X) TSR_TEST_LEVEL_ARMV8_ (X)                  \
   TSR_TEST_LEVEL_ARMV8_2_ (X) TSR_TEST_LEVEL_ARMV8_6_ (X)               \
   TSR_TEST_LEVEL_GENERIC_ (X)
 

@@ -28,6 +28,7 @@
 #include <tessera.h>
 #include "tsr-test.h"
 #include "cpu-vec.h"
+#include "cpu-levels.h"
 
 typedef void (*quantize_fn) (int64_t, void *, const float *);
 typedef void (*dot_fn) (int64_t, const void *, int, const void *const *,
@@ -66,57 +67,10 @@ static const tsr_type types[] = { TSR_TYPE_Q8_0, TSR_TYPE_Q4_0,
     ENTRY (Q8_0, q8_0, s), ENTRY (Q4_0, q4_0, s), ENTRY (Q4_1, q4_1, s), \
     ENTRY (Q5_0, q5_0, s), ENTRY (Q5_1, q5_1, s),                       \
     ENTRY (IQ4_NL, iq4_nl, s), ENTRY (MXFP4, mxfp4, s) };
-#ifdef TSR_TEST_LEVEL_x86_64
-LEVEL (x86_64, "x86-64")
-#endif
-#ifdef TSR_TEST_LEVEL_v2
-LEVEL (v2, "v2")
-#endif
-#ifdef TSR_TEST_LEVEL_v3
-LEVEL (v3, "v3")
-#endif
-#ifdef TSR_TEST_LEVEL_v4
-LEVEL (v4, "v4")
-#endif
-#ifdef TSR_TEST_LEVEL_armv8
-LEVEL (armv8, "armv8-a")
-#endif
-#ifdef TSR_TEST_LEVEL_armv8_2
-LEVEL (armv8_2, "armv8.2-a")
-#endif
-#ifdef TSR_TEST_LEVEL_armv8_6
-LEVEL (armv8_6, "armv8.6-a")
-#endif
-#ifdef TSR_TEST_LEVEL_generic
-LEVEL (generic, "generic")
-#endif
-
+TSR_TEST_EACH_LEVEL (LEVEL)
+#define LEVEL_ENTRY(s, level_name) &level_##s,
 static const struct level *const levels[] = {
-#ifdef TSR_TEST_LEVEL_x86_64
-  &level_x86_64,
-#endif
-#ifdef TSR_TEST_LEVEL_v2
-  &level_v2,
-#endif
-#ifdef TSR_TEST_LEVEL_v3
-  &level_v3,
-#endif
-#ifdef TSR_TEST_LEVEL_v4
-  &level_v4,
-#endif
-#ifdef TSR_TEST_LEVEL_armv8
-  &level_armv8,
-#endif
-#ifdef TSR_TEST_LEVEL_armv8_2
-  &level_armv8_2,
-#endif
-#ifdef TSR_TEST_LEVEL_armv8_6
-  &level_armv8_6,
-#endif
-#ifdef TSR_TEST_LEVEL_generic
-  &level_generic,
-#endif
-  NULL
+  TSR_TEST_EACH_LEVEL (LEVEL_ENTRY) NULL
 };
 
 enum { MAX_K = 32 * 40, ROWS = 8 };
@@ -126,31 +80,6 @@ enum { MAX_K = 32 * 40, ROWS = 8 };
 static const int lengths[] = { 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 19, 31,
                                32, 33, 40 };
 #define N_LENGTHS (int) (sizeof lengths / sizeof lengths[0])
-
-/* Whether the CPU runs the level named NAME, from the device
-   description's "this CPU runs: ..." list.  */
-static int
-runnable (const char *name)
-{
-  tsr_device *cpu = tsr_device_by_name ("cpu");
-  const char *d = cpu ? tsr_device_description (cpu) : "";
-  const char *p = strstr (d, "this CPU runs: ");
-  char word[64];
-  int n;
-
-  if (!p)
-    return 0;
-  p += strlen ("this CPU runs: ");
-  while (sscanf (p, "%63[^ );]%n", word, &n) == 1)
-    {
-      if (strcmp (word, name) == 0)
-        return 1;
-      p += n;
-      while (*p == ' ')
-        p++;
-    }
-  return 0;
-}
 
 /* Activations for block J of a row: random, or one of the special
    blocks (ties, all zero, tiny, huge, subnormal).  */
@@ -450,7 +379,7 @@ main (void)
   for (int l = 0; levels[l]; l++)
     {
       const struct level *lv = levels[l];
-      if (!runnable (lv->name))
+      if (!tsr_test_level_runnable (lv->name))
         {
           tsr_test_unsupported ("level %s: this CPU cannot run it",
                                 lv->name);

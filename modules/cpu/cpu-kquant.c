@@ -46,6 +46,15 @@
 #define QK TSR_QK_K
 #define GROUPS (QK / 16)
 
+/* Full unrolling of the short loops over registers and columns, so
+   that the decoded super-block and the accumulators stay in registers
+   (GCC 12 otherwise keeps them in memory, at a third of the speed).  */
+#if defined(__GNUC__)
+#define UNROLL _Pragma ("GCC unroll 8")
+#else
+#define UNROLL
+#endif
+
 /* Weight bytes read ahead of the super-block being decoded (gemv
    streams the weights from memory once).  */
 #define PREFETCH_AHEAD 1024
@@ -359,6 +368,7 @@ lanes32 (int r)
 static inline void
 scales16_v4 (__m256i sc16, struct sbv *v)
 {
+  UNROLL
   for (int r = 0; r < 4; r++)
     v->scr[r] = _mm512_permutexvar_epi16 (lanes16 (r),
                                           _mm512_castsi256_si512 (sc16));
@@ -367,25 +377,29 @@ scales16_v4 (__m256i sc16, struct sbv *v)
 static inline void
 scales32_v4 (__m256i sc32, struct sbv *v)
 {
+  UNROLL
   for (int r = 0; r < 4; r++)
     v->scr[r] = _mm512_permutexvar_epi16 (lanes32 (r),
                                           _mm512_castsi256_si512 (sc32));
 }
 
-/* q4_K, q5_K: the 8 scales in lanes 0..7, minimums in 8..15.  */
+/* q4_K, q5_K: the 8 scales in lanes 0..7, minimums in 8..15, from the
+   12 bytes at P (read as 16: the block goes on past them).  With u0,
+   u1, u2 its three words: u0 & 0x3f3f3f3f, (u2 & 0x0f0f0f0f) | (u0 >> 2
+   & 0x30303030), u1 & 0x3f3f3f3f, (u2 >> 4 & 0x0f0f0f0f) | (u1 >> 2 &
+   0x30303030): in vector registers, no round trip through memory.  */
 static inline __m256i
 scales_k4_v4 (const uint8_t *p)
 {
-  uint32_t u[3];
-
-  memcpy (u, p, sizeof u);
-  return _mm256_cvtepu8_epi16
-    (_mm_setr_epi32 ((int) (u[0] & 0x3f3f3f3f),
-                     (int) ((u[2] & 0x0f0f0f0f)
-                            | (u[0] >> 6 & 0x03030303) << 4),
-                     (int) (u[1] & 0x3f3f3f3f),
-                     (int) ((u[2] >> 4 & 0x0f0f0f0f)
-                            | (u[1] >> 6 & 0x03030303) << 4)));
+  const __m128i x = _mm_loadu_si128 ((const __m128i *) p);
+  const __m128i lo = _mm_and_si128
+    (_mm_srlv_epi32 (_mm_shuffle_epi32 (x, _MM_SHUFFLE (2, 1, 2, 0)),
+                     _mm_setr_epi32 (0, 0, 0, 4)),
+     _mm_setr_epi32 (0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+  const __m128i hi = _mm_and_si128
+    (_mm_srli_epi32 (_mm_shuffle_epi32 (x, _MM_SHUFFLE (1, 1, 0, 0)), 2),
+     _mm_setr_epi32 (0, 0x30303030, 0, 0x30303030));
+  return _mm256_cvtepu8_epi16 (_mm_or_si128 (lo, hi));
 }
 
 static inline void
@@ -397,6 +411,7 @@ decode_k4_v4 (const uint8_t *qs, const uint8_t *scales, struct sbv *v)
                                           12, 13, 13, 14, 14, 15, 15);
   __m256i s = scales_k4_v4 (scales);
 
+  UNROLL
   for (int h = 0; h < 2; h++)
     {
       /* Bytes 0..31: groups 4h (low nibbles) and 4h + 1 (high); 32..63
@@ -440,6 +455,7 @@ decode_q5_K_v4 (const void *blk, struct sbv *v)
     (_mm256_loadu_si256 ((const __m256i *) b->qh));
 
   decode_k4_v4 (b->qs, b->scales, v);
+  UNROLL
   for (int r = 0; r < 4; r++)
     v->w[r] = _mm512_mask_add_epi8 (v->w[r],
                                     _mm512_test_epi8_mask (qh, bit_pair (r)),
@@ -464,6 +480,7 @@ decode_q6_K_v4 (const void *blk, struct sbv *v)
                                             _mm256_set1_epi16 (2), 1);
   __m256i sc;
 
+  UNROLL
   for (int h = 0; h < 2; h++)
     {
       __m512i ql = _mm512_loadu_si512 (b->ql + 64 * h);
@@ -491,10 +508,12 @@ crumbs_v4 (const uint8_t *qs, struct sbv *v)
 {
   const __m512i m3 = _mm512_set1_epi8 (3);
 
+  UNROLL
   for (int h = 0; h < 2; h++)
     {
       __m512i q = _mm512_broadcast_i64x4
         (_mm256_loadu_si256 ((const __m256i *) (qs + 32 * h)));
+      UNROLL
       for (int k = 0; k < 2; k++)
         {
           __m512i shift = _mm512_inserti64x4
@@ -531,6 +550,7 @@ decode_q3_K_v4 (const void *blk, struct sbv *v)
   __m256i sc;
 
   crumbs_v4 (b->qs, v);
+  UNROLL
   for (int r = 0; r < 4; r++)
     v->w[r] = _mm512_mask_add_epi8 (v->w[r],
                                     _mm512_test_epi8_mask (hm, bit_pair (r)),
@@ -566,6 +586,7 @@ decode_iq4_xs_v4 (const void *blk, struct sbv *v)
   const __m256i m4 = _mm256_set1_epi8 (0x0f);
   uint32_t sl;
 
+  UNROLL
   for (int r = 0; r < 4; r++)
     {
       __m256i q = _mm256_loadu_si256 ((const __m256i *) (b->qs + 32 * r));
@@ -616,12 +637,14 @@ static inline __attribute__ ((always_inline)) void
 sbv_dot (const struct sbv *v, bool sgn, int64_t j, int64_t k, const int ny,
          const void *const *y, struct acc *acc)
 {
+  UNROLL
   for (int c = 0; c < ny; c++)
     {
       const int8_t *yq = (const int8_t *) y[c] + j * QK;
       const float dy = tsr_cpu_kact_scales (y[c], k)[j];
       __m512i sum = _mm512_setzero_si512 ();
 
+      UNROLL
       for (int r = 0; r < 4; r++)
         {
           __m512i yr = _mm512_load_si512 (yq + 64 * r);
@@ -876,7 +899,10 @@ acc_sum (const struct acc *a)
 
 #endif
 
-static inline void
+/* always_inline: GCC 12 finds a plain static function around a
+   prefetch "const" and deletes the calls before it would inline them,
+   and with them the prefetches.  */
+static inline __attribute__ ((always_inline)) void
 prefetch (const char *p)
 {
 #if defined(__SSE__)
@@ -893,6 +919,7 @@ kdot (enum ktype t, int64_t k, const char *x, const int ny,
   const size_t bytes = block_bytes (t);
   struct acc acc[TSR_CPU_QDOT_MAX_COLS];
 
+  UNROLL
   for (int c = 0; c < ny; c++)
     acc_zero (&acc[c]);
   for (int64_t j = 0; j < k / QK; j++, x += bytes)
@@ -910,6 +937,7 @@ kdot (enum ktype t, int64_t k, const char *x, const int ny,
               acc);
 #endif
     }
+  UNROLL
   for (int c = 0; c < ny; c++)
     out[c] = acc_sum (&acc[c]);
 }

@@ -16,7 +16,7 @@ bin_PROGRAMS += tools/tessera-gguf
 tools_tessera_gguf_SOURCES = tools/tessera-gguf.c tools/gguf-synth.c \
 	tools/gguf-synth-vocab.c tools/gguf-synth.h tools/gguf-recipe.c \
 	tools/gguf-recipe.h tools/tool-util.c tools/tool-util.h
-tools_tessera_gguf_LDADD = lib/libtessera.la -lm
+tools_tessera_gguf_LDADD = lib/libtessera.la -lm $(PTHREAD_LIBS)
 man_MANS += doc/tessera-gguf.1
 EXTRA_DIST += doc/tessera-gguf.1
 

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,11 @@ usage (FILE *f)
            "                     Q6_K Q8_0 Q4_0 IQ4_XS Q3_K_M Q2_K; a name "
            "that is both\n"
            "                     is the preset\n"
+           "  -T, --threads=N    convert, requantize: threads converting "
+           "rows\n"
+           "                     (default: the processors online); the "
+           "output does\n"
+           "                     not depend on it\n"
            "  -h, --help         display this help and exit\n"
            "  -V, --version      output version information and exit\n\n"
            "Report bugs to: %s\n", PACKAGE_BUGREPORT);
@@ -445,6 +451,7 @@ struct plan
   tsr_type to;
   struct gr_recipe recipe;
   struct gr_model model;
+  int threads;                  /* rows converted in parallel */
 };
 
 /* convert: TO for float tensors whose rows fit its blocks (and, for
@@ -481,9 +488,45 @@ target_type (const struct plan *p, const struct tsr_gguf_tensor_info *info)
   return t;
 }
 
-/* A host tensor in CTX holding tensor I of G as TYPE.  */
+/* Rows [FIRST, LAST) of a tensor from SRC (type FROM) to DST (type TO),
+   ROW elements each, through floats.  */
+struct rows_job
+{
+  const char *src;
+  char *dst;
+  tsr_type from, to;
+  int64_t row, first, last;
+  int status;
+};
+
+static void *
+convert_rows (void *arg)
+{
+  struct rows_job *j = arg;
+  size_t in_row = tsr_row_size (j->from, j->row);
+  size_t out_row = tsr_row_size (j->to, j->row);
+  float *tmp = malloc ((size_t) (j->row ? j->row : 1) * sizeof *tmp);
+  if (!tmp)
+    {
+      j->status = TSR_ERR_NO_MEMORY;
+      return NULL;
+    }
+  for (int64_t r = j->first; r < j->last; r++)
+    {
+      tsr_type_traits (j->from)->to_float (j->src + r * in_row, tmp, j->row);
+      tsr_type_traits (j->to)->from_float (tmp, j->dst + r * out_row, j->row);
+    }
+  free (tmp);
+  j->status = TSR_OK;
+  return NULL;
+}
+
+/* A host tensor in CTX holding tensor I of G as TYPE, its rows
+   converted by up to THREADS threads (each row is converted alone: the
+   bytes do not depend on the number of threads).  */
 static tsr_tensor *
-converted (const tsr_gguf *g, int64_t i, tsr_type type, tsr_context *ctx)
+converted (const tsr_gguf *g, int64_t i, tsr_type type, int threads,
+           tsr_context *ctx)
 {
   struct tsr_gguf_tensor_info info;
   tsr_gguf_get_tensor_info (g, i, &info);
@@ -497,20 +540,37 @@ converted (const tsr_gguf *g, int64_t i, tsr_type type, tsr_context *ctx)
       memcpy (t->data, src, info.size);
       return t;
     }
-  int64_t row = info.ne[0], rows = info.ne[1] * info.ne[2] * info.ne[3];
-  size_t in_row = tsr_row_size (info.type, row);
-  size_t out_row = tsr_row_size (type, row);
-  float *tmp = malloc ((size_t) (row ? row : 1) * sizeof *tmp);
-  if (!tmp)
-    return NULL;
-  for (int64_t r = 0; r < rows; r++)
+  enum { MAX_THREADS = 256, MIN_ROWS = 16 };
+  int64_t rows = info.ne[1] * info.ne[2] * info.ne[3];
+  int64_t nth = threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS
+                                                        : threads;
+  if (nth > rows / MIN_ROWS)
+    nth = rows / MIN_ROWS > 0 ? rows / MIN_ROWS : 1;
+  struct rows_job jobs[MAX_THREADS];
+  pthread_t tid[MAX_THREADS];
+  bool started[MAX_THREADS];
+  int status = TSR_OK;
+  for (int64_t k = 0; k < nth; k++)
     {
-      tsr_type_traits (info.type)->to_float (src + r * in_row, tmp, row);
-      tsr_type_traits (type)->from_float (tmp, (char *) t->data
-                                                 + r * out_row, row);
+      jobs[k] = (struct rows_job) { src, t->data, info.type, type,
+                                    info.ne[0], rows * k / nth,
+                                    rows * (k + 1) / nth, TSR_OK };
+      /* The last part runs here, and so does any a thread cannot take.  */
+      started[k] = k + 1 < nth
+                   && pthread_create (&tid[k], NULL, convert_rows,
+                                      &jobs[k]) == 0;
+      if (!started[k] && k + 1 < nth)
+        convert_rows (&jobs[k]);
     }
-  free (tmp);
-  return t;
+  convert_rows (&jobs[nth - 1]);
+  for (int64_t k = 0; k < nth; k++)
+    {
+      if (started[k])
+        pthread_join (tid[k], NULL);
+      if (jobs[k].status != TSR_OK)
+        status = jobs[k].status;
+    }
+  return status == TSR_OK ? t : NULL;
 }
 
 /* Write W to OUT through a temporary file beside it (OUT may be the
@@ -584,7 +644,7 @@ cmd_convert (const char *in, const char *out, struct plan *p)
       struct tsr_gguf_tensor_info info;
       tsr_gguf_get_tensor_info (g, i, &info);
       tsr_type type = target_type (p, &info);
-      tsr_tensor *t = converted (g, i, type, ctx);
+      tsr_tensor *t = converted (g, i, type, p->threads, ctx);
       st = t ? tsr_gguf_writer_add_tensor (w, t) : (int) TSR_ERR_NO_MEMORY;
       changed += type != info.type;
       count[type]++;
@@ -632,6 +692,7 @@ main (int argc, char **argv)
   static const struct option opts[] = {
     { "json", no_argument, NULL, 'j' },
     { "type", required_argument, NULL, 't' },
+    { "threads", required_argument, NULL, 'T' },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 }
@@ -641,12 +702,24 @@ main (int argc, char **argv)
     return synth_main (argc - 1, argv + 1);
   bool json = false;
   const char *type_name = NULL;
+  long threads = sysconf (_SC_NPROCESSORS_ONLN);
   int c;
-  while ((c = getopt_long (argc, argv, "jt:hV", opts, NULL)) != -1)
+  char *end;
+  while ((c = getopt_long (argc, argv, "jt:T:hV", opts, NULL)) != -1)
     switch (c)
       {
       case 'j': json = true; break;
       case 't': type_name = optarg; break;
+      case 'T':
+        errno = 0;
+        threads = strtol (optarg, &end, 10);
+        if (errno || end == optarg || *end || threads < 1 || threads > 256)
+          {
+            fprintf (stderr, "%s: --threads=%s: not a number from 1 to "
+                     "256\n", program, optarg);
+            return 2;
+          }
+        break;
       case 'h': usage (stdout); return 0;
       case 'V':
         printf ("tessera-gguf (Tessera) %s\n", tsr_version ());
@@ -666,6 +739,7 @@ main (int argc, char **argv)
       struct plan plan;
       if (!make_plan (cmd, type_name, &plan))
         return 2;
+      plan.threads = threads > 0 ? (int) threads : 1;
       return cmd_convert (args[0], args[1], &plan);
     }
   if (cmd)

@@ -252,6 +252,66 @@ check_tool_output (const char *model, const char *qf)
          "convert does not take presets");
 }
 
+/* The contents of file PATH into a malloc'ed buffer, its size to *N.  */
+static char *
+slurp (const char *path, size_t *n)
+{
+  FILE *f = fopen (path, "rb");
+  char *buf = NULL;
+  *n = 0;
+  if (f && fseek (f, 0, SEEK_END) == 0)
+    {
+      long len = ftell (f);
+      rewind (f);
+      buf = len > 0 ? malloc ((size_t) len) : NULL;
+      if (buf && fread (buf, 1, (size_t) len, f) == (size_t) len)
+        *n = (size_t) len;
+    }
+  if (f)
+    fclose (f);
+  return buf;
+}
+
+/* --threads: the rows of one tensor (100 of them, so that up to 6
+   threads share them) are converted in parts; the file must not depend
+   on how many.  */
+static void
+check_threads (const char *model, const char *qf)
+{
+  tsr_context *ctx = tsr_context_new (false);
+  tsr_gguf_writer *w = tsr_gguf_writer_new ();
+  tsr_test_seed (11);
+  tsr_gguf_set_str (w, "general.architecture", "llama");
+  tsr_gguf_set_u32 (w, "llama.block_count", 1);
+  add (w, ctx, "blk.0.ffn_down.weight", 512, 100);
+  CHECK (tsr_gguf_writer_write_file (w, model) == TSR_OK,
+         "threads: model written");
+  tsr_gguf_writer_free (w);
+  tsr_context_free (ctx);
+
+  char one[4096];
+  size_t n1 = 0, n3 = 0;
+  snprintf (one, sizeof one, "%s-1", qf);
+  static const char *const types[] = { "q4_K", "q6_K", "iq4_xs", "q5_0" };
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+    {
+      int s1 = run ("requantize --threads=1 --type=%s %s %s", types[i],
+                    model, one);
+      int s3 = run ("requantize -T 3 --type=%s %s %s", types[i], model, qf);
+      char *a = slurp (one, &n1), *b = slurp (qf, &n3);
+      CHECK (s1 == 0 && s3 == 0 && a && b && n1 == n3 && n1 > 512 * 100 / 4
+             && memcmp (a, b, n1) == 0,
+             "requantize --type=%s: 1 and 3 threads write the same bytes "
+             "(%zu, %zu)", types[i], n1, n3);
+      free (a);
+      free (b);
+    }
+  remove (one);
+  CHECK (run ("requantize --threads=0 --type=q4_K %s %s", model, qf) == 2
+         && strstr (out, "--threads=0: not a number from 1 to 256"),
+         "--threads=0 is refused: exit 2");
+}
+
 int
 main (void)
 {
@@ -273,6 +333,7 @@ main (void)
         check_to_f32 (qf, ff, presets[i].preset);
     }
   check_tool_output (model, qf);
+  check_threads (gt_path ("rq-threads"), qf);
   static const char *const plain[] = { "q4_1", "q5_0", "q5_1", "q3_K",
                                        "q5_K", "iq4_nl", "mxfp4", "Q8_K" };
   for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)

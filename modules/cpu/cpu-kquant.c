@@ -13,11 +13,11 @@
  *   d dy sum_g sc_g sum_(i in g) w_i y_i  +  dbias dy sum_g bias_g Y_g
  * with dbias = -dmin, bias_g the group minimum (q2_K, q4_K, q5_K) or
  * dbias = d, bias_g = -offset sc_g (q3_K, q6_K): two exact int32 sums
- * (|.| < 2^28), then f32.  Plain C decoders serve every level but
- * AVX-512, which decodes every type straight into registers (through
- * memory, byte stores followed by wide loads stall on store forwarding:
- * three times slower).  The per-level part is the dot of a decoded
- * super-block:
+ * (|.| < 2^28), then f32.  AVX-512 and AVX2 decode every type
+ * straight into registers (through memory, byte stores followed by
+ * wide loads stall on store forwarding: ten to forty times slower at
+ * v3); plain C decoders serve the other levels.  The per-level part is
+ * the dot of a decoded super-block:
  * - AVX-512BW (v4): 64 weights per register, pmaddubsw (unsigned
  *   weights by signed activations into int16 pairs, at most 2 * 63 *
  *   127, or 2 * 127 * 127 for iq4_xs's |w| by y sign (w)), then pmaddwd
@@ -686,53 +686,330 @@ acc_sum (const struct acc *a)
   return _mm_cvtss_f32 (t);
 }
 
-#elif defined(__AVX2__) && defined(__FMA__)
+#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__) \
+  && defined(__BMI2__)
+
+/* AVX2 (v3, v3-vnni): as AVX-512, the super-block decoded straight into
+   registers, 8 of 32 weights in element order (register r: elements
+   32 r ..), per register the int16 scale of each pair sum (lanes 0-7:
+   group of 16 2 r, lanes 8-15: group 2 r + 1), and the 16 biases.
+   iq4_xs keeps its signed values: pmaddubsw takes |w| and y sign (w).
+   (Decoding into memory with byte stores and reading it back with wide
+   loads ran ten to forty times slower.)  */
+struct sbv
+{
+  __m256i w[8], scr[8];
+  __m256i bias;
+  float d, dbias;
+};
+
+static inline float
+half_v3 (tsr_fp16_t h)
+{
+  return _cvtsh_ss (h);
+}
+
+/* Both 128-bit lanes of a register: int16 lane A of X in the low, B in
+   the high one.  */
+static inline __m256i
+pick2 (__m256i x, int a, int b)
+{
+  const __m256i both = _mm256_permute2x128_si256 (x, x, 0x00);
+  const __m256i both_hi = _mm256_permute2x128_si256 (x, x, 0x11);
+  __m256i lo = _mm256_shuffle_epi8 (a < 8 ? both : both_hi,
+                                    _mm256_set1_epi16
+                                    ((short) (2 * (a % 8)
+                                              | (2 * (a % 8) + 1) << 8)));
+  __m256i hi = _mm256_shuffle_epi8 (b < 8 ? both : both_hi,
+                                    _mm256_set1_epi16
+                                    ((short) (2 * (b % 8)
+                                              | (2 * (b % 8) + 1) << 8)));
+  return _mm256_blend_epi32 (lo, hi, 0xf0);
+}
+
+/* Scales per group of 16 (SC16, 16 int16): register r gets 2 r, 2 r + 1.  */
+static inline void
+scales16_v3 (__m256i sc16, struct sbv *v)
+{
+  UNROLL
+  for (int r = 0; r < 8; r++)
+    v->scr[r] = pick2 (sc16, 2 * r, 2 * r + 1);
+}
+
+/* Scales per group of 32 (lanes 0-7 of SC): register r gets r.  */
+static inline void
+scales32_v3 (__m256i sc, struct sbv *v)
+{
+  UNROLL
+  for (int r = 0; r < 8; r++)
+    v->scr[r] = pick2 (sc, r, r);
+}
+
+/* q4_K, q5_K: as scales_k4_v4.  */
+static inline __m256i
+scales_k4_v3 (const uint8_t *p)
+{
+  const __m128i x = _mm_loadu_si128 ((const __m128i *) p);
+  const __m128i lo = _mm_and_si128
+    (_mm_srlv_epi32 (_mm_shuffle_epi32 (x, _MM_SHUFFLE (2, 1, 2, 0)),
+                     _mm_setr_epi32 (0, 0, 0, 4)),
+     _mm_setr_epi32 (0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+  const __m128i hi = _mm_and_si128
+    (_mm_srli_epi32 (_mm_shuffle_epi32 (x, _MM_SHUFFLE (1, 1, 0, 0)), 2),
+     _mm_setr_epi32 (0, 0x30303030, 0, 0x30303030));
+  return _mm256_cvtepu8_epi16 (_mm_or_si128 (lo, hi));
+}
+
+/* q4_K, q5_K: 32 bytes of nibbles per 64 elements, the low nibbles
+   the first 32 elements, the high ones the next 32.  */
+static inline void
+decode_k4_v3 (const uint8_t *qs, const uint8_t *scales, struct sbv *v)
+{
+  const __m256i m4 = _mm256_set1_epi8 (0x0f);
+  const __m256i s = scales_k4_v3 (scales);
+
+  UNROLL
+  for (int i = 0; i < 4; i++)
+    {
+      __m256i q = _mm256_loadu_si256 ((const __m256i *) (qs + 32 * i));
+      v->w[2 * i] = _mm256_and_si256 (q, m4);
+      v->w[2 * i + 1] = _mm256_and_si256 (_mm256_srli_epi16 (q, 4), m4);
+    }
+  scales32_v3 (s, v);
+  /* Bias of group of 16 g: the minimum of group of 32 g / 2, lanes
+     8..15 of S.  */
+  v->bias = _mm256_shuffle_epi8 (_mm256_permute2x128_si256 (s, s, 0x11),
+                                 _mm256_setr_epi8 (0, 1, 0, 1, 2, 3, 2, 3,
+                                                   4, 5, 4, 5, 6, 7, 6, 7,
+                                                   8, 9, 8, 9, 10, 11, 10,
+                                                   11, 12, 13, 12, 13, 14,
+                                                   15, 14, 15));
+}
+
+static inline void
+decode_q4_K_v3 (const void *blk, struct sbv *v)
+{
+  const struct tsr_block_q4_K *b = blk;
+
+  decode_k4_v3 (b->qs, b->scales, v);
+  v->d = half_v3 (b->d);
+  v->dbias = -half_v3 (b->dmin);
+}
+
+/* Bytes whose bit R is set in Q: 0xff, else 0.  */
+static inline __m256i
+bit_set (__m256i q, int r)
+{
+  const __m256i m = _mm256_set1_epi8 ((char) (1 << r));
+  return _mm256_cmpeq_epi8 (_mm256_and_si256 (q, m), m);
+}
+
+static inline void
+decode_q5_K_v3 (const void *blk, struct sbv *v)
+{
+  const struct tsr_block_q5_K *b = blk;
+  const __m256i qh = _mm256_loadu_si256 ((const __m256i *) b->qh);
+
+  decode_k4_v3 (b->qs, b->scales, v);
+  UNROLL
+  for (int r = 0; r < 8; r++)
+    v->w[r] = _mm256_add_epi8 (v->w[r], _mm256_and_si256
+                               (bit_set (qh, r), _mm256_set1_epi8 (16)));
+  v->d = half_v3 (b->d);
+  v->dbias = -half_v3 (b->dmin);
+}
+
+/* q6_K: per 128 elements, ql[64] and qh[32]: elements l, 32 + l, 64 + l,
+   96 + l are the low nibbles of ql[l], ql[32 + l], the high nibbles of
+   ql[l], ql[32 + l], with bits 0-1, 2-3, 4-5, 6-7 of qh[l] on top.  */
+static inline void
+decode_q6_K_v3 (const void *blk, struct sbv *v)
+{
+  const struct tsr_block_q6_K *b = blk;
+  const __m256i m4 = _mm256_set1_epi8 (0x0f), m30 = _mm256_set1_epi8 (0x30);
+  __m256i sc;
+
+  UNROLL
+  for (int h = 0; h < 2; h++)
+    {
+      __m256i l0 = _mm256_loadu_si256 ((const __m256i *) (b->ql + 64 * h));
+      __m256i l1 = _mm256_loadu_si256 ((const __m256i *)
+                                       (b->ql + 64 * h + 32));
+      __m256i qh = _mm256_loadu_si256 ((const __m256i *) (b->qh + 32 * h));
+      v->w[4 * h] = _mm256_or_si256
+        (_mm256_and_si256 (l0, m4),
+         _mm256_and_si256 (_mm256_slli_epi16 (qh, 4), m30));
+      v->w[4 * h + 1] = _mm256_or_si256
+        (_mm256_and_si256 (l1, m4),
+         _mm256_and_si256 (_mm256_slli_epi16 (qh, 2), m30));
+      v->w[4 * h + 2] = _mm256_or_si256
+        (_mm256_and_si256 (_mm256_srli_epi16 (l0, 4), m4),
+         _mm256_and_si256 (qh, m30));
+      v->w[4 * h + 3] = _mm256_or_si256
+        (_mm256_and_si256 (_mm256_srli_epi16 (l1, 4), m4),
+         _mm256_and_si256 (_mm256_srli_epi16 (qh, 2), m30));
+    }
+  sc = _mm256_cvtepi8_epi16 (_mm_loadu_si128 ((const __m128i *) b->scales));
+  scales16_v3 (sc, v);
+  v->bias = _mm256_sub_epi16 (_mm256_setzero_si256 (),
+                              _mm256_slli_epi16 (sc, 5));
+  v->d = half_v3 (b->d);
+  v->dbias = v->d;
+}
+
+/* q2_K, q3_K: per 128 elements, qs[32]: elements 32 j + l are bits 2j,
+   2j + 1 of qs[l].  */
+static inline void
+crumbs_v3 (const uint8_t *qs, struct sbv *v)
+{
+  const __m256i m3 = _mm256_set1_epi8 (3);
+
+  UNROLL
+  for (int h = 0; h < 2; h++)
+    {
+      __m256i q = _mm256_loadu_si256 ((const __m256i *) (qs + 32 * h));
+      v->w[4 * h] = _mm256_and_si256 (q, m3);
+      v->w[4 * h + 1] = _mm256_and_si256 (_mm256_srli_epi16 (q, 2), m3);
+      v->w[4 * h + 2] = _mm256_and_si256 (_mm256_srli_epi16 (q, 4), m3);
+      v->w[4 * h + 3] = _mm256_and_si256 (_mm256_srli_epi16 (q, 6), m3);
+    }
+}
+
+static inline void
+decode_q2_K_v3 (const void *blk, struct sbv *v)
+{
+  const struct tsr_block_q2_K *b = blk;
+  const __m128i s = _mm_loadu_si128 ((const __m128i *) b->scales);
+  const __m128i m4 = _mm_set1_epi8 (0x0f);
+
+  crumbs_v3 (b->qs, v);
+  scales16_v3 (_mm256_cvtepu8_epi16 (_mm_and_si128 (s, m4)), v);
+  v->bias = _mm256_cvtepu8_epi16 (_mm_and_si128 (_mm_srli_epi16 (s, 4), m4));
+  v->d = half_v3 (b->d);
+  v->dbias = -half_v3 (b->dmin);
+}
+
+static inline void
+decode_q3_K_v3 (const void *blk, struct sbv *v)
+{
+  const struct tsr_block_q3_K *b = blk;
+  const __m256i hm = _mm256_loadu_si256 ((const __m256i *) b->hmask);
+  uint64_t lo;
+  uint32_t hi;
+  __m256i sc;
+
+  crumbs_v3 (b->qs, v);
+  UNROLL
+  for (int r = 0; r < 8; r++)
+    v->w[r] = _mm256_add_epi8 (v->w[r], _mm256_and_si256
+                               (bit_set (hm, r), _mm256_set1_epi8 (4)));
+  /* As decode_q3_K_v4.  */
+  memcpy (&lo, b->scales, sizeof lo);
+  memcpy (&hi, b->scales + 8, sizeof hi);
+  __m128i low = _mm_set_epi64x ((long long) (lo >> 4 & 0x0f0f0f0f0f0f0f0full),
+                                (long long) (lo & 0x0f0f0f0f0f0f0f0full));
+  __m128i top = _mm_setr_epi32 ((int) (hi & 0x03030303),
+                                (int) (hi >> 2 & 0x03030303),
+                                (int) (hi >> 4 & 0x03030303),
+                                (int) (hi >> 6 & 0x03030303));
+  sc = _mm256_cvtepi8_epi16 (_mm_sub_epi8 (_mm_or_si128
+                                           (low, _mm_slli_epi16 (top, 4)),
+                                           _mm_set1_epi8 (32)));
+  scales16_v3 (sc, v);
+  v->bias = _mm256_sub_epi16 (_mm256_setzero_si256 (),
+                              _mm256_slli_epi16 (sc, 2));
+  v->d = half_v3 (b->d);
+  v->dbias = v->d;
+}
+
+/* iq4_xs: register r holds group of 32 r: the low nibbles of qs[16 r ..]
+   then the high ones, through the table.  */
+static inline void
+decode_iq4_xs_v3 (const void *blk, struct sbv *v)
+{
+  const struct tsr_block_iq4_xs *b = blk;
+  const __m256i table = _mm256_broadcastsi128_si256
+    (_mm_loadu_si128 ((const __m128i *) iq4_values));
+  const __m128i m4 = _mm_set1_epi8 (0x0f);
+  uint32_t sl;
+
+  UNROLL
+  for (int r = 0; r < 8; r++)
+    {
+      __m128i q = _mm_loadu_si128 ((const __m128i *) (b->qs + 16 * r));
+      __m256i x = _mm256_inserti128_si256
+        (_mm256_castsi128_si256 (_mm_and_si128 (q, m4)),
+         _mm_and_si128 (_mm_srli_epi16 (q, 4), m4), 1);
+      v->w[r] = _mm256_shuffle_epi8 (table, x);
+    }
+  memcpy (&sl, b->scales_l, sizeof sl);
+  __m128i ls = _mm_unpacklo_epi8
+    (_mm_cvtsi32_si128 ((int) (sl & 0x0f0f0f0f)),
+     _mm_cvtsi32_si128 ((int) (sl >> 4 & 0x0f0f0f0f)));
+  ls = _mm_or_si128 (ls, _mm_cvtsi64_si128
+                           ((long long) (_pdep_u64 (b->scales_h,
+                                                    0x0303030303030303ull)
+                                         << 4)));
+  scales32_v3 (_mm256_cvtepi8_epi16 (_mm_sub_epi8 (ls, _mm_set1_epi8 (32))),
+               v);
+  v->bias = _mm256_setzero_si256 ();
+  v->d = half_v3 (b->d);
+  v->dbias = 0;
+}
+
+static inline __attribute__ ((always_inline)) void
+decode_v3 (enum ktype t, const void *blk, struct sbv *v)
+{
+  switch (t)
+    {
+    case KQ2: decode_q2_K_v3 (blk, v); break;
+    case KQ3: decode_q3_K_v3 (blk, v); break;
+    case KQ4: decode_q4_K_v3 (blk, v); break;
+    case KQ5: decode_q5_K_v3 (blk, v); break;
+    case KQ6: decode_q6_K_v3 (blk, v); break;
+    default: decode_iq4_xs_v3 (blk, v); break;
+    }
+}
 
 struct acc
 {
-  __m256 a;
+  __m256 a, b;
 };
 
 static inline __attribute__ ((always_inline)) void
-sb_dot (const struct sb *s, bool sgn, float dbias, int64_t j, int64_t k,
-        const int ny, const void *const *y, struct acc *acc)
+sbv_dot (const struct sbv *v, bool sgn, int64_t j, int64_t k, const int ny,
+         const void *const *y, struct acc *acc)
 {
-  const __m256i bias = _mm256_load_si256 ((const __m256i *) s->bias);
-  __m256i w[8], sw[8], scr[8];
+  __m256i w[8];
 
+  UNROLL
   for (int r = 0; r < 8; r++)
-    {
-      w[r] = _mm256_load_si256 ((const __m256i *) (s->w + 32 * r));
-      sw[r] = w[r];
-      if (sgn)
-        w[r] = _mm256_abs_epi8 (w[r]);
-      scr[r] = _mm256_inserti128_si256
-        (_mm256_castsi128_si256 (_mm_set1_epi16 (s->sc[2 * r])),
-         _mm_set1_epi16 (s->sc[2 * r + 1]), 1);
-    }
+    w[r] = sgn ? _mm256_abs_epi8 (v->w[r]) : v->w[r];
+  UNROLL
   for (int c = 0; c < ny; c++)
     {
       const int8_t *yq = (const int8_t *) y[c] + j * QK;
       const float dy = tsr_cpu_kact_scales (y[c], k)[j];
       __m256i sum = _mm256_setzero_si256 ();
 
+      UNROLL
       for (int r = 0; r < 8; r++)
         {
           __m256i yr = _mm256_load_si256 ((const __m256i *) (yq + 32 * r));
           if (sgn)
-            yr = _mm256_sign_epi8 (yr, sw[r]);
+            yr = _mm256_sign_epi8 (yr, v->w[r]);
           sum = _mm256_add_epi32 (sum, _mm256_madd_epi16
                                          (_mm256_maddubs_epi16 (w[r], yr),
-                                          scr[r]));
+                                          v->scr[r]));
         }
       __m256i bs = _mm256_madd_epi16
         (_mm256_loadu_si256 ((const __m256i *)
                              (tsr_cpu_kact_sums (y[c], k) + j * GROUPS)),
-         bias);
+         v->bias);
       acc[c].a = _mm256_fmadd_ps (_mm256_cvtepi32_ps (sum),
-                                  _mm256_set1_ps (s->d * dy), acc[c].a);
-      acc[c].a = _mm256_fmadd_ps (_mm256_cvtepi32_ps (bs),
-                                  _mm256_set1_ps (dbias * dy), acc[c].a);
+                                  _mm256_set1_ps (v->d * dy), acc[c].a);
+      acc[c].b = _mm256_fmadd_ps (_mm256_cvtepi32_ps (bs),
+                                  _mm256_set1_ps (v->dbias * dy), acc[c].b);
     }
 }
 
@@ -740,13 +1017,15 @@ static inline void
 acc_zero (struct acc *a)
 {
   a->a = _mm256_setzero_ps ();
+  a->b = _mm256_setzero_ps ();
 }
 
 static inline float
 acc_sum (const struct acc *a)
 {
-  __m128 t = _mm_add_ps (_mm256_castps256_ps128 (a->a),
-                         _mm256_extractf128_ps (a->a, 1));
+  __m256 s = _mm256_add_ps (a->a, a->b);
+  __m128 t = _mm_add_ps (_mm256_castps256_ps128 (s),
+                         _mm256_extractf128_ps (s, 1));
   t = _mm_add_ps (t, _mm_movehl_ps (t, t));
   t = _mm_add_ss (t, _mm_movehdup_ps (t));
   return _mm_cvtss_f32 (t);
@@ -928,6 +1207,12 @@ kdot (enum ktype t, int64_t k, const char *x, const int ny,
       struct sbv v;
       prefetch (x + PREFETCH_AHEAD);
       decode_v4 (t, x, &v);
+      sbv_dot (&v, t == KIQ4XS, j, k, ny, y, acc);
+#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__) \
+  && defined(__BMI2__)
+      struct sbv v;
+      prefetch (x + PREFETCH_AHEAD);
+      decode_v3 (t, x, &v);
       sbv_dot (&v, t == KIQ4XS, j, k, ny, y, acc);
 #else
       struct sb s;

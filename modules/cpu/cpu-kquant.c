@@ -1243,6 +1243,55 @@ kdot (enum ktype t, int64_t k, const char *x, const int ny,
 
 _Static_assert (TSR_CPU_QDOT_MAX_COLS == 8, "DISPATCH_NY covers 1..8");
 
+/* The common form of super-block BLK, decoded in registers where the
+   level can (the GEMM converts weights through krow: byte stores read
+   back as vectors stalled it) and put in S with full-width stores.  */
+static inline __attribute__ ((always_inline)) void
+decode_wide (enum ktype t, const void *blk, struct sb *s)
+{
+#if defined(__AVX512BW__)
+  struct sbv v;
+  _Alignas (64) int16_t scr[4][32];
+
+  decode_v4 (t, blk, &v);
+  UNROLL
+  for (int r = 0; r < 4; r++)
+    {
+      __m512i w = v.w[r];
+      if (t == KIQ4XS)
+        w = _mm512_mask_sub_epi8 (w, v.neg[r], _mm512_setzero_si512 (), w);
+      _mm512_store_si512 (s->w + 64 * r, w);
+      _mm512_store_si512 (scr[r], v.scr[r]);
+    }
+  /* Lane i of register r's scales is group of 16 4 r + i / 8.  */
+  for (int g = 0; g < GROUPS; g++)
+    s->sc[g] = scr[g / 4][8 * (g % 4)];
+  _mm256_store_si256 ((__m256i *) s->bias, v.bias);
+  s->d = v.d;
+  s->dmin = has_mins (t) ? -v.dbias : 0;
+#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__) \
+  && defined(__BMI2__)
+  struct sbv v;
+  _Alignas (32) int16_t scr[8][16];
+
+  decode_v3 (t, blk, &v);
+  UNROLL
+  for (int r = 0; r < 8; r++)
+    {
+      _mm256_store_si256 ((__m256i *) (s->w + 32 * r), v.w[r]);
+      _mm256_store_si256 ((__m256i *) scr[r], v.scr[r]);
+    }
+  /* Lanes 0-7 of register r's scales are group 2 r, 8-15 2 r + 1.  */
+  for (int g = 0; g < GROUPS; g++)
+    s->sc[g] = scr[g / 2][8 * (g % 2)];
+  _mm256_store_si256 ((__m256i *) s->bias, v.bias);
+  s->d = v.d;
+  s->dmin = has_mins (t) ? -v.dbias : 0;
+#else
+  decode (t, blk, s);
+#endif
+}
+
 /* Dequantization: (d sc_g) (w - offset), minus dmin bias_g for the
    types with minimums, in the reference's order.  */
 static inline __attribute__ ((always_inline)) void
@@ -1254,7 +1303,7 @@ krow (enum ktype t, int64_t n, float *y, const char *x)
 
   for (int64_t j = 0; j < n / QK; j++, x += bytes, y += QK)
     {
-      decode (t, x, &s);
+      decode_wide (t, x, &s);
       for (int g = 0; g < GROUPS; g++)
         {
           const float dl = s.d * s.sc[g], ml = s.dmin * s.bias[g];

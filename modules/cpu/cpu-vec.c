@@ -534,6 +534,19 @@ TSR_CPU_LEVEL_FN (row_q4_0_to_f32) (int64_t n, float *y, const void *x)
                                  eight);
       _mm512_storeu_ps (y, VF_MUL (VF_SET1 (d), CVT_I8 (lo)));
       _mm512_storeu_ps (y + half, VF_MUL (VF_SET1 (d), CVT_I8 (hi)));
+#elif defined(VF) && VF_WIDTH == 8
+      /* The plain loop below, vectorized by the compiler, read the
+         nibbles byte by byte: six times slower than this.  */
+      const __m128i low = _mm_set1_epi8 (0x0f), eight = _mm_set1_epi8 (8);
+      __m128i q = _mm_loadu_si128 ((const __m128i *) b[j].qs);
+      __m128i lo = _mm_sub_epi8 (_mm_and_si128 (q, low), eight);
+      __m128i hi = _mm_sub_epi8 (_mm_and_si128 (_mm_srli_epi16 (q, 4), low),
+                                 eight);
+      VF_STORE (y, VF_MUL (VF_SET1 (d), CVT_I8 (lo)));
+      VF_STORE (y + 8, VF_MUL (VF_SET1 (d), CVT_I8 (_mm_srli_si128 (lo, 8))));
+      VF_STORE (y + half, VF_MUL (VF_SET1 (d), CVT_I8 (hi)));
+      VF_STORE (y + half + 8, VF_MUL (VF_SET1 (d),
+                                      CVT_I8 (_mm_srli_si128 (hi, 8))));
 #else
       for (int l = 0; l < half; l++)
         {

@@ -16,7 +16,6 @@
 #ifndef TSR_CPU_IMPL_H
 #define TSR_CPU_IMPL_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,21 +38,7 @@ struct tsr_cpu_op_ctx
   void *shared;                 /* scratch every thread sees (64-byte */
   size_t shared_size;           /* aligned), as the op asked */
   struct tsr_cpu_error *error;
-  atomic_llong *next;           /* work counter, 0 at the start of each
-                                   pass: see tsr_cpu_claim */
 };
-
-/* The next unit of work of a pass, for kernels that deal units out as
-   threads ask rather than in fixed shares: on a busy machine a thread
-   that is held up does less, instead of making the others wait.  Units
-   are claimed in increasing order; a kernel whose result does not
-   depend on which thread computes a unit stays deterministic.  */
-static inline int64_t
-tsr_cpu_claim (const struct tsr_cpu_op_ctx *c)
-{
-  return (int64_t) atomic_fetch_add_explicit (c->next, 1,
-                                              memory_order_relaxed);
-}
 
 /* Compute part ITH of NTH of DST (dst->op, dst->src).  Returns TSR_OK
    or the status given to tsr_cpu_fail.  */

@@ -47,7 +47,6 @@ struct cpu_backend
   void *shared;                 /* for all threads, 64-byte aligned */
   size_t shared_size;
   struct tsr_cpu_error error;
-  atomic_llong next;            /* tsr_cpu_claim's counter */
 };
 
 int
@@ -290,7 +289,6 @@ run_parts (struct cpu_backend *be, struct task *task, int nth)
   pthread_mutex_lock (&be->error.lock);
   be->error.status = TSR_OK;
   pthread_mutex_unlock (&be->error.lock);
-  atomic_store_explicit (&be->next, 0, memory_order_relaxed);
   tsr_cpu_threadpool_run (be->pool, run_task, task, nth);
   pthread_mutex_lock (&be->error.lock);
   status = be->error.status;
@@ -332,7 +330,6 @@ compute_node (struct cpu_backend *be, tsr_tensor *node)
   task.ctx.shared = be->shared;
   task.ctx.shared_size = shared;
   task.ctx.error = &be->error;
-  task.ctx.next = &be->next;
 
   if (op->prepare)
     {
@@ -446,7 +443,6 @@ cpu_init_backend (tsr_device *dev, const char *params)
       tsr_set_error (TSR_ERR_NO_MEMORY, "cpu: no memory for a backend");
       return NULL;
     }
-  atomic_init (&be->next, 0);
   if (pthread_mutex_init (&be->error.lock, NULL) != 0)
     {
       free (be);

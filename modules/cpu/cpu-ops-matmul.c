@@ -272,13 +272,10 @@ mul_mat_qdots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   const size_t size = tsr_cpu_act_size (a->type, k);
   const int64_t tile = tsr_cpu_qdot_tile (m, batches, nth);
   const int64_t tiles = (m + tile - 1) / tile;
+  int64_t u0, u1;
 
-  (void) ith;
-  (void) nth;
-  /* Tiles as threads ask (tsr_cpu_claim): each output element is one
-     kernel call whichever thread makes it.  */
-  for (int64_t u = tsr_cpu_claim (c); u < tiles * batches;
-       u = tsr_cpu_claim (c))
+  tsr_cpu_split (tiles * batches, ith, nth, &u0, &u1);
+  for (int64_t u = u0; u < u1; u++)
     {
       const int64_t batch = u / tiles, first = u % tiles * tile;
       const int64_t last = first + tile < m ? first + tile : m;

@@ -315,6 +315,78 @@ decode (enum ktype t, const void *blk, struct sb *s)
     }
 }
 
+/* The scales of the super-block types, decoded in vector registers:
+   what the register decoders of AVX-512 (v4) and AVX2 (v3) below
+   share.  */
+#if defined(__AVX2__) && defined(__F16C__) && defined(__BMI2__)
+
+static inline float
+half_r (tsr_fp16_t h)
+{
+  return _cvtsh_ss (h);
+}
+
+/* q4_K, q5_K: the 8 scales in lanes 0..7, minimums in 8..15, from the
+   12 bytes at P (read as 16: the block goes on past them).  With u0,
+   u1, u2 its three words: u0 & 0x3f3f3f3f, (u2 & 0x0f0f0f0f) | (u0 >> 2
+   & 0x30303030), u1 & 0x3f3f3f3f, (u2 >> 4 & 0x0f0f0f0f) | (u1 >> 2 &
+   0x30303030): in vector registers, no round trip through memory.  */
+static inline __m256i
+scales_k4_r (const uint8_t *p)
+{
+  const __m128i x = _mm_loadu_si128 ((const __m128i *) p);
+  const __m128i lo = _mm_and_si128
+    (_mm_srlv_epi32 (_mm_shuffle_epi32 (x, _MM_SHUFFLE (2, 1, 2, 0)),
+                     _mm_setr_epi32 (0, 0, 0, 4)),
+     _mm_setr_epi32 (0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+  const __m128i hi = _mm_and_si128
+    (_mm_srli_epi32 (_mm_shuffle_epi32 (x, _MM_SHUFFLE (1, 1, 0, 0)), 2),
+     _mm_setr_epi32 (0, 0x30303030, 0, 0x30303030));
+  return _mm256_cvtepu8_epi16 (_mm_or_si128 (lo, hi));
+}
+
+/* q3_K: the 16 signed scales (stored plus 32) of the groups of 16.
+   Six bits each: low nibbles of bytes 0..7 for groups 0..7, high
+   nibbles for 8..15; two bits each from bytes 8..11.  */
+static inline __m256i
+scales_q3_K_r (const struct tsr_block_q3_K *b)
+{
+  uint64_t lo;
+  uint32_t hi;
+
+  memcpy (&lo, b->scales, sizeof lo);
+  memcpy (&hi, b->scales + 8, sizeof hi);
+  __m128i low = _mm_set_epi64x ((long long) (lo >> 4 & 0x0f0f0f0f0f0f0f0full),
+                                (long long) (lo & 0x0f0f0f0f0f0f0f0full));
+  __m128i top = _mm_setr_epi32 ((int) (hi & 0x03030303),
+                                (int) (hi >> 2 & 0x03030303),
+                                (int) (hi >> 4 & 0x03030303),
+                                (int) (hi >> 6 & 0x03030303));
+  return _mm256_cvtepi8_epi16 (_mm_sub_epi8 (_mm_or_si128
+                                             (low, _mm_slli_epi16 (top, 4)),
+                                             _mm_set1_epi8 (32)));
+}
+
+/* iq4_xs: the 8 signed scales (stored plus 32) of the groups of 32, in
+   lanes 0..7: four bits from scales_l, two from scales_h each.  */
+static inline __m256i
+scales_iq4_xs_r (const struct tsr_block_iq4_xs *b)
+{
+  uint32_t sl;
+
+  memcpy (&sl, b->scales_l, sizeof sl);
+  __m128i ls = _mm_unpacklo_epi8
+    (_mm_cvtsi32_si128 ((int) (sl & 0x0f0f0f0f)),
+     _mm_cvtsi32_si128 ((int) (sl >> 4 & 0x0f0f0f0f)));
+  ls = _mm_or_si128 (ls, _mm_cvtsi64_si128
+                           ((long long) (_pdep_u64 (b->scales_h,
+                                                    0x0303030303030303ull)
+                                         << 4)));
+  return _mm256_cvtepi8_epi16 (_mm_sub_epi8 (ls, _mm_set1_epi8 (32)));
+}
+
+#endif
+
 /* The dot of decoded super-block S (SGN: signed weights) with
    super-block J of the NY activation rows Y, into the accumulators:
    d dy times the scaled products, DBIAS dy times the biased sums.  */
@@ -332,12 +404,6 @@ struct sbv
   __mmask64 neg[4];
   float d, dbias;
 };
-
-static inline float
-half_v4 (tsr_fp16_t h)
-{
-  return _cvtsh_ss (h);
-}
 
 /* Lane i of the pair sums of register r is in group of 16 4 r + i / 8,
    group of 32 2 r + i / 16.  */
@@ -383,25 +449,6 @@ scales32_v4 (__m256i sc32, struct sbv *v)
                                           _mm512_castsi256_si512 (sc32));
 }
 
-/* q4_K, q5_K: the 8 scales in lanes 0..7, minimums in 8..15, from the
-   12 bytes at P (read as 16: the block goes on past them).  With u0,
-   u1, u2 its three words: u0 & 0x3f3f3f3f, (u2 & 0x0f0f0f0f) | (u0 >> 2
-   & 0x30303030), u1 & 0x3f3f3f3f, (u2 >> 4 & 0x0f0f0f0f) | (u1 >> 2 &
-   0x30303030): in vector registers, no round trip through memory.  */
-static inline __m256i
-scales_k4_v4 (const uint8_t *p)
-{
-  const __m128i x = _mm_loadu_si128 ((const __m128i *) p);
-  const __m128i lo = _mm_and_si128
-    (_mm_srlv_epi32 (_mm_shuffle_epi32 (x, _MM_SHUFFLE (2, 1, 2, 0)),
-                     _mm_setr_epi32 (0, 0, 0, 4)),
-     _mm_setr_epi32 (0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
-  const __m128i hi = _mm_and_si128
-    (_mm_srli_epi32 (_mm_shuffle_epi32 (x, _MM_SHUFFLE (1, 1, 0, 0)), 2),
-     _mm_setr_epi32 (0, 0x30303030, 0, 0x30303030));
-  return _mm256_cvtepu8_epi16 (_mm_or_si128 (lo, hi));
-}
-
 static inline void
 decode_k4_v4 (const uint8_t *qs, const uint8_t *scales, struct sbv *v)
 {
@@ -409,7 +456,7 @@ decode_k4_v4 (const uint8_t *qs, const uint8_t *scales, struct sbv *v)
   /* Bias of group of 16 g: the minimum of group of 32 g / 2.  */
   const __m256i mins = _mm256_setr_epi16 (8, 8, 9, 9, 10, 10, 11, 11, 12,
                                           12, 13, 13, 14, 14, 15, 15);
-  __m256i s = scales_k4_v4 (scales);
+  __m256i s = scales_k4_r (scales);
 
   UNROLL
   for (int h = 0; h < 2; h++)
@@ -428,13 +475,13 @@ decode_k4_v4 (const uint8_t *qs, const uint8_t *scales, struct sbv *v)
 }
 
 static inline void
-decode_q4_K_v4 (const void *blk, struct sbv *v)
+decode_q4_K_r (const void *blk, struct sbv *v)
 {
   const struct tsr_block_q4_K *b = blk;
 
   decode_k4_v4 (b->qs, b->scales, v);
-  v->d = half_v4 (b->d);
-  v->dbias = -half_v4 (b->dmin);
+  v->d = half_r (b->d);
+  v->dbias = -half_r (b->dmin);
 }
 
 /* The bytes (1 << 2r) in the low half, (1 << (2r + 1)) in the high:
@@ -448,7 +495,7 @@ bit_pair (int r)
 }
 
 static inline void
-decode_q5_K_v4 (const void *blk, struct sbv *v)
+decode_q5_K_r (const void *blk, struct sbv *v)
 {
   const struct tsr_block_q5_K *b = blk;
   const __m512i qh = _mm512_broadcast_i64x4
@@ -460,8 +507,8 @@ decode_q5_K_v4 (const void *blk, struct sbv *v)
     v->w[r] = _mm512_mask_add_epi8 (v->w[r],
                                     _mm512_test_epi8_mask (qh, bit_pair (r)),
                                     v->w[r], _mm512_set1_epi8 (16));
-  v->d = half_v4 (b->d);
-  v->dbias = -half_v4 (b->dmin);
+  v->d = half_r (b->d);
+  v->dbias = -half_r (b->dmin);
 }
 
 /* q6_K: register 2h + k holds elements 128 h + 64 k ..: the low (k = 0)
@@ -470,7 +517,7 @@ decode_q5_K_v4 (const void *blk, struct sbv *v)
    (shifted to bits 4-5 of each byte; a 16-bit shift moves bits across
    the bytes of a pair, the mask drops them).  */
 static inline void
-decode_q6_K_v4 (const void *blk, struct sbv *v)
+decode_q6_K_r (const void *blk, struct sbv *v)
 {
   const struct tsr_block_q6_K *b = blk;
   const __m512i m4 = _mm512_set1_epi8 (0x0f), m30 = _mm512_set1_epi8 (0x30);
@@ -497,7 +544,7 @@ decode_q6_K_v4 (const void *blk, struct sbv *v)
   scales16_v4 (sc, v);
   v->bias = _mm256_sub_epi16 (_mm256_setzero_si256 (),
                               _mm256_slli_epi16 (sc, 5));
-  v->d = half_v4 (b->d);
+  v->d = half_r (b->d);
   v->dbias = v->d;
 }
 
@@ -526,7 +573,7 @@ crumbs_v4 (const uint8_t *qs, struct sbv *v)
 }
 
 static inline void
-decode_q2_K_v4 (const void *blk, struct sbv *v)
+decode_q2_K_r (const void *blk, struct sbv *v)
 {
   const struct tsr_block_q2_K *b = blk;
   const __m128i s = _mm_loadu_si128 ((const __m128i *) b->scales);
@@ -535,19 +582,17 @@ decode_q2_K_v4 (const void *blk, struct sbv *v)
   crumbs_v4 (b->qs, v);
   scales16_v4 (_mm256_cvtepu8_epi16 (_mm_and_si128 (s, m4)), v);
   v->bias = _mm256_cvtepu8_epi16 (_mm_and_si128 (_mm_srli_epi16 (s, 4), m4));
-  v->d = half_v4 (b->d);
-  v->dbias = -half_v4 (b->dmin);
+  v->d = half_r (b->d);
+  v->dbias = -half_r (b->dmin);
 }
 
 static inline void
-decode_q3_K_v4 (const void *blk, struct sbv *v)
+decode_q3_K_r (const void *blk, struct sbv *v)
 {
   const struct tsr_block_q3_K *b = blk;
   const __m512i hm = _mm512_broadcast_i64x4
     (_mm256_loadu_si256 ((const __m256i *) b->hmask));
-  uint64_t lo;
-  uint32_t hi;
-  __m256i sc;
+  const __m256i sc = scales_q3_K_r (b);
 
   crumbs_v4 (b->qs, v);
   UNROLL
@@ -555,36 +600,22 @@ decode_q3_K_v4 (const void *blk, struct sbv *v)
     v->w[r] = _mm512_mask_add_epi8 (v->w[r],
                                     _mm512_test_epi8_mask (hm, bit_pair (r)),
                                     v->w[r], _mm512_set1_epi8 (4));
-  /* Six-bit scales: low nibbles of bytes 0..7 for groups 0..7, high
-     nibbles for 8..15; two bits each from bytes 8..11.  */
-  memcpy (&lo, b->scales, sizeof lo);
-  memcpy (&hi, b->scales + 8, sizeof hi);
-  __m128i low = _mm_set_epi64x ((long long) (lo >> 4 & 0x0f0f0f0f0f0f0f0full),
-                                (long long) (lo & 0x0f0f0f0f0f0f0f0full));
-  __m128i top = _mm_setr_epi32 ((int) (hi & 0x03030303),
-                                (int) (hi >> 2 & 0x03030303),
-                                (int) (hi >> 4 & 0x03030303),
-                                (int) (hi >> 6 & 0x03030303));
-  sc = _mm256_cvtepi8_epi16 (_mm_sub_epi8 (_mm_or_si128
-                                           (low, _mm_slli_epi16 (top, 4)),
-                                           _mm_set1_epi8 (32)));
   scales16_v4 (sc, v);
   v->bias = _mm256_sub_epi16 (_mm256_setzero_si256 (),
                               _mm256_slli_epi16 (sc, 2));
-  v->d = half_v4 (b->d);
+  v->d = half_r (b->d);
   v->dbias = v->d;
 }
 
 /* iq4_xs: register r holds groups 2r, 2r + 1: the low then high nibbles
    of qs[32 r ..] 0..15, then those of 16..31, through the table.  */
 static inline void
-decode_iq4_xs_v4 (const void *blk, struct sbv *v)
+decode_iq4_xs_r (const void *blk, struct sbv *v)
 {
   const struct tsr_block_iq4_xs *b = blk;
   const __m512i table = _mm512_broadcast_i32x4
     (_mm_loadu_si128 ((const __m128i *) iq4_values));
   const __m256i m4 = _mm256_set1_epi8 (0x0f);
-  uint32_t sl;
 
   UNROLL
   for (int r = 0; r < 4; r++)
@@ -598,33 +629,10 @@ decode_iq4_xs_v4 (const void *blk, struct sbv *v)
       v->neg[r] = _mm512_movepi8_mask (x);
       v->w[r] = _mm512_abs_epi8 (x);
     }
-  memcpy (&sl, b->scales_l, sizeof sl);
-  __m128i ls = _mm_unpacklo_epi8
-    (_mm_cvtsi32_si128 ((int) (sl & 0x0f0f0f0f)),
-     _mm_cvtsi32_si128 ((int) (sl >> 4 & 0x0f0f0f0f)));
-  ls = _mm_or_si128 (ls, _mm_cvtsi64_si128
-                           ((long long) (_pdep_u64 (b->scales_h,
-                                                    0x0303030303030303ull)
-                                         << 4)));
-  scales32_v4 (_mm256_cvtepi8_epi16 (_mm_sub_epi8 (ls, _mm_set1_epi8 (32))),
-               v);
+  scales32_v4 (scales_iq4_xs_r (b), v);
   v->bias = _mm256_setzero_si256 ();
-  v->d = half_v4 (b->d);
+  v->d = half_r (b->d);
   v->dbias = 0;
-}
-
-static inline __attribute__ ((always_inline)) void
-decode_v4 (enum ktype t, const void *blk, struct sbv *v)
-{
-  switch (t)
-    {
-    case KQ2: decode_q2_K_v4 (blk, v); break;
-    case KQ3: decode_q3_K_v4 (blk, v); break;
-    case KQ4: decode_q4_K_v4 (blk, v); break;
-    case KQ5: decode_q5_K_v4 (blk, v); break;
-    case KQ6: decode_q6_K_v4 (blk, v); break;
-    default: decode_iq4_xs_v4 (blk, v); break;
-    }
 }
 
 struct acc
@@ -703,12 +711,6 @@ struct sbv
   float d, dbias;
 };
 
-static inline float
-half_v3 (tsr_fp16_t h)
-{
-  return _cvtsh_ss (h);
-}
-
 /* Both 128-bit lanes of a register: int16 lane A of X in the low, B in
    the high one.  */
 static inline __m256i
@@ -745,28 +747,13 @@ scales32_v3 (__m256i sc, struct sbv *v)
     v->scr[r] = pick2 (sc, r, r);
 }
 
-/* q4_K, q5_K: as scales_k4_v4.  */
-static inline __m256i
-scales_k4_v3 (const uint8_t *p)
-{
-  const __m128i x = _mm_loadu_si128 ((const __m128i *) p);
-  const __m128i lo = _mm_and_si128
-    (_mm_srlv_epi32 (_mm_shuffle_epi32 (x, _MM_SHUFFLE (2, 1, 2, 0)),
-                     _mm_setr_epi32 (0, 0, 0, 4)),
-     _mm_setr_epi32 (0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
-  const __m128i hi = _mm_and_si128
-    (_mm_srli_epi32 (_mm_shuffle_epi32 (x, _MM_SHUFFLE (1, 1, 0, 0)), 2),
-     _mm_setr_epi32 (0, 0x30303030, 0, 0x30303030));
-  return _mm256_cvtepu8_epi16 (_mm_or_si128 (lo, hi));
-}
-
 /* q4_K, q5_K: 32 bytes of nibbles per 64 elements, the low nibbles
    the first 32 elements, the high ones the next 32.  */
 static inline void
 decode_k4_v3 (const uint8_t *qs, const uint8_t *scales, struct sbv *v)
 {
   const __m256i m4 = _mm256_set1_epi8 (0x0f);
-  const __m256i s = scales_k4_v3 (scales);
+  const __m256i s = scales_k4_r (scales);
 
   UNROLL
   for (int i = 0; i < 4; i++)
@@ -787,13 +774,13 @@ decode_k4_v3 (const uint8_t *qs, const uint8_t *scales, struct sbv *v)
 }
 
 static inline void
-decode_q4_K_v3 (const void *blk, struct sbv *v)
+decode_q4_K_r (const void *blk, struct sbv *v)
 {
   const struct tsr_block_q4_K *b = blk;
 
   decode_k4_v3 (b->qs, b->scales, v);
-  v->d = half_v3 (b->d);
-  v->dbias = -half_v3 (b->dmin);
+  v->d = half_r (b->d);
+  v->dbias = -half_r (b->dmin);
 }
 
 /* Bytes whose bit R is set in Q: 0xff, else 0.  */
@@ -805,7 +792,7 @@ bit_set (__m256i q, int r)
 }
 
 static inline void
-decode_q5_K_v3 (const void *blk, struct sbv *v)
+decode_q5_K_r (const void *blk, struct sbv *v)
 {
   const struct tsr_block_q5_K *b = blk;
   const __m256i qh = _mm256_loadu_si256 ((const __m256i *) b->qh);
@@ -815,15 +802,15 @@ decode_q5_K_v3 (const void *blk, struct sbv *v)
   for (int r = 0; r < 8; r++)
     v->w[r] = _mm256_add_epi8 (v->w[r], _mm256_and_si256
                                (bit_set (qh, r), _mm256_set1_epi8 (16)));
-  v->d = half_v3 (b->d);
-  v->dbias = -half_v3 (b->dmin);
+  v->d = half_r (b->d);
+  v->dbias = -half_r (b->dmin);
 }
 
 /* q6_K: per 128 elements, ql[64] and qh[32]: elements l, 32 + l, 64 + l,
    96 + l are the low nibbles of ql[l], ql[32 + l], the high nibbles of
    ql[l], ql[32 + l], with bits 0-1, 2-3, 4-5, 6-7 of qh[l] on top.  */
 static inline void
-decode_q6_K_v3 (const void *blk, struct sbv *v)
+decode_q6_K_r (const void *blk, struct sbv *v)
 {
   const struct tsr_block_q6_K *b = blk;
   const __m256i m4 = _mm256_set1_epi8 (0x0f), m30 = _mm256_set1_epi8 (0x30);
@@ -853,7 +840,7 @@ decode_q6_K_v3 (const void *blk, struct sbv *v)
   scales16_v3 (sc, v);
   v->bias = _mm256_sub_epi16 (_mm256_setzero_si256 (),
                               _mm256_slli_epi16 (sc, 5));
-  v->d = half_v3 (b->d);
+  v->d = half_r (b->d);
   v->dbias = v->d;
 }
 
@@ -876,7 +863,7 @@ crumbs_v3 (const uint8_t *qs, struct sbv *v)
 }
 
 static inline void
-decode_q2_K_v3 (const void *blk, struct sbv *v)
+decode_q2_K_r (const void *blk, struct sbv *v)
 {
   const struct tsr_block_q2_K *b = blk;
   const __m128i s = _mm_loadu_si128 ((const __m128i *) b->scales);
@@ -885,53 +872,38 @@ decode_q2_K_v3 (const void *blk, struct sbv *v)
   crumbs_v3 (b->qs, v);
   scales16_v3 (_mm256_cvtepu8_epi16 (_mm_and_si128 (s, m4)), v);
   v->bias = _mm256_cvtepu8_epi16 (_mm_and_si128 (_mm_srli_epi16 (s, 4), m4));
-  v->d = half_v3 (b->d);
-  v->dbias = -half_v3 (b->dmin);
+  v->d = half_r (b->d);
+  v->dbias = -half_r (b->dmin);
 }
 
 static inline void
-decode_q3_K_v3 (const void *blk, struct sbv *v)
+decode_q3_K_r (const void *blk, struct sbv *v)
 {
   const struct tsr_block_q3_K *b = blk;
   const __m256i hm = _mm256_loadu_si256 ((const __m256i *) b->hmask);
-  uint64_t lo;
-  uint32_t hi;
-  __m256i sc;
+  const __m256i sc = scales_q3_K_r (b);
 
   crumbs_v3 (b->qs, v);
   UNROLL
   for (int r = 0; r < 8; r++)
     v->w[r] = _mm256_add_epi8 (v->w[r], _mm256_and_si256
                                (bit_set (hm, r), _mm256_set1_epi8 (4)));
-  /* As decode_q3_K_v4.  */
-  memcpy (&lo, b->scales, sizeof lo);
-  memcpy (&hi, b->scales + 8, sizeof hi);
-  __m128i low = _mm_set_epi64x ((long long) (lo >> 4 & 0x0f0f0f0f0f0f0f0full),
-                                (long long) (lo & 0x0f0f0f0f0f0f0f0full));
-  __m128i top = _mm_setr_epi32 ((int) (hi & 0x03030303),
-                                (int) (hi >> 2 & 0x03030303),
-                                (int) (hi >> 4 & 0x03030303),
-                                (int) (hi >> 6 & 0x03030303));
-  sc = _mm256_cvtepi8_epi16 (_mm_sub_epi8 (_mm_or_si128
-                                           (low, _mm_slli_epi16 (top, 4)),
-                                           _mm_set1_epi8 (32)));
   scales16_v3 (sc, v);
   v->bias = _mm256_sub_epi16 (_mm256_setzero_si256 (),
                               _mm256_slli_epi16 (sc, 2));
-  v->d = half_v3 (b->d);
+  v->d = half_r (b->d);
   v->dbias = v->d;
 }
 
 /* iq4_xs: register r holds group of 32 r: the low nibbles of qs[16 r ..]
    then the high ones, through the table.  */
 static inline void
-decode_iq4_xs_v3 (const void *blk, struct sbv *v)
+decode_iq4_xs_r (const void *blk, struct sbv *v)
 {
   const struct tsr_block_iq4_xs *b = blk;
   const __m256i table = _mm256_broadcastsi128_si256
     (_mm_loadu_si128 ((const __m128i *) iq4_values));
   const __m128i m4 = _mm_set1_epi8 (0x0f);
-  uint32_t sl;
 
   UNROLL
   for (int r = 0; r < 8; r++)
@@ -942,33 +914,10 @@ decode_iq4_xs_v3 (const void *blk, struct sbv *v)
          _mm_and_si128 (_mm_srli_epi16 (q, 4), m4), 1);
       v->w[r] = _mm256_shuffle_epi8 (table, x);
     }
-  memcpy (&sl, b->scales_l, sizeof sl);
-  __m128i ls = _mm_unpacklo_epi8
-    (_mm_cvtsi32_si128 ((int) (sl & 0x0f0f0f0f)),
-     _mm_cvtsi32_si128 ((int) (sl >> 4 & 0x0f0f0f0f)));
-  ls = _mm_or_si128 (ls, _mm_cvtsi64_si128
-                           ((long long) (_pdep_u64 (b->scales_h,
-                                                    0x0303030303030303ull)
-                                         << 4)));
-  scales32_v3 (_mm256_cvtepi8_epi16 (_mm_sub_epi8 (ls, _mm_set1_epi8 (32))),
-               v);
+  scales32_v3 (scales_iq4_xs_r (b), v);
   v->bias = _mm256_setzero_si256 ();
-  v->d = half_v3 (b->d);
+  v->d = half_r (b->d);
   v->dbias = 0;
-}
-
-static inline __attribute__ ((always_inline)) void
-decode_v3 (enum ktype t, const void *blk, struct sbv *v)
-{
-  switch (t)
-    {
-    case KQ2: decode_q2_K_v3 (blk, v); break;
-    case KQ3: decode_q3_K_v3 (blk, v); break;
-    case KQ4: decode_q4_K_v3 (blk, v); break;
-    case KQ5: decode_q5_K_v3 (blk, v); break;
-    case KQ6: decode_q6_K_v3 (blk, v); break;
-    default: decode_iq4_xs_v3 (blk, v); break;
-    }
 }
 
 struct acc
@@ -1178,6 +1127,27 @@ acc_sum (const struct acc *a)
 
 #endif
 
+/* Levels whose register decoders (decode_<type>_r, struct sbv) exist.  */
+#if defined(__AVX512BW__) \
+  || (defined(__AVX2__) && defined(__FMA__) && defined(__F16C__) \
+      && defined(__BMI2__))
+#define KQ_REGS 1
+
+static inline __attribute__ ((always_inline)) void
+decode_regs (enum ktype t, const void *blk, struct sbv *v)
+{
+  switch (t)
+    {
+    case KQ2: decode_q2_K_r (blk, v); break;
+    case KQ3: decode_q3_K_r (blk, v); break;
+    case KQ4: decode_q4_K_r (blk, v); break;
+    case KQ5: decode_q5_K_r (blk, v); break;
+    case KQ6: decode_q6_K_r (blk, v); break;
+    default: decode_iq4_xs_r (blk, v); break;
+    }
+}
+#endif
+
 /* always_inline: GCC 12 finds a plain static function around a
    prefetch "const" and deletes the calls before it would inline them,
    and with them the prefetches.  */
@@ -1203,16 +1173,10 @@ kdot (enum ktype t, int64_t k, const char *x, const int ny,
     acc_zero (&acc[c]);
   for (int64_t j = 0; j < k / QK; j++, x += bytes)
     {
-#if defined(__AVX512BW__)
+#ifdef KQ_REGS
       struct sbv v;
       prefetch (x + PREFETCH_AHEAD);
-      decode_v4 (t, x, &v);
-      sbv_dot (&v, t == KIQ4XS, j, k, ny, y, acc);
-#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__) \
-  && defined(__BMI2__)
-      struct sbv v;
-      prefetch (x + PREFETCH_AHEAD);
-      decode_v3 (t, x, &v);
+      decode_regs (t, x, &v);
       sbv_dot (&v, t == KIQ4XS, j, k, ny, y, acc);
 #else
       struct sb s;
@@ -1253,7 +1217,7 @@ decode_wide (enum ktype t, const void *blk, struct sb *s)
   struct sbv v;
   _Alignas (64) int16_t scr[4][32];
 
-  decode_v4 (t, blk, &v);
+  decode_regs (t, blk, &v);
   UNROLL
   for (int r = 0; r < 4; r++)
     {
@@ -1269,12 +1233,11 @@ decode_wide (enum ktype t, const void *blk, struct sb *s)
   _mm256_store_si256 ((__m256i *) s->bias, v.bias);
   s->d = v.d;
   s->dmin = has_mins (t) ? -v.dbias : 0;
-#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__) \
-  && defined(__BMI2__)
+#elif defined(KQ_REGS)
   struct sbv v;
   _Alignas (32) int16_t scr[8][16];
 
-  decode_v3 (t, blk, &v);
+  decode_regs (t, blk, &v);
   UNROLL
   for (int r = 0; r < 8; r++)
     {

@@ -230,6 +230,18 @@ threads_for (const struct cpu_backend *be, const tsr_tensor *node)
          ? (int) nth : tsr_cpu_threadpool_n_threads (be->pool);
 }
 
+/* The prepare passes (activations of a product quantized) split the
+   rows of src[1]: with fewer rows than threads the others would only
+   be woken to find nothing to do (at every product of a generated
+   token).  */
+static int
+prepare_threads (const tsr_tensor *node, int nth)
+{
+  int64_t rows = tsr_cpu_nrows (node->src[1]);
+
+  return rows < nth ? (int) rows : nth;
+}
+
 struct task
 {
   tsr_cpu_kernel_fn fn;         /* the op's kernel, or its prepare pass */
@@ -334,7 +346,7 @@ compute_node (struct cpu_backend *be, tsr_tensor *node)
   if (op->prepare)
     {
       task.fn = op->prepare;
-      status = run_parts (be, &task, nth);
+      status = run_parts (be, &task, prepare_threads (node, nth));
     }
   if (status == TSR_OK)
     {

@@ -211,13 +211,6 @@ TSR_CPU_LEVEL_FN (vec_center_scale_f32) (int64_t n, float *y, const float *x, do
 }
 
 void
-TSR_CPU_LEVEL_FN (vec_silu_f32) (int64_t n, float *y, const float *x)
-{
-  for (int64_t i = 0; i < n; i++)
-    y[i] = x[i] / (1.0f + expf (-x[i]));
-}
-
-void
 TSR_CPU_LEVEL_FN (vec_gelu_f32) (int64_t n, float *y, const float *x)
 {
   const float sqrt_2_over_pi = 0.79788456080286535588f;
@@ -701,6 +694,40 @@ exp_neg (VF x)
 #endif
 }
 #endif
+
+/* silu (x) = x / (1 + exp (-x)), with e = exp (-|x|) (in exp_neg's
+   range, never overflowing): x / (1 + e) for x >= 0, x e / (1 + e)
+   below.  Relative error a few 1e-7; NaN stays NaN, silu (inf) = inf
+   and silu (-inf) is NaN, as the plain C loop gives.  One libm expf per
+   element made swiglu ~3% of a generated token.  */
+void
+TSR_CPU_LEVEL_FN (vec_silu_f32) (int64_t n, float *y, const float *x)
+{
+  int64_t i = 0;
+
+#ifdef VF
+  for (; i + VF_WIDTH <= n; i += VF_WIDTH)
+    {
+      VF v = VF_LOAD (x + i);
+#if defined(__AVX512F__)
+      VF e = exp_neg (_mm512_castsi512_ps
+                      (_mm512_or_si512 (_mm512_castps_si512 (v),
+                                        _mm512_set1_epi32 (INT32_MIN))));
+      VF num = _mm512_mask_mul_ps (v, _mm512_cmp_ps_mask (v, VF_ZERO (),
+                                                          _CMP_LT_OQ),
+                                   v, e);
+      VF_STORE (y + i, _mm512_div_ps (num, VF_ADD (e, VF_SET1 (1.0f))));
+#else
+      VF e = exp_neg (_mm256_or_ps (v, _mm256_set1_ps (-0.0f)));
+      VF num = _mm256_blendv_ps (v, VF_MUL (v, e),
+                                 _mm256_cmp_ps (v, VF_ZERO (), _CMP_LT_OQ));
+      VF_STORE (y + i, _mm256_div_ps (num, VF_ADD (e, VF_SET1 (1.0f))));
+#endif
+    }
+#endif
+  for (; i < n; i++)
+    y[i] = x[i] / (1.0f + expf (-x[i]));
+}
 
 double
 TSR_CPU_LEVEL_FN (vec_exp_sub_f32) (int64_t n, float *y, const float *x, float m)

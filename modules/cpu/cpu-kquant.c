@@ -35,6 +35,7 @@
 
 #include "cpu-vec.h"
 #include "cpu-level.h"
+#include "cpu-qdot.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -55,9 +56,6 @@
 #define UNROLL
 #endif
 
-/* Weight bytes read ahead of the super-block being decoded (gemv
-   streams the weights from memory once).  */
-#define PREFETCH_AHEAD 1024
 
 /* Quantization to q8_K, the reference's steps: amax, 127 / amax, each
    value rounded and clamped as tsri_round_clamp does (NaN to -127).  */
@@ -1148,19 +1146,6 @@ decode_regs (enum ktype t, const void *blk, struct sbv *v)
 }
 #endif
 
-/* always_inline: GCC 12 finds a plain static function around a
-   prefetch "const" and deletes the calls before it would inline them,
-   and with them the prefetches.  */
-static inline __attribute__ ((always_inline)) void
-prefetch (const char *p)
-{
-#if defined(__SSE__)
-  _mm_prefetch (p, _MM_HINT_T0);
-#else
-  (void) p;
-#endif
-}
-
 static inline __attribute__ ((always_inline)) void
 kdot (enum ktype t, int64_t k, const char *x, const int ny,
       const void *const *y, float *out)
@@ -1175,12 +1160,12 @@ kdot (enum ktype t, int64_t k, const char *x, const int ny,
     {
 #ifdef KQ_REGS
       struct sbv v;
-      prefetch (x + PREFETCH_AHEAD);
+      qdot_prefetch (x, bytes);
       decode_regs (t, x, &v);
       sbv_dot (&v, t == KIQ4XS, j, k, ny, y, acc);
 #else
       struct sb s;
-      prefetch (x + PREFETCH_AHEAD);
+      qdot_prefetch (x, bytes);
       decode (t, x, &s);
       sb_dot (&s, t == KIQ4XS, has_mins (t) ? -s.dmin : s.d, j, k, ny, y,
               acc);

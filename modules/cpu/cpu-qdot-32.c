@@ -512,7 +512,10 @@ qdot_v4 (int t, int64_t k, const char *x, const int ny,
   for (int c = 0; c < ny; c++)
     acc0[c] = acc1[c] = _mm512_setzero_ps ();
   for (; j + 16 <= nb; j += 16)
-    chunk_v4 (t, x + j * bs, 16, j, k, ny, y, acc0, acc1);
+    {
+      qdot_prefetch (x + j * bs, 16 * (size_t) bs);
+      chunk_v4 (t, x + j * bs, 16, j, k, ny, y, acc0, acc1);
+    }
   if (j < nb)
     chunk_v4 (t, x + j * bs, (int) (nb - j), j, k, ny, y, acc0, acc1);
   for (int c = 0; c < ny; c++)
@@ -671,6 +674,7 @@ qdot_v3 (int t, int64_t k, const char *x, const int ny,
       __m256 dx, mx = _mm256_setzero_ps ();
       __m256i idx = lanes;
 
+      qdot_prefetch (xj, 8 * (size_t) bs);
       scales8 (t, xj, cnt, &dx, &mx);
       for (int c = 0; c < ny; c++)
         {

@@ -40,6 +40,7 @@
 #define Q8_BYTES 34                     /* sizeof (struct tsr_block_q8_0) */
 #define Q4_BYTES 18                     /* sizeof (struct tsr_block_q4_0) */
 
+
 /* Quantization.  */
 
 /* The f16 scale of a block whose largest magnitude is AMAX, as f32;
@@ -419,6 +420,8 @@ qdot_v4 (bool q4, int64_t k, const char *x, const int ny,
       __m512 dx = scales16 (xj, bsize);
       __m512i idx = lanes;
 
+      qdot_prefetch (xj, 16 * (size_t) bsize);
+
       for (int c = 0; c < ny; c++)
         {
           dd[c] = _mm512_mul_ps (dx, _mm512_loadu_ps
@@ -588,6 +591,8 @@ qdot_v3 (bool q4, int64_t k, const char *x, const int ny,
       int cnt = nb - j < 8 ? (int) (nb - j) : 8;
       __m256 dx = scales8 (xj, bsize, cnt);
       __m256i idx = lanes;
+
+      qdot_prefetch (xj, 8 * (size_t) bsize);
 
       for (int c = 0; c < ny; c++)
         dd[c] = _mm256_mul_ps (dx, _mm256_loadu_ps

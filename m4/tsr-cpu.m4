@@ -145,4 +145,29 @@ return __builtin_cpu_supports ("f16c");
   AS_IF([test "$tsr_cv_cpu_f16c" = yes],
     [AC_DEFINE([TSR_CPU_SUPPORTS_F16C], [1],
        [__builtin_cpu_supports accepts "f16c".])])
+  dnl tessera-bench's read bandwidth (the roof) reads with the widest
+  dnl vectors the CPU has: functions with a target attribute, chosen
+  dnl at run time.
+  AC_CACHE_CHECK([for x86 function target attributes and __builtin_cpu_supports],
+    [tsr_cv_target_x86], [
+    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[
+#if !defined (__x86_64__) && !defined (__i386__)
+# error "not x86"
+#endif
+typedef unsigned long long v8 __attribute__ ((vector_size (64)));
+__attribute__ ((target ("avx512f"))) static v8 add8 (v8 a, v8 b)
+{ return a + b; }
+typedef unsigned long long v4 __attribute__ ((vector_size (32)));
+__attribute__ ((target ("avx2"))) static v4 add4 (v4 a, v4 b)
+{ return a + b; }
+]], [[
+v8 x = { 1 }; v4 y = { 1 };
+if (__builtin_cpu_supports ("avx512f")) x = add8 (x, x);
+if (__builtin_cpu_supports ("avx2")) y = add4 (y, y);
+return (int) (x[0] + y[0]);
+]])], [tsr_cv_target_x86=yes], [tsr_cv_target_x86=no])])
+  AS_IF([test "$tsr_cv_target_x86" = yes],
+    [AC_DEFINE([TSR_HAVE_TARGET_X86_VECTORS], [1],
+       [The compiler takes target ("avx2") / target ("avx512f") function
+        attributes and __builtin_cpu_supports knows those features.])])
 ])

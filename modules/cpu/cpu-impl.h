@@ -151,31 +151,32 @@ tsr_cpu_act_size (tsr_type type, int64_t k)
   return tsr_cpu_is_kquant (type) ? tsr_cpu_kact_size (k)
                                   : tsr_cpu_qact_size (k);
 }
-/* OUT[c] = dot (weight row X of TYPE, one that tsr_cpu_is_quant
-   accepts, with K elements, quantized activation row Y[c]) for c < NY
-   <= TSR_CPU_QDOT_MAX_COLS.  */
-static inline void
-tsr_cpu_qdot (tsr_type type, int64_t k, const void *x, int ny,
-              const void *const *y, float *out)
+/* The integer dot kernel of weight TYPE (one that tsr_cpu_is_quant
+   accepts; NULL otherwise): OUT[r NY + c] = dot (weight row r of NR, K
+   elements at X + r BX, quantized activation row Y[c]) for c < NY <=
+   TSR_CPU_QDOT_MAX_COLS (cpu-vec.h).  */
+typedef void (*tsr_cpu_qdot_fn) (int64_t k, const void *x, size_t bx,
+                                 int nr, int ny, const void *const *y,
+                                 float *out);
+static inline tsr_cpu_qdot_fn
+tsr_cpu_qdot_kernel (tsr_type type)
 {
   switch (type)
     {
-    case TSR_TYPE_Q8_0: tsr_cpu_vec_dot_q8_0_q8_0 (k, x, ny, y, out); break;
-    case TSR_TYPE_Q4_0: tsr_cpu_vec_dot_q4_0_q8_0 (k, x, ny, y, out); break;
-    case TSR_TYPE_Q4_1: tsr_cpu_vec_dot_q4_1_q8_0 (k, x, ny, y, out); break;
-    case TSR_TYPE_Q5_0: tsr_cpu_vec_dot_q5_0_q8_0 (k, x, ny, y, out); break;
-    case TSR_TYPE_Q5_1: tsr_cpu_vec_dot_q5_1_q8_0 (k, x, ny, y, out); break;
-    case TSR_TYPE_IQ4_NL: tsr_cpu_vec_dot_iq4_nl_q8_0 (k, x, ny, y, out); break;
-    case TSR_TYPE_MXFP4: tsr_cpu_vec_dot_mxfp4_q8_0 (k, x, ny, y, out); break;
-    case TSR_TYPE_Q2_K: tsr_cpu_vec_dot_q2_K_q8_K (k, x, ny, y, out); break;
-    case TSR_TYPE_Q3_K: tsr_cpu_vec_dot_q3_K_q8_K (k, x, ny, y, out); break;
-    case TSR_TYPE_Q4_K: tsr_cpu_vec_dot_q4_K_q8_K (k, x, ny, y, out); break;
-    case TSR_TYPE_Q5_K: tsr_cpu_vec_dot_q5_K_q8_K (k, x, ny, y, out); break;
-    case TSR_TYPE_Q6_K: tsr_cpu_vec_dot_q6_K_q8_K (k, x, ny, y, out); break;
-    case TSR_TYPE_IQ4_XS:
-      tsr_cpu_vec_dot_iq4_xs_q8_K (k, x, ny, y, out);
-      break;
-    default: break;             /* tsr_cpu_is_quant refused it */
+    case TSR_TYPE_Q8_0: return tsr_cpu_vec_dot_q8_0_q8_0;
+    case TSR_TYPE_Q4_0: return tsr_cpu_vec_dot_q4_0_q8_0;
+    case TSR_TYPE_Q4_1: return tsr_cpu_vec_dot_q4_1_q8_0;
+    case TSR_TYPE_Q5_0: return tsr_cpu_vec_dot_q5_0_q8_0;
+    case TSR_TYPE_Q5_1: return tsr_cpu_vec_dot_q5_1_q8_0;
+    case TSR_TYPE_IQ4_NL: return tsr_cpu_vec_dot_iq4_nl_q8_0;
+    case TSR_TYPE_MXFP4: return tsr_cpu_vec_dot_mxfp4_q8_0;
+    case TSR_TYPE_Q2_K: return tsr_cpu_vec_dot_q2_K_q8_K;
+    case TSR_TYPE_Q3_K: return tsr_cpu_vec_dot_q3_K_q8_K;
+    case TSR_TYPE_Q4_K: return tsr_cpu_vec_dot_q4_K_q8_K;
+    case TSR_TYPE_Q5_K: return tsr_cpu_vec_dot_q5_K_q8_K;
+    case TSR_TYPE_Q6_K: return tsr_cpu_vec_dot_q6_K_q8_K;
+    case TSR_TYPE_IQ4_XS: return tsr_cpu_vec_dot_iq4_xs_q8_K;
+    default: return NULL;
     }
 }
 /* Up to TSR_CPU_WEIGHT_TILE consecutive weight rows as f32, for dot

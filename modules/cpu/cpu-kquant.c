@@ -1176,21 +1176,8 @@ kdot (enum ktype t, int64_t k, const char *x, const int ny,
     out[c] = acc_sum (&acc[c]);
 }
 
-/* One inlined copy of the kernel per column count.  */
-#define DISPATCH_NY(t, k, x, ny, y, out)                                \
-  switch (ny)                                                           \
-    {                                                                   \
-    case 1: kdot (t, k, x, 1, y, out); break;                           \
-    case 2: kdot (t, k, x, 2, y, out); break;                           \
-    case 3: kdot (t, k, x, 3, y, out); break;                           \
-    case 4: kdot (t, k, x, 4, y, out); break;                           \
-    case 5: kdot (t, k, x, 5, y, out); break;                           \
-    case 6: kdot (t, k, x, 6, y, out); break;                           \
-    case 7: kdot (t, k, x, 7, y, out); break;                           \
-    default: kdot (t, k, x, 8, y, out); break;                          \
-    }
-
-_Static_assert (TSR_CPU_QDOT_MAX_COLS == 8, "DISPATCH_NY covers 1..8");
+/* The kernel in the shape TSR_CPU_DISPATCH_ROWS calls.  */
+#define KDOT(t, k, x, ny, y, out) kdot (t, k, x, ny, y, out)
 
 /* The common form of super-block BLK, decoded in registers where the
    level can (the GEMM converts weights through krow: byte stores read
@@ -1273,10 +1260,12 @@ krow (enum ktype t, int64_t n, float *y, const char *x)
 #define KTYPE_FNS(name, t)                                              \
   void                                                                  \
   TSR_CPU_LEVEL_FN (vec_dot_##name##_q8_K) (int64_t k, const void *x,   \
-                                            int ny, const void *const *y, \
+                                            size_t bx, int nr, int ny,  \
+                                            const void *const *y,       \
                                             float *out)                 \
   {                                                                     \
-    DISPATCH_NY (t, k, (const char *) x, ny, y, out);                   \
+    TSR_CPU_DISPATCH_ROWS (KDOT, t, k, (const char *) x, bx, nr, ny, y, \
+                           out);                                        \
   }                                                                     \
   void                                                                  \
   TSR_CPU_LEVEL_FN (row_##name##_to_f32) (int64_t n, float *y,          \

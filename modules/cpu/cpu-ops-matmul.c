@@ -272,6 +272,8 @@ mul_mat_qdots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   const size_t size = tsr_cpu_act_size (a->type, k);
   const int64_t tile = tsr_cpu_qdot_tile (m, batches, nth);
   const int64_t tiles = (m + tile - 1) / tile;
+  const tsr_cpu_qdot_fn qdot = tsr_cpu_qdot_kernel (a->type);
+  float out[QDOT_TILE * TSR_CPU_QDOT_MAX_COLS];
   int64_t u0, u1;
 
   tsr_cpu_split (tiles * batches, ith, nth, &u0, &u1);
@@ -291,15 +293,16 @@ mul_mat_qdots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
 
           for (int y = 0; y < ny; y++)
             ys[y] = act + (j0 + y) * size;
-          for (int64_t i = first; i < last; i++)
+          for (int64_t i0 = first; i0 < last; i0 += QDOT_TILE)
             {
-              float out[TSR_CPU_QDOT_MAX_COLS];
+              int nr = last - i0 < QDOT_TILE ? (int) (last - i0) : QDOT_TILE;
 
-              tsr_cpu_qdot (a->type, k,
-                            tsr_cpu_at (a, 0, i, i2 / r2, i3 / r3), ny, ys,
-                            out);
-              for (int y = 0; y < ny; y++)
-                *(float *) tsr_cpu_at (dst, i, j0 + y, i2, i3) = out[y];
+              qdot (k, tsr_cpu_at (a, 0, i0, i2 / r2, i3 / r3), a->nb[1], nr,
+                    ny, ys, out);
+              for (int r = 0; r < nr; r++)
+                for (int y = 0; y < ny; y++)
+                  *(float *) tsr_cpu_at (dst, i0 + r, j0 + y, i2, i3)
+                    = out[r * ny + y];
             }
         }
     }

@@ -522,16 +522,21 @@ expert_qdot_rows (tsr_tensor *dst, int64_t x, int64_t first, int64_t last,
                   int ny, const void *const *ys, const int64_t *es,
                   const int64_t *ts)
 {
+  enum { ROWS = 16 };
   const tsr_tensor *as = dst->src[0];
+  const tsr_cpu_qdot_fn qdot = tsr_cpu_qdot_kernel (as->type);
+  float out[ROWS * TSR_CPU_QDOT_MAX_COLS];
 
-  for (int64_t i = first; i < last; i++)
+  for (int64_t i0 = first; i0 < last; i0 += ROWS)
     {
-      float out[TSR_CPU_QDOT_MAX_COLS];
+      int nr = last - i0 < ROWS ? (int) (last - i0) : ROWS;
 
-      tsr_cpu_qdot (as->type, as->ne[0], tsr_cpu_at (as, 0, i, x, 0), ny,
-                    ys, out);
-      for (int y = 0; y < ny; y++)
-        *(float *) tsr_cpu_at (dst, i, es[y], ts[y], 0) = out[y];
+      qdot (as->ne[0], tsr_cpu_at (as, 0, i0, x, 0), as->nb[1], nr, ny, ys,
+            out);
+      for (int r = 0; r < nr; r++)
+        for (int y = 0; y < ny; y++)
+          *(float *) tsr_cpu_at (dst, i0 + r, es[y], ts[y], 0)
+            = out[r * ny + y];
     }
 }
 

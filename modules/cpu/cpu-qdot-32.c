@@ -915,11 +915,12 @@ qdot_c (int t, int64_t k, const char *x, const int ny,
   }                                                                     \
   void                                                                  \
   TSR_CPU_LEVEL_FN (vec_dot_##name##_q8_0) (int64_t k, const void *x,   \
-                                            int ny,                     \
+                                            size_t bx, int nr, int ny,  \
                                             const void *const *y,       \
                                             float *out)                 \
   {                                                                     \
-    TSR_CPU_DISPATCH_NY (QDOT, T, k, (const char *) x, ny, y, out);     \
+    TSR_CPU_DISPATCH_ROWS (QDOT, T, k, (const char *) x, bx, nr, ny, y, \
+                           out);                                        \
   }
 
 ENTRIES (q4_1, Q4_1)

@@ -204,7 +204,7 @@ TSR_CPU_LEVEL_FN (quantize_act_q8_0) (int64_t k, void *y, const float *x)
 
 /* Dot products.  Each kernel takes the weight row X of NB blocks, NY
    activation rows Y and writes NY results; NY is a constant in the
-   inlined copies (see TSR_CPU_DISPATCH_NY), so the per-column loops
+   inlined copies (see TSR_CPU_DISPATCH_ROWS), so the per-column loops
    unroll and the accumulators stay in registers (so does every array
    indexed only by constants: no index may depend on a loop counter).  */
 
@@ -783,15 +783,17 @@ _Static_assert (sizeof (struct tsr_block_q8_0) == Q8_BYTES, "q8_0 block");
 _Static_assert (sizeof (struct tsr_block_q4_0) == Q4_BYTES, "q4_0 block");
 
 void
-TSR_CPU_LEVEL_FN (vec_dot_q8_0_q8_0) (int64_t k, const void *x, int ny,
-                                      const void *const *y, float *out)
+TSR_CPU_LEVEL_FN (vec_dot_q8_0_q8_0) (int64_t k, const void *x, size_t bx,
+                                      int nr, int ny, const void *const *y,
+                                      float *out)
 {
-  TSR_CPU_DISPATCH_NY (QDOT, false, k, (const char *) x, ny, y, out);
+  TSR_CPU_DISPATCH_ROWS (QDOT, false, k, (const char *) x, bx, nr, ny, y, out);
 }
 
 void
-TSR_CPU_LEVEL_FN (vec_dot_q4_0_q8_0) (int64_t k, const void *x, int ny,
-                                      const void *const *y, float *out)
+TSR_CPU_LEVEL_FN (vec_dot_q4_0_q8_0) (int64_t k, const void *x, size_t bx,
+                                      int nr, int ny, const void *const *y,
+                                      float *out)
 {
-  TSR_CPU_DISPATCH_NY (QDOT, true, k, (const char *) x, ny, y, out);
+  TSR_CPU_DISPATCH_ROWS (QDOT, true, k, (const char *) x, bx, nr, ny, y, out);
 }

@@ -59,23 +59,29 @@ qdot_prefetch (const char *p, size_t bytes)
 #endif
 }
 
-/* One inlined copy of KERNEL (what, k, x, ny, y, out) per column count
-   NY, so that the per-column loops unroll and the accumulators stay in
-   registers.  */
-#define TSR_CPU_DISPATCH_NY(KERNEL, what, k, x, ny, y, out)             \
+/* KERNEL (what, k, x, ny, y, out) for the NR weight rows at X, BX
+   bytes apart, row r's NY results at OUT + r NY: one inlined copy of
+   the kernel per column count NY, so that the per-column loops unroll
+   and the accumulators stay in registers, inside the loop over the
+   rows (a gemv of short rows, 2048 elements, spent a quarter of its
+   time around the per-row calls).  */
+#define TSR_CPU_ROWS_(KERNEL, what, k, x, bx, nr, NY, y, out)           \
+  for (int r_ = 0; r_ < (nr); r_++)                                     \
+    KERNEL (what, k, (x) + (size_t) r_ * (bx), NY, y, (out) + r_ * NY)
+#define TSR_CPU_DISPATCH_ROWS(KERNEL, what, k, x, bx, nr, ny, y, out)   \
   switch (ny)                                                           \
     {                                                                   \
-    case 1: KERNEL (what, k, x, 1, y, out); break;                      \
-    case 2: KERNEL (what, k, x, 2, y, out); break;                      \
-    case 3: KERNEL (what, k, x, 3, y, out); break;                      \
-    case 4: KERNEL (what, k, x, 4, y, out); break;                      \
-    case 5: KERNEL (what, k, x, 5, y, out); break;                      \
-    case 6: KERNEL (what, k, x, 6, y, out); break;                      \
-    case 7: KERNEL (what, k, x, 7, y, out); break;                      \
-    default: KERNEL (what, k, x, 8, y, out); break;                     \
+    case 1: TSR_CPU_ROWS_ (KERNEL, what, k, x, bx, nr, 1, y, out); break; \
+    case 2: TSR_CPU_ROWS_ (KERNEL, what, k, x, bx, nr, 2, y, out); break; \
+    case 3: TSR_CPU_ROWS_ (KERNEL, what, k, x, bx, nr, 3, y, out); break; \
+    case 4: TSR_CPU_ROWS_ (KERNEL, what, k, x, bx, nr, 4, y, out); break; \
+    case 5: TSR_CPU_ROWS_ (KERNEL, what, k, x, bx, nr, 5, y, out); break; \
+    case 6: TSR_CPU_ROWS_ (KERNEL, what, k, x, bx, nr, 6, y, out); break; \
+    case 7: TSR_CPU_ROWS_ (KERNEL, what, k, x, bx, nr, 7, y, out); break; \
+    default: TSR_CPU_ROWS_ (KERNEL, what, k, x, bx, nr, 8, y, out); break; \
     }
 
-_Static_assert (TSR_CPU_QDOT_MAX_COLS == 8, "TSR_CPU_DISPATCH_NY covers 1..8");
+_Static_assert (TSR_CPU_QDOT_MAX_COLS == 8, "TSR_CPU_DISPATCH_ROWS covers 1..8");
 
 /* The sum of the lanes of A + B, the kernels' two accumulators.  */
 #if defined(__AVX__)

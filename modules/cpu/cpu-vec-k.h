@@ -42,17 +42,16 @@ tsr_cpu_kact_scales (const void *y, int64_t k)
 TSR_CPU_HIDDEN void tsr_cpu_quantize_act_q8_K (int64_t k, void *y,
                                                const float *x);
 
-/* OUT[c] = dot (weight row X, activation row Y[c]) for c < NY (1 ..
-   TSR_CPU_QDOT_MAX_COLS), X holding K elements of the named type: per
+/* OUT[r NY + c] = dot (weight row r, activation row Y[c]), rows and
+   columns as for tsr_cpu_vec_dot_q8_0_q8_0, weight rows of K elements
+   of the named type: per
    super-block the exact int32 sum of the products of the stored
    integers with the 8-bit activations, each 16 or 32 of them times
    their integer group scale, and the group minimums or offsets times
    the activation sums; those two integers times the super-block's
    float scales, accumulated in f32.  The weights are read once for all
    NY rows.  */
-#define TSR_CPU_KDOT(type)                                               \
-  TSR_CPU_HIDDEN void tsr_cpu_vec_dot_##type##_q8_K                      \
-    (int64_t k, const void *x, int ny, const void *const *y, float *out);
+#define TSR_CPU_KDOT(type) TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_##type##_q8_K)
 TSR_CPU_KDOT (q2_K)
 TSR_CPU_KDOT (q3_K)
 TSR_CPU_KDOT (q4_K)

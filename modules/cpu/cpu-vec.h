@@ -185,29 +185,24 @@ tsr_cpu_qact_sums (const void *y, int64_t k)
    does on x86-64.  */
 TSR_CPU_HIDDEN void tsr_cpu_quantize_act_q8_0 (int64_t k, void *y,
                                                const float *x);
-/* OUT[c] = dot (weight row X, activation row Y[c]) for c < NY (1 ..
-   TSR_CPU_QDOT_MAX_COLS), X holding K elements of q8_0 (resp. q4_0)
-   blocks: the sum over blocks of d_x d_y S, S the exact integer dot of
-   the block's values, accumulated in f32.  The weights are read once
-   for all NY rows.  */
-TSR_CPU_HIDDEN void tsr_cpu_vec_dot_q8_0_q8_0 (int64_t k, const void *x,
-                                               int ny,
-                                               const void *const *y,
-                                               float *out);
-TSR_CPU_HIDDEN void tsr_cpu_vec_dot_q4_0_q8_0 (int64_t k, const void *x,
-                                               int ny,
-                                               const void *const *y,
-                                               float *out);
+/* OUT[r NY + c] = dot (weight row r, activation row Y[c]) for r < NR
+   and c < NY (1 .. TSR_CPU_QDOT_MAX_COLS), weight row r at X + r BX
+   holding K elements of q8_0 (resp. q4_0) blocks: the sum over blocks
+   of d_x d_y S, S the exact integer dot of the block's values,
+   accumulated in f32.  Each weight row is read once for all NY
+   activation rows; each result is computed the same way whatever NR
+   (one row at a time, with the per-row call and dispatch hoisted out).  */
+#define TSR_CPU_QDOT_DECL(name)                                         \
+  TSR_CPU_HIDDEN void name (int64_t k, const void *x, size_t bx, int nr, \
+                            int ny, const void *const *y, float *out);
+TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q8_0_q8_0)
+TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q4_0_q8_0)
 /* The same for q4_1, q5_0, q5_1, iq4_nl and mxfp4 weights
    (cpu-qdot-32.c): per block the exact integer dot S of the weights'
    stored integers (levels, or table values: twice the E2M1 values for
    mxfp4) with the activations, d_x d_y S, plus m_x times the block's
    activation sum for q4_1 and q5_1.  */
-#define TSR_CPU_VEC_DOT_Q8(t) \
-  TSR_CPU_HIDDEN void tsr_cpu_vec_dot_##t##_q8_0 (int64_t k, const void *x, \
-                                                  int ny, \
-                                                  const void *const *y, \
-                                                  float *out);
+#define TSR_CPU_VEC_DOT_Q8(t) TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_##t##_q8_0)
 TSR_CPU_VEC_DOT_Q8 (q4_1)
 TSR_CPU_VEC_DOT_Q8 (q5_0)
 TSR_CPU_VEC_DOT_Q8 (q5_1)

@@ -93,4 +93,41 @@ tsr_test_level_runnable (const char *name)
   return 0;
 }
 
+/* An integer dot kernel of cpu-vec.h: OUT[r NY + c] for NR weight rows
+   BX bytes apart and NY activation rows.  */
+typedef void (*tsr_test_qdot_fn) (int64_t k, const void *x, size_t bx,
+                                  int nr, int ny, const void *const *y,
+                                  float *out);
+
+/* DOT on three consecutive weight rows, as a tensor's rows lie: W (K
+   elements of TYPE) in the middle, between two other rows (W's bytes
+   rotated); OUT gets W's NY results.  Returns how many results of the
+   other rows differ from those of DOT called on each row alone (each
+   row is computed the same way whatever the number of rows, so none
+   may; a wrong row stride or result index shows here or in W's).  */
+static int
+tsr_test_qdot_rows (tsr_test_qdot_fn dot, tsr_type type, int64_t k,
+                    const void *w, int ny, const void *const *ys, float *out)
+{
+  enum { ROWS = 3, MAX_NY = 8, MAX_ROW = 64 * 1024 };
+  static _Alignas (64) char rows[ROWS * MAX_ROW];
+  float all[ROWS * MAX_NY], alone[MAX_NY];
+  size_t bx = tsr_row_size (type, k);
+  int diff = 0;
+
+  if (bx > MAX_ROW || ny > MAX_NY)
+    return 1;
+  for (int r = 0; r < ROWS; r++)
+    for (size_t i = 0; i < bx; i++)
+      rows[r * bx + i] = ((const char *) w)[(i + (r - 1) * 7 + bx) % bx];
+  dot (k, rows, bx, ROWS, ny, ys, all);
+  for (int r = 0; r < ROWS; r += 2)
+    {
+      dot (k, rows + r * bx, 0, 1, ny, ys, alone);
+      diff += memcmp (all + r * ny, alone, ny * sizeof *all) != 0;
+    }
+  memcpy (out, all + ny, ny * sizeof *all);
+  return diff;
+}
+
 #endif /* TSR_TEST_CPU_LEVELS_H */

@@ -34,8 +34,7 @@
 #include "cpu-levels.h"
 
 typedef void (*quantize_fn) (int64_t, void *, const float *);
-typedef void (*dot_fn) (int64_t, const void *, int, const void *const *,
-                        float *);
+typedef tsr_test_qdot_fn dot_fn;
 typedef void (*row_fn) (int64_t, float *, const void *);
 
 enum { N_TYPES = 6, MAX_NB = 8, QK = 256, MAX_K = QK * MAX_NB, ROWS = 8 };
@@ -67,7 +66,8 @@ struct level
 };
 
 #define FNS(suffix, type)                                               \
-  void tsr_cpu_vec_dot_##type##_q8_K_##suffix (int64_t, const void *, int, \
+  void tsr_cpu_vec_dot_##type##_q8_K_##suffix (int64_t, const void *,    \
+                                               size_t, int, int,        \
                                                const void *const *,     \
                                                float *);                \
   void tsr_cpu_row_##type##_to_f32_##suffix (int64_t, float *, const void *);
@@ -270,7 +270,8 @@ check_exact (const struct level *lv, int t)
       for (int ny = 1; ny <= ROWS; ny++)
         {
           float out[ROWS];
-          lv->dot[t] (k, w, ny, ys, out);
+          fails += tsr_test_qdot_rows (lv->dot[t], types[t], k, w, ny, ys,
+                                       out);
           for (int r = 0; r < ny; r++)
             {
               long long want = 0;
@@ -312,7 +313,8 @@ check_float (const struct level *lv, int t)
       for (int ny = 1; ny <= ROWS; ny++)
         {
           float out[ROWS];
-          lv->dot[t] (k, w, ny, ys, out);
+          fails += tsr_test_qdot_rows (lv->dot[t], types[t], k, w, ny, ys,
+                                       out);
           for (int r = 0; r < ny; r++)
             {
               double want = 0, mag = 0;

@@ -31,8 +31,7 @@
 #include "cpu-levels.h"
 
 typedef void (*quantize_fn) (int64_t, void *, const float *);
-typedef void (*dot_fn) (int64_t, const void *, int, const void *const *,
-                        float *);
+typedef tsr_test_qdot_fn dot_fn;
 typedef void (*row_fn) (int64_t, float *, const void *);
 
 struct level
@@ -51,8 +50,9 @@ static const tsr_type types[] = { TSR_TYPE_Q8_0, TSR_TYPE_Q4_0,
 #define N_TYPES (int) (sizeof types / sizeof types[0])
 
 #define KERNELS(t, s)                                                   \
-  void tsr_cpu_vec_dot_##t##_q8_0_##s (int64_t, const void *, int,      \
-                                       const void *const *, float *);   \
+  void tsr_cpu_vec_dot_##t##_q8_0_##s (int64_t, const void *, size_t,   \
+                                       int, int, const void *const *,   \
+                                       float *);                        \
   void tsr_cpu_row_##t##_to_f32_##s (int64_t, float *, const void *);
 #define ENTRY(T, t, s)                                                  \
   .dot[TSR_TYPE_##T] = tsr_cpu_vec_dot_##t##_q8_0_##s,                  \
@@ -285,7 +285,7 @@ check_dots (const struct level *lv, tsr_type type, int integral)
       for (int ny = 1; ny <= ROWS; ny++)
         {
           float out[ROWS];
-          dot (k, w, ny, ys, out);
+          fails += tsr_test_qdot_rows (dot, type, k, w, ny, ys, out);
           for (int r = 0; r < ny; r++)
             {
               double want = 0, mag = 0;

@@ -292,7 +292,7 @@ bench_report_end (FILE *f, enum bench_format fmt, double roof, int threads)
              "(roof)\n", threads, roof);
   else if (roof > 0)
     fprintf (f, "\nhost read bandwidth (roof): %.1f GB/s (%d threads, 1 GiB "
-             "read, median of 5 passes, better of before and after)\n",
+             "read, best of 5 passes, better of before and after)\n",
              roof, threads);
   fflush (f);
 }

@@ -202,6 +202,17 @@ struct bw_slice
 /* The XOR of the N words at P, read with independent sums of VT
    vectors (loads not serialized by one add chain; a scalar loop cannot
    issue loads fast enough to reach the memory's speed).  */
+/* Bytes prefetched ahead, every line, as the CPU's matrix-vector
+   kernels do: at times on a shared machine 64-byte loads alone read
+   28 GB/s where prefetched ones read 40 and the kernels 30-40, above
+   their roof.  */
+#define BW_AHEAD 8192
+#if defined(__GNUC__)
+# define BW_PREFETCH(p) __builtin_prefetch (p)
+#else
+# define BW_PREFETCH(p) ((void) (p))
+#endif
+
 #define BW_SUM_BODY(VT)                                                 \
   {                                                                     \
     const size_t per = sizeof (VT) / sizeof (uint64_t);                 \
@@ -214,6 +225,8 @@ struct bw_slice
        a store and a reload per vector.  */                             \
     for (; i + 4 * per <= n; i += 4 * per)                              \
       {                                                                 \
+        for (size_t l = 0; l < 4 * sizeof v0; l += 64)                  \
+          BW_PREFETCH ((const char *) (p + i) + BW_AHEAD + l);          \
         memcpy (&v0, p + i, sizeof v0);                                 \
         memcpy (&v1, p + i + per, sizeof v1);                           \
         memcpy (&v2, p + i + 2 * per, sizeof v2);                       \
@@ -331,6 +344,9 @@ tt_read_bandwidth (int threads)
       gbps[pass] = us > 0 ? BW_BYTES / (us * 1e3) : 0;
     }
   tsr_buffer_free (hb);
+  /* The best pass: a shared machine only ever slows a pass down, and
+     with the median the products of the same run sometimes read
+     faster than their roof.  */
   qsort (gbps, BW_PASSES, sizeof *gbps, cmp_double);
-  return gbps[BW_PASSES / 2];
+  return gbps[BW_PASSES - 1];
 }

@@ -82,8 +82,8 @@ size_t tt_select_devices (const char *program, const char *name,
                           tsr_device **devs);
 
 /* The host's memory read bandwidth in GB/s (1e9 bytes per second):
-   THREADS threads summing a buffer far larger than the caches, the
-   median of several passes.  0 when the buffer cannot be had.  */
+   THREADS threads summing a buffer far larger than the caches with the
+   widest vectors the CPU has, the best of several passes.  0 when the buffer cannot be had.  */
 double tt_read_bandwidth (int threads);
 
 #endif /* TOOL_UTIL_H */

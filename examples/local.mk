@@ -24,3 +24,39 @@ demo: all
 	  -m $(DEMO_MODEL) -p "Once upon a time" -n 24
 .PHONY: demo
 CLEANFILES += $(DEMO_MODEL)
+
+# installcheck (distcheck runs it on the tree it installs; quickstart
+# check on the static build's): the installed tessera.pc names the
+# directory the modules went to, and the demo builds as its comment
+# says, against the installed headers and pkg-config file (--static
+# for a static library, whose Libs.private must bring the compiled-in
+# backends' libraries), and runs.
+if TSR_SHARED
+TSR_PC_STATIC =
+else
+TSR_PC_STATIC = --static
+endif
+installcheck-local:
+	@if test -z "$(PKG_CONFIG)"; then \
+	  echo "installcheck: no pkg-config, not checking tessera.pc"; \
+	  exit 0; \
+	fi; \
+	PKG_CONFIG_PATH="$(libdir)/pkgconfig"; export PKG_CONFIG_PATH; \
+	pc="$(PKG_CONFIG) --define-variable=prefix=$(prefix)"; \
+	bd=`$$pc --variable=backenddir tessera` || exit 1; \
+	if test "x$$bd" != "x$(backenddir)"; then \
+	  echo "installcheck: pkg-config --variable=backenddir tessera" \
+	    "prints '$$bd', not '$(backenddir)'" >&2; \
+	  exit 1; \
+	fi; \
+	cflags=`$$pc --cflags tessera` && \
+	  libs=`$$pc $(TSR_PC_STATIC) --libs tessera` || exit 1; \
+	echo "$(CC) -o installcheck-demo demo.c $$cflags $$libs -lm"; \
+	$(CC) -o installcheck-demo $(srcdir)/examples/demo.c $$cflags \
+	  $$libs -lm || exit 1; \
+	LD_LIBRARY_PATH="$(libdir)$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}" \
+	  ./installcheck-demo > installcheck-demo.log 2>&1; rc=$$?; \
+	if test $$rc -ne 0; then cat installcheck-demo.log >&2; fi; \
+	rm -f installcheck-demo installcheck-demo.log; \
+	test $$rc -eq 0 && echo "installcheck: demo built with pkg-config" \
+	  "$(TSR_PC_STATIC) and ran"

@@ -12,7 +12,8 @@
 # Uses $enable_modules (decided before); sets BLIS_CFLAGS, BLIS_LIBS,
 # BLIS_RPATH (libtool -R flags), the conditional TSR_BLAS,
 # tsr_summary_blas ("yes (...)" or "no (reason)"), and appends
-# tessera_blas to tsr_builtin_backends when backends are compiled in.
+# tessera_blas to tsr_builtin_backends (and BLIS_LIBS to
+# TSR_BUILTIN_LIBS) when backends are compiled in.
 AC_DEFUN([TSR_CHECK_BLIS], [
   AC_ARG_WITH([blis],
     [AS_HELP_STRING([--with-blis@<:@=PREFIX@:>@],
@@ -80,7 +81,8 @@ AC_DEFUN([TSR_CHECK_BLIS], [
       [AS_IF([test "x$enable_modules" = xyes],
          [tsr_summary_blas="yes (module; $tsr_blis_how)"],
          [tsr_summary_blas="yes (compiled in; $tsr_blis_how)"
-          tsr_builtin_backends="$tsr_builtin_backends tessera_blas"])],
+          tsr_builtin_backends="$tsr_builtin_backends tessera_blas"
+          TSR_BUILTIN_LIBS="$TSR_BUILTIN_LIBS $BLIS_LIBS"])],
       [AS_IF([test "x$with_blis" != xauto],
          [AC_MSG_ERROR([--with-blis${tsr_blis_prefix:+=$tsr_blis_prefix}: BLIS not found (no pkg-config 'blis', and no usable blis.h with -lblis${tsr_blis_prefix:+ under $tsr_blis_prefix}); install it (Debian: apt-get install libblis-dev), set BLIS_CFLAGS and BLIS_LIBS, or use --without-blis.  See config.log.])])
        BLIS_CFLAGS=

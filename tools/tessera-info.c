@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <tessera.h>
 
@@ -62,6 +63,40 @@ print_modules (void)
                 f.name ? f.name : "", f.name ? ")" : "",
                 tsr_module_error_string (f.error), f.reason);
     }
+}
+
+/* No registration (no module loaded, none compiled in): say where it
+   looked and how to point it at modules (the usual case: a build tree
+   before make install, whose modules are not in the installed
+   directory yet).  */
+static void
+explain_nothing_found (void)
+{
+  const char *path = tsr_registry_search_path ();
+  char dir[4096];
+
+  printf ("\nNo backend module was found.  Searched:\n");
+  while (*path)
+    {
+      size_t n = strcspn (path, ":");
+      if (n > 0 && n < sizeof dir)
+        {
+          struct stat st;
+          memcpy (dir, path, n);
+          dir[n] = '\0';
+          printf ("  %s%s\n", dir,
+                  stat (dir, &st) != 0 ? " (does not exist)"
+                  : !S_ISDIR (st.st_mode) ? " (not a directory)"
+                  : " (no tessera-*.la or tessera-*.so module in it)");
+        }
+      path += n + (path[n] == ':');
+    }
+  printf ("Modules are looked for in the directory 'make install' puts them "
+          "in\n(above, last) and in TESSERA_BACKEND_PATH.  From a build "
+          "tree, before\n'make install', point TESSERA_BACKEND_PATH at the "
+          "build's module\ndirectories, for example\n"
+          "  TESSERA_BACKEND_PATH=$builddir/modules/cpu:$builddir/modules/blas"
+          "\n(or at single module files), or pass --path=DIR.\n");
 }
 
 static void
@@ -146,5 +181,7 @@ main (int argc, char **argv)
   printf ("Backend search path: %s\n", tsr_registry_search_path ());
   print_modules ();
   print_devices ();
+  if (tsr_reg_count () == 0)
+    explain_nothing_found ();
   return 0;
 }

@@ -43,6 +43,34 @@ main (void)
   st = run (cmd);
   CHECK (WIFEXITED (st) && WEXITSTATUS (st) == 2, "unknown option: exit 2");
 
+  /* Pointed at an empty directory only: with no registration at all
+     (a shared build, nothing installed) it says where it looked and
+     how to point it at a build tree; with one (backends compiled in,
+     or installed) it says nothing of the kind.  */
+  {
+    char empty[] = "/tmp/tsr-info-XXXXXX";
+    if (mkdtemp (empty))
+      {
+        snprintf (cmd, sizeof cmd, "TESSERA_LOG=none TESSERA_BACKEND_PATH=%s "
+                  "%s/tools/tessera-info", empty, bld);
+        st = run (cmd);
+        int none = strstr (out, "Registrations: 0") != NULL;
+        int hint = strstr (out, "No backend module was found") != NULL
+                   && strstr (out, "(no tessera-*.la or tessera-*.so module "
+                              "in it)") != NULL
+                   && strstr (out, empty) != NULL
+                   && strstr (out, "TESSERA_BACKEND_PATH=$builddir/modules/cpu")
+                      != NULL;
+        CHECK (WIFEXITED (st) && WEXITSTATUS (st) == 0 && hint == none,
+               "%s: %s", none ? "no registration" : "registrations",
+               none ? "says where it looked and how to point it at modules"
+                    : "no not-found hint");
+        rmdir (empty);
+      }
+    else
+      CHECK (0, "mkdtemp for an empty module directory");
+  }
+
   snprintf (bad, sizeof bad, "%s/tessera-badabi.la", mod);
   if (access (bad, R_OK) != 0)
     snprintf (bad, sizeof bad, "/nonexistent/tessera-missing.la");

@@ -47,14 +47,8 @@
 #define QK TSR_QK_K
 #define GROUPS (QK / 16)
 
-/* Full unrolling of the short loops over registers and columns, so
-   that the decoded super-block and the accumulators stay in registers
-   (GCC 12 otherwise keeps them in memory, at a third of the speed).  */
-#if defined(__GNUC__)
-#define UNROLL _Pragma ("GCC unroll 8")
-#else
-#define UNROLL
-#endif
+/* The decoded super-block and the accumulators stay in registers.  */
+#define UNROLL TSR_CPU_UNROLL
 
 
 /* Quantization to q8_K, the reference's steps: amax, 127 / amax, each

@@ -279,7 +279,7 @@ tsr_cpu_flash_attn_ext_supports (const tsr_tensor *dst)
    and accumulator when the maximum grows, exp (score - maximum), then
    the weighted values added to the accumulator; f32, the sums of the
    weights in double.  */
-#define ATTN_ROWS 4
+#define ATTN_ROWS TSR_CPU_F16_ROWS
 #define ATTN_BLOCK 64
 
 /* Per row of a unit its query, accumulator and block of scores (f32);
@@ -332,6 +332,11 @@ attn_scores (const tsr_tensor *dst, const struct attn_unit *u,
     {
       const void *kr = NULL;
       bool f16 = false;
+      /* The rows the mask lets see key J: with f16 keys their dots in
+         one call, the key widened once (tsr_cpu_vec_dot_f16_rows).  */
+      const float *qs[ATTN_ROWS];
+      float mvs[ATTN_ROWS], dots[ATTN_ROWS];
+      int rs[ATTN_ROWS], na = 0;
 
       for (int r = 0; r < u->n; r++)
         {
@@ -345,12 +350,20 @@ attn_scores (const tsr_tensor *dst, const struct attn_unit *u,
               s[r][j] = -INFINITY;
               continue;
             }
-          if (!kr)
-            kr = kv_row (k, j0 + j, u->hk, u->b, kbuf, &f16);
-          s[r][j] = scale * (f16 ? tsr_cpu_vec_dot_f16 (q->ne[0], kr, qf[r])
-                                 : tsr_cpu_vec_dot_f32 (q->ne[0], kr, qf[r]))
-                    + mv;
+          qs[na] = qf[r];
+          mvs[na] = mv;
+          rs[na++] = r;
         }
+      if (na == 0)
+        continue;
+      kr = kv_row (k, j0 + j, u->hk, u->b, kbuf, &f16);
+      if (f16)
+        tsr_cpu_vec_dot_f16_rows (q->ne[0], kr, na, qs, dots);
+      else
+        for (int a = 0; a < na; a++)
+          dots[a] = tsr_cpu_vec_dot_f32 (q->ne[0], kr, qs[a]);
+      for (int a = 0; a < na; a++)
+        s[rs[a]][j] = scale * dots[a] + mvs[a];
     }
 }
 
@@ -405,20 +418,27 @@ attn_unit (tsr_tensor *dst, const struct attn_unit *u, float *scratch)
         }
       for (int64_t j = 0; j < nj; j++)
         {
-          const void *vr = NULL;
+          const void *vr;
           bool f16 = false;
+          float *accs[ATTN_ROWS], ws[ATTN_ROWS];
+          int na = 0;
 
+          /* Rows with a weight for value J (a zero weight adds
+             nothing, and must not turn an infinite value into NaN).  */
           for (int r = 0; r < u->n; r++)
-            {
-              if (skip[r] || s[r][j] == 0)
-                continue;
-              if (!vr)
-                vr = kv_row (v, j0 + j, u->hk, u->b, vbuf, &f16);
-              if (f16)
-                tsr_cpu_vec_mad_f16 (dv, acc[r], vr, s[r][j]);
-              else
-                tsr_cpu_vec_mad_f32 (dv, acc[r], vr, s[r][j]);
-            }
+            if (!skip[r] && s[r][j] != 0)
+              {
+                accs[na] = acc[r];
+                ws[na++] = s[r][j];
+              }
+          if (na == 0)
+            continue;
+          vr = kv_row (v, j0 + j, u->hk, u->b, vbuf, &f16);
+          if (f16)
+            tsr_cpu_vec_mad_f16_rows (dv, accs, na, vr, ws);
+          else
+            for (int a = 0; a < na; a++)
+              tsr_cpu_vec_mad_f32 (dv, accs[a], vr, ws[a]);
         }
     }
   /* No key left (all masked), or NaN: zeros, not 0 / 0.  */

@@ -373,6 +373,118 @@ TSR_CPU_LEVEL_FN (vec_dot_f16) (int64_t n, const tsr_fp16_t *x,
 #endif
 }
 
+/* vec_dot_f16 and vec_mad_f16 on NR rows, X widened once: the same
+   operations per row in the same order, so the same bits.  */
+#ifdef VF
+static inline __attribute__ ((always_inline)) void
+dot_f16_rows (int64_t n, const tsr_fp16_t *x, const int nr,
+              const float *const *y, float *out)
+{
+  double total[TSR_CPU_F16_ROWS] = { 0 };
+  int64_t i = 0;
+
+  while (i + VF_WIDTH <= n)
+    {
+      int64_t end = n - i > DOT_BLOCK_ELEMS ? i + DOT_BLOCK_ELEMS : n;
+      VF s0[TSR_CPU_F16_ROWS], s1[TSR_CPU_F16_ROWS];
+
+      TSR_CPU_UNROLL
+
+      for (int r = 0; r < nr; r++)
+        s0[r] = s1[r] = VF_ZERO ();
+      for (; i + 2 * VF_WIDTH <= end; i += 2 * VF_WIDTH)
+        {
+          VF a = LOAD_F16 (x + i), b = LOAD_F16 (x + i + VF_WIDTH);
+          TSR_CPU_UNROLL
+          for (int r = 0; r < nr; r++)
+            {
+              s0[r] = VF_FMA (a, VF_LOAD (y[r] + i), s0[r]);
+              s1[r] = VF_FMA (b, VF_LOAD (y[r] + i + VF_WIDTH), s1[r]);
+            }
+        }
+      for (; i + VF_WIDTH <= end; i += VF_WIDTH)
+        {
+          VF a = LOAD_F16 (x + i);
+          TSR_CPU_UNROLL
+          for (int r = 0; r < nr; r++)
+            s0[r] = VF_FMA (a, VF_LOAD (y[r] + i), s0[r]);
+        }
+      TSR_CPU_UNROLL
+      for (int r = 0; r < nr; r++)
+        total[r] += VF_HSUM (VF_ADD (s0[r], s1[r]));
+    }
+  for (; i < n; i++)
+    {
+      float w = fp16_to_f32 (x[i]);
+      TSR_CPU_UNROLL
+      for (int r = 0; r < nr; r++)
+        total[r] += (double) (w * y[r][i]);
+    }
+  TSR_CPU_UNROLL
+  for (int r = 0; r < nr; r++)
+    out[r] = (float) total[r];
+}
+
+static inline __attribute__ ((always_inline)) void
+mad_f16_rows (int64_t n, float *const *y, const int nr, const tsr_fp16_t *x,
+              const float *a)
+{
+  int64_t i = 0;
+
+  for (; i + VF_WIDTH <= n; i += VF_WIDTH)
+    {
+      VF v = LOAD_F16 (x + i);
+      TSR_CPU_UNROLL
+      for (int r = 0; r < nr; r++)
+        VF_STORE (y[r] + i, VF_FMA (VF_SET1 (a[r]), v, VF_LOAD (y[r] + i)));
+    }
+  for (; i < n; i++)
+    {
+      float w = fp16_to_f32 (x[i]);
+      TSR_CPU_UNROLL
+      for (int r = 0; r < nr; r++)
+        y[r][i] += a[r] * w;
+    }
+}
+#endif
+
+void
+TSR_CPU_LEVEL_FN (vec_dot_f16_rows) (int64_t n, const tsr_fp16_t *x, int nr,
+                                     const float *const *y, float *out)
+{
+#ifdef VF
+  switch (nr)
+    {
+    case 1: dot_f16_rows (n, x, 1, y, out); break;
+    case 2: dot_f16_rows (n, x, 2, y, out); break;
+    case 3: dot_f16_rows (n, x, 3, y, out); break;
+    default: dot_f16_rows (n, x, 4, y, out); break;
+    }
+#else
+  for (int r = 0; r < nr; r++)
+    out[r] = dot_widened (n, x, y[r], false);
+#endif
+}
+
+void
+TSR_CPU_LEVEL_FN (vec_mad_f16_rows) (int64_t n, float *const *y, int nr,
+                                     const tsr_fp16_t *x, const float *a)
+{
+#ifdef VF
+  switch (nr)
+    {
+    case 1: mad_f16_rows (n, y, 1, x, a); break;
+    case 2: mad_f16_rows (n, y, 2, x, a); break;
+    case 3: mad_f16_rows (n, y, 3, x, a); break;
+    default: mad_f16_rows (n, y, 4, x, a); break;
+    }
+#else
+  for (int r = 0; r < nr; r++)
+    for (int64_t i = 0; i < n; i++)
+      y[r][i] += a[r] * fp16_to_f32 (x[i]);
+#endif
+}
+
 static inline float
 bf16_to_f32 (tsr_bf16_t h)
 {

@@ -84,6 +84,17 @@ TSR_CPU_HIDDEN void tsr_cpu_vec_mad_f32 (int64_t n, float *y, const float *x,
                                          float a);
 TSR_CPU_HIDDEN void tsr_cpu_vec_mad_f16 (int64_t n, float *y,
                                          const tsr_fp16_t *x, float a);
+/* The same for NR (1 .. TSR_CPU_F16_ROWS) rows at once, X widened once
+   for all of them (attention: one key or value row against the query
+   rows of a group): OUT[r] = tsr_cpu_vec_dot_f16 (N, X, Y[r]), and
+   Y[r][i] += A[r] * X[i], bit for bit the single-row results.  */
+#define TSR_CPU_F16_ROWS 4
+TSR_CPU_HIDDEN void tsr_cpu_vec_dot_f16_rows (int64_t n, const tsr_fp16_t *x,
+                                              int nr, const float *const *y,
+                                              float *out);
+TSR_CPU_HIDDEN void tsr_cpu_vec_mad_f16_rows (int64_t n, float *const *y,
+                                              int nr, const tsr_fp16_t *x,
+                                              const float *a);
 
 /* Row conversions.  */
 TSR_CPU_HIDDEN void tsr_cpu_row_f16_to_f32 (int64_t n, float *y,

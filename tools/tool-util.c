@@ -199,9 +199,6 @@ struct bw_slice
   uint64_t sum;
 };
 
-/* The XOR of the N words at P, read with independent sums of VT
-   vectors (loads not serialized by one add chain; a scalar loop cannot
-   issue loads fast enough to reach the memory's speed).  */
 /* Bytes prefetched ahead, every line, as the CPU's matrix-vector
    kernels do: at times on a shared machine 64-byte loads alone read
    28 GB/s where prefetched ones read 40 and the kernels 30-40, above
@@ -213,6 +210,9 @@ struct bw_slice
 # define BW_PREFETCH(p) ((void) (p))
 #endif
 
+/* The XOR of the N words at P, read with independent sums of VT
+   vectors (loads not serialized by one add chain; a scalar loop cannot
+   issue loads fast enough to reach the memory's speed).  */
 #define BW_SUM_BODY(VT)                                                 \
   {                                                                     \
     const size_t per = sizeof (VT) / sizeof (uint64_t);                 \
@@ -293,13 +293,6 @@ bw_read (void *arg)
   return NULL;
 }
 
-static int
-cmp_double (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return x < y ? -1 : x > y;
-}
-
 static volatile uint64_t bw_sink;
 
 double
@@ -315,7 +308,7 @@ tt_read_bandwidth (int threads)
   uint64_t *buf = hb ? tsr_buffer_base (hb) : NULL;
   struct bw_slice sl[256];
   pthread_t tid[256];
-  double gbps[BW_PASSES];
+  double best = 0;
   if (!buf)
     {
       tsr_buffer_free (hb);
@@ -341,12 +334,12 @@ tt_read_bandwidth (int threads)
       double us = tt_now_us () - t0;
       for (int t = 0; t < threads; t++)
         bw_sink ^= sl[t].sum;
-      gbps[pass] = us > 0 ? BW_BYTES / (us * 1e3) : 0;
+      double gbps = us > 0 ? BW_BYTES / (us * 1e3) : 0;
+      best = gbps > best ? gbps : best;
     }
   tsr_buffer_free (hb);
   /* The best pass: a shared machine only ever slows a pass down, and
      with the median the products of the same run sometimes read
      faster than their roof.  */
-  qsort (gbps, BW_PASSES, sizeof *gbps, cmp_double);
-  return gbps[BW_PASSES - 1];
+  return best;
 }

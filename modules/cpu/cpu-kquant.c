@@ -1152,14 +1152,13 @@ kdot (enum ktype t, int64_t k, const char *x, const int ny,
     acc_zero (&acc[c]);
   for (int64_t j = 0; j < k / QK; j++, x += bytes)
     {
+      qdot_prefetch (x, bytes);
 #ifdef KQ_REGS
       struct sbv v;
-      qdot_prefetch (x, bytes);
       decode_regs (t, x, &v);
       sbv_dot (&v, t == KIQ4XS, j, k, ny, y, acc);
 #else
       struct sb s;
-      qdot_prefetch (x, bytes);
       decode (t, x, &s);
       sb_dot (&s, t == KIQ4XS, has_mins (t) ? -s.dmin : s.d, j, k, ny, y,
               acc);
@@ -1170,8 +1169,6 @@ kdot (enum ktype t, int64_t k, const char *x, const int ny,
     out[c] = acc_sum (&acc[c]);
 }
 
-/* The kernel in the shape TSR_CPU_DISPATCH_ROWS calls.  */
-#define KDOT(t, k, x, ny, y, out) kdot (t, k, x, ny, y, out)
 
 /* The common form of super-block BLK, decoded in registers where the
    level can (the GEMM converts weights through krow: byte stores read
@@ -1258,7 +1255,7 @@ krow (enum ktype t, int64_t n, float *y, const char *x)
                                             const void *const *y,       \
                                             float *out)                 \
   {                                                                     \
-    TSR_CPU_DISPATCH_ROWS (KDOT, t, k, (const char *) x, bx, nr, ny, y, \
+    TSR_CPU_DISPATCH_ROWS (kdot, t, k, (const char *) x, bx, nr, ny, y, \
                            out);                                        \
   }                                                                     \
   void                                                                  \

@@ -40,7 +40,6 @@
 #define Q8_BYTES 34                     /* sizeof (struct tsr_block_q8_0) */
 #define Q4_BYTES 18                     /* sizeof (struct tsr_block_q4_0) */
 
-
 /* Quantization.  */
 
 /* The f16 scale of a block whose largest magnitude is AMAX, as f32;

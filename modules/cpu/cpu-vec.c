@@ -389,7 +389,6 @@ dot_f16_rows (int64_t n, const tsr_fp16_t *x, const int nr,
       VF s0[TSR_CPU_F16_ROWS], s1[TSR_CPU_F16_ROWS];
 
       TSR_CPU_UNROLL
-
       for (int r = 0; r < nr; r++)
         s0[r] = s1[r] = VF_ZERO ();
       for (; i + 2 * VF_WIDTH <= end; i += 2 * VF_WIDTH)
@@ -480,8 +479,7 @@ TSR_CPU_LEVEL_FN (vec_mad_f16_rows) (int64_t n, float *const *y, int nr,
     }
 #else
   for (int r = 0; r < nr; r++)
-    for (int64_t i = 0; i < n; i++)
-      y[r][i] += a[r] * fp16_to_f32 (x[i]);
+    TSR_CPU_LEVEL_FN (vec_mad_f16) (n, y[r], x, a[r]);
 #endif
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <tessera.h>
+#include "tsr-test.h"
 
 #ifdef TSR_TEST_LEVEL_x86_64
 #define TSR_TEST_LEVEL_X86_64_(X) X (x86_64, "x86-64")
@@ -90,6 +91,17 @@ tsr_test_level_runnable (const char *name)
       while (*p == ' ')
         p++;
     }
+  return 0;
+}
+
+/* Whether to test level NAME here: the CPU runs it; otherwise it is
+   reported UNSUPPORTED.  */
+static int
+tsr_test_level_begin (const char *name)
+{
+  if (tsr_test_level_runnable (name))
+    return 1;
+  tsr_test_unsupported ("level %s: this CPU cannot run it", name);
   return 0;
 }
 

@@ -2,6 +2,7 @@
  * interface, with the documented defaults for optional entries.  */
 #include <config.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "tessera-impl.h"
@@ -170,10 +171,15 @@ tsr_device_buffer_type (tsr_device *dev)
   return dev ? dev->iface.get_buffer_type (dev) : NULL;
 }
 
+/* The core checks the node (tsr_node_validate's rules); the module
+   says only whether it has a kernel for these types and layouts.  */
 bool
 tsr_device_supports_op (tsr_device *dev, const tsr_tensor *op)
 {
-  return dev && op && dev->iface.supports_op (dev, op);
+  struct tsri_verdict v;
+
+  return dev && op && tsri_node_check (op, &v) == TSR_OK
+         && dev->iface.supports_op (dev, op);
 }
 
 bool
@@ -235,12 +241,58 @@ tsr_backend_synchronize (tsr_backend *backend)
     backend->iface.synchronize (backend);
 }
 
+static const char *
+label (const tsr_tensor *t)
+{
+  return t->name[0] ? t->name : "(unnamed)";
+}
+
+/* T is allocated, in memory DEV reads.  */
+static int
+check_memory (tsr_device *dev, const tsr_tensor *t)
+{
+  tsr_buffer_type *buft = t->buffer ? tsr_buffer_get_type (t->buffer)
+                                    : tsr_host_buffer_type ();
+
+  if (!t->data)
+    return tsr_set_error (TSR_ERR_STATE, "%s: tensor '%s' has no data (not "
+                          "allocated)", tsr_device_name (dev), label (t));
+  if (!dev->iface.supports_buft (dev, buft))
+    return tsr_set_error (TSR_ERR_UNSUPPORTED, "%s: tensor '%s' is in %s "
+                          "memory, which this device does not compute on",
+                          tsr_device_name (dev), label (t),
+                          t->buffer ? tsr_buffer_type_name (buft) : "host");
+  return TSR_OK;
+}
+
+int
+tsri_node_ready (tsr_device *dev, const tsr_tensor *node)
+{
+  struct tsri_verdict v;
+  int st;
+
+  if (tsri_node_check (node, &v) != TSR_OK)
+    return tsr_set_error (v.status, "%s: %s", tsr_device_name (dev), v.msg);
+  st = check_memory (dev, node);
+  for (int i = 0; i < TSR_MAX_SRC && st == TSR_OK; i++)
+    if (node->src[i])
+      st = check_memory (dev, node->src[i]);
+  return st;
+}
+
+/* The one place nodes are checked before a backend computes them
+   (the scheduler checks its graphs when it places them): a backend's
+   walk sees only valid nodes in memory it reads, and asks only which
+   kernel takes them.  */
 int
 tsr_backend_graph_compute (tsr_backend *backend, tsr_graph *g)
 {
   if (!backend || !g)
     return tsr_set_error (TSR_ERR_INVALID_ARG, "graph compute: NULL "
                           "argument");
+  for (int i = 0; i < g->n_nodes; i++)
+    if (tsri_node_ready (backend->device, g->nodes[i]) != TSR_OK)
+      return tsr_last_status ();
   int st = backend->iface.graph_compute (backend, g);
   if (st == TSR_OK)
     tsr_backend_synchronize (backend);

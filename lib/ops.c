@@ -1,8 +1,11 @@
 /* ops.c - operation builders: validate operands, shape the result.
  *
- * Each builder checks its operands' shapes and types and records what
- * is wrong (tsr_last_error) at graph-build time, so backends can trust
- * a built node.  Computation itself lives in the backends.  */
+ * Each op has a rule (tsri_rule_*, see validate.c) that checks its
+ * operands' types and shapes and its parameters and says what the
+ * result is; the builder puts its arguments into a prototype node and
+ * lets tsri_build run the rule, so a builder and tsr_node_validate
+ * cannot disagree.  Errors are recorded (tsr_last_error) at graph-build
+ * time.  Computation itself lives in the backends.  */
 #include <config.h>
 
 #include <stdio.h>
@@ -62,31 +65,6 @@ tsri_operands_ok (tsr_op op, tsr_context *ctx, tsr_tensor *a, tsr_tensor *b,
   return true;
 }
 
-bool
-tsri_require_type (tsr_op op, const tsr_tensor *t, const char *which,
-              tsr_type type)
-{
-  if (t->type == type)
-    return true;
-  tsr_set_error (TSR_ERR_TYPE, "%s: %s is %s, %s required", tsr_op_name (op),
-                 which, tsr_type_name (t->type), tsr_type_name (type));
-  return false;
-}
-
-tsr_tensor *
-tsri_new_result (tsr_context *ctx, tsr_op op, tsr_type type,
-            const int64_t ne[TSR_MAX_DIMS], tsr_tensor *a, tsr_tensor *b)
-{
-  tsr_tensor *r = tsri_new_tensor_impl (ctx, type, ne, NULL, 0);
-  if (r)
-    {
-      r->op = op;
-      r->src[0] = a;
-      r->src[1] = b;
-    }
-  return r;
-}
-
 void
 tsri_set_param_f32 (tsr_tensor *t, int i, float v)
 {
@@ -95,23 +73,33 @@ tsri_set_param_f32 (tsr_tensor *t, int i, float v)
 
 /* Element-wise binary ops.  */
 
+int
+tsri_rule_binary (const tsr_tensor *n, struct tsri_result *r,
+                  struct tsri_verdict *v)
+{
+  const tsr_tensor *a = n->src[0], *b = n->src[1];
+  char sa[80], sb[80];
+
+  if (!tsri_need_srcs (n, 2, v)
+      || !tsri_need_type (n, a, "first operand", TSR_TYPE_F32, v)
+      || !tsri_need_type (n, b, "second operand", TSR_TYPE_F32, v))
+    return v->status;
+  if (!tsr_can_repeat (b, a))
+    return tsri_reject (v, TSR_ERR_SHAPE, "%s: second operand %s cannot be "
+                        "broadcast to the first %s", tsr_op_name (n->op),
+                        tsri_shape_str (b, sb, sizeof sb),
+                        tsri_shape_str (a, sa, sizeof sa));
+  r->type = TSR_TYPE_F32;
+  memcpy (r->ne, a->ne, sizeof r->ne);
+  return TSR_OK;
+}
+
 static tsr_tensor *
 binary (tsr_op op, tsr_context *ctx, tsr_tensor *a, tsr_tensor *b)
 {
-  char sa[80], sb[80];
-  if (!tsri_operands_ok (op, ctx, a, b, true)
-      || !tsri_require_type (op, a, "first operand", TSR_TYPE_F32)
-      || !tsri_require_type (op, b, "second operand", TSR_TYPE_F32))
+  if (!tsri_operands_ok (op, ctx, a, b, true))
     return NULL;
-  if (!tsr_can_repeat (b, a))
-    {
-      tsr_set_error (TSR_ERR_SHAPE, "%s: second operand %s cannot be "
-                     "broadcast to the first %s", tsr_op_name (op),
-                     tsri_shape_str (b, sb, sizeof sb),
-                     tsri_shape_str (a, sa, sizeof sa));
-      return NULL;
-    }
-  return tsri_new_result (ctx, op, TSR_TYPE_F32, a->ne, a, b);
+  return tsri_build (ctx, &(tsr_tensor) { .op = op, .src = { a, b } });
 }
 
 tsr_tensor *
@@ -138,94 +126,117 @@ tsr_div (tsr_context *ctx, tsr_tensor *a, tsr_tensor *b)
   return binary (TSR_OP_DIV, ctx, a, b);
 }
 
-/* Ops of one f32 operand that keep its shape.  */
-static tsr_tensor *
-unary_f32 (tsr_op op, tsr_context *ctx, tsr_tensor *a)
+/* Ops of one f32 operand that keep its shape (any layout in, a
+   contiguous result out); their parameters take any value.  */
+int
+tsri_rule_unary (const tsr_tensor *n, struct tsri_result *r,
+                 struct tsri_verdict *v)
 {
-  if (!tsri_operands_ok (op, ctx, a, NULL, false)
-      || !tsri_require_type (op, a, "operand", TSR_TYPE_F32))
+  if (!tsri_need_srcs (n, 1, v)
+      || !tsri_need_type (n, n->src[0], "operand", TSR_TYPE_F32, v))
+    return v->status;
+  r->type = TSR_TYPE_F32;
+  memcpy (r->ne, n->src[0]->ne, sizeof r->ne);
+  return TSR_OK;
+}
+
+tsr_tensor *
+tsri_build_unary (tsr_op op, tsr_context *ctx, tsr_tensor *a, int n_f32,
+                  const float *f32)
+{
+  tsr_tensor proto = { .op = op, .src = { a } };
+
+  if (!tsri_operands_ok (op, ctx, a, NULL, false))
     return NULL;
-  return tsri_new_result (ctx, op, TSR_TYPE_F32, a->ne, a, NULL);
+  for (int i = 0; i < n_f32; i++)
+    tsri_set_param_f32 (&proto, i, f32[i]);
+  return tsri_build (ctx, &proto);
 }
 
 tsr_tensor *
 tsr_scale (tsr_context *ctx, tsr_tensor *a, float s)
 {
-  tsr_tensor *r = unary_f32 (TSR_OP_SCALE, ctx, a);
-  if (r)
-    tsri_set_param_f32 (r, 0, s);
-  return r;
+  return tsri_build_unary (TSR_OP_SCALE, ctx, a, 1, &s);
 }
 
 tsr_tensor *
 tsr_silu (tsr_context *ctx, tsr_tensor *a)
 {
-  return unary_f32 (TSR_OP_SILU, ctx, a);
+  return tsri_build_unary (TSR_OP_SILU, ctx, a, 0, NULL);
 }
 
 tsr_tensor *
 tsr_gelu (tsr_context *ctx, tsr_tensor *a)
 {
-  return unary_f32 (TSR_OP_GELU, ctx, a);
+  return tsri_build_unary (TSR_OP_GELU, ctx, a, 0, NULL);
 }
 
 tsr_tensor *
 tsr_norm (tsr_context *ctx, tsr_tensor *a, float eps)
 {
-  tsr_tensor *r = unary_f32 (TSR_OP_NORM, ctx, a);
-  if (r)
-    tsri_set_param_f32 (r, 0, eps);
-  return r;
+  return tsri_build_unary (TSR_OP_NORM, ctx, a, 1, &eps);
 }
 
 tsr_tensor *
 tsr_rms_norm (tsr_context *ctx, tsr_tensor *a, float eps)
 {
-  tsr_tensor *r = unary_f32 (TSR_OP_RMS_NORM, ctx, a);
-  if (r)
-    tsri_set_param_f32 (r, 0, eps);
-  return r;
+  return tsri_build_unary (TSR_OP_RMS_NORM, ctx, a, 1, &eps);
+}
+
+int
+tsri_rule_sum_rows (const tsr_tensor *n, struct tsri_result *r,
+                    struct tsri_verdict *v)
+{
+  const tsr_tensor *a = n->src[0];
+
+  if (!tsri_need_srcs (n, 1, v)
+      || !tsri_need_type (n, a, "operand", TSR_TYPE_F32, v))
+    return v->status;
+  r->type = TSR_TYPE_F32;
+  memcpy (r->ne, a->ne, sizeof r->ne);
+  r->ne[0] = 1;
+  return TSR_OK;
 }
 
 tsr_tensor *
 tsr_sum_rows (tsr_context *ctx, tsr_tensor *a)
 {
-  if (!tsri_operands_ok (TSR_OP_SUM_ROWS, ctx, a, NULL, false)
-      || !tsri_require_type (TSR_OP_SUM_ROWS, a, "operand", TSR_TYPE_F32))
-    return NULL;
-  int64_t ne[TSR_MAX_DIMS] = { 1, a->ne[1], a->ne[2], a->ne[3] };
-  return tsri_new_result (ctx, TSR_OP_SUM_ROWS, TSR_TYPE_F32, ne, a, NULL);
+  return tsri_build_unary (TSR_OP_SUM_ROWS, ctx, a, 0, NULL);
+}
+
+int
+tsri_rule_soft_max (const tsr_tensor *n, struct tsri_result *r,
+                    struct tsri_verdict *v)
+{
+  const tsr_tensor *a = n->src[0], *mask = n->src[1];
+  char sa[80], sm[80];
+
+  if (!tsri_need_srcs (n, 1, v)
+      || !tsri_need_type (n, a, "operand", TSR_TYPE_F32, v))
+    return v->status;
+  if (mask && mask->type != TSR_TYPE_F32 && mask->type != TSR_TYPE_F16)
+    return tsri_reject (v, TSR_ERR_TYPE, "soft_max: mask is %s, f32 or f16 "
+                        "required", tsr_type_name (mask->type));
+  if (mask
+      && (mask->ne[0] != a->ne[0] || mask->ne[1] < a->ne[1]
+          || a->ne[2] % mask->ne[2] != 0 || a->ne[3] % mask->ne[3] != 0))
+    return tsri_reject (v, TSR_ERR_SHAPE, "soft_max: mask %s does not fit "
+                        "operand %s", tsri_shape_str (mask, sm, sizeof sm),
+                        tsri_shape_str (a, sa, sizeof sa));
+  r->type = TSR_TYPE_F32;
+  memcpy (r->ne, a->ne, sizeof r->ne);
+  return TSR_OK;
 }
 
 tsr_tensor *
 tsr_soft_max (tsr_context *ctx, tsr_tensor *a, tsr_tensor *mask, float scale)
 {
-  const tsr_op op = TSR_OP_SOFT_MAX;
-  char sa[80], sm[80];
-  if (!tsri_operands_ok (op, ctx, a, NULL, false)
-      || !tsri_require_type (op, a, "operand", TSR_TYPE_F32))
+  tsr_tensor proto = { .op = TSR_OP_SOFT_MAX, .src = { a, mask } };
+
+  if (!tsri_operands_ok (TSR_OP_SOFT_MAX, ctx, a, NULL, false))
     return NULL;
-  if (mask)
-    {
-      if (mask->type != TSR_TYPE_F32 && mask->type != TSR_TYPE_F16)
-        {
-          tsr_set_error (TSR_ERR_TYPE, "soft_max: mask is %s, f32 or f16 "
-                         "required", tsr_type_name (mask->type));
-          return NULL;
-        }
-      if (mask->ne[0] != a->ne[0] || mask->ne[1] < a->ne[1]
-          || a->ne[2] % mask->ne[2] != 0 || a->ne[3] % mask->ne[3] != 0)
-        {
-          tsr_set_error (TSR_ERR_SHAPE, "soft_max: mask %s does not fit "
-                         "operand %s", tsri_shape_str (mask, sm, sizeof sm),
-                         tsri_shape_str (a, sa, sizeof sa));
-          return NULL;
-        }
-    }
-  tsr_tensor *r = tsri_new_result (ctx, op, TSR_TYPE_F32, a->ne, a, mask);
-  if (r)
-    tsri_set_param_f32 (r, 0, scale);
-  return r;
+  tsri_set_param_f32 (&proto, 0, scale);
+  return tsri_build (ctx, &proto);
 }
 
 /* Copies and conversions.  */
@@ -245,45 +256,60 @@ convertible (tsr_type from, tsr_type to)
   return !(f->is_quantized && t->is_quantized);
 }
 
+/* cpy writes src[0] into src[1] (the result aliases it); without
+   src[1] (tsr_cast, tsr_dup) into a fresh result of the node's type.  */
+int
+tsri_rule_cpy (const tsr_tensor *n, struct tsri_result *r,
+               struct tsri_verdict *v)
+{
+  const tsr_tensor *a = n->src[0], *b = n->src[1];
+  const char *name = b ? "cpy" : "cast";
+  tsr_type to = b ? b->type : n->type;
+  char sa[80], sb[80];
+
+  if (!tsri_need_srcs (n, 1, v))
+    return v->status;
+  if (!tsr_type_valid (to))
+    return tsri_reject (v, TSR_ERR_TYPE, "cast: invalid type %d", (int) to);
+  if (!convertible (a->type, to))
+    return tsri_reject (v, TSR_ERR_TYPE, "%s: no conversion from %s to %s",
+                        name, tsr_type_name (a->type), tsr_type_name (to));
+  bool aq = tsr_type_traits (a->type)->is_quantized;
+  bool bq = tsr_type_traits (to)->is_quantized;
+  if (!b)
+    {
+      if (bq && !aq && a->ne[0] % tsr_type_traits (to)->block_size != 0)
+        return tsri_reject (v, TSR_ERR_SHAPE, "cast: row length %lld is "
+                            "not a multiple of the %s block size",
+                            (long long) a->ne[0], tsr_type_name (to));
+      r->type = to;
+      memcpy (r->ne, a->ne, sizeof r->ne);
+      return TSR_OK;
+    }
+  if (tsr_nelements (a) != tsr_nelements (b))
+    return tsri_reject (v, TSR_ERR_SHAPE, "cpy: source %s and destination "
+                        "%s differ in element count",
+                        tsri_shape_str (a, sa, sizeof sa),
+                        tsri_shape_str (b, sb, sizeof sb));
+  /* Quantized data moves a block at a time: rows must line up.  */
+  if ((aq && !tsr_same_shape (a, b)) || (bq && !tsr_is_rows_contiguous (b)))
+    return tsri_reject (v, TSR_ERR_SHAPE, "cpy: quantized copies need the "
+                        "same shape (source %s, destination %s) and "
+                        "contiguous destination rows",
+                        tsri_shape_str (a, sa, sizeof sa),
+                        tsri_shape_str (b, sb, sizeof sb));
+  r->type = b->type;
+  memcpy (r->ne, b->ne, sizeof r->ne);
+  r->alias = 1;
+  return TSR_OK;
+}
+
 tsr_tensor *
 tsr_cpy (tsr_context *ctx, tsr_tensor *a, tsr_tensor *b)
 {
-  const tsr_op op = TSR_OP_CPY;
-  char sa[80], sb[80];
-  if (!tsri_operands_ok (op, ctx, a, b, true))
+  if (!tsri_operands_ok (TSR_OP_CPY, ctx, a, b, true))
     return NULL;
-  if (!convertible (a->type, b->type))
-    {
-      tsr_set_error (TSR_ERR_TYPE, "cpy: no conversion from %s to %s",
-                     tsr_type_name (a->type), tsr_type_name (b->type));
-      return NULL;
-    }
-  if (tsr_nelements (a) != tsr_nelements (b))
-    {
-      tsr_set_error (TSR_ERR_SHAPE, "cpy: source %s and destination %s "
-                     "differ in element count", tsri_shape_str (a, sa, sizeof sa),
-                     tsri_shape_str (b, sb, sizeof sb));
-      return NULL;
-    }
-  /* Quantized data moves a block at a time: rows must line up.  */
-  bool aq = tsr_type_traits (a->type)->is_quantized;
-  bool bq = tsr_type_traits (b->type)->is_quantized;
-  if ((aq && !tsr_same_shape (a, b)) || (bq && !tsr_is_rows_contiguous (b)))
-    {
-      tsr_set_error (TSR_ERR_SHAPE, "cpy: quantized copies need the same "
-                     "shape (source %s, destination %s) and contiguous "
-                     "destination rows", tsri_shape_str (a, sa, sizeof sa),
-                     tsri_shape_str (b, sb, sizeof sb));
-      return NULL;
-    }
-  tsr_tensor *r = tsri_new_tensor_impl (ctx, b->type, b->ne, b, 0);
-  if (!r)
-    return NULL;
-  memcpy (r->nb, b->nb, sizeof r->nb);
-  r->op = op;
-  r->src[0] = a;
-  r->src[1] = b;
-  return r;
+  return tsri_build (ctx, &(tsr_tensor) { .op = TSR_OP_CPY, .src = { a, b } });
 }
 
 tsr_tensor *
@@ -291,29 +317,8 @@ tsr_cast (tsr_context *ctx, tsr_tensor *a, tsr_type type)
 {
   if (!tsri_operands_ok (TSR_OP_CPY, ctx, a, NULL, false))
     return NULL;
-  if (!tsr_type_valid (type))
-    {
-      tsr_set_error (TSR_ERR_TYPE, "cast: invalid type %d", (int) type);
-      return NULL;
-    }
-  if (!convertible (a->type, type))
-    {
-      tsr_set_error (TSR_ERR_TYPE, "cast: no conversion from %s to %s",
-                     tsr_type_name (a->type), tsr_type_name (type));
-      return NULL;
-    }
-  if (tsr_type_traits (type)->is_quantized
-      && !tsr_type_traits (a->type)->is_quantized
-      && a->ne[0] % tsr_type_traits (type)->block_size != 0)
-    {
-      tsr_set_error (TSR_ERR_SHAPE, "cast: row length %lld is not a "
-                     "multiple of the %s block size", (long long) a->ne[0],
-                     tsr_type_name (type));
-      return NULL;
-    }
-  /* The copy goes into a fresh tensor, which is its own destination.  */
-  tsr_tensor *r = tsri_new_result (ctx, TSR_OP_CPY, type, a->ne, a, NULL);
-  return r;
+  return tsri_build (ctx, &(tsr_tensor) { .op = TSR_OP_CPY, .type = type,
+                                          .src = { a } });
 }
 
 tsr_tensor *
@@ -324,12 +329,21 @@ tsr_dup (tsr_context *ctx, tsr_tensor *a)
   return tsr_cast (ctx, a, a->type);
 }
 
+int
+tsri_rule_cont (const tsr_tensor *n, struct tsri_result *r,
+                struct tsri_verdict *v)
+{
+  if (!tsri_need_srcs (n, 1, v))
+    return v->status;
+  r->type = n->src[0]->type;
+  memcpy (r->ne, n->src[0]->ne, sizeof r->ne);
+  return TSR_OK;
+}
+
 tsr_tensor *
 tsr_cont (tsr_context *ctx, tsr_tensor *a)
 {
-  if (!tsri_operands_ok (TSR_OP_CONT, ctx, a, NULL, false))
-    return NULL;
-  return tsri_new_result (ctx, TSR_OP_CONT, a->type, a->ne, a, NULL);
+  return tsri_build_unary (TSR_OP_CONT, ctx, a, 0, NULL);
 }
 
 /* Views.  */
@@ -513,62 +527,76 @@ tsr_transpose (tsr_context *ctx, tsr_tensor *a)
 
 /* Indexing and products.  */
 
+int
+tsri_rule_get_rows (const tsr_tensor *n, struct tsri_result *r,
+                    struct tsri_verdict *v)
+{
+  const tsr_tensor *a = n->src[0], *rows = n->src[1];
+  char sa[80], sr[80];
+
+  if (!tsri_need_srcs (n, 2, v)
+      || !tsri_need_type (n, rows, "row index tensor", TSR_TYPE_I32, v))
+    return v->status;
+  if (!tsr_type_traits (a->type)->is_float)
+    return tsri_reject (v, TSR_ERR_TYPE, "get_rows: source type %s not "
+                        "supported", tsr_type_name (a->type));
+  if (rows->ne[3] != 1 || rows->ne[1] % a->ne[2] != 0
+      || rows->ne[2] % a->ne[3] != 0)
+    return tsri_reject (v, TSR_ERR_SHAPE, "get_rows: indices %s do not fit "
+                        "source %s", tsri_shape_str (rows, sr, sizeof sr),
+                        tsri_shape_str (a, sa, sizeof sa));
+  r->type = TSR_TYPE_F32;
+  r->ne[0] = a->ne[0];
+  r->ne[1] = rows->ne[0];
+  r->ne[2] = rows->ne[1];
+  r->ne[3] = rows->ne[2];
+  return TSR_OK;
+}
+
 tsr_tensor *
 tsr_get_rows (tsr_context *ctx, tsr_tensor *a, tsr_tensor *rows)
 {
-  const tsr_op op = TSR_OP_GET_ROWS;
-  char sa[80], sr[80];
-  if (!tsri_operands_ok (op, ctx, a, rows, true)
-      || !tsri_require_type (op, rows, "row index tensor", TSR_TYPE_I32))
+  if (!tsri_operands_ok (TSR_OP_GET_ROWS, ctx, a, rows, true))
     return NULL;
+  return tsri_build (ctx, &(tsr_tensor) { .op = TSR_OP_GET_ROWS,
+                                          .src = { a, rows } });
+}
+
+int
+tsri_rule_mul_mat (const tsr_tensor *n, struct tsri_result *r,
+                   struct tsri_verdict *v)
+{
+  const tsr_tensor *a = n->src[0], *b = n->src[1];
+  char sa[80], sb[80];
+
+  if (!tsri_need_srcs (n, 2, v)
+      || !tsri_need_type (n, b, "second operand", TSR_TYPE_F32, v))
+    return v->status;
   if (!tsr_type_traits (a->type)->is_float)
-    {
-      tsr_set_error (TSR_ERR_TYPE, "get_rows: source type %s not "
-                     "supported", tsr_type_name (a->type));
-      return NULL;
-    }
-  if (rows->ne[3] != 1 || rows->ne[1] % a->ne[2] != 0
-      || rows->ne[2] % a->ne[3] != 0)
-    {
-      tsr_set_error (TSR_ERR_SHAPE, "get_rows: indices %s do not fit "
-                     "source %s", tsri_shape_str (rows, sr, sizeof sr),
-                     tsri_shape_str (a, sa, sizeof sa));
-      return NULL;
-    }
-  int64_t ne[TSR_MAX_DIMS] = { a->ne[0], rows->ne[0], rows->ne[1],
-                               rows->ne[2] };
-  return tsri_new_result (ctx, op, TSR_TYPE_F32, ne, a, rows);
+    return tsri_reject (v, TSR_ERR_TYPE, "mul_mat: weight type %s not "
+                        "supported", tsr_type_name (a->type));
+  if (a->ne[0] != b->ne[0] || b->ne[2] % a->ne[2] != 0
+      || b->ne[3] % a->ne[3] != 0)
+    return tsri_reject (v, TSR_ERR_SHAPE, "mul_mat: %s x %s: inner "
+                        "dimensions differ or batches do not broadcast",
+                        tsri_shape_str (a, sa, sizeof sa),
+                        tsri_shape_str (b, sb, sizeof sb));
+  if (!tsr_is_rows_contiguous (a))
+    return tsri_reject (v, TSR_ERR_SHAPE, "mul_mat: weight rows must be "
+                        "contiguous (use tsr_cont)");
+  r->type = TSR_TYPE_F32;
+  r->ne[0] = a->ne[1];
+  r->ne[1] = b->ne[1];
+  r->ne[2] = b->ne[2];
+  r->ne[3] = b->ne[3];
+  return TSR_OK;
 }
 
 tsr_tensor *
 tsr_mul_mat (tsr_context *ctx, tsr_tensor *a, tsr_tensor *b)
 {
-  const tsr_op op = TSR_OP_MUL_MAT;
-  char sa[80], sb[80];
-  if (!tsri_operands_ok (op, ctx, a, b, true)
-      || !tsri_require_type (op, b, "second operand", TSR_TYPE_F32))
+  if (!tsri_operands_ok (TSR_OP_MUL_MAT, ctx, a, b, true))
     return NULL;
-  if (!tsr_type_traits (a->type)->is_float)
-    {
-      tsr_set_error (TSR_ERR_TYPE, "mul_mat: weight type %s not supported",
-                     tsr_type_name (a->type));
-      return NULL;
-    }
-  if (a->ne[0] != b->ne[0] || b->ne[2] % a->ne[2] != 0
-      || b->ne[3] % a->ne[3] != 0)
-    {
-      tsr_set_error (TSR_ERR_SHAPE, "mul_mat: %s x %s: inner dimensions "
-                     "differ or batches do not broadcast",
-                     tsri_shape_str (a, sa, sizeof sa),
-                     tsri_shape_str (b, sb, sizeof sb));
-      return NULL;
-    }
-  if (!tsr_is_rows_contiguous (a))
-    {
-      tsr_set_error (TSR_ERR_SHAPE, "mul_mat: weight rows must be "
-                     "contiguous (use tsr_cont)");
-      return NULL;
-    }
-  int64_t ne[TSR_MAX_DIMS] = { a->ne[1], b->ne[1], b->ne[2], b->ne[3] };
-  return tsri_new_result (ctx, op, TSR_TYPE_F32, ne, a, b);
+  return tsri_build (ctx, &(tsr_tensor) { .op = TSR_OP_MUL_MAT,
+                                          .src = { a, b } });
 }

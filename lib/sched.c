@@ -348,7 +348,11 @@ assign (tsr_sched *s, tsr_graph *g)
   for (int i = 0; i < g->n_nodes; i++)
     {
       const tsr_tensor *node = g->nodes[i];
+      struct tsri_verdict v;
       int b;
+      /* Checked here once: the backends' walks trust the nodes.  */
+      if (tsri_node_check (node, &v) != TSR_OK)
+        return tsr_set_error (v.status, "scheduler: %s", v.msg);
       if (node->view_src && tsr_op_get_kind (node->op) == TSR_OP_KIND_VIEW)
         {
           /* Views go with the memory they view.  */

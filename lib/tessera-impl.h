@@ -45,14 +45,65 @@ const char *tsri_shape_str (const tsr_tensor *t, char *buf, size_t n);
    operand is NULL.  */
 bool tsri_operands_ok (tsr_op op, tsr_context *ctx, tsr_tensor *a,
                        tsr_tensor *b, bool need_b);
-/* False with a TSR_ERR_TYPE error naming WHICH unless T has TYPE.  */
-bool tsri_require_type (tsr_op op, const tsr_tensor *t, const char *which,
-                        tsr_type type);
-/* A new contiguous result of OP with sources A and B.  */
-tsr_tensor *tsri_new_result (tsr_context *ctx, tsr_op op, tsr_type type,
-                             const int64_t ne[TSR_MAX_DIMS], tsr_tensor *a,
-                             tsr_tensor *b);
 void tsri_set_param_f32 (tsr_tensor *t, int i, float v);
+
+/* validate.c: one rule per op, shared by its builder and by
+   tsr_node_validate.  A rule reads a node's operands (src), parameters
+   (op_params) and, for the ops whose result type is an argument
+   (cast, im2col), its type; it says what the result must be, or what
+   is wrong.  The generic checks run first (tsri_node_check): sources a
+   rule reads are present, with known types, positive sizes and whole
+   blocks.  Builders make only such operands, so they call the rule
+   alone (tsri_build).  */
+struct tsri_verdict
+{
+  int status;
+  char msg[256];
+};
+struct tsri_result
+{
+  tsr_type type;
+  int64_t ne[TSR_MAX_DIMS];
+  int alias;                    /* the source the result aliases, or -1 */
+};
+typedef int tsri_rule_fn (const tsr_tensor *n, struct tsri_result *r,
+                          struct tsri_verdict *v);
+/* Record STATUS and a message in V; returns STATUS.  */
+int tsri_reject (struct tsri_verdict *v, int status, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__ ((format (printf, 3, 4)))
+#endif
+  ;
+/* False, with V set, unless the first N sources of N are there.  */
+bool tsri_need_srcs (const tsr_tensor *n, int count, struct tsri_verdict *v);
+/* False, with a TSR_ERR_TYPE verdict naming WHICH, unless T has TYPE.  */
+bool tsri_need_type (const tsr_tensor *n, const tsr_tensor *t,
+                     const char *which, tsr_type type,
+                     struct tsri_verdict *v);
+/* The rules, by the file of their builders.  */
+tsri_rule_fn tsri_rule_binary, tsri_rule_unary, tsri_rule_sum_rows,
+  tsri_rule_soft_max, tsri_rule_cpy, tsri_rule_cont, tsri_rule_get_rows,
+  tsri_rule_mul_mat;                                    /* ops.c */
+tsri_rule_fn tsri_rule_glu, tsri_rule_sum, tsri_rule_mean,
+  tsri_rule_argmax, tsri_rule_repeat, tsri_rule_concat, tsri_rule_clamp,
+  tsri_rule_pad, tsri_rule_arange, tsri_rule_upscale, tsri_rule_argsort,
+  tsri_rule_top_k;                                      /* ops-math.c */
+tsri_rule_fn tsri_rule_rope, tsri_rule_set_rows, tsri_rule_flash_attn_ext,
+  tsri_rule_mul_mat_id, tsri_rule_im2col, tsri_rule_pool_2d; /* ops-nn.c */
+/* What PROTO's op makes of its sources and parameters, checked; the
+   new result node, or NULL with the rule's error recorded.  */
+tsr_tensor *tsri_build (tsr_context *ctx, const tsr_tensor *proto);
+/* The result of one-operand op OP of A with the N_F32 f32 parameters
+   F32 (ops.c).  */
+tsr_tensor *tsri_build_unary (tsr_op op, tsr_context *ctx, tsr_tensor *a,
+                              int n_f32, const float *f32);
+/* The opening checks before DEV's backend computes NODE: it is
+   valid, and it and its sources are allocated in memory DEV reads
+   (backend.c).  TSR_OK or an error recorded naming the device and the
+   node.  Whether DEV has a kernel is its backend's question.  */
+int tsri_node_ready (tsr_device *dev, const tsr_tensor *node);
+/* The generic checks and the rule; TSR_OK or V set.  */
+int tsri_node_check (const tsr_tensor *n, struct tsri_verdict *v);
 
 /* alloc.c */
 tsr_buffer *tsri_gallocr_buffer (const tsr_gallocr *ga);

@@ -9,11 +9,22 @@
 #ifndef TESSERA_OPS_H
 #define TESSERA_OPS_H
 
+#include <tessera/status.h>
 #include <tessera/tensor.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Check NODE as its builder would have: the types and shapes of its
+   operands, its parameters, and its own type and shape (for views:
+   its type and that it lies inside the memory it views).  TSR_OK, or
+   the status the builder would have given (TSR_ERR_SHAPE,
+   TSR_ERR_TYPE, TSR_ERR_INVALID_ARG) with a message naming the op and
+   the node.  Builders' results always pass; this is for nodes made or
+   changed by hand, and is what tsr_device_supports_op and graph
+   computation run before a backend sees a node.  */
+tsr_status tsr_node_validate (const tsr_tensor *node);
 
 /* Element-wise a OP b; b is broadcast (repeated) to a's shape, which
    needs a->ne[i] % b->ne[i] == 0 in every dimension.  f32 operands.  */

@@ -75,19 +75,11 @@ tsr_blas_mul_mat_ok (const tsr_tensor *dst)
   const struct tsr_type_traits *tr;
   int64_t rs, cs;
 
-  if (dst->op != TSR_OP_MUL_MAT || !a || !b || b->type != TSR_TYPE_F32
-      || dst->type != TSR_TYPE_F32)
-    return false;
   tr = tsr_type_traits (a->type);
-  if (!tr || !tr->is_float || !tr->to_float)
+  if (!tr->to_float)
     return false;
   /* Converted rows are read whole: they must be dense.  */
   if (!weights_direct (a, &rs, &cs) && a->nb[0] != tr->type_size)
-    return false;
-  if (a->ne[0] != b->ne[0] || dst->ne[0] != a->ne[1]
-      || dst->ne[1] != b->ne[1] || dst->ne[2] != b->ne[2]
-      || dst->ne[3] != b->ne[3] || a->ne[2] < 1 || a->ne[3] < 1
-      || b->ne[2] % a->ne[2] != 0 || b->ne[3] % a->ne[3] != 0)
     return false;
   for (int d = 0; d < TSR_MAX_DIMS; d++)
     if (b->nb[d] % F32 != 0)

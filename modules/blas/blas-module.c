@@ -154,29 +154,8 @@ parse_params (const char *params, int *n_threads, size_t *max_scratch,
 /* Graph computation.  */
 
 static int
-check_tensor (const tsr_tensor *t)
-{
-  if (!t->data)
-    return tsr_set_error (TSR_ERR_STATE, "blas: tensor '%s' has no data "
-                          "(not allocated)", label (t));
-  if (t->buffer && !tsr_buffer_is_host (t->buffer))
-    return tsr_set_error (TSR_ERR_UNSUPPORTED, "blas: tensor '%s' is in a "
-                          "%s buffer, not in host memory", label (t),
-                          tsr_buffer_type_name (tsr_buffer_get_type
-                                                (t->buffer)));
-  return TSR_OK;
-}
-
-static int
 compute_node (struct blas_backend *be, tsr_tensor *node)
 {
-  int status = check_tensor (node);
-
-  for (int i = 0; i < TSR_MAX_SRC && status == TSR_OK; i++)
-    if (node->src[i])
-      status = check_tensor (node->src[i]);
-  if (status != TSR_OK)
-    return status;
   if (node->op != TSR_OP_MUL_MAT)
     return tsr_set_error (TSR_ERR_UNSUPPORTED, "blas: %s '%s' is not an "
                           "operation of this backend (only mul_mat is)",
@@ -184,6 +163,8 @@ compute_node (struct blas_backend *be, tsr_tensor *node)
   return tsr_blas_mul_mat (node, be->n_threads, &be->scratch);
 }
 
+/* The core has checked every node (tsr_backend_graph_compute, the
+   scheduler): valid, allocated, in host memory.  */
 static int
 blas_graph_compute (tsr_backend *backend, tsr_graph *g)
 {
@@ -198,9 +179,6 @@ blas_graph_compute (tsr_backend *backend, tsr_graph *g)
       tsr_tensor *node = tsr_graph_node (g, i);
       int status;
 
-      if (!node || (unsigned) node->op >= TSR_OP_COUNT)
-        return tsr_set_error (TSR_ERR_INVALID_ARG,
-                              "blas: graph node %d is not an operation", i);
       if (tsr_op_get_kind (node->op) == TSR_OP_KIND_VIEW)
         continue;
       status = compute_node (be, node);

@@ -44,7 +44,8 @@ struct tsr_cpu_op_ctx
    or the status given to tsr_cpu_fail.  */
 typedef int (*tsr_cpu_kernel_fn) (const struct tsr_cpu_op_ctx *c,
                                   tsr_tensor *dst, int ith, int nth);
-/* Whether the kernel handles DST's types and shapes.  */
+/* Whether the kernel handles DST's types and layouts (the core has
+   checked its shapes and parameters).  */
 typedef bool (*tsr_cpu_supports_fn) (const tsr_tensor *dst);
 /* Scratch bytes each thread needs for DST (0: none).  */
 typedef size_t (*tsr_cpu_scratch_fn) (const tsr_tensor *dst);
@@ -52,7 +53,7 @@ typedef size_t (*tsr_cpu_scratch_fn) (const tsr_tensor *dst);
 struct tsr_cpu_op
 {
   tsr_cpu_kernel_fn kernel;
-  tsr_cpu_supports_fn supports;
+  tsr_cpu_supports_fn supports; /* optional: every valid node */
   tsr_cpu_scratch_fn scratch;   /* optional */
   /* Optional, for work that every part of the kernel reads (activations
      quantized once): SHARED sizes the shared scratch, PREPARE fills it,
@@ -78,10 +79,13 @@ TSR_CPU_HIDDEN int tsr_cpu_fail (const struct tsr_cpu_op_ctx *c, int status,
 #endif
   ;
 
-/* Kernels and their checks, one family per file.  */
+/* Kernels, one family per file, and the type checks of those that
+   take only some types (TSR_CPU_DECLARE_TYPED_OP).  */
 #define TSR_CPU_DECLARE_OP(name)                                          \
   TSR_CPU_HIDDEN int tsr_cpu_##name (const struct tsr_cpu_op_ctx *c,      \
-                                     tsr_tensor *dst, int ith, int nth);  \
+                                     tsr_tensor *dst, int ith, int nth)
+#define TSR_CPU_DECLARE_TYPED_OP(name)                                    \
+  TSR_CPU_DECLARE_OP (name);                                              \
   TSR_CPU_HIDDEN bool tsr_cpu_##name##_supports (const tsr_tensor *dst)
 
 /* cpu-ops-elementwise.c */
@@ -96,17 +100,17 @@ TSR_CPU_HIDDEN int tsr_cpu_unary_map (tsr_tensor *dst,
                                       tsr_cpu_unary_row_fn fn, int ith,
                                       int nth);
 /* cpu-ops-copy.c */
-TSR_CPU_DECLARE_OP (copy);          /* cpy, cont */
+TSR_CPU_DECLARE_TYPED_OP (copy);          /* cpy, cont */
 TSR_CPU_HIDDEN size_t tsr_cpu_copy_scratch (const tsr_tensor *dst);
 /* cpu-ops-rows.c */
 TSR_CPU_DECLARE_OP (sum_rows);
 TSR_CPU_DECLARE_OP (norm);          /* norm, rms_norm */
 TSR_CPU_DECLARE_OP (soft_max);
-TSR_CPU_DECLARE_OP (get_rows);
+TSR_CPU_DECLARE_TYPED_OP (get_rows);
 /* One f32 row of src[0] (for gathering strided rows).  */
 TSR_CPU_HIDDEN size_t tsr_cpu_rows_scratch (const tsr_tensor *dst);
 /* cpu-ops-matmul.c */
-TSR_CPU_DECLARE_OP (mul_mat);
+TSR_CPU_DECLARE_TYPED_OP (mul_mat);
 TSR_CPU_HIDDEN size_t tsr_cpu_mul_mat_scratch (const tsr_tensor *dst);
 TSR_CPU_HIDDEN size_t tsr_cpu_mul_mat_shared (const tsr_tensor *dst);
 TSR_CPU_HIDDEN int tsr_cpu_mul_mat_prepare (const struct tsr_cpu_op_ctx *c,
@@ -200,11 +204,11 @@ TSR_CPU_HIDDEN void tsr_cpu_weight_tile_load (struct tsr_cpu_weight_tile *t,
 /* cpu-ops-nn.c: transformer and convolution ops.  */
 TSR_CPU_DECLARE_OP (rope);
 TSR_CPU_HIDDEN size_t tsr_cpu_rope_scratch (const tsr_tensor *dst);
-TSR_CPU_DECLARE_OP (set_rows);
+TSR_CPU_DECLARE_TYPED_OP (set_rows);
 TSR_CPU_HIDDEN size_t tsr_cpu_set_rows_scratch (const tsr_tensor *dst);
 TSR_CPU_DECLARE_OP (flash_attn_ext);
 TSR_CPU_HIDDEN size_t tsr_cpu_flash_attn_ext_scratch (const tsr_tensor *dst);
-TSR_CPU_DECLARE_OP (mul_mat_id);
+TSR_CPU_DECLARE_TYPED_OP (mul_mat_id);
 TSR_CPU_HIDDEN size_t tsr_cpu_mul_mat_id_scratch (const tsr_tensor *dst);
 TSR_CPU_HIDDEN size_t tsr_cpu_mul_mat_id_shared (const tsr_tensor *dst);
 TSR_CPU_HIDDEN int tsr_cpu_mul_mat_id_prepare

@@ -261,20 +261,6 @@ run_task (void *arg, int ith, int nth)
 }
 
 static int
-check_tensor (const tsr_tensor *t)
-{
-  if (!t->data)
-    return tsr_set_error (TSR_ERR_STATE, "cpu: tensor '%s' has no data "
-                          "(not allocated)", label (t));
-  if (t->buffer && !tsr_buffer_is_host (t->buffer))
-    return tsr_set_error (TSR_ERR_UNSUPPORTED, "cpu: tensor '%s' is in a "
-                          "%s buffer, not in host memory", label (t),
-                          tsr_buffer_type_name (tsr_buffer_get_type
-                                                (t->buffer)));
-  return TSR_OK;
-}
-
-static int
 unsupported (const tsr_tensor *node)
 {
   char types[128];
@@ -318,12 +304,6 @@ compute_node (struct cpu_backend *be, tsr_tensor *node)
   int status, nth;
   size_t scratch, shared;
 
-  status = check_tensor (node);
-  for (int i = 0; i < TSR_MAX_SRC && status == TSR_OK; i++)
-    if (node->src[i])
-      status = check_tensor (node->src[i]);
-  if (status != TSR_OK)
-    return status;
   if (!tsr_cpu_supports_op (node))
     return unsupported (node);
 
@@ -356,6 +336,8 @@ compute_node (struct cpu_backend *be, tsr_tensor *node)
   return status;
 }
 
+/* The core has checked every node (tsr_backend_graph_compute, the
+   scheduler): valid, allocated, in host memory.  */
 static int
 cpu_graph_compute (tsr_backend *backend, tsr_graph *g)
 {
@@ -370,9 +352,6 @@ cpu_graph_compute (tsr_backend *backend, tsr_graph *g)
       tsr_tensor *node = tsr_graph_node (g, i);
       int status;
 
-      if (!node || (unsigned) node->op >= TSR_OP_COUNT)
-        return tsr_set_error (TSR_ERR_INVALID_ARG,
-                              "cpu: graph node %d is not an operation", i);
       if (tsr_op_get_kind (node->op) == TSR_OP_KIND_VIEW)
         continue;
       status = compute_node (be, node);

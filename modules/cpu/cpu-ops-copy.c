@@ -188,8 +188,6 @@ tsr_cpu_copy_supports (const tsr_tensor *dst)
   const tsr_tensor *a = dst->src[0];
   tsr_type st = a->type, dt = dst->type;
 
-  if (tsr_nelements (a) != tsr_nelements (dst))
-    return false;
   if (st == dt)                 /* block types: only those with kernels */
     return tsr_cpu_is_quant (st)
            ? tsr_same_shape (a, dst) && tsr_cpu_dense_rows (a)

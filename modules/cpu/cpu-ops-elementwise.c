@@ -24,16 +24,6 @@ binary_for (tsr_op op)
     }
 }
 
-bool
-tsr_cpu_binary_supports (const tsr_tensor *dst)
-{
-  const tsr_tensor *a = dst->src[0], *b = dst->src[1];
-
-  return binary_for (dst->op) && b && dst->type == TSR_TYPE_F32
-         && a->type == TSR_TYPE_F32 && b->type == TSR_TYPE_F32
-         && tsr_same_shape (dst, a);
-}
-
 int
 tsr_cpu_binary (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
                 int nth)
@@ -103,15 +93,6 @@ unary_for (tsr_op op)
     case TSR_OP_GELU: return gelu_row;
     default: return NULL;
     }
-}
-
-bool
-tsr_cpu_unary_supports (const tsr_tensor *dst)
-{
-  const tsr_tensor *a = dst->src[0];
-
-  return unary_for (dst->op) && dst->type == TSR_TYPE_F32
-         && a->type == TSR_TYPE_F32 && tsr_same_shape (dst, a);
 }
 
 int

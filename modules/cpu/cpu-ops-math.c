@@ -34,21 +34,6 @@ set_f32 (const tsr_tensor *t, int64_t i0, int64_t i1, int64_t i2, int64_t i3,
   memcpy (tsr_cpu_at (t, i0, i1, i2, i3), &v, sizeof v);
 }
 
-static bool
-is_f32 (const tsr_tensor *t)
-{
-  return t && t->type == TSR_TYPE_F32;
-}
-
-static bool
-same_dims (const tsr_tensor *a, const tsr_tensor *b, int from)
-{
-  for (int d = from; d < TSR_MAX_DIMS; d++)
-    if (a->ne[d] != b->ne[d])
-      return false;
-  return true;
-}
-
 /* Element-wise functions, through the unary row loop of
    cpu-ops-elementwise.c.  */
 
@@ -105,13 +90,6 @@ math_row_for (tsr_op op)
     }
 }
 
-bool
-tsr_cpu_math_unary_supports (const tsr_tensor *dst)
-{
-  return math_row_for (dst->op) && is_f32 (dst) && is_f32 (dst->src[0])
-         && tsr_same_shape (dst, dst->src[0]);
-}
-
 int
 tsr_cpu_math_unary (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
                     int nth)
@@ -128,19 +106,6 @@ size_t
 tsr_cpu_glu_scratch (const tsr_tensor *dst)
 {
   return 3 * (size_t) dst->ne[0] * sizeof (float);
-}
-
-bool
-tsr_cpu_glu_supports (const tsr_tensor *dst)
-{
-  const tsr_tensor *a = dst->src[0], *b = dst->src[1];
-
-  if ((dst->op != TSR_OP_SWIGLU && dst->op != TSR_OP_GEGLU) || !is_f32 (dst)
-      || !is_f32 (a) || !same_dims (dst, a, 1))
-    return false;
-  if (b)
-    return is_f32 (b) && tsr_same_shape (a, b) && tsr_same_shape (dst, a);
-  return a->ne[0] == 2 * dst->ne[0];
 }
 
 /* N f32 values at P with stride NB, contiguous: P itself when dense,
@@ -204,12 +169,6 @@ row_sum (const tsr_tensor *a, int64_t i1, int64_t i2, int64_t i3)
   return s;
 }
 
-bool
-tsr_cpu_sum_supports (const tsr_tensor *dst)
-{
-  return is_f32 (dst) && is_f32 (dst->src[0]) && tsr_nelements (dst) == 1;
-}
-
 /* One result from every element: the first thread does it all.  */
 int
 tsr_cpu_sum (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
@@ -232,13 +191,6 @@ tsr_cpu_sum (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   return TSR_OK;
 }
 
-bool
-tsr_cpu_mean_supports (const tsr_tensor *dst)
-{
-  return is_f32 (dst) && is_f32 (dst->src[0]) && dst->ne[0] == 1
-         && same_dims (dst, dst->src[0], 1);
-}
-
 int
 tsr_cpu_mean (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
               int nth)
@@ -256,16 +208,6 @@ tsr_cpu_mean (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
       set_f32 (dst, 0, i[1], i[2], i[3], (float) (s / (double) a->ne[0]));
     }
   return TSR_OK;
-}
-
-bool
-tsr_cpu_argmax_supports (const tsr_tensor *dst)
-{
-  const tsr_tensor *a = dst->src[0];
-
-  return dst->type == TSR_TYPE_I32 && is_f32 (a) && a->ne[0] <= INT32_MAX
-         && dst->ne[0] == a->ne[1] && dst->ne[1] == a->ne[2]
-         && dst->ne[2] == a->ne[3] && dst->ne[3] == 1;
 }
 
 /* Index of the largest non-NaN value of row (I1, I2, I3): the first on
@@ -331,14 +273,6 @@ map_elements (tsr_tensor *dst, element_fn fn, int ith, int nth)
   return TSR_OK;
 }
 
-bool
-tsr_cpu_repeat_supports (const tsr_tensor *dst)
-{
-  const tsr_tensor *a = dst->src[0];
-
-  return is_f32 (dst) && is_f32 (a) && tsr_can_repeat (a, dst);
-}
-
 static float
 repeat_at (const tsr_tensor *dst, const int64_t i[TSR_MAX_DIMS])
 {
@@ -353,22 +287,6 @@ tsr_cpu_repeat (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
 {
   (void) c;
   return map_elements (dst, repeat_at, ith, nth);
-}
-
-bool
-tsr_cpu_concat_supports (const tsr_tensor *dst)
-{
-  const tsr_tensor *a = dst->src[0], *b = dst->src[1];
-  const int32_t dim = tsr_get_op_param_i32 (dst, 0);
-
-  if (!is_f32 (dst) || !is_f32 (a) || !is_f32 (b) || dim < 0
-      || dim >= TSR_MAX_DIMS)
-    return false;
-  for (int d = 0; d < TSR_MAX_DIMS; d++)
-    if (d == dim ? dst->ne[d] != a->ne[d] + b->ne[d]
-                 : dst->ne[d] != a->ne[d] || dst->ne[d] != b->ne[d])
-      return false;
-  return true;
 }
 
 static float
@@ -392,13 +310,6 @@ tsr_cpu_concat (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   return map_elements (dst, concat_at, ith, nth);
 }
 
-bool
-tsr_cpu_diag_mask_inf_supports (const tsr_tensor *dst)
-{
-  return is_f32 (dst) && is_f32 (dst->src[0])
-         && tsr_same_shape (dst, dst->src[0]);
-}
-
 static float
 diag_mask_inf_at (const tsr_tensor *dst, const int64_t i[TSR_MAX_DIMS])
 {
@@ -413,19 +324,6 @@ tsr_cpu_diag_mask_inf (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst,
 {
   (void) c;
   return map_elements (dst, diag_mask_inf_at, ith, nth);
-}
-
-bool
-tsr_cpu_pad_supports (const tsr_tensor *dst)
-{
-  const tsr_tensor *a = dst->src[0];
-
-  if (!is_f32 (dst) || !is_f32 (a))
-    return false;
-  for (int d = 0; d < TSR_MAX_DIMS; d++)
-    if (dst->ne[d] != a->ne[d] + tsr_get_op_param_i32 (dst, d))
-      return false;
-  return true;
 }
 
 static float
@@ -446,14 +344,6 @@ tsr_cpu_pad (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   return map_elements (dst, pad_at, ith, nth);
 }
 
-/* arange: no source; the builder makes a 1-D result.  */
-bool
-tsr_cpu_arange_supports (const tsr_tensor *dst)
-{
-  return is_f32 (dst) && dst->ne[1] == 1 && dst->ne[2] == 1
-         && dst->ne[3] == 1;
-}
-
 int
 tsr_cpu_arange (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
                 int nth)
@@ -467,16 +357,6 @@ tsr_cpu_arange (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   for (int64_t i = i0; i < i1; i++)
     set_f32 (dst, i, 0, 0, 0, (float) (start + (double) i * step));
   return TSR_OK;
-}
-
-bool
-tsr_cpu_upscale_supports (const tsr_tensor *dst)
-{
-  const tsr_tensor *a = dst->src[0];
-  const int32_t f = tsr_get_op_param_i32 (dst, 0);
-
-  return is_f32 (dst) && is_f32 (a) && f >= 1 && dst->ne[0] == a->ne[0] * f
-         && dst->ne[1] == a->ne[1] * f && same_dims (dst, a, 2);
 }
 
 static float
@@ -503,22 +383,6 @@ size_t
 tsr_cpu_argsort_scratch (const tsr_tensor *dst)
 {
   return (size_t) dst->src[0]->ne[0] * (sizeof (float) + 2 * sizeof (int32_t));
-}
-
-bool
-tsr_cpu_argsort_supports (const tsr_tensor *dst)
-{
-  const tsr_tensor *a = dst->src[0];
-
-  if (dst->type != TSR_TYPE_I32 || !is_f32 (a) || a->ne[0] > INT32_MAX
-      || !same_dims (dst, a, 1))
-    return false;
-  if (dst->op == TSR_OP_TOP_K)
-    return dst->ne[0] >= 1 && dst->ne[0] <= a->ne[0]
-           && dst->ne[0] == tsr_get_op_param_i32 (dst, 0);
-  int32_t order = tsr_get_op_param_i32 (dst, 0);
-  return dst->op == TSR_OP_ARGSORT && dst->ne[0] == a->ne[0]
-         && (order == TSR_SORT_ASC || order == TSR_SORT_DESC);
 }
 
 /* Whether value X goes strictly before Y.  */

@@ -29,7 +29,6 @@
 #include <tessera/ops.h>
 
 #include "cpu-impl.h"
-#include "../op-checks.h"
 
 /* An f32 or f16 element as float / stored.  */
 static float
@@ -66,29 +65,7 @@ load_i32 (const char *p)
   return v;
 }
 
-static bool
-is_f32_or_f16 (tsr_type type)
-{
-  return type == TSR_TYPE_F32 || type == TSR_TYPE_F16;
-}
-
 /* rope */
-
-bool
-tsr_cpu_rope_supports (const tsr_tensor *dst)
-{
-  const tsr_tensor *a = dst->src[0], *pos = dst->src[1], *ff = dst->src[2];
-  int32_t n_dims = tsr_get_op_param_i32 (dst, 0);
-  int32_t mode = tsr_get_op_param_i32 (dst, 1);
-
-  return pos && a->type == TSR_TYPE_F32 && pos->type == TSR_TYPE_I32
-         && dst->type == TSR_TYPE_F32 && tsr_same_shape (a, dst)
-         && pos->ne[0] == a->ne[2] && n_dims >= 2 && n_dims % 2 == 0
-         && n_dims <= a->ne[0]
-         && (mode == TSR_ROPE_NORMAL || mode == TSR_ROPE_NEOX)
-         && (!ff || (ff->type == TSR_TYPE_F32 && ff->ne[0] == n_dims / 2
-                     && tsr_is_contiguous (ff)));
-}
 
 /* cos and sin of the n_dims / 2 angles of one position.  */
 size_t
@@ -164,19 +141,10 @@ tsr_cpu_rope (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
 bool
 tsr_cpu_set_rows_supports (const tsr_tensor *dst)
 {
-  const tsr_tensor *d = dst->src[0], *src = dst->src[1], *idx = dst->src[2];
   tsr_type t = dst->type;
 
-  if (!src || !idx || src->type != TSR_TYPE_F32 || idx->type != TSR_TYPE_I32
-      || d->type != t || !tsr_same_shape (d, dst))
-    return false;
-  if (!tsr_cpu_is_plain_float (t)
-      && !(tsr_cpu_is_quant (t) && tsr_cpu_dense_rows (dst)))
-    return false;
-  return src->ne[0] == dst->ne[0] && idx->ne[0] == src->ne[1]
-         && idx->ne[1] == src->ne[2] && idx->ne[2] == src->ne[3]
-         && idx->ne[3] == 1 && src->ne[2] % dst->ne[2] == 0
-         && src->ne[3] % dst->ne[3] == 0;
+  return tsr_cpu_is_plain_float (t)
+         || (tsr_cpu_is_quant (t) && tsr_cpu_dense_rows (dst));
 }
 
 /* A strided source row part as contiguous floats.  */
@@ -248,27 +216,6 @@ tsr_cpu_set_rows (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
 }
 
 /* flash_attn_ext: src q, k, v, mask.  */
-
-bool
-tsr_cpu_flash_attn_ext_supports (const tsr_tensor *dst)
-{
-  const tsr_tensor *q = dst->src[0], *k = dst->src[1], *v = dst->src[2];
-  const tsr_tensor *mask = dst->src[3];
-
-  if (!k || !v || q->type != TSR_TYPE_F32 || !is_f32_or_f16 (k->type)
-      || !is_f32_or_f16 (v->type) || dst->type != TSR_TYPE_F32)
-    return false;
-  if (k->ne[0] != q->ne[0] || v->ne[1] != k->ne[1] || v->ne[2] != k->ne[2]
-      || k->ne[3] != q->ne[3] || v->ne[3] != q->ne[3]
-      || q->ne[2] % k->ne[2] != 0 || dst->ne[0] != v->ne[0]
-      || dst->ne[1] != q->ne[1] || dst->ne[2] != q->ne[2]
-      || dst->ne[3] != q->ne[3])
-    return false;
-  return !mask
-         || (is_f32_or_f16 (mask->type) && mask->ne[0] == k->ne[1]
-             && mask->ne[1] >= q->ne[1] && q->ne[2] % mask->ne[2] == 0
-             && q->ne[3] % mask->ne[3] == 0);
-}
 
 /* Work is dealt in units of up to ATTN_ROWS query rows that share a
    key and value head (the rows of a head, then the next head of the
@@ -484,19 +431,10 @@ tsr_cpu_flash_attn_ext (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst,
 bool
 tsr_cpu_mul_mat_id_supports (const tsr_tensor *dst)
 {
-  const tsr_tensor *as = dst->src[0], *b = dst->src[1], *ids = dst->src[2];
+  const tsr_tensor *as = dst->src[0];
 
-  if (!b || !ids || b->type != TSR_TYPE_F32 || ids->type != TSR_TYPE_I32
-      || dst->type != TSR_TYPE_F32)
-    return false;
-  if (!tsr_cpu_is_plain_float (as->type)
-      && !(tsr_cpu_is_quant (as->type) && tsr_cpu_dense_rows (as)))
-    return false;
-  return as->ne[3] == 1 && b->ne[0] == as->ne[0] && b->ne[3] == 1
-         && ids->ne[2] == 1 && ids->ne[3] == 1 && b->ne[2] == ids->ne[1]
-         && (b->ne[1] == 1 || b->ne[1] == ids->ne[0])
-         && dst->ne[0] == as->ne[1] && dst->ne[1] == ids->ne[0]
-         && dst->ne[2] == ids->ne[1] && dst->ne[3] == 1;
+  return tsr_cpu_is_plain_float (as->type)
+         || (tsr_cpu_is_quant (as->type) && tsr_cpu_dense_rows (as));
 }
 
 /* Quantized weights: a row of b as floats (to quantize), the list of
@@ -690,13 +628,6 @@ struct conv_geom
   int s0, s1, p0, p1, d0, d1;
 };
 
-static int64_t
-conv_out (int64_t in, int64_t k, int s, int p, int d)
-{
-  int64_t span = in + 2 * (int64_t) p - (int64_t) d * (k - 1) - 1;
-  return span < 0 ? 0 : span / s + 1;
-}
-
 static struct conv_geom
 im2col_geom (const tsr_tensor *dst)
 {
@@ -718,25 +649,6 @@ im2col_geom (const tsr_tensor *dst)
       g.s1 = 1, g.p1 = 0, g.d1 = 1;
     }
   return g;
-}
-
-bool
-tsr_cpu_im2col_supports (const tsr_tensor *dst)
-{
-  const tsr_tensor *in = dst->src[1];
-
-  if (!in || in->type != TSR_TYPE_F32 || !is_f32_or_f16 (dst->type))
-    return false;
-  struct conv_geom g = im2col_geom (dst);
-  if (g.s0 < 1 || g.s1 < 1 || g.d0 < 1 || g.d1 < 1 || g.p0 < 0 || g.p1 < 0)
-    return false;
-  int64_t ow = conv_out (g.w, g.kw, g.s0, g.p0, g.d0);
-  int64_t oh = conv_out (g.h, g.kh, g.s1, g.p1, g.d1);
-  if (g.is_2d)
-    return in->ne[2] == g.c && dst->ne[0] == g.kw * g.kh * g.c
-           && dst->ne[1] == ow && dst->ne[2] == oh && dst->ne[3] == in->ne[3];
-  return in->ne[1] == g.c && in->ne[3] == 1 && dst->ne[0] == g.kw * g.c
-         && dst->ne[1] == ow && dst->ne[2] == in->ne[2] && dst->ne[3] == 1;
 }
 
 int
@@ -776,12 +688,6 @@ tsr_cpu_im2col (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
 }
 
 /* pool_2d */
-
-bool
-tsr_cpu_pool_2d_supports (const tsr_tensor *dst)
-{
-  return tsr_chk_pool_2d (dst);
-}
 
 /* One output cell: the window clipped to the input.  */
 static float

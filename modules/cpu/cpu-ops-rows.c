@@ -52,22 +52,7 @@ put_row (const tsr_tensor *dst, int64_t r, const float *y)
                           dst->ne[0]);
 }
 
-static bool
-same_rows (const tsr_tensor *a, const tsr_tensor *b)
-{
-  return a->ne[1] == b->ne[1] && a->ne[2] == b->ne[2] && a->ne[3] == b->ne[3];
-}
-
 /* sum_rows */
-
-bool
-tsr_cpu_sum_rows_supports (const tsr_tensor *dst)
-{
-  const tsr_tensor *a = dst->src[0];
-
-  return a->type == TSR_TYPE_F32 && dst->type == TSR_TYPE_F32
-         && dst->ne[0] == 1 && same_rows (a, dst);
-}
 
 int
 tsr_cpu_sum_rows (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
@@ -87,16 +72,6 @@ tsr_cpu_sum_rows (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
 }
 
 /* norm, rms_norm */
-
-bool
-tsr_cpu_norm_supports (const tsr_tensor *dst)
-{
-  const tsr_tensor *a = dst->src[0];
-
-  return (dst->op == TSR_OP_NORM || dst->op == TSR_OP_RMS_NORM)
-         && a->type == TSR_TYPE_F32 && dst->type == TSR_TYPE_F32
-         && tsr_same_shape (a, dst);
-}
 
 int
 tsr_cpu_norm (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
@@ -132,19 +107,6 @@ tsr_cpu_norm (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
 }
 
 /* soft_max */
-
-bool
-tsr_cpu_soft_max_supports (const tsr_tensor *dst)
-{
-  const tsr_tensor *a = dst->src[0], *mask = dst->src[1];
-
-  if (a->type != TSR_TYPE_F32 || dst->type != TSR_TYPE_F32
-      || !tsr_same_shape (a, dst))
-    return false;
-  return !mask
-         || ((mask->type == TSR_TYPE_F32 || mask->type == TSR_TYPE_F16)
-             && mask->ne[0] == a->ne[0] && mask->ne[1] >= a->ne[1]);
-}
 
 /* y += the mask row of destination row (I1, I2, I3).  */
 static void
@@ -210,16 +172,10 @@ tsr_cpu_soft_max (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
 bool
 tsr_cpu_get_rows_supports (const tsr_tensor *dst)
 {
-  const tsr_tensor *a = dst->src[0], *rows = dst->src[1];
+  const tsr_tensor *a = dst->src[0];
 
-  if (!rows || rows->type != TSR_TYPE_I32 || dst->type != TSR_TYPE_F32)
-    return false;
-  if (!tsr_cpu_is_plain_float (a->type)
-      && !(tsr_cpu_is_quant (a->type) && tsr_cpu_dense_rows (a)))
-    return false;
-  return dst->ne[0] == a->ne[0] && dst->ne[1] == rows->ne[0]
-         && dst->ne[2] == rows->ne[1] && dst->ne[3] == rows->ne[2]
-         && rows->ne[3] == 1;
+  return tsr_cpu_is_plain_float (a->type)
+         || (tsr_cpu_is_quant (a->type) && tsr_cpu_dense_rows (a));
 }
 
 /* dst[:, i, j, l] = a[:, rows[i, j, l], j % a2, l % a3].  */

@@ -263,14 +263,15 @@ tsri_rule_cpy (const tsr_tensor *n, struct tsri_result *r,
                struct tsri_verdict *v)
 {
   const tsr_tensor *a = n->src[0], *b = n->src[1];
-  const char *name = b ? "cpy" : "cast";
+  const char *name = b ? "cpy" : "cpy (cast)";
   tsr_type to = b ? b->type : n->type;
   char sa[80], sb[80];
 
   if (!tsri_need_srcs (n, 1, v))
     return v->status;
   if (!tsr_type_valid (to))
-    return tsri_reject (v, TSR_ERR_TYPE, "cast: invalid type %d", (int) to);
+    return tsri_reject (v, TSR_ERR_TYPE, "cpy (cast): invalid type %d",
+                        (int) to);
   if (!convertible (a->type, to))
     return tsri_reject (v, TSR_ERR_TYPE, "%s: no conversion from %s to %s",
                         name, tsr_type_name (a->type), tsr_type_name (to));
@@ -279,8 +280,8 @@ tsri_rule_cpy (const tsr_tensor *n, struct tsri_result *r,
   if (!b)
     {
       if (bq && !aq && a->ne[0] % tsr_type_traits (to)->block_size != 0)
-        return tsri_reject (v, TSR_ERR_SHAPE, "cast: row length %lld is "
-                            "not a multiple of the %s block size",
+        return tsri_reject (v, TSR_ERR_SHAPE, "cpy (cast): row length %lld "
+                            "is not a multiple of the %s block size",
                             (long long) a->ne[0], tsr_type_name (to));
       r->type = to;
       memcpy (r->ne, a->ne, sizeof r->ne);

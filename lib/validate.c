@@ -214,7 +214,13 @@ tsri_node_check (const tsr_tensor *n, struct tsri_verdict *v)
   if (tsr_op_get_kind (n->op) == TSR_OP_KIND_VIEW)
     return check_view (n, v);
   if (run_rule (n, &r, v) != TSR_OK)
-    return v->status;
+    {
+      /* The builder's message, and which node it is about.  */
+      size_t len = strlen (v->msg);
+      snprintf (v->msg + len, sizeof v->msg - len, " (node '%s')",
+                label (n));
+      return v->status;
+    }
   if (r.type != n->type)
     return tsri_reject (v, TSR_ERR_TYPE, "%s '%s': the result is %s, its "
                         "operands make %s", tsr_op_name (n->op), label (n),

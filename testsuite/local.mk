@@ -64,7 +64,7 @@ EXTRA_DIST += testsuite/config/default.exp testsuite/lib/tessera.exp \
 	testsuite/tessera.opcheck testsuite/tessera.gguf \
 	testsuite/tessera.opencl testsuite/tessera.blas \
 	testsuite/tessera.cuda testsuite/tessera.bench testsuite/tessera.model \
-	testsuite/tessera.vocab
+	testsuite/tessera.vocab testsuite/tessera.validate
 clean-local: clean-testsuite
 clean-testsuite:
 	-rm -rf testsuite/bin

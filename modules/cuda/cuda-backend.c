@@ -5,17 +5,18 @@
  * asynchronous tensor set/get on that stream (the caller keeps the
  * host memory until synchronize; from pinned host memory, see
  * cuda-buffer.c, the copies overlap with the host's work), events,
- * synchronize, the scratch memory that
- * mul_mat converts operands into, and the graph walk, which checks
- * that every tensor is in this GPU's memory and that a kernel supports
- * the node, then queues it.  graph_compute returns once the kernels
- * are queued, unless the graph reads indices (get_rows, set_rows,
- * mul_mat_id): then it waits and reads the status word, so a bad index
- * is reported by graph_compute, as on the CPU.
+ * synchronize, the scratch memory that mul_mat converts operands
+ * into, and the graph walk, which finds each node's kernel and queues
+ * it (the core has checked the nodes: valid, allocated, in this GPU's
+ * memory).  graph_compute returns once the kernels are queued, unless
+ * the graph reads indices (get_rows, set_rows, mul_mat_id): then it
+ * waits and reads the status word, so a bad index is reported by
+ * graph_compute, as on the CPU.
  *
  * PARAMS: none are accepted yet (NULL or "").  */
 #include <config.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cuda-impl.h"
@@ -164,38 +165,30 @@ cu_be_synchronize (tsr_backend *backend)
 
 /* Graph computation.  */
 
+/* No kernel takes NODE's types and layouts.  */
 static int
-check_tensor (struct cu_backend *be, const tsr_tensor *t)
+unsupported (struct cu_backend *be, const tsr_tensor *node)
 {
-  if (!t->data)
-    return tsr_set_error (TSR_ERR_STATE, "cuda: tensor '%s' has no data "
-                          "(not allocated)", label (t));
-  if (!cu_tensor_on (be->d, t))
-    return tsr_set_error (TSR_ERR_UNSUPPORTED, "cuda: tensor '%s' is not "
-                          "in %s's memory (it is in %s)", label (t),
-                          be->d->name, t->buffer ? tsr_buffer_type_name
-                          (tsr_buffer_get_type (t->buffer))
-                          : "host memory");
-  return TSR_OK;
+  char types[128];
+  size_t len = 0;
+
+  types[0] = '\0';
+  for (int i = 0; i < TSR_MAX_SRC && len < sizeof types; i++)
+    if (node->src[i])
+      len += (size_t) snprintf (types + len, sizeof types - len, "%s%s",
+                                len ? ", " : "",
+                                tsr_type_name (node->src[i]->type));
+  return tsr_set_error (TSR_ERR_UNSUPPORTED, "cuda: %s has no kernel for "
+                        "%s '%s' with these operands (%s -> %s)",
+                        be->d->name, tsr_op_name (node->op), label (node),
+                        types, tsr_type_name (node->type));
 }
 
 static int
 compute_node (struct cu_backend *be, tsr_tensor *node)
 {
-  int st = check_tensor (be, node);
-
-  for (int i = 0; i < TSR_MAX_SRC && st == TSR_OK; i++)
-    if (node->src[i])
-      st = check_tensor (be, node->src[i]);
-  if (st != TSR_OK)
-    return st;
   if (!cu_supports_op (be->d, node))
-    return tsr_set_error (TSR_ERR_UNSUPPORTED, "cuda: %s does not support "
-                          "%s '%s' (%s, [%lld, %lld, %lld, %lld])",
-                          be->d->name, tsr_op_name (node->op), label (node),
-                          tsr_type_name (node->type),
-                          (long long) node->ne[0], (long long) node->ne[1],
-                          (long long) node->ne[2], (long long) node->ne[3]);
+    return unsupported (be, node);
   return cu_launch_op (be, node);
 }
 
@@ -228,6 +221,8 @@ status_check (struct cu_backend *be, tsr_graph *g)
                         w.value);
 }
 
+/* The core has checked every node (tsr_backend_graph_compute, the
+   scheduler): valid, allocated, in this GPU's memory.  */
 static int
 cu_be_graph_compute (tsr_backend *backend, tsr_graph *g)
 {
@@ -248,9 +243,6 @@ cu_be_graph_compute (tsr_backend *backend, tsr_graph *g)
     {
       tsr_tensor *node = tsr_graph_node (g, i);
 
-      if (!node || (unsigned) node->op >= TSR_OP_COUNT)
-        return tsr_set_error (TSR_ERR_INVALID_ARG, "cuda: graph node %d "
-                              "is not an operation", i);
       be->tag = i + 1;
       if (tsr_op_get_kind (node->op) != TSR_OP_KIND_VIEW)
         st = compute_node (be, node);

@@ -85,6 +85,8 @@ CU_HIDDEN void cu_event_synchronize (tsr_event *ev);
 CU_HIDDEN void *cu_scratch (struct cu_backend *be, size_t size);
 
 /* cuda-ops.c */
+/* Whether a kernel takes OP's types and layouts (the core has checked
+   the node: tsr_node_validate).  */
 CU_HIDDEN bool cu_supports_op (const struct cu_device *d,
                                const tsr_tensor *op);
 CU_HIDDEN int cu_launch_op (struct cu_backend *be, tsr_tensor *node);

@@ -1,14 +1,16 @@
 /* cuda-ops.c - which operations the CUDA backend computes, and how
  * each is handed to its kernel.
  *
- * One table maps an op to its check (the types, shapes and layouts its
- * kernel handles) and its launcher; supports_op and the graph walk
- * both read it, so they cannot disagree.  Kernels follow strides, so
- * views and permutations are accepted wherever the CPU backend accepts
- * them, except block types, whose rows must be dense.
- * Each check is the CPU backend's for the op, plus what a kernel here
- * needs besides (shared memory, 32-bit counts); anything else is left
- * to the CPU by the scheduler.  The kernels, by file:
+ * One table maps an op to its launcher and, where the kernel takes
+ * only some types or layouts, its check; supports_op and the graph
+ * walk both read it, so they cannot disagree.  The core has checked
+ * shapes, operand types and parameters (tsr_node_validate) before
+ * either sees a node, so a check says only what a kernel here needs
+ * besides (types, dense rows, shared memory, 32-bit counts), and an
+ * entry without one takes every valid node; a node no kernel takes is
+ * left to the CPU by the scheduler.  Kernels follow strides, so views
+ * and permutations are accepted wherever the CPU backend accepts them,
+ * except block types, whose rows must be dense.  The kernels, by file:
  *   cuda-elementwise.cu  add, sub, mul, div, scale, the unary math
  *                        ops, clamp, swiglu, geglu
  *   cuda-copy.cu         cpy and cont (except into block types),
@@ -51,24 +53,22 @@ cu_desc (const tsr_tensor *t)
 
 /* Checks.  */
 
-/* cpy / cont: same type (block types: same shape, dense rows), block
-   type to f32/f16/bf16 (same shape, dense source rows), f32/f16/bf16
-   to a block type (dense destination rows, any source layout or
-   shape), between f32, f16 and bf16, and between i32 and f32.  */
+/* cpy / cont: same type (block types: only q8_0 and q4_0, dense rows),
+   block type to f32/f16/bf16 (dense source rows), f32/f16/bf16 to a
+   block type (dense destination rows, any source layout or shape),
+   between f32, f16 and bf16, and between i32 and f32.  */
 static bool
 copy_supports (const tsr_tensor *d)
 {
   const tsr_tensor *a = d->src[0];
   tsr_type st = a->type, dt = d->type;
 
-  if (tsr_nelements (a) != tsr_nelements (d))
-    return false;
   if (st == dt)                 /* block types: only those with kernels */
     return tsr_chk_is_quant (st)
-           ? tsr_same_shape (a, d) && tsr_chk_dense_rows (a) && tsr_chk_dense_rows (d)
+           ? tsr_chk_dense_rows (a) && tsr_chk_dense_rows (d)
            : !tsr_type_traits (st)->is_quantized;
   if (tsr_chk_is_quant (st))
-    return tsr_chk_is_plain_float (dt) && tsr_same_shape (a, d) && tsr_chk_dense_rows (a);
+    return tsr_chk_is_plain_float (dt) && tsr_chk_dense_rows (a);
   if (tsr_chk_is_quant (dt))
     return tsr_chk_is_plain_float (st) && tsr_chk_dense_rows (d);
   if (tsr_chk_is_plain_float (st) && tsr_chk_is_plain_float (dt))
@@ -77,189 +77,42 @@ copy_supports (const tsr_tensor *d)
          || (st == TSR_TYPE_F32 && dt == TSR_TYPE_I32);
 }
 
-static bool
-same_dims (const tsr_tensor *a, const tsr_tensor *b, int from)
-{
-  for (int i = from; i < TSR_MAX_DIMS; i++)
-    if (a->ne[i] != b->ne[i])
-      return false;
-  return true;
-}
-
-/* set_rows: src[0] the destination (d aliases it), src[1] the f32 rows,
-   src[2] the i32 indices.  The claim words are indexed by int source
-   row numbers.  */
+/* set_rows into f32, f16, bf16, or q8_0 / q4_0 with dense rows.  The
+   claim words are indexed by int source row numbers.  */
 static bool
 set_rows_supports (const tsr_tensor *d)
 {
-  const tsr_tensor *dst = d->src[0], *src = d->src[1], *idx = d->src[2];
   tsr_type t = d->type;
 
-  if (!src || !idx || src->type != TSR_TYPE_F32 || idx->type != TSR_TYPE_I32
-      || dst->type != t || !tsr_same_shape (dst, d))
+  if (!tsr_chk_is_plain_float (t)
+      && !(tsr_chk_is_quant (t) && tsr_chk_dense_rows (d)))
     return false;
-  if (!tsr_chk_is_plain_float (t) && !(tsr_chk_is_quant (t) && tsr_chk_dense_rows (d)))
-    return false;
-  return src->ne[0] == d->ne[0] && idx->ne[0] == src->ne[1]
-         && idx->ne[1] == src->ne[2] && idx->ne[2] == src->ne[3]
-         && idx->ne[3] == 1 && src->ne[2] % d->ne[2] == 0
-         && src->ne[3] % d->ne[3] == 0 && tsr_nrows (src) <= INT32_MAX;
+  return tsr_nrows (d->src[1]) <= INT32_MAX;
 }
 
+/* get_rows, mul_mat_id: weights of the types the kernels decode (not
+   q8_K), block types with dense rows.  */
 static bool
-is_f32_or_f16 (const tsr_tensor *t)
+weight_supports (const tsr_tensor *d)
 {
-  return t->type == TSR_TYPE_F32 || t->type == TSR_TYPE_F16;
+  return tsr_chk_weight (d->src[0]);
 }
 
-/* flash_attn_ext: src q, k, v, mask; the query row and accumulator of
-   each warp in the 48 KiB of shared memory a launch gets.  */
+/* flash_attn_ext: the query row and accumulator of each warp in the
+   48 KiB of shared memory a launch gets.  */
 static bool
 flash_attn_supports (const tsr_tensor *d)
 {
-  const tsr_tensor *q = d->src[0], *k = d->src[1], *v = d->src[2];
-  const tsr_tensor *mask = d->src[3];
-
-  if (!k || !v || !tsr_chk_is_f32 (q) || !is_f32_or_f16 (k) || !is_f32_or_f16 (v)
-      || !tsr_chk_is_f32 (d))
-    return false;
-  if (k->ne[0] != q->ne[0] || v->ne[1] != k->ne[1] || v->ne[2] != k->ne[2]
-      || k->ne[3] != q->ne[3] || v->ne[3] != q->ne[3]
-      || q->ne[2] % k->ne[2] != 0 || d->ne[0] != v->ne[0]
-      || d->ne[1] != q->ne[1] || d->ne[2] != q->ne[2]
-      || d->ne[3] != q->ne[3])
-    return false;
-  if (cu_flash_attn_shared (q->ne[0], v->ne[0]) > 48 * 1024)
-    return false;
-  return !mask
-         || (is_f32_or_f16 (mask) && mask->ne[0] == k->ne[1]
-             && mask->ne[1] >= q->ne[1] && q->ne[2] % mask->ne[2] == 0
-             && q->ne[3] % mask->ne[3] == 0);
+  return cu_flash_attn_shared (d->src[0]->ne[0], d->src[2]->ne[0])
+         <= 48 * 1024;
 }
 
-static bool
-sum_supports (const tsr_tensor *d)
-{
-  return tsr_chk_is_f32 (d) && tsr_chk_is_f32 (d->src[0]) && tsr_nelements (d) == 1;
-}
-
-static bool
-mean_supports (const tsr_tensor *d)
-{
-  return tsr_chk_is_f32 (d) && tsr_chk_is_f32 (d->src[0]) && d->ne[0] == 1
-         && same_dims (d, d->src[0], 1);
-}
-
-static bool
-argmax_supports (const tsr_tensor *d)
-{
-  const tsr_tensor *a = d->src[0];
-
-  return d->type == TSR_TYPE_I32 && tsr_chk_is_f32 (a) && a->ne[0] <= INT32_MAX
-         && d->ne[0] == a->ne[1] && d->ne[1] == a->ne[2]
-         && d->ne[2] == a->ne[3] && d->ne[3] == 1;
-}
-
-static bool
-repeat_supports (const tsr_tensor *d)
-{
-  return tsr_chk_is_f32 (d) && tsr_chk_is_f32 (d->src[0]) && tsr_can_repeat (d->src[0], d);
-}
-
-static bool
-concat_supports (const tsr_tensor *d)
-{
-  const tsr_tensor *a = d->src[0], *b = d->src[1];
-  const int32_t dim = tsr_get_op_param_i32 (d, 0);
-
-  if (!tsr_chk_is_f32 (d) || !tsr_chk_is_f32 (a) || !tsr_chk_is_f32 (b) || dim < 0
-      || dim >= TSR_MAX_DIMS)
-    return false;
-  for (int i = 0; i < TSR_MAX_DIMS; i++)
-    if (i == dim ? d->ne[i] != a->ne[i] + b->ne[i]
-                 : d->ne[i] != a->ne[i] || d->ne[i] != b->ne[i])
-      return false;
-  return true;
-}
-
-static bool
-pad_supports (const tsr_tensor *d)
-{
-  const tsr_tensor *a = d->src[0];
-
-  if (!tsr_chk_is_f32 (d) || !tsr_chk_is_f32 (a))
-    return false;
-  for (int i = 0; i < TSR_MAX_DIMS; i++)
-    if (d->ne[i] != a->ne[i] + tsr_get_op_param_i32 (d, i))
-      return false;
-  return true;
-}
-
-/* arange has no source (cu_supports_op lets it through).  */
-static bool
-arange_supports (const tsr_tensor *d)
-{
-  return tsr_chk_is_f32 (d) && d->ne[1] == 1 && d->ne[2] == 1 && d->ne[3] == 1;
-}
-
-static bool
-upscale_supports (const tsr_tensor *d)
-{
-  const tsr_tensor *a = d->src[0];
-  const int32_t f = tsr_get_op_param_i32 (d, 0);
-
-  return tsr_chk_is_f32 (d) && tsr_chk_is_f32 (a) && f >= 1 && d->ne[0] == a->ne[0] * f
-         && d->ne[1] == a->ne[1] * f && same_dims (d, a, 2);
-}
-
-/* argsort and top_k.  */
-static bool
-argsort_supports (const tsr_tensor *d)
-{
-  const tsr_tensor *a = d->src[0];
-  int32_t p0 = tsr_get_op_param_i32 (d, 0);     /* top_k: k, else order */
-
-  if (d->type != TSR_TYPE_I32 || !tsr_chk_is_f32 (a) || a->ne[0] > INT32_MAX
-      || !same_dims (d, a, 1))
-    return false;
-  if (d->op == TSR_OP_TOP_K)
-    return d->ne[0] >= 1 && d->ne[0] <= a->ne[0] && d->ne[0] == p0;
-  return d->op == TSR_OP_ARGSORT && d->ne[0] == a->ne[0]
-         && (p0 == TSR_SORT_ASC || p0 == TSR_SORT_DESC);
-}
-
-/* Output length of a convolution along one axis (< 1 when none).  */
-static int64_t
-conv_out (int64_t in, int64_t k, int s, int p, int dil)
-{
-  int64_t span = in + 2 * (int64_t) p - (int64_t) dil * (k - 1) - 1;
-  return span < 0 ? 0 : span / s + 1;
-}
-
-/* im2col: src kernel (shape only), input; patches of fewer than 2^31
-   elements (the kernel's index arithmetic is 32-bit).  */
+/* im2col: patches of fewer than 2^31 elements (the kernel's index
+   arithmetic is 32-bit).  */
 static bool
 im2col_supports (const tsr_tensor *d)
 {
-  const tsr_tensor *kernel = d->src[0], *in = d->src[1];
-  int32_t p[7];
-
-  for (int i = 0; i < 7; i++)
-    p[i] = tsr_get_op_param_i32 (d, i);
-  if (!in || !tsr_chk_is_f32 (in) || !is_f32_or_f16 (d) || d->ne[0] > INT32_MAX)
-    return false;
-  bool is_2d = p[6] != 0;
-  int s1 = is_2d ? p[1] : 1, p1 = is_2d ? p[3] : 0, d1 = is_2d ? p[5] : 1;
-  if (p[0] < 1 || s1 < 1 || p[4] < 1 || d1 < 1 || p[2] < 0 || p1 < 0)
-    return false;
-  int64_t kh = is_2d ? kernel->ne[1] : 1, c = kernel->ne[is_2d ? 2 : 1];
-  int64_t ow = conv_out (in->ne[0], kernel->ne[0], p[0], p[2], p[4]);
-  int64_t oh = conv_out (is_2d ? in->ne[1] : 1, kh, s1, p1, d1);
-  if (is_2d)
-    return in->ne[2] == c && d->ne[0] == kernel->ne[0] * kh * c
-           && d->ne[1] == ow && d->ne[2] == oh && d->ne[3] == in->ne[3];
-  return in->ne[1] == c && in->ne[3] == 1 && d->ne[0] == kernel->ne[0] * c
-         && d->ne[1] == ow && d->ne[2] == in->ne[2] && d->ne[3] == 1;
+  return d->ne[0] <= INT32_MAX;
 }
 
 /* Launching.  */
@@ -533,74 +386,69 @@ pool_2d_launch (struct cu_backend *be, tsr_tensor *d)
 
 struct cu_op
 {
-  supports_fn supports;
-  launch_fn launch;
+  supports_fn supports;         /* optional: every valid node */
+  launch_fn launch;             /* NULL: no kernel for the op */
 };
 
 static const struct cu_op op_table[TSR_OP_COUNT] = {
-  [TSR_OP_ADD] = { tsr_chk_binary, binary_launch },
-  [TSR_OP_SUB] = { tsr_chk_binary, binary_launch },
-  [TSR_OP_MUL] = { tsr_chk_binary, binary_launch },
-  [TSR_OP_DIV] = { tsr_chk_binary, binary_launch },
-  [TSR_OP_SCALE] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_SILU] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_GELU] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_SQR] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_SQRT] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_EXP] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_LOG] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_NEG] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_ABS] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_SIGMOID] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_TANH] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_RELU] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_GELU_QUICK] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_CLAMP] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_SWIGLU] = { tsr_chk_glu, glu_launch },
-  [TSR_OP_GEGLU] = { tsr_chk_glu, glu_launch },
+  [TSR_OP_ADD] = { NULL, binary_launch },
+  [TSR_OP_SUB] = { NULL, binary_launch },
+  [TSR_OP_MUL] = { NULL, binary_launch },
+  [TSR_OP_DIV] = { NULL, binary_launch },
+  [TSR_OP_SCALE] = { NULL, unary_launch },
+  [TSR_OP_SILU] = { NULL, unary_launch },
+  [TSR_OP_GELU] = { NULL, unary_launch },
+  [TSR_OP_SQR] = { NULL, unary_launch },
+  [TSR_OP_SQRT] = { NULL, unary_launch },
+  [TSR_OP_EXP] = { NULL, unary_launch },
+  [TSR_OP_LOG] = { NULL, unary_launch },
+  [TSR_OP_NEG] = { NULL, unary_launch },
+  [TSR_OP_ABS] = { NULL, unary_launch },
+  [TSR_OP_SIGMOID] = { NULL, unary_launch },
+  [TSR_OP_TANH] = { NULL, unary_launch },
+  [TSR_OP_RELU] = { NULL, unary_launch },
+  [TSR_OP_GELU_QUICK] = { NULL, unary_launch },
+  [TSR_OP_CLAMP] = { NULL, unary_launch },
+  [TSR_OP_SWIGLU] = { NULL, glu_launch },
+  [TSR_OP_GEGLU] = { NULL, glu_launch },
   [TSR_OP_CPY] = { copy_supports, copy_launch },
   [TSR_OP_CONT] = { copy_supports, copy_launch },
-  [TSR_OP_GET_ROWS] = { tsr_chk_get_rows, get_rows_launch },
+  [TSR_OP_GET_ROWS] = { weight_supports, get_rows_launch },
   [TSR_OP_MUL_MAT] = { cu_mul_mat_supports, cu_mul_mat },
-  [TSR_OP_SUM_ROWS] = { tsr_chk_sum_rows, sum_rows_launch },
-  [TSR_OP_NORM] = { tsr_chk_unary, norm_launch },
-  [TSR_OP_RMS_NORM] = { tsr_chk_unary, norm_launch },
-  [TSR_OP_SOFT_MAX] = { tsr_chk_soft_max, soft_max_launch },
-  [TSR_OP_ROPE] = { tsr_chk_rope, rope_launch },
+  [TSR_OP_SUM_ROWS] = { NULL, sum_rows_launch },
+  [TSR_OP_NORM] = { NULL, norm_launch },
+  [TSR_OP_RMS_NORM] = { NULL, norm_launch },
+  [TSR_OP_SOFT_MAX] = { NULL, soft_max_launch },
+  [TSR_OP_ROPE] = { NULL, rope_launch },
   [TSR_OP_SET_ROWS] = { set_rows_supports, set_rows_launch },
-  [TSR_OP_DIAG_MASK_INF] = { tsr_chk_unary, diag_mask_inf_launch },
+  [TSR_OP_DIAG_MASK_INF] = { NULL, diag_mask_inf_launch },
   [TSR_OP_FLASH_ATTN_EXT] = { flash_attn_supports, flash_attn_launch },
-  [TSR_OP_MUL_MAT_ID] = { tsr_chk_mul_mat_id, mul_mat_id_launch },
-  [TSR_OP_CONCAT] = { concat_supports, concat_launch },
-  [TSR_OP_REPEAT] = { repeat_supports, repeat_launch },
-  [TSR_OP_SUM] = { sum_supports, sum_launch },
-  [TSR_OP_MEAN] = { mean_supports, mean_launch },
-  [TSR_OP_ARGMAX] = { argmax_supports, argmax_launch },
-  [TSR_OP_PAD] = { pad_supports, pad_launch },
-  [TSR_OP_ARANGE] = { arange_supports, arange_launch },
-  [TSR_OP_ARGSORT] = { argsort_supports, argsort_launch },
-  [TSR_OP_TOP_K] = { argsort_supports, argsort_launch },
-  [TSR_OP_UPSCALE] = { upscale_supports, upscale_launch },
+  [TSR_OP_MUL_MAT_ID] = { weight_supports, mul_mat_id_launch },
+  [TSR_OP_CONCAT] = { NULL, concat_launch },
+  [TSR_OP_REPEAT] = { NULL, repeat_launch },
+  [TSR_OP_SUM] = { NULL, sum_launch },
+  [TSR_OP_MEAN] = { NULL, mean_launch },
+  [TSR_OP_ARGMAX] = { NULL, argmax_launch },
+  [TSR_OP_PAD] = { NULL, pad_launch },
+  [TSR_OP_ARANGE] = { NULL, arange_launch },
+  [TSR_OP_ARGSORT] = { NULL, argsort_launch },
+  [TSR_OP_TOP_K] = { NULL, argsort_launch },
+  [TSR_OP_UPSCALE] = { NULL, upscale_launch },
   [TSR_OP_IM2COL] = { im2col_supports, im2col_launch },
-  [TSR_OP_POOL_2D] = { tsr_chk_pool_2d, pool_2d_launch },
+  [TSR_OP_POOL_2D] = { NULL, pool_2d_launch },
 };
 
+/* The core has checked the node (tsr_node_validate): what is left is
+   whether a kernel takes its types and layouts.  */
 bool
 cu_supports_op (const struct cu_device *d, const tsr_tensor *op)
 {
+  const struct cu_op *entry = &op_table[op->op];
+
   (void) d;                     /* every GPU runs the same kernels */
-  if (!op || (unsigned) op->op >= TSR_OP_COUNT)
-    return false;
   if (tsr_op_get_kind (op->op) == TSR_OP_KIND_VIEW)
     return true;                /* nothing to compute */
-  /* arange is the one op without operands.  */
-  if (!op_table[op->op].supports || !tsr_chk_sane_tensor (op)
-      || (op->op != TSR_OP_ARANGE && !tsr_chk_sane_tensor (op->src[0])))
-    return false;
-  for (int i = 1; i < TSR_MAX_SRC; i++)
-    if (op->src[i] && !tsr_chk_sane_tensor (op->src[i]))
-      return false;
-  return op_table[op->op].supports (op);
+  return entry->launch && (!entry->supports || entry->supports (op));
 }
 
 bool

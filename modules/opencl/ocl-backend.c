@@ -3,16 +3,17 @@
  * Owns the backend object: asynchronous tensor set/get (non-blocking
  * transfers on the device's in-order queue; the caller keeps the host
  * memory until synchronize), events (markers), synchronize (clFinish),
- * and the graph
- * walk, which checks that every tensor is in this device's memory and
- * that a kernel supports the node, then enqueues it.  graph_compute
- * returns once the kernels are queued, unless the graph reads indices
- * (get_rows, set_rows): then it waits and reads the status word, so a
- * bad index is reported by graph_compute, as on the CPU.
+ * and the graph walk, which finds each node's kernel and enqueues it
+ * (the core has checked the nodes: valid, allocated, in this device's
+ * memory).  graph_compute returns once the kernels are queued, unless
+ * the graph reads indices (get_rows, set_rows, mul_mat_id): then it
+ * waits and reads the status word, so a bad index is reported by
+ * graph_compute, as on the CPU.
  *
  * PARAMS: none are accepted yet (NULL or "").  */
 #include <config.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "ocl-impl.h"
@@ -122,45 +123,30 @@ ocl_be_synchronize (tsr_backend *backend)
 
 /* Graph computation.  */
 
-static int
-check_tensor (struct ocl_device *d, const tsr_tensor *t)
-{
-  cl_mem mem;
-  size_t off;
-
-  if (!t->data)
-    return tsr_set_error (TSR_ERR_STATE, "opencl: tensor '%s' has no data "
-                          "(not allocated)", label (t));
-  if (!ocl_tensor_mem (d, t, &mem, &off))
-    return tsr_set_error (TSR_ERR_UNSUPPORTED, "opencl: tensor '%s' is not "
-                          "in %s's memory (it is in %s)", label (t), d->name,
-                          t->buffer ? tsr_buffer_type_name
-                          (tsr_buffer_get_type (t->buffer))
-                          : "host memory");
-  return TSR_OK;
-}
-
+/* No kernel takes NODE's types and layouts.  */
 static int
 unsupported (struct ocl_device *d, const tsr_tensor *node)
 {
-  return tsr_set_error (TSR_ERR_UNSUPPORTED, "opencl: %s does not support "
-                        "%s '%s' (%s, [%lld, %lld, %lld, %lld])", d->name,
-                        tsr_op_name (node->op), label (node),
-                        tsr_type_name (node->type), (long long) node->ne[0],
-                        (long long) node->ne[1], (long long) node->ne[2],
-                        (long long) node->ne[3]);
+  char types[128];
+  size_t len = 0;
+
+  types[0] = '\0';
+  for (int i = 0; i < TSR_MAX_SRC && len < sizeof types; i++)
+    if (node->src[i])
+      len += (size_t) snprintf (types + len, sizeof types - len, "%s%s",
+                                len ? ", " : "",
+                                tsr_type_name (node->src[i]->type));
+  return tsr_set_error (TSR_ERR_UNSUPPORTED, "opencl: %s has no kernel for "
+                        "%s '%s' with these operands (%s -> %s)", d->name,
+                        tsr_op_name (node->op), label (node), types,
+                        tsr_type_name (node->type));
 }
 
 static int
 compute_node (struct ocl_launch *l, tsr_tensor *node)
 {
-  int st = check_tensor (l->d, node);
+  int st;
 
-  for (int i = 0; i < TSR_MAX_SRC && st == TSR_OK; i++)
-    if (node->src[i])
-      st = check_tensor (l->d, node->src[i]);
-  if (st != TSR_OK)
-    return st;
   if (!ocl_supports_op (l->d, node))
     return unsupported (l->d, node);
   pthread_mutex_lock (&l->d->lock);
@@ -219,6 +205,8 @@ graph_uses_status (tsr_graph *g)
   return false;
 }
 
+/* The core has checked every node (tsr_backend_graph_compute, the
+   scheduler): valid, allocated, in this device's memory.  */
 static int
 ocl_be_graph_compute (tsr_backend *backend, tsr_graph *g)
 {
@@ -236,9 +224,6 @@ ocl_be_graph_compute (tsr_backend *backend, tsr_graph *g)
     {
       tsr_tensor *node = tsr_graph_node (g, i);
 
-      if (!node || (unsigned) node->op >= TSR_OP_COUNT)
-        return tsr_set_error (TSR_ERR_INVALID_ARG, "opencl: graph node %d "
-                              "is not an operation", i);
       if (tsr_op_get_kind (node->op) != TSR_OP_KIND_VIEW)
         st = compute_node (&l, node);
     }

@@ -128,6 +128,8 @@ OCL_HIDDEN void ocl_event_free (tsr_event *ev);
 OCL_HIDDEN void ocl_event_synchronize (tsr_event *ev);
 
 /* ocl-ops.c */
+/* Whether a kernel takes OP's types and layouts (the core has checked
+   the node: tsr_node_validate).  */
 OCL_HIDDEN bool ocl_supports_op (const struct ocl_device *d,
                                  const tsr_tensor *op);
 /* Enqueue NODE's kernel(s) (D's lock held).  */

@@ -1,14 +1,17 @@
 /* ocl-ops.c - which operations the OpenCL backend computes, and how
  * each is handed to its kernel.
  *
- * One table maps an op to its check (what the kernel handles: types,
- * shapes, layouts) and its launcher (kernel arguments and work size);
- * supports_op and the graph walk both read it, so they cannot
- * disagree.  Every kernel follows strides, so views and permutations
- * are accepted wherever the CPU backend accepts them, except block
- * types (ocl-quant.cl), whose rows must be dense.  Launchers run under
- * the device's lock (kernel objects are shared by the device's
- * backends).  */
+ * One table maps an op to its launcher (kernel arguments and work
+ * size) and, where the kernel takes only some types or layouts, its
+ * check; supports_op and the graph walk both read it, so they cannot
+ * disagree.  The core has checked shapes, operand types and parameters
+ * (tsr_node_validate) before either sees a node, so a check says only
+ * which types and layouts its kernel takes, and an entry without one
+ * takes every valid node.  Every kernel follows strides, so views and
+ * permutations are accepted wherever the CPU backend accepts them,
+ * except block types (ocl-quant.cl), whose rows must be dense.
+ * Launchers run under the device's lock (kernel objects are shared by
+ * the device's backends).  */
 #include <config.h>
 
 #include <string.h>
@@ -35,23 +38,21 @@ typedef int (*launch_fn) (struct ocl_launch *l, tsr_tensor *dst);
 
 /* Checks.  */
 
-/* cpy / cont: same type (block types: same shape, dense rows), block
-   type to f32/f16/bf16 (same shape, dense source rows), between f32,
-   f16 and bf16, and between i32 and f32.  Not to a block type.  */
+/* cpy / cont: same type (block types: only q8_0 and q4_0, dense rows),
+   block type to f32/f16/bf16 (dense source rows), between f32, f16 and
+   bf16, and between i32 and f32.  Not to a block type.  */
 static bool
 copy_supports (const tsr_tensor *d)
 {
   const tsr_tensor *a = d->src[0];
   tsr_type st = a->type, dt = d->type;
 
-  if (tsr_nelements (a) != tsr_nelements (d))
-    return false;
   if (st == dt)                 /* block types: only those with kernels */
     return tsr_chk_is_quant (st)
-           ? tsr_same_shape (a, d) && tsr_chk_dense_rows (a) && tsr_chk_dense_rows (d)
+           ? tsr_chk_dense_rows (a) && tsr_chk_dense_rows (d)
            : !tsr_type_traits (st)->is_quantized;
   if (tsr_chk_is_quant (st))
-    return tsr_chk_is_plain_float (dt) && tsr_same_shape (a, d) && tsr_chk_dense_rows (a);
+    return tsr_chk_is_plain_float (dt) && tsr_chk_dense_rows (a);
   if (tsr_chk_is_plain_float (st) && tsr_chk_is_plain_float (dt))
     return true;
   return (st == TSR_TYPE_I32 && dt == TSR_TYPE_F32)
@@ -62,28 +63,15 @@ copy_supports (const tsr_tensor *d)
 static bool
 set_rows_supports (const tsr_tensor *d)
 {
-  const tsr_tensor *dst = d->src[0], *src = d->src[1], *idx = d->src[2];
-
-  if (!src || !idx || !tsr_chk_is_f32 (src) || idx->type != TSR_TYPE_I32
-      || dst->type != d->type || !tsr_chk_is_plain_float (d->type)
-      || !tsr_same_shape (dst, d))
-    return false;
-  return src->ne[0] == d->ne[0] && idx->ne[0] == src->ne[1]
-         && idx->ne[1] == src->ne[2] && idx->ne[2] == src->ne[3]
-         && idx->ne[3] == 1 && src->ne[2] % d->ne[2] == 0
-         && src->ne[3] % d->ne[3] == 0;
+  return tsr_chk_is_plain_float (d->type);
 }
 
+/* get_rows, mul_mat, mul_mat_id: weights of the types the kernels
+   decode (not q8_K), block types with dense rows.  */
 static bool
-mul_mat_supports (const tsr_tensor *d)
+weight_supports (const tsr_tensor *d)
 {
-  const tsr_tensor *a = d->src[0], *b = d->src[1];
-
-  if (!tsr_chk_is_f32 (b) || !tsr_chk_is_f32 (d) || !tsr_chk_weight (a))
-    return false;
-  return a->ne[0] == b->ne[0] && d->ne[0] == a->ne[1] && d->ne[1] == b->ne[1]
-         && d->ne[2] == b->ne[2] && d->ne[3] == b->ne[3]
-         && b->ne[2] % a->ne[2] == 0 && b->ne[3] % a->ne[3] == 0;
+  return tsr_chk_weight (d->src[0]);
 }
 
 /* Launching.  */
@@ -132,7 +120,11 @@ arg_tensor_div (struct args *a, const tsr_tensor *t, int64_t ne0_div)
   cl_mem mem = NULL;
   size_t off = 0;
 
-  ocl_tensor_mem (a->l->d, t, &mem, &off);   /* checked by the walk */
+  /* The core has checked that T is allocated in this device's memory;
+     a data pointer past the end of its buffer fails the launch rather
+     than reach the kernel.  */
+  if (!ocl_tensor_mem (a->l->d, t, &mem, &off) && a->err == CL_SUCCESS)
+    a->err = CL_INVALID_MEM_OBJECT;
   for (int i = 0; i < 4; i++)
     {
       desc.ne[i] = t->ne[i];
@@ -364,59 +356,55 @@ rope_launch (struct ocl_launch *l, tsr_tensor *d)
 
 struct ocl_op
 {
-  supports_fn supports;
-  launch_fn launch;
+  supports_fn supports;         /* optional: every valid node */
+  launch_fn launch;             /* NULL: no kernel for the op */
 };
 
 static const struct ocl_op op_table[TSR_OP_COUNT] = {
-  [TSR_OP_ADD] = { tsr_chk_binary, binary_launch },
-  [TSR_OP_SUB] = { tsr_chk_binary, binary_launch },
-  [TSR_OP_MUL] = { tsr_chk_binary, binary_launch },
-  [TSR_OP_DIV] = { tsr_chk_binary, binary_launch },
-  [TSR_OP_SCALE] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_SILU] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_GELU] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_SQR] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_SQRT] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_EXP] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_LOG] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_NEG] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_ABS] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_SIGMOID] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_TANH] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_RELU] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_GELU_QUICK] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_CLAMP] = { tsr_chk_unary, unary_launch },
-  [TSR_OP_SWIGLU] = { tsr_chk_glu, glu_launch },
-  [TSR_OP_GEGLU] = { tsr_chk_glu, glu_launch },
+  [TSR_OP_ADD] = { NULL, binary_launch },
+  [TSR_OP_SUB] = { NULL, binary_launch },
+  [TSR_OP_MUL] = { NULL, binary_launch },
+  [TSR_OP_DIV] = { NULL, binary_launch },
+  [TSR_OP_SCALE] = { NULL, unary_launch },
+  [TSR_OP_SILU] = { NULL, unary_launch },
+  [TSR_OP_GELU] = { NULL, unary_launch },
+  [TSR_OP_SQR] = { NULL, unary_launch },
+  [TSR_OP_SQRT] = { NULL, unary_launch },
+  [TSR_OP_EXP] = { NULL, unary_launch },
+  [TSR_OP_LOG] = { NULL, unary_launch },
+  [TSR_OP_NEG] = { NULL, unary_launch },
+  [TSR_OP_ABS] = { NULL, unary_launch },
+  [TSR_OP_SIGMOID] = { NULL, unary_launch },
+  [TSR_OP_TANH] = { NULL, unary_launch },
+  [TSR_OP_RELU] = { NULL, unary_launch },
+  [TSR_OP_GELU_QUICK] = { NULL, unary_launch },
+  [TSR_OP_CLAMP] = { NULL, unary_launch },
+  [TSR_OP_SWIGLU] = { NULL, glu_launch },
+  [TSR_OP_GEGLU] = { NULL, glu_launch },
   [TSR_OP_CPY] = { copy_supports, copy_launch },
   [TSR_OP_CONT] = { copy_supports, copy_launch },
-  [TSR_OP_GET_ROWS] = { tsr_chk_get_rows, get_rows_launch },
+  [TSR_OP_GET_ROWS] = { weight_supports, get_rows_launch },
   [TSR_OP_SET_ROWS] = { set_rows_supports, set_rows_launch },
-  [TSR_OP_MUL_MAT] = { mul_mat_supports, mul_mat_launch },
-  [TSR_OP_MUL_MAT_ID] = { tsr_chk_mul_mat_id, mul_mat_id_launch },
-  [TSR_OP_SUM_ROWS] = { tsr_chk_sum_rows, sum_rows_launch },
-  [TSR_OP_NORM] = { tsr_chk_unary, norm_launch },
-  [TSR_OP_RMS_NORM] = { tsr_chk_unary, norm_launch },
-  [TSR_OP_SOFT_MAX] = { tsr_chk_soft_max, soft_max_launch },
-  [TSR_OP_ROPE] = { tsr_chk_rope, rope_launch },
+  [TSR_OP_MUL_MAT] = { weight_supports, mul_mat_launch },
+  [TSR_OP_MUL_MAT_ID] = { weight_supports, mul_mat_id_launch },
+  [TSR_OP_SUM_ROWS] = { NULL, sum_rows_launch },
+  [TSR_OP_NORM] = { NULL, norm_launch },
+  [TSR_OP_RMS_NORM] = { NULL, norm_launch },
+  [TSR_OP_SOFT_MAX] = { NULL, soft_max_launch },
+  [TSR_OP_ROPE] = { NULL, rope_launch },
 };
 
+/* The core has checked the node (tsr_node_validate): what is left is
+   whether a kernel takes its types and layouts.  */
 bool
 ocl_supports_op (const struct ocl_device *d, const tsr_tensor *op)
 {
+  const struct ocl_op *entry = &op_table[op->op];
+
   (void) d;                     /* every device runs the same kernels */
-  if (!op || (unsigned) op->op >= TSR_OP_COUNT)
-    return false;
   if (tsr_op_get_kind (op->op) == TSR_OP_KIND_VIEW)
     return true;                /* nothing to compute */
-  if (!op_table[op->op].supports || !tsr_chk_sane_tensor (op)
-      || !tsr_chk_sane_tensor (op->src[0]))
-    return false;
-  for (int i = 1; i < TSR_MAX_SRC; i++)
-    if (op->src[i] && !tsr_chk_sane_tensor (op->src[i]))
-      return false;
-  return op_table[op->op].supports (op);
+  return entry->launch && (!entry->supports || entry->supports (op));
 }
 
 bool

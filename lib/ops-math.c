@@ -69,6 +69,7 @@ UNARY_BUILDER (tsr_sigmoid, SIGMOID)
 UNARY_BUILDER (tsr_tanh, TANH)
 UNARY_BUILDER (tsr_relu, RELU)
 UNARY_BUILDER (tsr_gelu_quick, GELU_QUICK)
+UNARY_BUILDER (tsr_gelu_erf, GELU_ERF)
 
 /* Gated activations: act (a) * b, or act and gate as the two halves
    of each row of a when B is NULL.  */

@@ -62,6 +62,7 @@ static tsri_rule_fn *const rules[TSR_OP_COUNT] = {
   [TSR_OP_MUL_MAT_ID] = tsri_rule_mul_mat_id,
   [TSR_OP_IM2COL] = tsri_rule_im2col,
   [TSR_OP_POOL_2D] = tsri_rule_pool_2d,
+  [TSR_OP_GELU_ERF] = tsri_rule_unary,
 };
 
 int

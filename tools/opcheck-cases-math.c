@@ -75,6 +75,7 @@ build_unary (struct oc_build *b, const struct oc_case *c)
     case TSR_OP_SIGMOID: return tsr_sigmoid (ctx, x);
     case TSR_OP_TANH: return tsr_tanh (ctx, x);
     case TSR_OP_RELU: return tsr_relu (ctx, x);
+    case TSR_OP_GELU_ERF: return tsr_gelu_erf (ctx, x);
     default: return tsr_gelu_quick (ctx, x);
     }
 }
@@ -85,6 +86,7 @@ cases_unary (struct oc_list *l)
   static const tsr_op ops[] = {
     TSR_OP_SQR, TSR_OP_SQRT, TSR_OP_EXP, TSR_OP_LOG, TSR_OP_NEG,
     TSR_OP_ABS, TSR_OP_SIGMOID, TSR_OP_TANH, TSR_OP_RELU, TSR_OP_GELU_QUICK,
+    TSR_OP_GELU_ERF,
   };
   char sa[64];
   for (size_t o = 0; o < OC_N (ops); o++)

@@ -133,6 +133,8 @@ tsr_tensor *tsr_tanh (tsr_context *ctx, tsr_tensor *a);
 tsr_tensor *tsr_relu (tsr_context *ctx, tsr_tensor *a);
 /* x * sigmoid (1.702 x).  */
 tsr_tensor *tsr_gelu_quick (tsr_context *ctx, tsr_tensor *a);
+/* The exact GELU, x * (1 + erf (x / sqrt 2)) / 2.  */
+tsr_tensor *tsr_gelu_erf (tsr_context *ctx, tsr_tensor *a);
 
 /* Gated activations, f32 operands of any layout -> contiguous f32.
    With B: B has a's shape and the result, of that shape, is

@@ -59,6 +59,7 @@ MATH_ROW (sigmoid, 1.0f / (1.0f + expf (-v)))
 MATH_ROW (tanh, tanhf (v))
 MATH_ROW (relu, v > 0.0f || isnan (v) ? v : 0.0f)
 MATH_ROW (gelu_quick, v / (1.0f + expf (-1.702f * v)))
+MATH_ROW (gelu_erf, 0.5f * v * (1.0f + erff (v * 0.70710678118654752f)))
 
 /* min (max (x, lo), hi), NaN kept.  */
 static void
@@ -85,6 +86,7 @@ math_row_for (tsr_op op)
     case TSR_OP_TANH: return tanh_row;
     case TSR_OP_RELU: return relu_row;
     case TSR_OP_GELU_QUICK: return gelu_quick_row;
+    case TSR_OP_GELU_ERF: return gelu_erf_row;
     case TSR_OP_CLAMP: return clamp_row;
     default: return NULL;
     }

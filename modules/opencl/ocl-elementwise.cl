@@ -65,6 +65,7 @@ unary (int op, float v, float p0, float p1)
     case TSR_OP_TANH: return tanh_sat (v);
     case TSR_OP_RELU: return v > 0.0f || isnan (v) ? v : 0.0f;
     case TSR_OP_GELU_QUICK: return v / (1.0f + exp (-1.702f * v));
+    case TSR_OP_GELU_ERF: return 0.5f * v * (1.0f + erf (v * 0.70710678118654752f));
     case TSR_OP_CLAMP: return v < p0 ? p0 : v > p1 ? p1 : v;
     default: return v;
     }

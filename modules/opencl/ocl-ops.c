@@ -378,6 +378,7 @@ static const struct ocl_op op_table[TSR_OP_COUNT] = {
   [TSR_OP_TANH] = { NULL, unary_launch },
   [TSR_OP_RELU] = { NULL, unary_launch },
   [TSR_OP_GELU_QUICK] = { NULL, unary_launch },
+  [TSR_OP_GELU_ERF] = { NULL, unary_launch },
   [TSR_OP_CLAMP] = { NULL, unary_launch },
   [TSR_OP_SWIGLU] = { NULL, glu_launch },
   [TSR_OP_GEGLU] = { NULL, glu_launch },

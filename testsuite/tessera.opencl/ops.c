@@ -95,6 +95,7 @@ UNARY_CASE (sigmoid, -8, 8)
 UNARY_CASE (tanh, -4, 4)
 UNARY_CASE (relu, -3, 3)
 UNARY_CASE (gelu_quick, -5, 5)
+UNARY_CASE (gelu_erf, -5, 5)
 
 static tsr_tensor *
 c_clamp (struct build *b)
@@ -302,7 +303,8 @@ static const struct
 #define Q(name) { #name, c_##name, 5e-4 }
   C (add), C (sub_row), C (mul_transposed), C (div), C (scale), C (silu),
   C (gelu), C (sqr), C (sqrt), C (exp), C (ln), C (neg), C (abs),
-  C (sigmoid), C (tanh), C (relu), C (gelu_quick), C (clamp),
+  C (sigmoid), C (tanh), C (relu), C (gelu_quick), C (gelu_erf),
+  C (clamp),
   C (swiglu_split), C (geglu), C (cast_f16), C (cast_bf16_from_f16),
   C (cast_i32), C (cont_permuted), C (dup_f16_transposed),
   C (cpy_into_view), C (cast_q8_0), C (dup_q4_0), C (get_rows_f32),

@@ -18,6 +18,7 @@ static double neg_ref (double x) { return -x; }
 static double sigmoid_ref (double x) { return 1 / (1 + exp (-x)); }
 static double relu_ref (double x) { return isnan (x) ? x : x > 0 ? x : 0; }
 static double gelu_quick_ref (double x) { return x / (1 + exp (-1.702 * x)); }
+static double gelu_erf_ref (double x) { return 0.5 * x * (1 + erf (x / sqrt (2.0))); }
 static double clamp_ref (double x) { return isnan (x) ? x : fmin (fmax (x, -0.5), 2.0); }
 
 static tsr_tensor *
@@ -45,6 +46,7 @@ static const struct unary unaries[] = {
   { "tanh", tsr_tanh, tanh, -6, 6 },
   { "relu", tsr_relu, relu_ref, -8, 8 },
   { "gelu_quick", tsr_gelu_quick, gelu_quick_ref, -8, 8 },
+  { "gelu_erf", tsr_gelu_erf, gelu_erf_ref, -8, 8 },
   { "clamp (-0.5, 2)", clamp_build, clamp_ref, -3, 3 },
 };
 enum { N_UNARY = sizeof unaries / sizeof unaries[0] };
@@ -102,7 +104,8 @@ check_nodes (void)
 {
   static const tsr_op ops[N_UNARY] = {
     TSR_OP_SQR, TSR_OP_SQRT, TSR_OP_EXP, TSR_OP_LOG, TSR_OP_NEG, TSR_OP_ABS,
-    TSR_OP_SIGMOID, TSR_OP_TANH, TSR_OP_RELU, TSR_OP_GELU_QUICK, TSR_OP_CLAMP
+    TSR_OP_SIGMOID, TSR_OP_TANH, TSR_OP_RELU, TSR_OP_GELU_QUICK,
+    TSR_OP_GELU_ERF, TSR_OP_CLAMP
   };
   tsr_context *ctx = tsr_context_new (true);
   tsr_tensor *a = tsr_new_tensor_3d (ctx, TSR_TYPE_F32, 4, 3, 2);
@@ -112,8 +115,9 @@ check_nodes (void)
       tsr_tensor *r = unaries[k].build (ctx, a);
       ok &= r && r->op == ops[k] && r->src[0] == a && r->src[1] == NULL
             && tsr_same_shape (r, a)
-            && tsr_op_get_kind (ops[k]) == (k < 10 ? TSR_OP_KIND_UNARY
-                                                   : TSR_OP_KIND_OTHER);
+            && tsr_op_get_kind (ops[k]) == (ops[k] == TSR_OP_CLAMP
+                                            ? TSR_OP_KIND_OTHER
+                                            : TSR_OP_KIND_UNARY);
     }
   CHECK (ok, "unary builders record op, operand and shape");
   tsr_context_free (ctx);

@@ -79,6 +79,7 @@ valid_nodes (struct named *out)
   ADD (tsr_tanh (ctx, a));
   ADD (tsr_relu (ctx, a));
   ADD (tsr_gelu_quick (ctx, a));
+  ADD (tsr_gelu_erf (ctx, a));
   ADD (tsr_clamp (ctx, a, -1, 1));
   ADD (tsr_diag_mask_inf (ctx, a, 0));
   ADD (tsr_cpy (ctx, a, of_type (TSR_TYPE_F16, 8, 4, 2, 1)));

@@ -124,12 +124,15 @@ main (void)
   void *q = malloc (tsr_nbytes (W1) > tsr_nbytes (W2) ? tsr_nbytes (W1)
                     : tsr_nbytes (W2));
   tsr_quantize_row (TSR_TYPE_Q8_0, w1, q, H * D);
-  tsr_backend_tensor_set (be, W1, q, 0, tsr_nbytes (W1));
+  int st = tsr_backend_tensor_set (be, W1, q, 0, tsr_nbytes (W1));
   tsr_dequantize_row (TSR_TYPE_Q8_0, q, w1, H * D);   /* what is stored */
   tsr_quantize_row (TSR_TYPE_F16, w2, q, D * H);
-  tsr_backend_tensor_set (be, W2, q, 0, tsr_nbytes (W2));
+  if (st == TSR_OK)
+    st = tsr_backend_tensor_set (be, W2, q, 0, tsr_nbytes (W2));
   tsr_dequantize_row (TSR_TYPE_F16, q, w2, D * H);
   free (q);
+  if (st != TSR_OK)
+    return fail ("uploading weights");
 
   /* The computation.  */
   tsr_context *ctx = tsr_context_new (true);
@@ -144,7 +147,8 @@ main (void)
   tsr_gallocr *ga = tsr_gallocr_new (tsr_backend_buffer_type (be));
   if (tsr_gallocr_alloc_graph (ga, g) != TSR_OK)
     return fail ("allocating the graph");
-  tsr_backend_tensor_set (be, in, x, 0, sizeof x);
+  if (tsr_backend_tensor_set (be, in, x, 0, sizeof x) != TSR_OK)
+    return fail ("uploading the input");
 
   struct timespec t0, t1;
   const int runs = 20;
@@ -153,7 +157,8 @@ main (void)
     if (tsr_backend_graph_compute (be, g) != TSR_OK)
       return fail ("computing");
   clock_gettime (CLOCK_MONOTONIC, &t1);
-  tsr_backend_tensor_get (be, out, y, 0, sizeof y);
+  if (tsr_backend_tensor_get (be, out, y, 0, sizeof y) != TSR_OK)
+    return fail ("reading the result");
 
   /* The reference the device is closer to: activations as they are, or
      rounded to q8_0 for W1.  */

@@ -7,6 +7,30 @@
 
 #include "tessera-impl.h"
 
+int
+tsri_sync_after (tsr_backend *backend, int status)
+{
+  char msg[1024];
+
+  if (status == TSR_OK)
+    return tsr_backend_synchronize (backend);
+  snprintf (msg, sizeof msg, "%s", tsr_last_error ());
+  tsr_backend_synchronize (backend);
+  tsr_set_error (status, "%s", msg);
+  return status;
+}
+
+/* STATUS, a module's answer; a failure that came without a message
+   gets one naming WHO, so the caller never sees a bare code.  */
+static int
+first_failure (int status, const char *who)
+{
+  if (status != TSR_OK && tsr_last_status () == TSR_OK)
+    return tsr_set_error (status, "%s: failed (the backend gave no "
+                          "message)", who);
+  return status;
+}
+
 const char *
 tsr_device_type_name (tsr_device_type type)
 {
@@ -138,11 +162,13 @@ tsr_event_record (tsr_event *ev, tsr_backend *backend)
   return backend->iface.event_record (backend, ev);
 }
 
-void
+int
 tsr_event_synchronize (tsr_event *ev)
 {
-  if (ev)
-    ev->device->iface.event_synchronize (ev);
+  if (!ev)
+    return TSR_OK;
+  return first_failure (ev->device->iface.event_synchronize (ev),
+                        tsr_device_name (ev->device));
 }
 
 int
@@ -196,10 +222,28 @@ tsr_device_init (tsr_device *dev, const char *params)
       tsr_set_error (TSR_ERR_INVALID_ARG, "device init: NULL device");
       return NULL;
     }
+  tsr_clear_error ();
   tsr_backend *be = dev->iface.init_backend (dev, params);
   if (!be && tsr_last_status () == TSR_OK)
     tsr_set_error (TSR_ERR_BACKEND, "device %s: backend initialization "
                    "failed", tsr_device_name (dev));
+  if (!be)
+    return NULL;
+  /* What module ABI 3 requires of a backend.  */
+  const struct tsr_backend_iface *bi = &be->iface;
+  const char *miss = !bi->get_name ? "get_name" : !bi->free ? "free"
+    : !bi->graph_compute ? "graph_compute"
+    : dev->iface.event_new && !bi->event_record ? "event_record"
+    : dev->iface.event_new && !bi->event_wait ? "event_wait" : NULL;
+  if (miss)
+    {
+      tsr_set_error (TSR_ERR_MODULE, "device %s: its backend lacks %s "
+                     "(required by module ABI %d)", tsr_device_name (dev),
+                     miss, TSR_MODULE_ABI_VERSION);
+      if (bi->free)
+        bi->free (be);
+      return NULL;
+    }
   return be;
 }
 
@@ -234,11 +278,13 @@ tsr_backend_alloc_buffer (tsr_backend *backend, size_t size)
   return tsr_buffer_type_alloc (tsr_backend_buffer_type (backend), size);
 }
 
-void
+int
 tsr_backend_synchronize (tsr_backend *backend)
 {
-  if (backend && backend->iface.synchronize)
-    backend->iface.synchronize (backend);
+  if (!backend || !backend->iface.synchronize)
+    return TSR_OK;
+  return first_failure (backend->iface.synchronize (backend),
+                        tsr_backend_name (backend));
 }
 
 static const char *
@@ -294,9 +340,9 @@ tsr_backend_graph_compute (tsr_backend *backend, tsr_graph *g)
     if (tsri_node_ready (backend->device, g->nodes[i]) != TSR_OK)
       return tsr_last_status ();
   int st = backend->iface.graph_compute (backend, g);
-  if (st == TSR_OK)
-    tsr_backend_synchronize (backend);
-  return st;
+  /* Wait even after a failure: queued work must not outlive the call.
+     The first failure is the one reported.  */
+  return tsri_sync_after (backend, st);
 }
 
 int
@@ -317,43 +363,53 @@ tsr_backend_supports_op (tsr_backend *backend, const tsr_tensor *op)
 }
 
 /* The waiting versions: the asynchronous copy, then, where it really
-   was one, the wait for it.  */
-void
+   was one, the wait for it; the first failure of the two.  */
+int
 tsr_backend_tensor_set (tsr_backend *backend, tsr_tensor *t,
                         const void *data, size_t offset, size_t size)
 {
-  tsr_backend_tensor_set_async (backend, t, data, offset, size);
+  int st = tsr_backend_tensor_set_async (backend, t, data, offset, size);
+  int sync = TSR_OK;
   if (backend && backend->iface.set_tensor_async)
-    tsr_backend_synchronize (backend);
+    sync = tsr_backend_synchronize (backend);
+  return st != TSR_OK ? st : sync;
 }
 
-void
+int
 tsr_backend_tensor_set_async (tsr_backend *backend, tsr_tensor *t,
                               const void *data, size_t offset, size_t size)
 {
+  if (!t)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "tensor set: NULL tensor");
   if (backend && backend->iface.set_tensor_async)
-    backend->iface.set_tensor_async (backend, t, data, offset, size);
-  else
-    tsr_tensor_set (t, data, offset, size);
+    return first_failure (backend->iface.set_tensor_async (backend, t, data,
+                                                           offset, size),
+                          tsr_backend_name (backend));
+  return tsr_tensor_set (t, data, offset, size);
 }
 
-void
+int
 tsr_backend_tensor_get_async (tsr_backend *backend, const tsr_tensor *t,
                               void *data, size_t offset, size_t size)
 {
+  if (!t)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "tensor get: NULL tensor");
   if (backend && backend->iface.get_tensor_async)
-    backend->iface.get_tensor_async (backend, t, data, offset, size);
-  else
-    tsr_tensor_get (t, data, offset, size);
+    return first_failure (backend->iface.get_tensor_async (backend, t, data,
+                                                           offset, size),
+                          tsr_backend_name (backend));
+  return tsr_tensor_get (t, data, offset, size);
 }
 
-void
+int
 tsr_backend_tensor_get (tsr_backend *backend, const tsr_tensor *t,
                         void *data, size_t offset, size_t size)
 {
-  tsr_backend_tensor_get_async (backend, t, data, offset, size);
+  int st = tsr_backend_tensor_get_async (backend, t, data, offset, size);
+  int sync = TSR_OK;
   if (backend && backend->iface.get_tensor_async)
-    tsr_backend_synchronize (backend);
+    sync = tsr_backend_synchronize (backend);
+  return st != TSR_OK ? st : sync;
 }
 
 static size_t

@@ -77,6 +77,17 @@ tsr_buffer *
 tsr_buffer_new (tsr_buffer_type *buft, struct tsr_buffer_iface iface,
                 void *context, size_t size)
 {
+  const char *miss = !iface.get_base ? "get_base"
+    : !iface.set_tensor ? "set_tensor" : !iface.get_tensor ? "get_tensor"
+    : !iface.clear ? "clear" : NULL;
+  if (miss)
+    {
+      tsr_set_error (TSR_ERR_MODULE, "buffer of %s: its interface lacks %s "
+                     "(required by module ABI %d)",
+                     buft ? tsr_buffer_type_name (buft) : "(no type)", miss,
+                     TSR_MODULE_ABI_VERSION);
+      return NULL;
+    }
   tsr_buffer *buf = calloc (1, sizeof *buf);
   if (!buf)
     {
@@ -183,18 +194,20 @@ host_base (tsr_buffer *buf)
   return buf->context;
 }
 
-static void
+static int
 host_set (tsr_buffer *buf, tsr_tensor *t, const void *data, size_t offset,
           size_t size)
 {
   memcpy ((char *) t->data + offset, data, size);
+  return TSR_OK;
 }
 
-static void
+static int
 host_get (tsr_buffer *buf, const tsr_tensor *t, void *data, size_t offset,
           size_t size)
 {
   memcpy (data, (const char *) t->data + offset, size);
+  return TSR_OK;
 }
 
 static void

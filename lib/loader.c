@@ -122,6 +122,15 @@ tsri_loader_open (const char *path, struct tsri_opened *out, char *reason,
       lt_dlclose (h);
       return TSR_MODULE_ABI_MISMATCH;
     }
+  if (d->flags != 0)
+    {
+      snprintf (reason, reason_size, "its descriptor sets flags 0x%x, "
+                "which this libtessera (module ABI version %u) does not "
+                "know; rebuild the module against this Tessera",
+                (unsigned) d->flags, (unsigned) TSR_MODULE_ABI_VERSION);
+      lt_dlclose (h);
+      return TSR_MODULE_ABI_MISMATCH;
+    }
   if (!d->name || !d->score || !d->init)
     {
       snprintf (reason, reason_size, "its descriptor lacks a name, score "

@@ -33,6 +33,7 @@ struct module
   bool builtin;
   void *handle;
   tsr_reg *reg;
+  void (*finalize) (void);      /* the descriptor's, or NULL */
 };
 
 struct failure
@@ -175,6 +176,57 @@ find_module_by_path (const char *path)
   return NULL;
 }
 
+/* The first entry REG (or a device or buffer type of it) lacks that
+   ABI 3 requires, written into WHY; false if none is missing.  */
+static bool
+lacks_entry (tsr_reg *reg, char *why, size_t n)
+{
+#define NEED(cond, ...)                                                   \
+  do                                                                      \
+    if (!(cond))                                                          \
+      {                                                                   \
+        snprintf (why, n, __VA_ARGS__);                                   \
+        return true;                                                      \
+      }                                                                   \
+  while (0)
+  const struct tsr_reg_iface *ri = &reg->iface;
+  NEED (ri->get_name && ri->get_device_count && ri->get_device,
+        "its registration lacks %s (required by module ABI %d)",
+        !ri->get_name ? "get_name" : !ri->get_device_count
+        ? "get_device_count" : "get_device", TSR_MODULE_ABI_VERSION);
+  size_t count = ri->get_device_count (reg);
+  for (size_t i = 0; i < count; i++)
+    {
+      tsr_device *dev = ri->get_device (reg, i);
+      NEED (dev, "its device %zu is NULL", i);
+      const struct tsr_device_iface *di = &dev->iface;
+      const char *miss = !di->get_name ? "get_name"
+        : !di->get_description ? "get_description"
+        : !di->get_type ? "get_type"
+        : !di->init_backend ? "init_backend"
+        : !di->get_buffer_type ? "get_buffer_type"
+        : !di->supports_op ? "supports_op"
+        : !di->supports_buft ? "supports_buft" : NULL;
+      NEED (!miss, "its device %zu lacks %s (required by module ABI %d)", i,
+            miss, TSR_MODULE_ABI_VERSION);
+      int events = !!di->event_new + !!di->event_free
+                   + !!di->event_synchronize;
+      NEED (events == 0 || events == 3, "device %s has %d of the three "
+            "event entries (event_new, event_free, event_synchronize): "
+            "all or none", di->get_name (dev), events);
+      tsr_buffer_type *buft = di->get_buffer_type (dev);
+      NEED (buft, "device %s has no buffer type", di->get_name (dev));
+      const struct tsr_buffer_type_iface *bi = &buft->iface;
+      miss = !bi->get_name ? "get_name" : !bi->alloc_buffer ? "alloc_buffer"
+             : !bi->get_alignment ? "get_alignment" : NULL;
+      NEED (!miss, "the buffer type of device %s lacks %s (required by "
+            "module ABI %d)", di->get_name (dev), miss,
+            TSR_MODULE_ABI_VERSION);
+    }
+  return false;
+#undef NEED
+}
+
 /* Score, initialize and register a descriptor.  HANDLE is closed on
    failure.  Called with the lock held.  */
 static int
@@ -206,13 +258,17 @@ add_module (const struct tsr_module_descriptor *d, const char *path,
     }
   tsr_clear_error ();
   tsr_reg *reg = d->init ();
-  if (!reg || reg->abi_version != TSR_MODULE_ABI_VERSION)
+  if (!reg || reg->abi_version != TSR_MODULE_ABI_VERSION
+      || lacks_entry (reg, reason, sizeof reason))
     {
-      snprintf (reason, sizeof reason, "%s",
-                reg ? "its registration has the wrong ABI version"
-                : tsr_last_status () != TSR_OK ? tsr_last_error ()
-                : "its init function returned no registration");
+      if (!reg || reg->abi_version != TSR_MODULE_ABI_VERSION)
+        snprintf (reason, sizeof reason, "%s",
+                  reg ? "its registration has the wrong ABI version"
+                  : tsr_last_status () != TSR_OK ? tsr_last_error ()
+                  : "its init function returned no registration");
       record_failure (path, name, TSR_MODULE_INIT_FAILED, reason);
+      if (reg && d->finalize)
+        d->finalize ();
       tsri_loader_close (handle);
       return tsr_set_error (TSR_ERR_MODULE, "%s: %s", name, reason);
     }
@@ -243,6 +299,7 @@ add_module (const struct tsr_module_descriptor *d, const char *path,
   m->builtin = builtin;
   m->handle = handle;
   m->reg = reg;
+  m->finalize = d->finalize;
   R.n_modules++;
   forget_failure (path, name);
   tsr_log (TSR_LOG_DEBUG, "backend module %s loaded from %s (score %d)",
@@ -436,6 +493,8 @@ tsr_registry_unload (const char *name)
                         "compiled into libtessera", name);
   else
     {
+      if (m->finalize)
+        m->finalize ();
       tsri_loader_close (m->handle);
       free (m->name);
       free (m->path);

@@ -578,7 +578,11 @@ run_copy (tsr_sched *s, const struct copy *c)
   size_t n = tsr_nbytes (c->src);
   int from = placed_on (s, root_of (c->src));
   if (from != NONE)
-    tsr_backend_synchronize (s->backends[from]);
+    {
+      int st = tsr_backend_synchronize (s->backends[from]);
+      if (st != TSR_OK)
+        return st;
+    }
   if (!c->src->buffer || tsr_buffer_is_host (c->src->buffer))
     return tsr_tensor_set (c->dst, c->src->data, 0, n);
   void *tmp = malloc (n ? n : 1);
@@ -606,7 +610,7 @@ tsr_sched_graph_compute (tsr_sched *s, tsr_graph *g)
       struct split *sp = &s->splits[k];
       /* A split may read its predecessor's results in place.  */
       if (k > 0 && s->splits[k - 1].backend != sp->backend)
-        tsr_backend_synchronize (s->backends[s->splits[k - 1].backend]);
+        st = tsr_backend_synchronize (s->backends[s->splits[k - 1].backend]);
       for (int i = 0; i < s->n_copies && st == TSR_OK; i++)
         if (s->copies[i].split == k)
           st = run_copy (s, &s->copies[i]);
@@ -619,8 +623,10 @@ tsr_sched_graph_compute (tsr_sched *s, tsr_graph *g)
       for (int i = 0; i < sp->n_swaps; i++)
         sp->swaps[i].node->src[sp->swaps[i].j] = sp->swaps[i].orig;
     }
+  /* Every backend waits, even after a failure; the first failure is
+     the one reported, with its message.  */
   for (int b = 0; b < s->n_backends; b++)
-    tsr_backend_synchronize (s->backends[b]);
+    st = tsri_sync_after (s->backends[b], st);
   return st;
 }
 

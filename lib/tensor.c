@@ -454,7 +454,7 @@ tsr_tensor_set (tsr_tensor *t, const void *data, size_t offset, size_t size)
   if (st != TSR_OK || size == 0)
     return st;
   if (t->buffer)
-    t->buffer->iface.set_tensor (t->buffer, t, data, offset, size);
+    return t->buffer->iface.set_tensor (t->buffer, t, data, offset, size);
   else
     memcpy ((char *) t->data + offset, data, size);
   return TSR_OK;
@@ -467,7 +467,7 @@ tsr_tensor_get (const tsr_tensor *t, void *data, size_t offset, size_t size)
   if (st != TSR_OK || size == 0)
     return st;
   if (t->buffer)
-    t->buffer->iface.get_tensor (t->buffer, t, data, offset, size);
+    return t->buffer->iface.get_tensor (t->buffer, t, data, offset, size);
   else
     memcpy (data, (const char *) t->data + offset, size);
   return TSR_OK;

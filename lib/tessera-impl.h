@@ -102,6 +102,10 @@ tsr_tensor *tsri_build_unary (tsr_op op, tsr_context *ctx, tsr_tensor *a,
    (backend.c).  TSR_OK or an error recorded naming the device and the
    node.  Whether DEV has a kernel is its backend's question.  */
 int tsri_node_ready (tsr_device *dev, const tsr_tensor *node);
+/* Wait for BACKEND after work whose status is STATUS (backend.c):
+   STATUS with its message kept when it is a failure, else the
+   synchronize's own status.  */
+int tsri_sync_after (tsr_backend *backend, int status);
 /* The generic checks and the rule; TSR_OK or V set.  */
 int tsri_node_check (const tsr_tensor *n, struct tsri_verdict *v);
 

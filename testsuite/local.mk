@@ -24,7 +24,9 @@ check_LTLIBRARIES += testsuite/modules/tessera-badabi.la \
 	testsuite/modules/tessera-initnull.la \
 	testsuite/modules/tessera-notmodule.la \
 	testsuite/modules/tessera-mockgpu.la \
-	testsuite/modules/tessera-partial.la
+	testsuite/modules/tessera-partial.la \
+	testsuite/modules/tessera-asyncfail.la \
+	testsuite/modules/tessera-badflags.la
 testsuite_modules_tessera_badabi_la_SOURCES = testsuite/modules/badabi.c
 testsuite_modules_tessera_badabi_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DTSR_MODULE_NAME=tessera_badabi
@@ -49,6 +51,15 @@ testsuite_modules_tessera_partial_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DTSR_MODULE_NAME=tessera_partial
 testsuite_modules_tessera_partial_la_LDFLAGS = $(TSR_CHECK_MODULE_LDFLAGS)
 testsuite_modules_tessera_partial_la_LIBADD = lib/libtessera.la
+testsuite_modules_tessera_asyncfail_la_SOURCES = testsuite/modules/asyncfail.c
+testsuite_modules_tessera_asyncfail_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DTSR_MODULE_NAME=tessera_asyncfail
+testsuite_modules_tessera_asyncfail_la_LDFLAGS = $(TSR_CHECK_MODULE_LDFLAGS)
+testsuite_modules_tessera_asyncfail_la_LIBADD = lib/libtessera.la
+testsuite_modules_tessera_badflags_la_SOURCES = testsuite/modules/badflags.c
+testsuite_modules_tessera_badflags_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DTSR_MODULE_NAME=tessera_badflags
+testsuite_modules_tessera_badflags_la_LDFLAGS = $(TSR_CHECK_MODULE_LDFLAGS)
 endif
 
 # The test programs themselves are built by testsuite/lib/tessera.exp.

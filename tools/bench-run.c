@@ -349,9 +349,9 @@ static double
 timed_compute (tsr_backend *be, tsr_graph *g)
 {
   double t0 = tt_now_us ();
-  if (tsr_backend_graph_compute (be, g) != TSR_OK)
+  if (tsr_backend_graph_compute (be, g) != TSR_OK
+      || tsr_backend_synchronize (be) != TSR_OK)
     return -1;
-  tsr_backend_synchronize (be);
   return tt_now_us () - t0;
 }
 

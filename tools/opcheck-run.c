@@ -552,7 +552,8 @@ run_graph (const struct oc_case *c, tsr_backend *be,
             fail (out, OC_ERROR, "compute failed: %s", tsr_last_error ());
             break;
           }
-      tsr_backend_synchronize (be);
+      if (out->status == OC_OK && tsr_backend_synchronize (be) != TSR_OK)
+        fail (out, OC_ERROR, "compute failed: %s", tsr_last_error ());
       out->us_per_run = (tt_now_us () - t0) / opts->repeat;
     }
   if (out->status == OC_OK && opts->inject)

@@ -101,8 +101,9 @@ tsr_device *tsr_event_device (tsr_event *ev);
 /* Mark EV as reached when what BACKEND (a backend of EV's device) has
    queued so far is done.  */
 int tsr_event_record (tsr_event *ev, tsr_backend *backend);
-/* Wait on the host until EV is reached (at once if never recorded).  */
-void tsr_event_synchronize (tsr_event *ev);
+/* Wait on the host until EV is reached (at once if never recorded);
+   the first failure of the work it waited for, or TSR_OK.  */
+int tsr_event_synchronize (tsr_event *ev);
 /* Make what BACKEND queues from now on wait until EV is reached.
    BACKEND must be of EV's registration; other backends cannot see the
    event: synchronize on the host instead.  */
@@ -114,27 +115,35 @@ void tsr_backend_free (tsr_backend *backend);
 tsr_device *tsr_backend_device (tsr_backend *backend);
 tsr_buffer_type *tsr_backend_buffer_type (tsr_backend *backend);
 tsr_buffer *tsr_backend_alloc_buffer (tsr_backend *backend, size_t size);
-/* Compute every node of G and wait for the result.  */
+/* Compute every node of G and wait for the result.  The first failure,
+   including one of a kernel that failed after the backend queued it,
+   with its message.  */
 int tsr_backend_graph_compute (tsr_backend *backend, tsr_graph *g);
-void tsr_backend_synchronize (tsr_backend *backend);
+/* Wait for the work queued on BACKEND; the first failure of that work
+   since the last synchronize, or TSR_OK.  */
+int tsr_backend_synchronize (tsr_backend *backend);
 /* Threads used by BACKEND; TSR_ERR_UNSUPPORTED where the backend has no
    such setting.  */
 int tsr_backend_set_n_threads (tsr_backend *backend, int n_threads);
 bool tsr_backend_supports_op (tsr_backend *backend, const tsr_tensor *op);
-void tsr_backend_tensor_set (tsr_backend *backend, tsr_tensor *t,
-                             const void *data, size_t offset, size_t size);
-void tsr_backend_tensor_get (tsr_backend *backend, const tsr_tensor *t,
-                             void *data, size_t offset, size_t size);
+/* Copy into / out of T through BACKEND and wait: the first failure of
+   the copy, or TSR_OK.  */
+int tsr_backend_tensor_set (tsr_backend *backend, tsr_tensor *t,
+                            const void *data, size_t offset, size_t size);
+int tsr_backend_tensor_get (tsr_backend *backend, const tsr_tensor *t,
+                            void *data, size_t offset, size_t size);
 /* The same, queued on BACKEND after its earlier work: DATA must stay
    valid (and, for a get, unread) until tsr_backend_synchronize or an
    event recorded after it is reached.  Synchronous on backends that
-   are (caps.async false).  */
-void tsr_backend_tensor_set_async (tsr_backend *backend, tsr_tensor *t,
-                                   const void *data, size_t offset,
-                                   size_t size);
-void tsr_backend_tensor_get_async (tsr_backend *backend,
-                                   const tsr_tensor *t, void *data,
-                                   size_t offset, size_t size);
+   are (caps.async false).  The status of queueing the copy; a failure
+   of the copy itself is returned by the synchronize that waits for
+   it.  */
+int tsr_backend_tensor_set_async (tsr_backend *backend, tsr_tensor *t,
+                                  const void *data, size_t offset,
+                                  size_t size);
+int tsr_backend_tensor_get_async (tsr_backend *backend,
+                                  const tsr_tensor *t, void *data,
+                                  size_t offset, size_t size);
 
 /* Allocate every tensor of CTX (a no_alloc context) in one new buffer
    of BUFT.  NULL with an error on failure, or when there is nothing to

@@ -7,12 +7,35 @@
  *     #define TSR_MODULE_NAME tessera_cpu     (usually -D from the build)
  *     #include <tessera/module.h>
  *     const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {
- *       TSR_MODULE_ABI_VERSION, "cpu", cpu_score, cpu_init };
+ *       TSR_MODULE_ABI_VERSION, "cpu", cpu_score, cpu_init, NULL, 0 };
  *
  * Objects are { iface, owner, context }: IFACE a table of functions
- * (entries marked optional may be NULL), CONTEXT the backend's own
- * state.  Changing anything in this file changes the ABI: bump
- * TSR_MODULE_ABI_VERSION.  */
+ * (entries marked optional may be NULL; the core checks the others
+ * when a module registers or creates an object, and refuses one that
+ * lacks an entry, naming it), CONTEXT the backend's own state.
+ *
+ * Statuses: every entry that can fail returns TSR_OK or a tsr_status,
+ * with a message recorded through tsr_set_error.  An asynchronous
+ * failure (a kernel or copy that fails after graph_compute or an
+ * async set/get returned) is returned by the next synchronize or
+ * event_synchronize of that backend, so the core can hand it to the
+ * caller; it must not be only logged.
+ *
+ * Ownership and lifetimes, per object:
+ *   tsr_reg          the module's; lives until the module is unloaded
+ *                    (after finalize).  Its devices likewise.
+ *   tsr_device       the module's, as its registration.
+ *   tsr_buffer_type  the module's (static or per device), as its device.
+ *   tsr_buffer       made by alloc_buffer (with tsr_buffer_new); the
+ *                    core frees it through tsr_buffer_free, which
+ *                    calls free_buffer and then frees the object.
+ *   tsr_backend      made by init_backend (the module allocates it);
+ *                    freed by its own iface.free.
+ *   tsr_event        allocated and freed by the core; event_new fills
+ *                    its context, event_free releases that context.
+ * Strings returned by get_name, get_description and a score's reason
+ * are the module's and must stay valid until it is unloaded.  Changing
+ * anything in this file changes the ABI: bump TSR_MODULE_ABI_VERSION.  */
 #ifndef TESSERA_MODULE_H
 #define TESSERA_MODULE_H
 
@@ -27,7 +50,7 @@
 extern "C" {
 #endif
 
-#define TSR_MODULE_ABI_VERSION 2
+#define TSR_MODULE_ABI_VERSION 3
 
 struct tsr_buffer_type_iface {
   const char *(*get_name) (tsr_buffer_type *buft);
@@ -49,10 +72,11 @@ struct tsr_buffer_iface {
   void (*free_buffer) (tsr_buffer *buf);             /* optional */
   void *(*get_base) (tsr_buffer *buf);
   int (*init_tensor) (tsr_buffer *buf, tsr_tensor *t); /* optional */
-  void (*set_tensor) (tsr_buffer *buf, tsr_tensor *t, const void *data,
-                      size_t offset, size_t size);
-  void (*get_tensor) (tsr_buffer *buf, const tsr_tensor *t, void *data,
-                      size_t offset, size_t size);
+  /* ABI 3: a status.  The copy is done when they return.  */
+  int (*set_tensor) (tsr_buffer *buf, tsr_tensor *t, const void *data,
+                     size_t offset, size_t size);
+  int (*get_tensor) (tsr_buffer *buf, const tsr_tensor *t, void *data,
+                     size_t offset, size_t size);
   void (*clear) (tsr_buffer *buf, uint8_t value);
 };
 
@@ -83,7 +107,8 @@ struct tsr_device_iface {
      act on an event made by it.  */
   int (*event_new) (tsr_device *dev, tsr_event *ev);
   void (*event_free) (tsr_event *ev);
-  void (*event_synchronize) (tsr_event *ev);
+  /* ABI 3: the first failure of the work EV waited for, or TSR_OK.  */
+  int (*event_synchronize) (tsr_event *ev);
 };
 
 struct tsr_device {
@@ -95,12 +120,16 @@ struct tsr_device {
 struct tsr_backend_iface {
   const char *(*get_name) (tsr_backend *backend);
   void (*free) (tsr_backend *backend);
-  /* optional: synchronous buffer set/get */
-  void (*set_tensor_async) (tsr_backend *backend, tsr_tensor *t,
-                            const void *data, size_t offset, size_t size);
-  void (*get_tensor_async) (tsr_backend *backend, const tsr_tensor *t,
-                            void *data, size_t offset, size_t size);
-  void (*synchronize) (tsr_backend *backend);         /* optional */
+  /* optional: synchronous buffer set/get.  ABI 3: a status (of the
+     queueing; the copy's own failure comes from synchronize).  */
+  int (*set_tensor_async) (tsr_backend *backend, tsr_tensor *t,
+                           const void *data, size_t offset, size_t size);
+  int (*get_tensor_async) (tsr_backend *backend, const tsr_tensor *t,
+                           void *data, size_t offset, size_t size);
+  /* optional (backends that finish their work before returning).  ABI
+     3: waits for the queued work and returns its first failure since
+     the last synchronize, or TSR_OK.  */
+  int (*synchronize) (tsr_backend *backend);
   /* Compute the nodes of G (may return before they are done).  */
   int (*graph_compute) (tsr_backend *backend, tsr_graph *g);
   int (*set_n_threads) (tsr_backend *backend, int n); /* optional */
@@ -138,12 +167,19 @@ struct tsr_reg {
 /* What a module exports.  SCORE says whether the backend can work on
    this machine: 0 means no, with *REASON set to a sentence saying why;
    higher is better.  INIT returns the registration (NULL on failure,
-   with an error recorded through tsr_set_error where possible).  */
+   with an error recorded through tsr_set_error where possible).
+   FINALIZE (optional, ABI 3) is called once before the module is
+   unloaded, after every object it made is freed.  FLAGS (ABI 3) is
+   reserved and must be 0: a later minor version may define bits that
+   announce optional entries, without another ABI break.  A module
+   whose FLAGS has bits this libtessera does not know is refused.  */
 struct tsr_module_descriptor {
   uint32_t abi_version;
   const char *name;
   int (*score) (const char **reason);
   tsr_reg *(*init) (void);
+  void (*finalize) (void);
+  uint32_t flags;
 };
 
 #define TSR_MODULE_PASTE2(a, b) a##b

@@ -210,12 +210,6 @@ blas_backend_free (tsr_backend *backend)
   free (backend);
 }
 
-static void
-blas_synchronize (tsr_backend *backend)
-{
-  (void) backend;               /* graph_compute returns when done */
-}
-
 static int
 blas_set_n_threads (tsr_backend *backend, int n)
 {
@@ -233,7 +227,7 @@ static const struct tsr_backend_iface blas_backend_iface = {
   .free = blas_backend_free,
   .set_tensor_async = NULL,     /* the host buffer functions do it */
   .get_tensor_async = NULL,
-  .synchronize = blas_synchronize,
+  .synchronize = NULL,          /* graph_compute returns when done */
   .graph_compute = blas_graph_compute,
   .set_n_threads = blas_set_n_threads,
 };
@@ -433,5 +427,5 @@ blas_init (void)
 }
 
 const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {
-  TSR_MODULE_ABI_VERSION, "blas", blas_score, blas_init
+  TSR_MODULE_ABI_VERSION, "blas", blas_score, blas_init, NULL, 0
 };

@@ -389,12 +389,6 @@ cpu_backend_free (tsr_backend *backend)
   free (backend);
 }
 
-static void
-cpu_synchronize (tsr_backend *backend)
-{
-  (void) backend;               /* graph_compute returns when done */
-}
-
 static int
 cpu_set_n_threads (tsr_backend *backend, int n)
 {
@@ -411,7 +405,7 @@ static const struct tsr_backend_iface cpu_backend_iface = {
   .free = cpu_backend_free,
   .set_tensor_async = NULL,     /* the host buffer functions do it */
   .get_tensor_async = NULL,
-  .synchronize = cpu_synchronize,
+  .synchronize = NULL,          /* graph_compute returns when done */
   .graph_compute = cpu_graph_compute,
   .set_n_threads = cpu_set_n_threads,
 };
@@ -658,5 +652,5 @@ cpu_init (void)
 }
 
 const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {
-  TSR_MODULE_ABI_VERSION, "cpu", cpu_score, cpu_init
+  TSR_MODULE_ABI_VERSION, "cpu", cpu_score, cpu_init, NULL, 0
 };

@@ -84,7 +84,7 @@ cu_scratch (struct cu_backend *be, size_t size)
 }
 
 /* Whether T's bytes [OFFSET, OFFSET + SIZE) lie in this GPU's memory;
-   logs an error if not (the async calls return nothing).  */
+   records an error if not.  */
 static bool
 locate (struct cu_backend *be, const tsr_tensor *t, size_t offset,
         size_t size)
@@ -101,12 +101,10 @@ locate (struct cu_backend *be, const tsr_tensor *t, size_t offset,
   tsr_set_error (TSR_ERR_INVALID_ARG, "cuda: %s: tensor '%s' is not in "
                  "this device's memory, or the range is outside it",
                  be->d->name, label (t));
-  tsr_log (TSR_LOG_ERROR, "cuda: %s: tensor '%s': bad transfer",
-           be->d->name, label (t));
   return false;
 }
 
-static void
+static int
 transfer (tsr_backend *backend, const tsr_tensor *t, bool to_device,
           void *data, size_t offset, size_t size)
 {
@@ -114,8 +112,10 @@ transfer (tsr_backend *backend, const tsr_tensor *t, bool to_device,
   char *dev;
   cudaError_t err;
 
-  if (size == 0 || !locate (be, t, offset, size))
-    return;
+  if (size == 0)
+    return TSR_OK;
+  if (!locate (be, t, offset, size))
+    return TSR_ERR_INVALID_ARG;
   dev = (char *) t->data + offset;
   err = cudaSetDevice (be->d->ordinal);
   if (err == cudaSuccess)
@@ -125,42 +125,37 @@ transfer (tsr_backend *backend, const tsr_tensor *t, bool to_device,
           : cudaMemcpyAsync (data, dev, size, cudaMemcpyDeviceToHost,
                              be->stream);
   if (err != cudaSuccess)
-    {
-      cu_error (be->d, to_device ? "cudaMemcpyAsync (to the device)"
-                : "cudaMemcpyAsync (from the device)", err);
-      tsr_log (TSR_LOG_ERROR, "cuda: %s: %s '%s': %s", be->d->name,
-               to_device ? "writing" : "reading", label (t),
-               cudaGetErrorString (err));
-    }
+    return cu_error (be->d, to_device ? "cudaMemcpyAsync (to the device)"
+                     : "cudaMemcpyAsync (from the device)", err);
+  return TSR_OK;
 }
 
-static void
+static int
 cu_be_set_async (tsr_backend *backend, tsr_tensor *t, const void *data,
                  size_t offset, size_t size)
 {
   /* The copy only reads DATA when going to the device.  */
-  transfer (backend, t, true, (void *) data, offset, size);
+  return transfer (backend, t, true, (void *) data, offset, size);
 }
 
-static void
+static int
 cu_be_get_async (tsr_backend *backend, const tsr_tensor *t, void *data,
                  size_t offset, size_t size)
 {
-  transfer (backend, t, false, data, offset, size);
+  return transfer (backend, t, false, data, offset, size);
 }
 
-static void
+static int
 cu_be_synchronize (tsr_backend *backend)
 {
   struct cu_backend *be = be_of (backend);
   cudaError_t err = cudaStreamSynchronize (be->stream);
 
+  /* A kernel or copy that failed after it was queued shows here: that
+     is the status the caller gets.  */
   if (err != cudaSuccess)
-    {
-      cu_error (be->d, "cudaStreamSynchronize", err);
-      tsr_log (TSR_LOG_ERROR, "cuda: %s: cudaStreamSynchronize: %s",
-               be->d->name, cudaGetErrorString (err));
-    }
+    return cu_error (be->d, "queued work (cudaStreamSynchronize)", err);
+  return TSR_OK;
 }
 
 /* Graph computation.  */
@@ -278,18 +273,15 @@ cu_event_free (tsr_event *ev)
   cudaEventDestroy ((cudaEvent_t) ev->context);
 }
 
-void
+int
 cu_event_synchronize (tsr_event *ev)
 {
   cudaError_t err = cudaEventSynchronize ((cudaEvent_t) ev->context);
 
   if (err != cudaSuccess)
-    {
-      struct cu_device *d = ev->device->context;
-      cu_error (d, "cudaEventSynchronize", err);
-      tsr_log (TSR_LOG_ERROR, "cuda: %s: cudaEventSynchronize: %s",
-               d->name, cudaGetErrorString (err));
-    }
+    return cu_error (ev->device->context, "the work an event waited for "
+                     "(cudaEventSynchronize)", err);
+  return TSR_OK;
 }
 
 static int

@@ -44,15 +44,13 @@ buf_base (tsr_buffer *buf)
   return ((struct cu_buffer *) buf->context)->mem;
 }
 
-static void
+static int
 report (const struct cu_device *d, const char *what, cudaError_t err)
 {
-  cu_error (d, what, err);
-  tsr_log (TSR_LOG_ERROR, "cuda: %s: %s failed: %s", d->name, what,
-           cudaGetErrorString (err));
+  return cu_error (d, what, err);
 }
 
-static void
+static int
 buf_set (tsr_buffer *buf, tsr_tensor *t, const void *data, size_t offset,
          size_t size)
 {
@@ -63,10 +61,11 @@ buf_set (tsr_buffer *buf, tsr_tensor *t, const void *data, size_t offset,
     err = cudaMemcpy ((char *) t->data + offset, data, size,
                       cudaMemcpyHostToDevice);
   if (err != cudaSuccess)
-    report (b->d, "cudaMemcpy (to the device)", err);
+    return report (b->d, "cudaMemcpy (to the device)", err);
+  return TSR_OK;
 }
 
-static void
+static int
 buf_get (tsr_buffer *buf, const tsr_tensor *t, void *data, size_t offset,
          size_t size)
 {
@@ -77,7 +76,8 @@ buf_get (tsr_buffer *buf, const tsr_tensor *t, void *data, size_t offset,
     err = cudaMemcpy (data, (const char *) t->data + offset, size,
                       cudaMemcpyDeviceToHost);
   if (err != cudaSuccess)
-    report (b->d, "cudaMemcpy (from the device)", err);
+    return report (b->d, "cudaMemcpy (from the device)", err);
+  return TSR_OK;
 }
 
 static void
@@ -196,20 +196,22 @@ host_base (tsr_buffer *buf)
   return buf->context;
 }
 
-static void
+static int
 host_set (tsr_buffer *buf, tsr_tensor *t, const void *data, size_t offset,
           size_t size)
 {
   (void) buf;
   memcpy ((char *) t->data + offset, data, size);
+  return TSR_OK;
 }
 
-static void
+static int
 host_get (tsr_buffer *buf, const tsr_tensor *t, void *data, size_t offset,
           size_t size)
 {
   (void) buf;
   memcpy (data, (const char *) t->data + offset, size);
+  return TSR_OK;
 }
 
 static void

@@ -79,7 +79,7 @@ CU_HIDDEN tsr_backend *cu_backend_new (tsr_device *dev, const char *params);
 /* Events (device interface; record and wait are the backend's).  */
 CU_HIDDEN int cu_event_new (tsr_device *dev, tsr_event *ev);
 CU_HIDDEN void cu_event_free (tsr_event *ev);
-CU_HIDDEN void cu_event_synchronize (tsr_event *ev);
+CU_HIDDEN int cu_event_synchronize (tsr_event *ev);
 /* At least SIZE bytes of scratch device memory (valid until the next
    call, ordered on the backend's stream), or NULL with an error.  */
 CU_HIDDEN void *cu_scratch (struct cu_backend *be, size_t size);

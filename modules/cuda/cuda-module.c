@@ -308,5 +308,5 @@ cu_init (void)
 }
 
 const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {
-  TSR_MODULE_ABI_VERSION, "cuda", cu_score, cu_init
+  TSR_MODULE_ABI_VERSION, "cuda", cu_score, cu_init, NULL, 0
 };

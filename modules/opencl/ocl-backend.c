@@ -53,7 +53,7 @@ ocl_be_free (tsr_backend *backend)
 }
 
 /* Where T's bytes [OFFSET, OFFSET + SIZE) are, or false with an error
-   logged (the async calls return nothing).  */
+   recorded.  */
 static bool
 locate (struct ocl_device *d, const tsr_tensor *t, size_t offset, size_t size,
         cl_mem *mem, size_t *at)
@@ -64,8 +64,6 @@ locate (struct ocl_device *d, const tsr_tensor *t, size_t offset, size_t size,
       tsr_set_error (TSR_ERR_INVALID_ARG, "opencl: %s: tensor '%s' is not "
                      "in this device's memory, or the range is outside it",
                      d->name, label (t));
-      tsr_log (TSR_LOG_ERROR, "opencl: %s: tensor '%s': bad transfer",
-               d->name, label (t));
       return false;
     }
   *at += offset;
@@ -74,7 +72,7 @@ locate (struct ocl_device *d, const tsr_tensor *t, size_t offset, size_t size,
 
 /* A non-blocking write (DATA to T) or read (T to DATA) of SIZE bytes at
    OFFSET of T.  */
-static void
+static int
 transfer (tsr_backend *backend, const tsr_tensor *t, bool write, void *data,
           size_t offset, size_t size)
 {
@@ -83,42 +81,49 @@ transfer (tsr_backend *backend, const tsr_tensor *t, bool write, void *data,
   size_t at;
   cl_int err;
 
-  if (size == 0 || !locate (d, t, offset, size, &mem, &at))
-    return;
+  if (size == 0)
+    return TSR_OK;
+  if (!locate (d, t, offset, size, &mem, &at))
+    return TSR_ERR_INVALID_ARG;
   err = write ? clEnqueueWriteBuffer (d->queue, mem, CL_FALSE, at, size,
                                       data, 0, NULL, NULL)
               : clEnqueueReadBuffer (d->queue, mem, CL_FALSE, at, size, data,
                                      0, NULL, NULL);
   if (err != CL_SUCCESS)
-    tsr_log (TSR_LOG_ERROR, "opencl: %s: %s '%s': %s", d->name,
-             write ? "writing" : "reading", label (t),
-             ocl_error_string (err));
+    return tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: %s '%s': %s",
+                          d->name, write ? "writing" : "reading", label (t),
+                          ocl_error_string (err));
+  return TSR_OK;
 }
 
-static void
+static int
 ocl_be_set_async (tsr_backend *backend, tsr_tensor *t, const void *data,
                   size_t offset, size_t size)
 {
   /* The queue only reads DATA for a write.  */
-  transfer (backend, t, true, (void *) data, offset, size);
+  return transfer (backend, t, true, (void *) data, offset, size);
 }
 
-static void
+static int
 ocl_be_get_async (tsr_backend *backend, const tsr_tensor *t, void *data,
                   size_t offset, size_t size)
 {
-  transfer (backend, t, false, data, offset, size);
+  return transfer (backend, t, false, data, offset, size);
 }
 
-static void
+/* clFinish reports a command that failed after it was queued (a
+   kernel, a copy): that is the status the caller gets.  */
+static int
 ocl_be_synchronize (tsr_backend *backend)
 {
   struct ocl_device *d = be_dev (backend);
   cl_int err = clFinish (d->queue);
 
   if (err != CL_SUCCESS)
-    tsr_log (TSR_LOG_ERROR, "opencl: %s: clFinish: %s", d->name,
-             ocl_error_string (err));
+    return tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: queued work "
+                          "failed (clFinish: %s)", d->name,
+                          ocl_error_string (err));
+  return TSR_OK;
 }
 
 /* Graph computation.  */
@@ -269,19 +274,21 @@ ocl_event_free (tsr_event *ev)
   free (e);
 }
 
-void
+int
 ocl_event_synchronize (tsr_event *ev)
 {
   struct ocl_event *e = ev->context;
   cl_int err;
 
   if (!e->ev)
-    return;
+    return TSR_OK;
   err = clWaitForEvents (1, &e->ev);
   if (err != CL_SUCCESS)
-    tsr_log (TSR_LOG_ERROR, "opencl: %s: clWaitForEvents: %s",
-             ((struct ocl_device *) ev->device->context)->name,
-             ocl_error_string (err));
+    return tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: the work an event "
+                          "waited for failed (clWaitForEvents: %s)",
+                          ((struct ocl_device *) ev->device->context)->name,
+                          ocl_error_string (err));
+  return TSR_OK;
 }
 
 static int

@@ -39,13 +39,11 @@ ocl_tensor_mem (const struct ocl_device *d, const tsr_tensor *t, cl_mem *mem,
   return *offset <= t->buffer->size;
 }
 
-static void
+static int
 report (const struct ocl_device *d, const char *what, cl_int err)
 {
-  tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: %s failed: %s (%d)", d->name,
-                 what, ocl_error_string (err), (int) err);
-  tsr_log (TSR_LOG_ERROR, "opencl: %s: %s failed: %s (%d)", d->name, what,
-           ocl_error_string (err), (int) err);
+  return tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: %s failed: %s (%d)",
+                        d->name, what, ocl_error_string (err), (int) err);
 }
 
 static void
@@ -64,7 +62,7 @@ buf_base (tsr_buffer *buf)
   return OCL_FAKE_BASE;
 }
 
-static void
+static int
 buf_set (tsr_buffer *buf, tsr_tensor *t, const void *data, size_t offset,
          size_t size)
 {
@@ -74,10 +72,11 @@ buf_set (tsr_buffer *buf, tsr_tensor *t, const void *data, size_t offset,
                                      data, 0, NULL, NULL);
 
   if (err != CL_SUCCESS)
-    report (b->d, "clEnqueueWriteBuffer", err);
+    return report (b->d, "clEnqueueWriteBuffer", err);
+  return TSR_OK;
 }
 
-static void
+static int
 buf_get (tsr_buffer *buf, const tsr_tensor *t, void *data, size_t offset,
          size_t size)
 {
@@ -87,7 +86,8 @@ buf_get (tsr_buffer *buf, const tsr_tensor *t, void *data, size_t offset,
                                     data, 0, NULL, NULL);
 
   if (err != CL_SUCCESS)
-    report (b->d, "clEnqueueReadBuffer", err);
+    return report (b->d, "clEnqueueReadBuffer", err);
+  return TSR_OK;
 }
 
 static void

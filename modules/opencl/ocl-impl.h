@@ -125,7 +125,7 @@ OCL_HIDDEN tsr_backend *ocl_backend_new (tsr_device *dev, const char *params);
 /* Events (device interface; record and wait are the backend's).  */
 OCL_HIDDEN int ocl_event_new (tsr_device *dev, tsr_event *ev);
 OCL_HIDDEN void ocl_event_free (tsr_event *ev);
-OCL_HIDDEN void ocl_event_synchronize (tsr_event *ev);
+OCL_HIDDEN int ocl_event_synchronize (tsr_event *ev);
 
 /* ocl-ops.c */
 /* Whether a kernel takes OP's types and layouts (the core has checked

@@ -371,5 +371,5 @@ ocl_fini (void)
 }
 
 const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {
-  TSR_MODULE_ABI_VERSION, "opencl", ocl_score, ocl_init
+  TSR_MODULE_ABI_VERSION, "opencl", ocl_score, ocl_init, NULL, 0
 };

@@ -15,5 +15,5 @@ init (void)
 }
 
 const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {
-  TSR_MODULE_ABI_VERSION + 1000, "badabi", score, init
+  TSR_MODULE_ABI_VERSION + 1000, "badabi", score, init, NULL, 0
 };

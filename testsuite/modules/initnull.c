@@ -15,5 +15,5 @@ init (void)
 }
 
 const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {
-  TSR_MODULE_ABI_VERSION, "initnull", score, init
+  TSR_MODULE_ABI_VERSION, "initnull", score, init, NULL, 0
 };

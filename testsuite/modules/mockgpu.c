@@ -104,10 +104,11 @@ dev_event_free (tsr_event *ev)
   free (ev->context);
 }
 
-static void
+static int
 dev_event_synchronize (tsr_event *ev)
 {
   *(int *) ev->context |= 4;
+  return TSR_OK;
 }
 
 static tsr_buffer_type *
@@ -170,5 +171,5 @@ init (void)
 }
 
 const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {
-  TSR_MODULE_ABI_VERSION, "mockgpu", score, init
+  TSR_MODULE_ABI_VERSION, "mockgpu", score, init, NULL, 0
 };

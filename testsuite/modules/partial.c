@@ -24,18 +24,20 @@ buf_base (tsr_buffer *buf)
   return buf->context;
 }
 
-static void
+static int
 buf_set (tsr_buffer *buf, tsr_tensor *t, const void *data, size_t off,
          size_t size)
 {
   memcpy ((char *) t->data + off, data, size);
+  return TSR_OK;
 }
 
-static void
+static int
 buf_get (tsr_buffer *buf, const tsr_tensor *t, void *data, size_t off,
          size_t size)
 {
   memcpy (data, (const char *) t->data + off, size);
+  return TSR_OK;
 }
 
 static void
@@ -225,5 +227,5 @@ init (void)
 }
 
 const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {
-  TSR_MODULE_ABI_VERSION, "partial", score, init
+  TSR_MODULE_ABI_VERSION, "partial", score, init, NULL, 0
 };

@@ -16,5 +16,5 @@ init (void)
 }
 
 const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {
-  TSR_MODULE_ABI_VERSION, "zeroscore", score, init
+  TSR_MODULE_ABI_VERSION, "zeroscore", score, init, NULL, 0
 };

@@ -166,16 +166,18 @@ load_and_compute (const char *path, tsr_backend *be, unsigned flags)
 static int set_calls;
 static void *dev_base (tsr_buffer *b) { return b->context; }
 static void dev_free (tsr_buffer *b) { free (b->context); }
-static void
+static int
 dev_set (tsr_buffer *b, tsr_tensor *t, const void *d, size_t o, size_t n)
 {
   set_calls++;
   memcpy ((char *) t->data + o, d, n);
+  return TSR_OK;
 }
-static void
+static int
 dev_get (tsr_buffer *b, const tsr_tensor *t, void *d, size_t o, size_t n)
 {
   memcpy (d, (const char *) t->data + o, n);
+  return TSR_OK;
 }
 static void dev_clear (tsr_buffer *b, uint8_t v) { memset (b->context, v, b->size); }
 static const char *dev_name (tsr_buffer_type *bt) { return "testdev"; }

@@ -1,0 +1,20 @@
+/* A module whose descriptor sets a reserved flag this libtessera does
+   not know: refused as an ABI mismatch, before its init runs.  */
+#include <stddef.h>
+#include <tessera/module.h>
+
+static int
+score (const char **reason)
+{
+  return 1;
+}
+
+static tsr_reg *
+init (void)
+{
+  return NULL;
+}
+
+const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {
+  TSR_MODULE_ABI_VERSION, "badflags", score, init, NULL, 0x100
+};

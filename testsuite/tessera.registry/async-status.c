@@ -1,0 +1,163 @@
+/* Module ABI 3: a failure that happens after the work was queued (the
+   check-only asyncfail module: its graph_compute and async set/get
+   return TSR_OK, its synchronize and event_synchronize return the
+   failure) reaches the caller of tsr_backend_graph_compute,
+   tsr_sched_graph_compute, tsr_backend_tensor_set/get and
+   tsr_event_synchronize, with its message; a later success is
+   success again.  The descriptor's finalize runs before the module is
+   unloaded; a module lacking an entry ABI 3 requires is refused with a
+   reason naming it; one whose descriptor sets an unknown flag is
+   refused as an ABI mismatch.  Static builds have no check-only
+   modules.  */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <tessera.h>
+#include "tsr-test.h"
+
+static int
+says (const char *word)
+{
+  return strstr (tsr_last_error (), word) != NULL;
+}
+
+int
+main (void)
+{
+  const char *dir = getenv ("TSR_TEST_MODULE_DIR");
+  const char *bdir = getenv ("TSR_TEST_BUILDDIR");
+  char path[4096], flags_path[4096], fin[4096];
+  struct tsr_module_failure f;
+
+  snprintf (path, sizeof path, "%s/tessera-asyncfail.la", dir ? dir : ".");
+  snprintf (flags_path, sizeof flags_path, "%s/tessera-badflags.la",
+            dir ? dir : ".");
+  if (access (path, R_OK) != 0)
+    {
+      tsr_test_unsupported ("async status: check-only modules not built "
+                            "(static build)");
+      return TSR_TEST_EXIT ();
+    }
+  snprintf (fin, sizeof fin, "%s/testsuite/async-status-finalized.txt",
+            bdir ? bdir : ".");
+  remove (fin);
+  setenv ("TSR_TEST_FINALIZE_FILE", fin, 1);
+
+  CHECK (tsr_registry_load (path) == TSR_OK, "asyncfail loads: %s",
+         tsr_last_error ());
+  tsr_device *dev = tsr_device_by_name ("AsyncFail0");
+  tsr_backend *be = dev ? tsr_device_init (dev, NULL) : NULL;
+  CHECK (be != NULL, "its backend initializes: %s", tsr_last_error ());
+  if (!be)
+    return TSR_TEST_EXIT ();
+
+  /* graph_compute returned TSR_OK; the failure came at synchronize.  */
+  tsr_context *ctx = tsr_context_new (false);
+  tsr_tensor *a = tsr_new_tensor_1d (ctx, TSR_TYPE_F32, 4);
+  tsr_tensor *b = tsr_new_tensor_1d (ctx, TSR_TYPE_F32, 4);
+  for (int i = 0; i < 4; i++)
+    {
+      tsr_set_f32_1d (a, i, (float) i);
+      tsr_set_f32_1d (b, i, 10.0f);
+    }
+  tsr_tensor *sum = tsr_add (ctx, a, b);
+  tsr_graph *g = tsr_graph_new (ctx);
+  CHECK (g && tsr_graph_build (g, sum) == TSR_OK, "graph built");
+  tsr_clear_error ();
+  int st = tsr_backend_graph_compute (be, g);
+  CHECK (st == TSR_ERR_BACKEND && says ("kernel failed after it was queued"),
+         "graph compute returns the failure synchronize found (status %d: "
+         "%s)", st, tsr_last_error ());
+  CHECK (tsr_get_f32_1d (sum, 3) == 13.0f, "(the work itself was done)");
+  CHECK (tsr_backend_synchronize (be) == TSR_OK, "reported once: the next "
+         "synchronize is clean");
+
+  /* Copies through the backend.  */
+  float x[4] = { 1, 2, 3, 4 }, y[4];
+  tsr_clear_error ();
+  st = tsr_backend_tensor_set (be, a, x, 0, sizeof x);
+  CHECK (st == TSR_ERR_BACKEND && says ("copy failed"), "tensor set returns "
+         "the failure of its copy (status %d: %s)", st, tsr_last_error ());
+  tsr_clear_error ();
+  st = tsr_backend_tensor_get (be, a, y, 0, sizeof y);
+  CHECK (st == TSR_ERR_BACKEND && says ("copy failed"), "tensor get returns "
+         "the failure of its copy (status %d: %s)", st, tsr_last_error ());
+  CHECK (tsr_backend_tensor_set_async (be, a, x, 0, sizeof x) == TSR_OK,
+         "the async set itself is queued fine");
+  CHECK (tsr_backend_synchronize (be) == TSR_ERR_BACKEND
+         && says ("synchronize"), "and synchronize returns its failure: %s",
+         tsr_last_error ());
+
+  /* Events.  */
+  tsr_event *ev = tsr_event_new (dev);
+  CHECK (ev != NULL, "an event: %s", tsr_last_error ());
+  if (ev)
+    {
+      CHECK (tsr_backend_tensor_set_async (be, a, x, 0, sizeof x) == TSR_OK
+             && tsr_event_record (ev, be) == TSR_OK, "copy queued, event "
+             "recorded");
+      st = tsr_event_synchronize (ev);
+      CHECK (st == TSR_ERR_BACKEND && says ("event synchronize"),
+             "event synchronize returns the failure (status %d: %s)", st,
+             tsr_last_error ());
+      CHECK (tsr_event_synchronize (ev) == TSR_OK, "then nothing is "
+             "pending");
+      tsr_event_free (ev);
+    }
+
+  /* The scheduler hands the failure on too.  */
+  tsr_sched *s = tsr_sched_new (&be, 1);
+  tsr_context *c2 = tsr_context_new (true);
+  tsr_tensor *p = tsr_new_tensor_1d (c2, TSR_TYPE_F32, 8);
+  tsr_tensor *q = tsr_add (c2, p, p);
+  tsr_graph *g2 = tsr_graph_new (c2);
+  CHECK (s && g2 && tsr_graph_build (g2, q) == TSR_OK
+         && tsr_sched_alloc_graph (s, g2) == TSR_OK, "scheduled on the "
+         "asyncfail backend: %s", tsr_last_error ());
+  tsr_clear_error ();
+  st = tsr_sched_graph_compute (s, g2);
+  CHECK (st == TSR_ERR_BACKEND && says ("kernel failed"), "the scheduler "
+         "returns the failure (status %d: %s)", st, tsr_last_error ());
+  tsr_sched_free (s);
+  tsr_context_free (c2);
+  tsr_backend_free (be);
+  tsr_context_free (ctx);
+
+  /* finalize runs before unloading.  */
+  CHECK (tsr_registry_unload ("asyncfail") == TSR_OK, "unloads: %s",
+         tsr_last_error ());
+  FILE *fp = fopen (fin, "r");
+  char line[64] = "";
+  if (fp)
+    {
+      if (!fgets (line, sizeof line, fp))
+        line[0] = '\0';
+      fclose (fp);
+    }
+  CHECK (strcmp (line, "finalized\n") == 0, "finalize ran before unload "
+         "(file says \"%s\")", line);
+  remove (fin);
+
+  /* A device lacking supports_buft: refused, the entry named.  */
+  setenv ("TSR_TEST_DROP_ENTRY", "1", 1);
+  st = tsr_registry_load (path);
+  CHECK (st == TSR_ERR_MODULE && says ("supports_buft"), "a module lacking "
+         "supports_buft is refused naming it (%s)", tsr_last_error ());
+  bool found = tsr_registry_failure_find ("asyncfail", &f);
+  CHECK (found && f.error == TSR_MODULE_INIT_FAILED
+         && strstr (f.reason, "supports_buft"), "recorded as an init "
+         "failure: %s", found ? f.reason : "(none)");
+  CHECK (tsr_device_by_name ("AsyncFail0") == NULL, "its device is not "
+         "there");
+  unsetenv ("TSR_TEST_DROP_ENTRY");
+
+  /* Unknown descriptor flags.  */
+  st = tsr_registry_load (flags_path);
+  found = tsr_registry_failure_find (flags_path, &f);
+  CHECK (st != TSR_OK && found && f.error == TSR_MODULE_ABI_MISMATCH
+         && strstr (f.reason, "flags"), "a descriptor with unknown flags is "
+         "an ABI mismatch: %s", tsr_last_error ());
+  return TSR_TEST_EXIT ();
+}

@@ -3,8 +3,22 @@
  * Owns: placing nodes on backends, cutting the node list into splits,
  * the copies that carry a split's inputs to its backend, allocation
  * through one graph allocator per backend, and compute.  The user's
- * graph is never modified, except that during a split's compute its
- * nodes read the copies instead of the originals (restored after).  */
+ * graph is never modified: a node that reads a copy is computed
+ * through a clone (the scheduler's own tensor, sharing the node's
+ * memory, whose sources name the copies), so the same graph can be
+ * computed by another scheduler in turn.
+ *
+ * Copies go through the backends' own transfers: from host memory with
+ * the receiving backend's asynchronous set (queued before the split's
+ * work, no wait), into host memory with the sending backend's get,
+ * between two devices through one staging area in pinned host memory
+ * when a device offers it (allocated once, grown when needed), never
+ * through a malloc per copy.
+ *
+ * Thread safety: a scheduler is one thread's object; different
+ * schedulers may run at once on different backends.  Two schedulers
+ * that share a backend must not compute at the same time (a backend
+ * runs one graph at a time).  */
 #include <config.h>
 
 #include <stdio.h>
@@ -29,7 +43,7 @@ struct swap
 {
   tsr_tensor *node;
   int j;
-  tsr_tensor *copy, *orig;
+  tsr_tensor *copy;
 };
 
 struct split
@@ -61,6 +75,11 @@ struct tsr_sched
   struct copy *copies;
   int n_copies, cap_copies;
   tsr_graph *graph;
+  /* Staging for copies between two devices: pinned host memory when a
+     device offers it (STAGING_BUF), else malloc'd (STAGING).  */
+  tsr_buffer *staging_buf;
+  void *staging;
+  size_t staging_size;
 };
 
 /* Placement maps: open addressing keyed by tensor pointer.  */
@@ -166,12 +185,25 @@ clear_graph_state (tsr_sched *s)
   s->graph = NULL;
 }
 
+static void
+free_staging (tsr_sched *s)
+{
+  if (s->staging_buf)
+    tsr_buffer_free (s->staging_buf);
+  else
+    free (s->staging);
+  s->staging_buf = NULL;
+  s->staging = NULL;
+  s->staging_size = 0;
+}
+
 void
 tsr_sched_free (tsr_sched *s)
 {
   if (!s)
     return;
   clear_graph_state (s);
+  free_staging (s);
   for (int i = 0; i < s->n_backends; i++)
     tsr_gallocr_free (s->galloc[i]);
   free (s->splits);
@@ -425,7 +457,7 @@ add_swap (struct split *sp, tsr_tensor *node, int j, tsr_tensor *copy,
   if (grow ((void **) &sp->swaps, cap, sp->n_swaps, sizeof *sp->swaps)
       != TSR_OK)
     return TSR_ERR_NO_MEMORY;
-  sp->swaps[sp->n_swaps++] = (struct swap) { node, j, copy, node->src[j] };
+  sp->swaps[sp->n_swaps++] = (struct swap) { node, j, copy };
   return TSR_OK;
 }
 
@@ -545,6 +577,38 @@ forget_memory (tsr_sched *s, tsr_graph *g)
       }
 }
 
+/* In each split's sub-graph, a node that reads copies becomes a clone
+   of it (its memory, its parameters) whose sources are the copies.
+   Called once the nodes have their memory.  */
+static int
+make_clones (tsr_sched *s)
+{
+  for (int k = 0; k < s->n_splits; k++)
+    {
+      struct split *sp = &s->splits[k];
+      for (int i = 0; i < sp->sub.n_nodes; i++)
+        {
+          tsr_tensor *node = sp->sub.nodes[i], *clone = NULL;
+          for (int w = 0; w < sp->n_swaps; w++)
+            {
+              if (sp->swaps[w].node != node)
+                continue;
+              if (!clone)
+                {
+                  clone = tsr_new_tensor_1d (s->ctx, TSR_TYPE_F32, 1);
+                  if (!clone)
+                    return tsr_last_status ();
+                  *clone = *node;
+                }
+              clone->src[sp->swaps[w].j] = sp->swaps[w].copy;
+            }
+          if (clone)
+            sp->sub.nodes[i] = clone;
+        }
+    }
+  return TSR_OK;
+}
+
 int
 tsr_sched_alloc_graph (tsr_sched *s, tsr_graph *g)
 {
@@ -560,6 +624,8 @@ tsr_sched_alloc_graph (tsr_sched *s, tsr_graph *g)
     st = make_splits (s, g);
   for (int b = 0; st == TSR_OK && b < s->n_backends; b++)
     st = allocate_on (s, g, b);
+  if (st == TSR_OK)
+    st = make_clones (s);
   if (st != TSR_OK)
     {
       clear_graph_state (s);
@@ -572,27 +638,68 @@ tsr_sched_alloc_graph (tsr_sched *s, tsr_graph *g)
   return TSR_OK;
 }
 
+/* N bytes of host memory to stage a copy between two devices, in
+   pinned memory of one of them where offered.  */
+static void *
+staging (tsr_sched *s, size_t n, int from, int to)
+{
+  if (n <= s->staging_size)
+    return s->staging;
+  free_staging (s);
+  for (int k = 0; k < 2 && !s->staging_buf; k++)
+    {
+      tsr_buffer_type *pinned = tsr_device_host_buffer_type
+        (tsr_backend_device (s->backends[k ? to : from]));
+      if (pinned)
+        s->staging_buf = tsr_buffer_type_alloc (pinned, n);
+    }
+  tsr_clear_error ();             /* no pinned memory: plain memory */
+  s->staging = s->staging_buf ? tsr_buffer_base (s->staging_buf)
+                              : malloc (n ? n : 1);
+  if (!s->staging)
+    {
+      tsr_set_error (TSR_ERR_NO_MEMORY, "scheduler: no memory to stage a "
+                     "copy of %zu bytes", n);
+      return NULL;
+    }
+  s->staging_size = n;
+  return s->staging;
+}
+
+static bool
+in_host_memory (const tsr_tensor *t)
+{
+  return !t->buffer || tsr_buffer_is_host (t->buffer);
+}
+
+/* Carry C->src to C->dst for the split about to run on C->backend.  */
 static int
 run_copy (tsr_sched *s, const struct copy *c)
 {
   size_t n = tsr_nbytes (c->src);
   int from = placed_on (s, root_of (c->src));
+  tsr_backend *to = s->backends[c->backend];
+  int st = TSR_OK;
+
+  /* The source's backend has finished writing it.  */
   if (from != NONE)
-    {
-      int st = tsr_backend_synchronize (s->backends[from]);
-      if (st != TSR_OK)
-        return st;
-    }
-  if (!c->src->buffer || tsr_buffer_is_host (c->src->buffer))
-    return tsr_tensor_set (c->dst, c->src->data, 0, n);
-  void *tmp = malloc (n ? n : 1);
+    st = tsr_backend_synchronize (s->backends[from]);
+  if (st != TSR_OK)
+    return st;
+  if (in_host_memory (c->src))
+    /* Queued on the receiving backend before the split's work.  */
+    return tsr_backend_tensor_set_async (to, c->dst, c->src->data, 0, n);
+  tsr_backend *src_be = from != NONE ? s->backends[from] : NULL;
+  if (in_host_memory (c->dst))
+    return tsr_backend_tensor_get (src_be, c->src, c->dst->data, 0, n);
+  void *tmp = staging (s, n, from != NONE ? from : c->backend, c->backend);
   if (!tmp)
-    return tsr_set_error (TSR_ERR_NO_MEMORY, "scheduler: no memory to copy "
-                          "'%s' (%zu bytes)", c->src->name, n);
-  int st = tsr_tensor_get (c->src, tmp, 0, n);
+    return tsr_last_status ();
+  /* The staging area is reused by the next copy: the receiving side
+     must have read it before that copy overwrites it.  */
+  st = tsr_backend_tensor_get (src_be, c->src, tmp, 0, n);
   if (st == TSR_OK)
-    st = tsr_tensor_set (c->dst, tmp, 0, n);
-  free (tmp);
+    st = tsr_backend_tensor_set (to, c->dst, tmp, 0, n);
   return st;
 }
 
@@ -616,12 +723,8 @@ tsr_sched_graph_compute (tsr_sched *s, tsr_graph *g)
           st = run_copy (s, &s->copies[i]);
       if (st != TSR_OK)
         break;
-      for (int i = 0; i < sp->n_swaps; i++)
-        sp->swaps[i].node->src[sp->swaps[i].j] = sp->swaps[i].copy;
       tsr_backend *be = s->backends[sp->backend];
       st = be->iface.graph_compute (be, &sp->sub);
-      for (int i = 0; i < sp->n_swaps; i++)
-        sp->swaps[i].node->src[sp->swaps[i].j] = sp->swaps[i].orig;
     }
   /* Every backend waits, even after a failure; the first failure is
      the one reported, with its message.  */

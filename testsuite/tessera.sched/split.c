@@ -173,6 +173,24 @@ main (void)
     tsr_context_free (n1.ctx);
   }
   CHECK (same (out, ref2), "second compute with new inputs equals the cpu");
+  /* The user's graph is not rewritten: nodes read what they were built
+     on, before and after compute (the copies are read through the
+     scheduler's clones).  */
+  CHECK (n.b->src[1] == n.a && n.c->src[0] == n.b && n.c->src[1] == n.b
+         && n.d->src[0] == n.c && n.e->src[0] == n.d,
+         "the graph's sources are the user's after computing");
+  /* So another scheduler, placing the nodes differently, can compute
+     the same graph, and then the first again.  */
+  {
+    tsr_backend *other[2] = { cpu, part };
+    tsr_sched *s2 = tsr_sched_new (other, 2);
+    float out2[M * N];
+    CHECK (run (s2, &n, out2) && same (out2, ref2), "a second scheduler "
+           "(cpu first) computes the same graph: %s", tsr_last_error ());
+    CHECK (run (s, &n, out) && same (out, ref2), "then the first one "
+           "again: %s", tsr_last_error ());
+    tsr_sched_free (s2);
+  }
   CHECK (n.b->src[1] == n.a, "user graph's sources restored after compute");
 
   /* Forced placement: a on the cpu.  Splits: a b | c | d e = 3; copies:

@@ -60,3 +60,28 @@ installcheck-local:
 	rm -f installcheck-demo installcheck-demo.log; \
 	test $$rc -eq 0 && echo "installcheck: demo built with pkg-config" \
 	  "$(TSR_PC_STATIC) and ran"
+	@$(TSR_INSTALLCHECK_BACKEND)
+# A backend module built out of the tree (examples/backend), against the
+# installed headers and pkg-config file only, loaded by a program built
+# the same way.  Shared builds only: a static libtessera has no symbols
+# for a dlopened module to bind to.
+if TSR_SHARED
+TSR_INSTALLCHECK_BACKEND = \
+	PKG_CONFIG_PATH="$(libdir)/pkgconfig"; export PKG_CONFIG_PATH; \
+	pc="$(PKG_CONFIG) --define-variable=prefix=$(prefix)"; \
+	cflags=`$$pc --cflags tessera` && libs=`$$pc --libs tessera` || exit 1; \
+	echo "$(CC) -shared -fPIC -DTSR_MODULE_NAME=tessera_example" \
+	  "-o tessera-example.so example-backend.c $$cflags $$libs"; \
+	$(CC) -shared -fPIC -DTSR_MODULE_NAME=tessera_example \
+	  -o tessera-example.so $(srcdir)/examples/backend/example-backend.c \
+	  $$cflags $$libs || exit 1; \
+	$(CC) -o installcheck-use-example \
+	  $(srcdir)/examples/backend/use-example.c $$cflags $$libs || exit 1; \
+	LD_LIBRARY_PATH="$(libdir)$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}" \
+	  ./installcheck-use-example ./tessera-example.so; rc=$$?; \
+	rm -f tessera-example.so installcheck-use-example; \
+	test $$rc -eq 0 && echo "installcheck: an out-of-tree backend module" \
+	  "built with pkg-config, loaded and computed"
+else
+TSR_INSTALLCHECK_BACKEND = :
+endif

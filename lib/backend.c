@@ -379,8 +379,9 @@ int
 tsr_backend_tensor_set_async (tsr_backend *backend, tsr_tensor *t,
                               const void *data, size_t offset, size_t size)
 {
-  if (!t)
-    return tsr_set_error (TSR_ERR_INVALID_ARG, "tensor set: NULL tensor");
+  int st = tsri_check_range ("tensor set", t, data, offset, size);
+  if (st != TSR_OK || size == 0)
+    return st;
   if (backend && backend->iface.set_tensor_async)
     return first_failure (backend->iface.set_tensor_async (backend, t, data,
                                                            offset, size),
@@ -392,8 +393,9 @@ int
 tsr_backend_tensor_get_async (tsr_backend *backend, const tsr_tensor *t,
                               void *data, size_t offset, size_t size)
 {
-  if (!t)
-    return tsr_set_error (TSR_ERR_INVALID_ARG, "tensor get: NULL tensor");
+  int st = tsri_check_range ("tensor get", t, data, offset, size);
+  if (st != TSR_OK || size == 0)
+    return st;
   if (backend && backend->iface.get_tensor_async)
     return first_failure (backend->iface.get_tensor_async (backend, t, data,
                                                            offset, size),

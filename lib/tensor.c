@@ -298,18 +298,35 @@ tsr_nrows (const tsr_tensor *t)
   return t->ne[1] * t->ne[2] * t->ne[3];
 }
 
+/* A + B * C, or SIZE_MAX when it does not fit.  */
+static size_t
+add_mul_sat (size_t a, size_t b, size_t c)
+{
+  if (a == SIZE_MAX || (c && b > (SIZE_MAX - a) / c))
+    return SIZE_MAX;
+  return a + b * c;
+}
+
+/* Overflow-safe: strides a hand-made tensor or view may hold (up to
+   2^64 - 1) give SIZE_MAX, which no buffer has, never a wrapped small
+   number that would pass a bounds check.  */
 size_t
 tsr_nbytes (const tsr_tensor *t)
 {
   const struct tsr_type_traits *tr = tsr_type_traits (t->type);
+  if (!tr)
+    return SIZE_MAX;
   for (int i = 0; i < TSR_MAX_DIMS; i++)
     if (t->ne[i] <= 0)
       return 0;
-  size_t bytes = tsr_row_size (t->type, t->ne[0]);
+  size_t bytes;
   if (tr->block_size == 1)
-    bytes = (size_t) (t->ne[0] - 1) * t->nb[0] + tr->type_size;
+    bytes = add_mul_sat (tr->type_size, (size_t) (t->ne[0] - 1), t->nb[0]);
+  else
+    bytes = add_mul_sat (0, (size_t) (t->ne[0] / tr->block_size),
+                         tr->type_size);
   for (int i = 1; i < TSR_MAX_DIMS; i++)
-    bytes += (size_t) (t->ne[i] - 1) * t->nb[i];
+    bytes = add_mul_sat (bytes, (size_t) (t->ne[i] - 1), t->nb[i]);
   return bytes;
 }
 
@@ -430,9 +447,9 @@ tsr_set_f32_1d (tsr_tensor *t, int64_t i, float v)
     }
 }
 
-static int
-check_range (const char *what, const tsr_tensor *t, const void *data,
-             size_t offset, size_t size)
+int
+tsri_check_range (const char *what, const tsr_tensor *t, const void *data,
+                  size_t offset, size_t size)
 {
   if (!t || (!data && size))
     return tsr_set_error (TSR_ERR_INVALID_ARG, "%s: NULL argument", what);
@@ -450,7 +467,7 @@ check_range (const char *what, const tsr_tensor *t, const void *data,
 int
 tsr_tensor_set (tsr_tensor *t, const void *data, size_t offset, size_t size)
 {
-  int st = check_range ("tensor set", t, data, offset, size);
+  int st = tsri_check_range ("tensor set", t, data, offset, size);
   if (st != TSR_OK || size == 0)
     return st;
   if (t->buffer)
@@ -463,7 +480,7 @@ tsr_tensor_set (tsr_tensor *t, const void *data, size_t offset, size_t size)
 int
 tsr_tensor_get (const tsr_tensor *t, void *data, size_t offset, size_t size)
 {
-  int st = check_range ("tensor get", t, data, offset, size);
+  int st = tsri_check_range ("tensor get", t, data, offset, size);
   if (st != TSR_OK || size == 0)
     return st;
   if (t->buffer)

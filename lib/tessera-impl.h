@@ -37,6 +37,10 @@ tsr_tensor *tsri_new_tensor_impl (tsr_context *ctx, tsr_type type,
                                   const int64_t ne[TSR_MAX_DIMS],
                                   tsr_tensor *view_src, size_t view_offs);
 tsr_context *tsri_tensor_context (const tsr_tensor *t);
+/* TSR_OK when bytes [OFFSET, OFFSET + SIZE) lie inside T's data and T
+   is allocated; else an error naming WHAT.  */
+int tsri_check_range (const char *what, const tsr_tensor *t,
+                      const void *data, size_t offset, size_t size);
 
 /* ops.c: helpers for op builders (also used by ops-*.c).  */
 /* Writes "[ne0, ne1, ne2, ne3]" into BUF.  */

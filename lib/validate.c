@@ -114,14 +114,28 @@ run_rule (const tsr_tensor *n, struct tsri_result *r, struct tsri_verdict *v)
   return rules[n->op] (n, r, v);
 }
 
+static int check_tensor (const tsr_tensor *n, const tsr_tensor *t,
+                         const char *which, struct tsri_verdict *v);
+
 tsr_tensor *
 tsri_build (tsr_context *ctx, const tsr_tensor *proto)
 {
   struct tsri_result r;
   struct tsri_verdict v;
   tsr_tensor *alias, *t;
+  char which[16];
 
-  if (run_rule (proto, &r, &v) != TSR_OK)
+  /* Operands a rule may divide by or index with: positive sizes
+     (tensors may be empty; operations on them are refused here, not
+     divided by at compute).  */
+  v.status = TSR_OK;
+  for (int i = 0; i < TSR_MAX_SRC && v.status == TSR_OK; i++)
+    if (proto->src[i])
+      {
+        snprintf (which, sizeof which, "operand %d", i);
+        check_tensor (proto, proto->src[i], which, &v);
+      }
+  if (v.status != TSR_OK || run_rule (proto, &r, &v) != TSR_OK)
     {
       tsr_set_error (v.status, "%s", v.msg);
       return NULL;
@@ -145,7 +159,8 @@ label (const tsr_tensor *t)
 }
 
 /* What every kernel relies on: a known type, positive sizes, whole
-   blocks.  WHICH names T in the message ("result", "operand 1").  */
+   blocks, a span that fits in memory.  WHICH names T in the message
+   ("result", "operand 1").  */
 static int
 check_tensor (const tsr_tensor *n, const tsr_tensor *t, const char *which,
               struct tsri_verdict *v)
@@ -164,6 +179,10 @@ check_tensor (const tsr_tensor *n, const tsr_tensor *t, const char *which,
                         "not whole %s blocks", tsr_op_name (n->op), label (n),
                         which, (long long) t->ne[0],
                         tsr_type_name (t->type));
+  if (tsr_nbytes (t) == SIZE_MAX)
+    return tsri_reject (v, TSR_ERR_SHAPE, "%s '%s': the strides of %s "
+                        "span more bytes than memory has",
+                        tsr_op_name (n->op), label (n), which);
   return TSR_OK;
 }
 

@@ -53,7 +53,25 @@ static struct
   char **dirs;                  /* added through the API */
   size_t n_dirs;
   char *path_string;            /* last tsr_registry_search_path result */
+  int in_module;                /* inside a module's score, init or
+                                   finalize (this thread: R is locked) */
 } R = { .autoload = true };
+
+/* More devices than any machine has: a registration claiming more is
+   refused rather than walked.  */
+#define MAX_DEVICES_PER_REG 4096
+
+/* A module's score, init or finalize must not load or unload modules
+   (the registry is in the middle of doing so): TSR_ERR_STATE.  Called
+   with the lock held.  */
+static int
+reentered (const char *what)
+{
+  if (!R.in_module)
+    return TSR_OK;
+  return tsr_set_error (TSR_ERR_STATE, "registry: %s called from a "
+                        "module's score, init or finalize function", what);
+}
 
 static pthread_once_t lock_once = PTHREAD_ONCE_INIT;
 
@@ -194,7 +212,11 @@ lacks_entry (tsr_reg *reg, char *why, size_t n)
         "its registration lacks %s (required by module ABI %d)",
         !ri->get_name ? "get_name" : !ri->get_device_count
         ? "get_device_count" : "get_device", TSR_MODULE_ABI_VERSION);
+  NEED (ri->get_name (reg), "its registration has no name (get_name "
+        "returned NULL)");
   size_t count = ri->get_device_count (reg);
+  NEED (count <= MAX_DEVICES_PER_REG, "its registration claims %zu "
+        "devices (at most %d are accepted)", count, MAX_DEVICES_PER_REG);
   for (size_t i = 0; i < count; i++)
     {
       tsr_device *dev = ri->get_device (reg, i);
@@ -209,6 +231,9 @@ lacks_entry (tsr_reg *reg, char *why, size_t n)
         : !di->supports_buft ? "supports_buft" : NULL;
       NEED (!miss, "its device %zu lacks %s (required by module ABI %d)", i,
             miss, TSR_MODULE_ABI_VERSION);
+      NEED (di->get_name (dev) && di->get_description (dev), "its device "
+            "%zu has no %s (NULL)", i, di->get_name (dev) ? "description"
+            : "name");
       int events = !!di->event_new + !!di->event_free
                    + !!di->event_synchronize;
       NEED (events == 0 || events == 3, "device %s has %d of the three "
@@ -246,7 +271,9 @@ add_module (const struct tsr_module_descriptor *d, const char *path,
       return tsr_set_error (TSR_ERR_MODULE, "%s: %s", path, reason);
     }
   const char *why = NULL;
+  R.in_module++;
   int score = d->score (&why);
+  R.in_module--;
   if (score <= 0)
     {
       snprintf (reason, sizeof reason, "%s", why ? why
@@ -257,7 +284,9 @@ add_module (const struct tsr_module_descriptor *d, const char *path,
                             reason);
     }
   tsr_clear_error ();
+  R.in_module++;
   tsr_reg *reg = d->init ();
+  R.in_module--;
   if (!reg || reg->abi_version != TSR_MODULE_ABI_VERSION
       || lacks_entry (reg, reason, sizeof reason))
     {
@@ -268,7 +297,11 @@ add_module (const struct tsr_module_descriptor *d, const char *path,
                   : "its init function returned no registration");
       record_failure (path, name, TSR_MODULE_INIT_FAILED, reason);
       if (reg && d->finalize)
-        d->finalize ();
+        {
+          R.in_module++;
+          d->finalize ();
+          R.in_module--;
+        }
       tsri_loader_close (handle);
       return tsr_set_error (TSR_ERR_MODULE, "%s: %s", name, reason);
     }
@@ -396,10 +429,14 @@ int
 tsr_registry_load_all (void)
 {
   lock ();
-  init_locked ();
-  load_all_locked ();
+  int st = reentered ("tsr_registry_load_all");
+  if (st == TSR_OK)
+    {
+      init_locked ();
+      load_all_locked ();
+    }
   unlock ();
-  return TSR_OK;
+  return st;
 }
 
 int
@@ -408,9 +445,14 @@ tsr_registry_add_search_dir (const char *dir)
   if (!dir || !*dir)
     return tsr_set_error (TSR_ERR_INVALID_ARG, "registry: empty directory");
   lock ();
+  int st = reentered ("tsr_registry_add_search_dir");
+  if (st != TSR_OK)
+    {
+      unlock ();
+      return st;
+    }
   char **nd = realloc (R.dirs, (R.n_dirs + 1) * sizeof *nd);
   char *copy = strdup (dir);
-  int st = TSR_OK;
   if (nd)
     R.dirs = nd;
   if (!nd || !copy)
@@ -470,8 +512,12 @@ tsr_registry_load (const char *path)
   if (!path || !*path)
     return tsr_set_error (TSR_ERR_INVALID_ARG, "registry load: empty path");
   lock ();
-  init_locked ();
-  int st = load_path (path);
+  int st = reentered ("tsr_registry_load");
+  if (st == TSR_OK)
+    {
+      init_locked ();
+      st = load_path (path);
+    }
   unlock ();
   return st;
 }
@@ -483,9 +529,13 @@ tsr_registry_unload (const char *name)
   if (!name)
     return tsr_set_error (TSR_ERR_INVALID_ARG, "registry unload: NULL name");
   lock ();
-  init_locked ();
-  struct module *m = find_module (name);
-  if (!m)
+  st = reentered ("tsr_registry_unload");
+  if (st == TSR_OK)
+    init_locked ();
+  struct module *m = st == TSR_OK ? find_module (name) : NULL;
+  if (st != TSR_OK)
+    ;
+  else if (!m)
     st = tsr_set_error (TSR_ERR_NOT_FOUND, "registry unload: no module "
                         "named '%s' is loaded", name);
   else if (m->builtin)
@@ -494,7 +544,11 @@ tsr_registry_unload (const char *name)
   else
     {
       if (m->finalize)
-        m->finalize ();
+        {
+          R.in_module++;
+          m->finalize ();
+          R.in_module--;
+        }
       tsri_loader_close (m->handle);
       free (m->name);
       free (m->path);

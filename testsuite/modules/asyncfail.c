@@ -3,13 +3,17 @@
    failure shows only in synchronize and event_synchronize, which
    return it.  It computes f32 add on host memory (the values are
    right; the failure is reported all the same).  Its finalize writes
-   "finalized" into the file named by TSR_TEST_FINALIZE_FILE.  With
-   TSR_TEST_DROP_ENTRY set when it is loaded, its device lacks
-   supports_buft, which module ABI 3 requires.  */
+   "finalized" into the file named by TSR_TEST_FINALIZE_FILE.
+   TSR_TEST_BREAK, when it is loaded, makes it a bad module: "entry"
+   (its device lacks supports_buft, which module ABI 3 requires),
+   "name" (its device's name is NULL), "count" (its registration claims
+   2^31 devices), "reenter" (its init calls tsr_registry_load_all and
+   fails with what that returned).  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <tessera/module.h>
+#include <tessera/registry.h>
 
 static int pending;             /* a failure queued work will report */
 
@@ -19,10 +23,12 @@ reg_name (tsr_reg *reg)
   return "asyncfail";
 }
 
+static const char *breakage = "";
+
 static size_t
 reg_count (tsr_reg *reg)
 {
-  return 1;
+  return strcmp (breakage, "count") == 0 ? (size_t) 1 << 31 : 1;
 }
 
 static tsr_device async_device;
@@ -40,7 +46,7 @@ static tsr_reg async_reg = {
 static const char *
 dev_name (tsr_device *dev)
 {
-  return "AsyncFail0";
+  return strcmp (breakage, "name") == 0 ? NULL : "AsyncFail0";
 }
 
 static const char *
@@ -210,9 +216,20 @@ score (const char **reason)
 static tsr_reg *
 init (void)
 {
-  const char *drop = getenv ("TSR_TEST_DROP_ENTRY");
-  async_device.iface.supports_buft = drop && *drop ? NULL
-                                                   : dev_supports_buft;
+  const char *b = getenv ("TSR_TEST_BREAK");
+  breakage = b ? b : "";
+  async_device.iface.supports_buft = strcmp (breakage, "entry") == 0
+                                     ? NULL : dev_supports_buft;
+  if (strcmp (breakage, "reenter") == 0)
+    {
+      int st = tsr_registry_load_all ();
+      char msg[256];
+      snprintf (msg, sizeof msg, "%s", st != TSR_OK ? tsr_last_error ()
+                                                    : "(ok)");
+      tsr_set_error (TSR_ERR_MODULE, "asyncfail: re-entry returned %d: %s",
+                     st, msg);
+      return NULL;
+    }
   return &async_reg;
 }
 

@@ -140,18 +140,33 @@ main (void)
          "(file says \"%s\")", line);
   remove (fin);
 
-  /* A device lacking supports_buft: refused, the entry named.  */
-  setenv ("TSR_TEST_DROP_ENTRY", "1", 1);
-  st = tsr_registry_load (path);
-  CHECK (st == TSR_ERR_MODULE && says ("supports_buft"), "a module lacking "
-         "supports_buft is refused naming it (%s)", tsr_last_error ());
-  bool found = tsr_registry_failure_find ("asyncfail", &f);
-  CHECK (found && f.error == TSR_MODULE_INIT_FAILED
-         && strstr (f.reason, "supports_buft"), "recorded as an init "
-         "failure: %s", found ? f.reason : "(none)");
-  CHECK (tsr_device_by_name ("AsyncFail0") == NULL, "its device is not "
-         "there");
-  unsetenv ("TSR_TEST_DROP_ENTRY");
+  /* Bad modules: refused at registration with the reason recorded,
+     never walked, called or trusted.  */
+  static const struct
+  {
+    const char *breakage, *word, *what;
+  } bad[] = {
+    { "entry", "supports_buft", "a device lacking supports_buft" },
+    { "name", "has no name", "a device whose name is NULL" },
+    { "count", "claims 2147483648 devices", "a registration claiming 2^31 "
+      "devices" },
+    { "reenter", "called from a module's", "an init that calls "
+      "tsr_registry_load_all" },
+  };
+  bool found = false;
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
+    {
+      setenv ("TSR_TEST_BREAK", bad[k].breakage, 1);
+      st = tsr_registry_load (path);
+      found = tsr_registry_failure_find ("asyncfail", &f);
+      CHECK (st == TSR_ERR_MODULE && found
+             && f.error == TSR_MODULE_INIT_FAILED
+             && strstr (f.reason, bad[k].word)
+             && !tsr_device_by_name ("AsyncFail0"), "%s is refused, "
+             "recorded as an init failure saying '%s': %s", bad[k].what,
+             bad[k].word, found ? f.reason : "(none)");
+    }
+  unsetenv ("TSR_TEST_BREAK");
 
   /* Unknown descriptor flags.  */
   st = tsr_registry_load (flags_path);

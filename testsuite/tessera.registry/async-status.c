@@ -139,6 +139,7 @@ main (void)
   CHECK (strcmp (line, "finalized\n") == 0, "finalize ran before unload "
          "(file says \"%s\")", line);
   remove (fin);
+  unsetenv ("TSR_TEST_FINALIZE_FILE");      /* leave no file behind */
 
   /* Bad modules: refused at registration with the reason recorded,
      never walked, called or trusted.  */

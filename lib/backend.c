@@ -287,10 +287,22 @@ tsr_backend_synchronize (tsr_backend *backend)
                         tsr_backend_name (backend));
 }
 
-static const char *
-label (const tsr_tensor *t)
+int
+tsr_no_kernel_error (const char *who, const tsr_tensor *node)
 {
-  return t->name[0] ? t->name : "(unnamed)";
+  char types[128];
+  size_t len = 0;
+
+  types[0] = '\0';
+  for (int i = 0; i < TSR_MAX_SRC && len < sizeof types; i++)
+    if (node->src[i])
+      len += (size_t) snprintf (types + len, sizeof types - len, "%s%s",
+                                len ? ", " : "",
+                                tsr_type_name (node->src[i]->type));
+  return tsr_set_error (TSR_ERR_UNSUPPORTED, "%s: no kernel for %s '%s' "
+                        "with these operands (%s -> %s)", who,
+                        tsr_op_name (node->op), tsri_label (node), types,
+                        tsr_type_name (node->type));
 }
 
 /* T is allocated, in memory DEV reads.  */
@@ -302,11 +314,11 @@ check_memory (tsr_device *dev, const tsr_tensor *t)
 
   if (!t->data)
     return tsr_set_error (TSR_ERR_STATE, "%s: tensor '%s' has no data (not "
-                          "allocated)", tsr_device_name (dev), label (t));
+                          "allocated)", tsr_device_name (dev), tsri_label (t));
   if (!dev->iface.supports_buft (dev, buft))
     return tsr_set_error (TSR_ERR_UNSUPPORTED, "%s: tensor '%s' is in %s "
                           "memory, which this device does not compute on",
-                          tsr_device_name (dev), label (t),
+                          tsr_device_name (dev), tsri_label (t),
                           t->buffer ? tsr_buffer_type_name (buft) : "host");
   return TSR_OK;
 }
@@ -369,10 +381,9 @@ tsr_backend_tensor_set (tsr_backend *backend, tsr_tensor *t,
                         const void *data, size_t offset, size_t size)
 {
   int st = tsr_backend_tensor_set_async (backend, t, data, offset, size);
-  int sync = TSR_OK;
   if (backend && backend->iface.set_tensor_async)
-    sync = tsr_backend_synchronize (backend);
-  return st != TSR_OK ? st : sync;
+    st = tsri_sync_after (backend, st);
+  return st;
 }
 
 int
@@ -408,10 +419,9 @@ tsr_backend_tensor_get (tsr_backend *backend, const tsr_tensor *t,
                         void *data, size_t offset, size_t size)
 {
   int st = tsr_backend_tensor_get_async (backend, t, data, offset, size);
-  int sync = TSR_OK;
   if (backend && backend->iface.get_tensor_async)
-    sync = tsr_backend_synchronize (backend);
-  return st != TSR_OK ? st : sync;
+    st = tsri_sync_after (backend, st);
+  return st;
 }
 
 static size_t

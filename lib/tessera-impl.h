@@ -110,6 +110,8 @@ int tsri_node_ready (tsr_device *dev, const tsr_tensor *node);
    STATUS with its message kept when it is a failure, else the
    synchronize's own status.  */
 int tsri_sync_after (tsr_backend *backend, int status);
+/* T's name for messages, "(unnamed)" when it has none.  */
+const char *tsri_label (const tsr_tensor *t);
 /* The generic checks and the rule; TSR_OK or V set.  */
 int tsri_node_check (const tsr_tensor *n, struct tsri_verdict *v);
 

@@ -202,6 +202,11 @@ int tsr_set_error (int status, const char *fmt, ...)
 tsr_buffer_type *tsr_host_buffer_type (void);
 /* A buffer wrapping host memory PTR of SIZE bytes (not freed).  */
 tsr_buffer *tsr_buffer_from_host_ptr (void *ptr, size_t size);
+/* A graph walk's refusal of NODE, for which the backend has no kernel
+   (its types or layouts): records TSR_ERR_UNSUPPORTED with a message
+   naming WHO (e.g. "cuda: GPU0"), the op, the node and its operand and
+   result types; returns TSR_ERR_UNSUPPORTED.  */
+int tsr_no_kernel_error (const char *who, const tsr_tensor *node);
 /* Allocate a buffer object; modules fill IFACE and CONTEXT.  */
 tsr_buffer *tsr_buffer_new (tsr_buffer_type *buft,
                             struct tsr_buffer_iface iface, void *context,

@@ -260,24 +260,6 @@ run_task (void *arg, int ith, int nth)
                   tsr_op_name (t->node->op), label (t->node));
 }
 
-static int
-unsupported (const tsr_tensor *node)
-{
-  char types[128];
-  size_t len = 0;
-
-  types[0] = '\0';
-  for (int i = 0; i < TSR_MAX_SRC && len < sizeof types; i++)
-    if (node->src[i])
-      len += (size_t) snprintf (types + len, sizeof types - len, "%s%s",
-                                len ? ", " : "",
-                                tsr_type_name (node->src[i]->type));
-  return tsr_set_error (TSR_ERR_UNSUPPORTED, "cpu: %s does not support "
-                        "these operands (%s -> %s, tensor '%s')",
-                        tsr_op_name (node->op), types,
-                        tsr_type_name (node->type), label (node));
-}
-
 /* TASK on NTH threads; its first failure, raised here.  */
 static int
 run_parts (struct cpu_backend *be, struct task *task, int nth)
@@ -305,7 +287,7 @@ compute_node (struct cpu_backend *be, tsr_tensor *node)
   size_t scratch, shared;
 
   if (!tsr_cpu_supports_op (node))
-    return unsupported (node);
+    return tsr_no_kernel_error ("cpu", node);
 
   op = tsr_cpu_op_get (node->op);
   task.node = node;

@@ -160,30 +160,15 @@ cu_be_synchronize (tsr_backend *backend)
 
 /* Graph computation.  */
 
-/* No kernel takes NODE's types and layouts.  */
-static int
-unsupported (struct cu_backend *be, const tsr_tensor *node)
-{
-  char types[128];
-  size_t len = 0;
-
-  types[0] = '\0';
-  for (int i = 0; i < TSR_MAX_SRC && len < sizeof types; i++)
-    if (node->src[i])
-      len += (size_t) snprintf (types + len, sizeof types - len, "%s%s",
-                                len ? ", " : "",
-                                tsr_type_name (node->src[i]->type));
-  return tsr_set_error (TSR_ERR_UNSUPPORTED, "cuda: %s has no kernel for "
-                        "%s '%s' with these operands (%s -> %s)",
-                        be->d->name, tsr_op_name (node->op), label (node),
-                        types, tsr_type_name (node->type));
-}
-
 static int
 compute_node (struct cu_backend *be, tsr_tensor *node)
 {
   if (!cu_supports_op (be->d, node))
-    return unsupported (be, node);
+    {
+      char who[160];
+      snprintf (who, sizeof who, "cuda: %s", be->d->name);
+      return tsr_no_kernel_error (who, node);
+    }
   return cu_launch_op (be, node);
 }
 

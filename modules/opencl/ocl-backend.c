@@ -128,32 +128,17 @@ ocl_be_synchronize (tsr_backend *backend)
 
 /* Graph computation.  */
 
-/* No kernel takes NODE's types and layouts.  */
-static int
-unsupported (struct ocl_device *d, const tsr_tensor *node)
-{
-  char types[128];
-  size_t len = 0;
-
-  types[0] = '\0';
-  for (int i = 0; i < TSR_MAX_SRC && len < sizeof types; i++)
-    if (node->src[i])
-      len += (size_t) snprintf (types + len, sizeof types - len, "%s%s",
-                                len ? ", " : "",
-                                tsr_type_name (node->src[i]->type));
-  return tsr_set_error (TSR_ERR_UNSUPPORTED, "opencl: %s has no kernel for "
-                        "%s '%s' with these operands (%s -> %s)", d->name,
-                        tsr_op_name (node->op), label (node), types,
-                        tsr_type_name (node->type));
-}
-
 static int
 compute_node (struct ocl_launch *l, tsr_tensor *node)
 {
   int st;
 
   if (!ocl_supports_op (l->d, node))
-    return unsupported (l->d, node);
+    {
+      char who[160];
+      snprintf (who, sizeof who, "opencl: %s", l->d->name);
+      return tsr_no_kernel_error (who, node);
+    }
   pthread_mutex_lock (&l->d->lock);
   st = ocl_enqueue_op (l, node);
   pthread_mutex_unlock (&l->d->lock);

@@ -231,7 +231,7 @@ tsr_device_init (tsr_device *dev, const char *params)
     return NULL;
   /* What module ABI 3 requires of a backend.  */
   const struct tsr_backend_iface *bi = &be->iface;
-  const char *miss = !bi->get_name ? "get_name" : !bi->free ? "free"
+  const char *miss = !bi->get_name ? "get_name"
     : !bi->graph_compute ? "graph_compute"
     : dev->iface.event_new && !bi->event_record ? "event_record"
     : dev->iface.event_new && !bi->event_wait ? "event_wait" : NULL;
@@ -240,8 +240,7 @@ tsr_device_init (tsr_device *dev, const char *params)
       tsr_set_error (TSR_ERR_MODULE, "device %s: its backend lacks %s "
                      "(required by module ABI %d)", tsr_device_name (dev),
                      miss, TSR_MODULE_ABI_VERSION);
-      if (bi->free)
-        bi->free (be);
+      tsr_backend_free (be);
       return NULL;
     }
   return be;
@@ -253,11 +252,38 @@ tsr_backend_name (tsr_backend *backend)
   return backend ? backend->iface.get_name (backend) : "(none)";
 }
 
+tsr_backend *
+tsr_backend_new (tsr_device *dev, struct tsr_backend_iface iface,
+                 void *context)
+{
+  tsr_backend *be;
+
+  if (!dev)
+    {
+      tsr_set_error (TSR_ERR_INVALID_ARG, "tsr_backend_new: NULL device");
+      return NULL;
+    }
+  be = calloc (1, sizeof *be);
+  if (!be)
+    {
+      tsr_set_error (TSR_ERR_NO_MEMORY, "%s: no memory for a backend",
+                     tsr_device_name (dev));
+      return NULL;
+    }
+  be->iface = iface;
+  be->device = dev;
+  be->context = context;
+  return be;
+}
+
 void
 tsr_backend_free (tsr_backend *backend)
 {
-  if (backend)
+  if (!backend)
+    return;
+  if (backend->iface.free)
     backend->iface.free (backend);
+  free (backend);
 }
 
 tsr_device *
@@ -301,7 +327,7 @@ tsr_no_kernel_error (const char *who, const tsr_tensor *node)
                                 tsr_type_name (node->src[i]->type));
   return tsr_set_error (TSR_ERR_UNSUPPORTED, "%s: no kernel for %s '%s' "
                         "with these operands (%s -> %s)", who,
-                        tsr_op_name (node->op), tsri_label (node), types,
+                        tsr_op_name (node->op), tsr_tensor_label (node), types,
                         tsr_type_name (node->type));
 }
 
@@ -314,11 +340,11 @@ check_memory (tsr_device *dev, const tsr_tensor *t)
 
   if (!t->data)
     return tsr_set_error (TSR_ERR_STATE, "%s: tensor '%s' has no data (not "
-                          "allocated)", tsr_device_name (dev), tsri_label (t));
+                          "allocated)", tsr_device_name (dev), tsr_tensor_label (t));
   if (!dev->iface.supports_buft (dev, buft))
     return tsr_set_error (TSR_ERR_UNSUPPORTED, "%s: tensor '%s' is in %s "
                           "memory, which this device does not compute on",
-                          tsr_device_name (dev), tsri_label (t),
+                          tsr_device_name (dev), tsr_tensor_label (t),
                           t->buffer ? tsr_buffer_type_name (buft) : "host");
   return TSR_OK;
 }

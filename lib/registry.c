@@ -57,9 +57,6 @@ static struct
                                    finalize (this thread: R is locked) */
 } R = { .autoload = true };
 
-/* More devices than any machine has: a registration claiming more is
-   refused rather than walked.  */
-#define MAX_DEVICES_PER_REG 4096
 
 /* A module's score, init or finalize must not load or unload modules
    (the registry is in the middle of doing so): TSR_ERR_STATE.  Called
@@ -215,8 +212,8 @@ lacks_entry (tsr_reg *reg, char *why, size_t n)
   NEED (ri->get_name (reg), "its registration has no name (get_name "
         "returned NULL)");
   size_t count = ri->get_device_count (reg);
-  NEED (count <= MAX_DEVICES_PER_REG, "its registration claims %zu "
-        "devices (at most %d are accepted)", count, MAX_DEVICES_PER_REG);
+  NEED (count <= TSRI_MAX_DEVICES_PER_REG, "its registration claims %zu "
+        "devices (at most %d are accepted)", count, TSRI_MAX_DEVICES_PER_REG);
   for (size_t i = 0; i < count; i++)
     {
       tsr_device *dev = ri->get_device (reg, i);
@@ -250,6 +247,20 @@ lacks_entry (tsr_reg *reg, char *why, size_t n)
     }
   return false;
 #undef NEED
+}
+
+/* A module's registration is given up: its FINALIZE runs, then the
+   core frees REG if tsr_reg_new made it.  Called with the lock held.  */
+static void
+give_back (void (*finalize) (void), tsr_reg *reg)
+{
+  if (finalize)
+    {
+      R.in_module++;
+      finalize ();
+      R.in_module--;
+    }
+  tsri_reg_release (reg);
 }
 
 /* Score, initialize and register a descriptor.  HANDLE is closed on
@@ -296,12 +307,8 @@ add_module (const struct tsr_module_descriptor *d, const char *path,
                   : tsr_last_status () != TSR_OK ? tsr_last_error ()
                   : "its init function returned no registration");
       record_failure (path, name, TSR_MODULE_INIT_FAILED, reason);
-      if (reg && d->finalize)
-        {
-          R.in_module++;
-          d->finalize ();
-          R.in_module--;
-        }
+      if (reg)
+        give_back (d->finalize, reg);
       tsri_loader_close (handle);
       return tsr_set_error (TSR_ERR_MODULE, "%s: %s", name, reason);
     }
@@ -311,6 +318,7 @@ add_module (const struct tsr_module_descriptor *d, const char *path,
       struct module *nm = realloc (R.modules, cap * sizeof *nm);
       if (!nm)
         {
+          give_back (d->finalize, reg);
           tsri_loader_close (handle);
           return tsr_set_error (TSR_ERR_NO_MEMORY, "registry: out of "
                                 "memory");
@@ -325,6 +333,7 @@ add_module (const struct tsr_module_descriptor *d, const char *path,
     {
       free (m->name);
       free (m->path);
+      give_back (d->finalize, reg);
       tsri_loader_close (handle);
       return tsr_set_error (TSR_ERR_NO_MEMORY, "registry: out of memory");
     }
@@ -543,12 +552,7 @@ tsr_registry_unload (const char *name)
                         "compiled into libtessera", name);
   else
     {
-      if (m->finalize)
-        {
-          R.in_module++;
-          m->finalize ();
-          R.in_module--;
-        }
+      give_back (m->finalize, m->reg);
       tsri_loader_close (m->handle);
       free (m->name);
       free (m->path);

@@ -110,8 +110,12 @@ int tsri_node_ready (tsr_device *dev, const tsr_tensor *node);
    STATUS with its message kept when it is a failure, else the
    synchronize's own status.  */
 int tsri_sync_after (tsr_backend *backend, int status);
-/* T's name for messages, "(unnamed)" when it has none.  */
-const char *tsri_label (const tsr_tensor *t);
+
+/* More devices than any machine has: a registration claiming more is
+   refused rather than walked (registry.c, tsr_reg_new).  */
+#define TSRI_MAX_DEVICES_PER_REG 4096
+/* Free REG if tsr_reg_new made it (after the module's finalize).  */
+void tsri_reg_release (tsr_reg *reg);
 /* The generic checks and the rule; TSR_OK or V set.  */
 int tsri_node_check (const tsr_tensor *n, struct tsri_verdict *v);
 

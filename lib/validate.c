@@ -153,7 +153,7 @@ tsri_build (tsr_context *ctx, const tsr_tensor *proto)
 }
 
 const char *
-tsri_label (const tsr_tensor *t)
+tsr_tensor_label (const tsr_tensor *t)
 {
   return t->name[0] ? t->name : "(unnamed)";
 }
@@ -167,22 +167,22 @@ check_tensor (const tsr_tensor *n, const tsr_tensor *t, const char *which,
 {
   if (!tsr_type_valid (t->type))
     return tsri_reject (v, TSR_ERR_TYPE, "%s '%s': %s has type %d, which "
-                        "is not a type", tsr_op_name (n->op), tsri_label (n),
+                        "is not a type", tsr_op_name (n->op), tsr_tensor_label (n),
                         which, (int) t->type);
   for (int i = 0; i < TSR_MAX_DIMS; i++)
     if (t->ne[i] < 1)
       return tsri_reject (v, TSR_ERR_SHAPE, "%s '%s': dimension %d of %s "
-                          "is %lld", tsr_op_name (n->op), tsri_label (n), i,
+                          "is %lld", tsr_op_name (n->op), tsr_tensor_label (n), i,
                           which, (long long) t->ne[i]);
   if (t->ne[0] % tsr_type_traits (t->type)->block_size != 0)
     return tsri_reject (v, TSR_ERR_SHAPE, "%s '%s': rows of %s (%lld) are "
                         "not whole %s blocks", tsr_op_name (n->op),
-                        tsri_label (n), which, (long long) t->ne[0],
+                        tsr_tensor_label (n), which, (long long) t->ne[0],
                         tsr_type_name (t->type));
   if (tsr_nbytes (t) == SIZE_MAX)
     return tsri_reject (v, TSR_ERR_SHAPE, "%s '%s': the strides of %s "
                         "span more bytes than memory has",
-                        tsr_op_name (n->op), tsri_label (n), which);
+                        tsr_op_name (n->op), tsr_tensor_label (n), which);
   return TSR_OK;
 }
 
@@ -198,13 +198,13 @@ check_view (const tsr_tensor *n, struct tsri_verdict *v)
     return v->status;
   if (n->type != a->type)
     return tsri_reject (v, TSR_ERR_TYPE, "%s '%s': a view of %s cannot be "
-                        "%s", tsr_op_name (n->op), tsri_label (n),
+                        "%s", tsr_op_name (n->op), tsr_tensor_label (n),
                         tsr_type_name (a->type), tsr_type_name (n->type));
   if (base && (n->view_offs > tsr_nbytes (base)
                || tsr_nbytes (n) > tsr_nbytes (base) - n->view_offs))
     return tsri_reject (v, TSR_ERR_SHAPE, "%s '%s': %zu bytes at offset "
                         "%zu exceed the %zu bytes it views",
-                        tsr_op_name (n->op), tsri_label (n), tsr_nbytes (n),
+                        tsr_op_name (n->op), tsr_tensor_label (n), tsr_nbytes (n),
                         n->view_offs, tsr_nbytes (base));
   return TSR_OK;
 }
@@ -221,7 +221,7 @@ tsri_node_check (const tsr_tensor *n, struct tsri_verdict *v)
     return tsri_reject (v, TSR_ERR_INVALID_ARG, "validate: NULL node");
   if ((unsigned) n->op >= TSR_OP_COUNT)
     return tsri_reject (v, TSR_ERR_INVALID_ARG, "node '%s': op %d is not "
-                        "an operation", tsri_label (n), (int) n->op);
+                        "an operation", tsr_tensor_label (n), (int) n->op);
   if (check_tensor (n, n, "the result", v) != TSR_OK)
     return v->status;
   for (int i = 0; i < TSR_MAX_SRC; i++)
@@ -238,13 +238,13 @@ tsri_node_check (const tsr_tensor *n, struct tsri_verdict *v)
       /* The builder's message, and which node it is about.  */
       size_t len = strlen (v->msg);
       snprintf (v->msg + len, sizeof v->msg - len, " (node '%s')",
-                tsri_label (n));
+                tsr_tensor_label (n));
       return v->status;
     }
   if (r.type != n->type)
     return tsri_reject (v, TSR_ERR_TYPE, "%s '%s': the result is %s, its "
                         "operands make %s", tsr_op_name (n->op),
-                        tsri_label (n), tsr_type_name (n->type),
+                        tsr_tensor_label (n), tsr_type_name (n->type),
                         tsr_type_name (r.type));
   for (int i = 0; i < TSR_MAX_DIMS; i++)
     if (r.ne[i] != n->ne[i])
@@ -253,7 +253,7 @@ tsri_node_check (const tsr_tensor *n, struct tsri_verdict *v)
         memcpy (shape.ne, r.ne, sizeof shape.ne);
         return tsri_reject (v, TSR_ERR_SHAPE, "%s '%s': the result is %s, "
                             "its operands make %s", tsr_op_name (n->op),
-                            tsri_label (n),
+                            tsr_tensor_label (n),
                             tsri_shape_str (n, have, sizeof have),
                             tsri_shape_str (&shape, want, sizeof want));
       }

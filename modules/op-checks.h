@@ -62,22 +62,4 @@ tsr_chk_weight (const tsr_tensor *a)
          || (tsr_chk_is_block_weight (a->type) && tsr_chk_dense_rows (a));
 }
 
-/* The bound of the indices NODE reads (rows of the table or of the
-   destination, experts), for a backend's out-of-range message; 0 for
-   ops without indices.  */
-static inline int64_t
-tsr_chk_index_bound (const tsr_tensor *node)
-{
-  switch (node->op)
-    {
-    case TSR_OP_GET_ROWS:       /* rows of the table */
-    case TSR_OP_SET_ROWS:       /* rows of the destination */
-      return node->src[0]->ne[1];
-    case TSR_OP_MUL_MAT_ID:     /* experts */
-      return node->src[0]->ne[2];
-    default:
-      return 0;
-    }
-}
-
 #endif /* TSR_MODULES_OP_CHECKS_H */

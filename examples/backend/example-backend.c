@@ -16,36 +16,8 @@
 #include <tessera.h>
 #include <tessera/module.h>
 
-/* Registration and device: static objects, alive until unloaded.  */
-
-static const char *
-reg_name (tsr_reg *reg)
-{
-  (void) reg;
-  return "example";
-}
-
-static size_t
-reg_device_count (tsr_reg *reg)
-{
-  (void) reg;
-  return 1;
-}
-
-static tsr_device example_device;
-
-static tsr_device *
-reg_device (tsr_reg *reg, size_t i)
-{
-  (void) reg;
-  return i == 0 ? &example_device : NULL;
-}
-
-static tsr_reg example_reg = {
-  TSR_MODULE_ABI_VERSION,
-  { reg_name, reg_device_count, reg_device },
-  NULL
-};
+/* The device: everything but the registration's bookkeeping, which
+   tsr_reg_new does (see example_init).  */
 
 static const char *
 dev_name (tsr_device *dev)
@@ -92,19 +64,14 @@ dev_supports_buft (tsr_device *dev, tsr_buffer_type *buft)
   return tsr_buffer_type_is_host (buft);
 }
 
-/* The backend: allocated by init_backend, freed by its own free.  */
+/* The backend: the object is made by tsr_backend_new and freed by the
+   core; this one has no context, so it needs no free entry.  */
 
 static const char *
 be_name (tsr_backend *be)
 {
   (void) be;
   return "example";
-}
-
-static void
-be_free (tsr_backend *be)
-{
-  free (be);
 }
 
 /* Element I of T (any strides; row-major order over the dimensions).  */
@@ -153,34 +120,26 @@ be_graph_compute (tsr_backend *be, tsr_graph *g)
 static tsr_backend *
 dev_init_backend (tsr_device *dev, const char *params)
 {
-  tsr_backend *be;
+  static const struct tsr_backend_iface iface = {
+    .get_name = be_name,
+    .graph_compute = be_graph_compute,
+  };
 
-  if (params && *params)
-    {
-      tsr_set_error (TSR_ERR_INVALID_ARG, "example: no parameters are "
-                     "accepted ('%s')", params);
-      return NULL;
-    }
-  be = calloc (1, sizeof *be);
-  if (!be)
-    {
-      tsr_set_error (TSR_ERR_NO_MEMORY, "example: out of memory");
-      return NULL;
-    }
-  be->iface.get_name = be_name;
-  be->iface.free = be_free;
-  be->iface.graph_compute = be_graph_compute;
-  be->device = dev;
-  return be;
+  /* No KEY=VALUE parameters: anything in PARAMS is refused, with a
+     message saying so.  A backend with keys lists them here.  */
+  if (tsr_params_parse ("example", params, NULL, 0) != TSR_OK)
+    return NULL;
+  return tsr_backend_new (dev, iface, NULL);
 }
 
-static tsr_device example_device = {
-  { .get_name = dev_name, .get_description = dev_description,
-    .get_type = dev_type, .init_backend = dev_init_backend,
-    .get_buffer_type = dev_buffer_type, .supports_op = dev_supports_op,
-    .supports_buft = dev_supports_buft },
-  &example_reg,
-  NULL
+static const struct tsr_device_iface example_device_iface = {
+  .get_name = dev_name,
+  .get_description = dev_description,
+  .get_type = dev_type,
+  .init_backend = dev_init_backend,
+  .get_buffer_type = dev_buffer_type,
+  .supports_op = dev_supports_op,
+  .supports_buft = dev_supports_buft,
 };
 
 /* The descriptor, the one exported object.  */
@@ -192,10 +151,12 @@ example_score (const char **reason)
   return 1;                     /* works everywhere */
 }
 
+/* One device without a context; the core frees the registration when
+   the module is unloaded.  */
 static tsr_reg *
 example_init (void)
 {
-  return &example_reg;
+  return tsr_reg_new ("example", &example_device_iface, 1, NULL, NULL);
 }
 
 const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {

@@ -22,15 +22,19 @@
  * caller; it must not be only logged.
  *
  * Ownership and lifetimes, per object:
- *   tsr_reg          the module's; lives until the module is unloaded
- *                    (after finalize).  Its devices likewise.
- *   tsr_device       the module's, as its registration.
+ *   tsr_reg          made by init with tsr_reg_new (the core frees it
+ *                    when the module is unloaded, after finalize), or
+ *                    the module's own object, living until then.  Its
+ *                    devices likewise.
+ *   tsr_device       as its registration.
  *   tsr_buffer_type  the module's (static or per device), as its device.
- *   tsr_buffer       made by alloc_buffer (with tsr_buffer_new); the
+ *   tsr_buffer       made by alloc_buffer with tsr_buffer_new; the
  *                    core frees it through tsr_buffer_free, which
  *                    calls free_buffer and then frees the object.
- *   tsr_backend      made by init_backend (the module allocates it);
- *                    freed by its own iface.free.
+ *   tsr_backend      made by init_backend with tsr_backend_new; the
+ *                    core frees it through tsr_backend_free, which
+ *                    calls iface.free (for the context) and then frees
+ *                    the object.
  *   tsr_event        allocated and freed by the core; event_new fills
  *                    its context, event_free releases that context.
  * Strings returned by get_name, get_description and a score's reason
@@ -119,6 +123,7 @@ struct tsr_device {
 
 struct tsr_backend_iface {
   const char *(*get_name) (tsr_backend *backend);
+  /* optional: releases the context (the core frees the object).  */
   void (*free) (tsr_backend *backend);
   /* optional: synchronous buffer set/get.  ABI 3: a status (of the
      queueing; the copy's own failure comes from synchronize).  */
@@ -202,6 +207,8 @@ int tsr_set_error (int status, const char *fmt, ...)
 tsr_buffer_type *tsr_host_buffer_type (void);
 /* A buffer wrapping host memory PTR of SIZE bytes (not freed).  */
 tsr_buffer *tsr_buffer_from_host_ptr (void *ptr, size_t size);
+/* T's name for messages: its name, or "(unnamed)" when it has none.  */
+const char *tsr_tensor_label (const tsr_tensor *t);
 /* A graph walk's refusal of NODE, for which the backend has no kernel
    (its types or layouts): records TSR_ERR_UNSUPPORTED with a message
    naming WHO (e.g. "cuda: GPU0"), the op, the node and its operand and
@@ -211,6 +218,63 @@ int tsr_no_kernel_error (const char *who, const tsr_tensor *node);
 tsr_buffer *tsr_buffer_new (tsr_buffer_type *buft,
                             struct tsr_buffer_iface iface, void *context,
                             size_t size);
+/* Allocate the backend object init_backend returns, for DEV, with
+   IFACE and CONTEXT; NULL (error recorded) when out of memory.  */
+tsr_backend *tsr_backend_new (tsr_device *dev, struct tsr_backend_iface iface,
+                              void *context);
+/* The registration init returns: NAME (copied) with N_DEVICES devices
+   that share IFACE, device I having context CONTEXTS[I] (CONTEXTS may
+   be NULL when N_DEVICES is 0 or every context is NULL), and
+   registration context CONTEXT.  The core owns it: it is freed when
+   the module is unloaded, after finalize (so finalize may still use
+   the contexts, which stay the module's to free).  NULL with an error
+   recorded on a bad argument or when out of memory.  */
+tsr_reg *tsr_reg_new (const char *name, const struct tsr_device_iface *iface,
+                      size_t n_devices, void *const *contexts,
+                      void *context);
+
+/* One key init_backend accepts in its PARAMS string: an integer in
+   [MIN, MAX], stored into *VALUE when given.  */
+struct tsr_param {
+  const char *key;
+  int64_t min, max;
+  int64_t *value;
+};
+/* Parse PARAMS: NULL or "", or comma-separated KEY=VALUE items whose
+   keys are among KEYS[0..N_KEYS).  Sets the values given and returns
+   TSR_OK; an unknown key (the message lists the known ones), a key
+   without a value, a key given twice or a value that is not an
+   integer in the key's range records TSR_ERR_INVALID_ARG with a
+   message beginning "WHO: " and returns it (values may have been set
+   before the bad item).  */
+int tsr_params_parse (const char *who, const char *params,
+                      const struct tsr_param *keys, size_t n_keys);
+/* Whether S is a whole decimal integer in [MIN, MAX]; stores it into
+   *VALUE (if not NULL) when it is.  For environment variables.  */
+bool tsr_param_int (const char *s, int64_t min, int64_t max,
+                    int64_t *value);
+/* The host's physical memory, total and available (0 when the system
+   does not say): get_memory of a device computing in host memory.  */
+void tsr_host_memory (size_t *free_bytes, size_t *total);
+
+/* The status word of kernels that read indices (get_rows, set_rows,
+   mul_mat_id): TAG 0 while every index was in range; else the failing
+   node's position in the graph plus one, with VALUE the first bad
+   index it found (a kernel sets both once: compare-and-swap on TAG).  */
+struct tsr_index_status {
+  int32_t tag;
+  int32_t value;
+};
+/* The exclusive bound of NODE's indices (rows of the table for
+   get_rows, of the destination for set_rows, experts for mul_mat_id);
+   0 for ops that read none.  */
+int64_t tsr_index_bound (const tsr_tensor *node);
+/* TSR_OK when W->tag is 0; else records TSR_ERR_INVALID_ARG with a
+   message beginning "WHO: " naming the op, the node of G at W->tag - 1
+   (its name and position), the bad index and the bound, and returns
+   it.  */
+int tsr_index_error (const char *who, tsr_graph *g,
+                     const struct tsr_index_status *w);
 
 #ifdef __cplusplus
 }

@@ -19,14 +19,12 @@
 #include <config.h>
 #include <tessera/module.h>
 
-#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "blas-impl.h"
@@ -56,99 +54,23 @@ struct blas_backend
 
 static atomic_int min_batch = DEFAULT_MIN_BATCH;
 
-static const char *
-label (const tsr_tensor *t)
-{
-  return t->name[0] ? t->name : "(unnamed)";
-}
-
-/* Parse an integer in [LO, HI]; false if S is not one.  */
-static bool
-parse_int (const char *s, int lo, int hi, int *out)
-{
-  char *end;
-  long v;
-
-  errno = 0;
-  v = strtol (s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
-    return false;
-  *out = (int) v;
-  return true;
-}
-
 static int
 default_threads (void)
 {
   const char *env = getenv ("TESSERA_NUM_THREADS");
   long cores = sysconf (_SC_NPROCESSORS_ONLN);
-  int n;
+  int64_t n;
 
   if (env && *env)
     {
-      if (parse_int (env, 1, MAX_THREADS, &n))
-        return n;
+      if (tsr_param_int (env, 1, MAX_THREADS, &n))
+        return (int) n;
       tsr_log (TSR_LOG_WARN, "blas: ignoring TESSERA_NUM_THREADS=%s (not "
                "a thread count in [1, %d])", env, MAX_THREADS);
     }
   if (cores < 1)
     return 1;
   return cores > MAX_THREADS ? MAX_THREADS : (int) cores;
-}
-
-/* PARAMS: NULL, or comma-separated KEY=VALUE items: threads=N,
-   min_batch=N (into *NEW_MIN_BATCH), max_scratch=BYTES.  */
-static int
-parse_params (const char *params, int *n_threads, size_t *max_scratch,
-              int *new_min_batch)
-{
-  const char *p = params;
-
-  while (p && *p)
-    {
-      size_t len = strcspn (p, ",");
-      char item[128];
-
-      if (len >= sizeof item)
-        return tsr_set_error (TSR_ERR_INVALID_ARG,
-                              "blas: unknown parameter '%.*s...'", 32, p);
-      memcpy (item, p, len);
-      item[len] = '\0';
-      if (strncmp (item, "threads=", 8) == 0)
-        {
-          if (!parse_int (item + 8, 1, MAX_THREADS, n_threads))
-            return tsr_set_error (TSR_ERR_INVALID_ARG, "blas: bad thread "
-                                  "count in '%s' (want an integer in "
-                                  "[1, %d])", item, MAX_THREADS);
-        }
-      else if (strncmp (item, "min_batch=", 10) == 0)
-        {
-          if (!parse_int (item + 10, 1, INT_MAX, new_min_batch))
-            return tsr_set_error (TSR_ERR_INVALID_ARG, "blas: bad "
-                                  "min_batch in '%s' (want a positive "
-                                  "integer)", item);
-        }
-      else if (strncmp (item, "max_scratch=", 12) == 0)
-        {
-          char *end;
-          unsigned long long b;
-          errno = 0;
-          b = strtoull (item + 12, &end, 10);
-          if (errno != 0 || end == item + 12 || *end != '\0' || b == 0
-              || item[12] == '-')
-            return tsr_set_error (TSR_ERR_INVALID_ARG, "blas: bad "
-                                  "max_scratch in '%s' (want a positive "
-                                  "number of bytes)", item);
-          *max_scratch = (size_t) b;
-        }
-      else if (len > 0)
-        return tsr_set_error (TSR_ERR_INVALID_ARG,
-                              "blas: unknown parameter '%s'", item);
-      p += len;
-      if (*p == ',')
-        p++;
-    }
-  return TSR_OK;
 }
 
 /* Graph computation.  */
@@ -159,7 +81,7 @@ compute_node (struct blas_backend *be, tsr_tensor *node)
   if (node->op != TSR_OP_MUL_MAT)
     return tsr_set_error (TSR_ERR_UNSUPPORTED, "blas: %s '%s' is not an "
                           "operation of this backend (only mul_mat is)",
-                          tsr_op_name (node->op), label (node));
+                          tsr_op_name (node->op), tsr_tensor_label (node));
   return tsr_blas_mul_mat (node, be->n_threads, &be->scratch);
 }
 
@@ -207,7 +129,6 @@ blas_backend_free (tsr_backend *backend)
   be = backend->context;
   tsr_blas_scratch_free (&be->scratch);
   free (be);
-  free (backend);
 }
 
 static int
@@ -235,33 +156,33 @@ static const struct tsr_backend_iface blas_backend_iface = {
 static tsr_backend *
 blas_init_backend (tsr_device *dev, const char *params)
 {
-  int n_threads = default_threads ();
-  size_t max_scratch = TSR_BLAS_SCRATCH_MAX;
-  int new_min_batch = 0;
+  int64_t n_threads = default_threads ();
+  int64_t max_scratch = TSR_BLAS_SCRATCH_MAX;
+  int64_t new_min_batch = 0;
+  const struct tsr_param keys[] = {
+    { "threads", 1, MAX_THREADS, &n_threads },
+    { "min_batch", 1, INT_MAX, &new_min_batch },
+    { "max_scratch", 1, INT64_MAX, &max_scratch },
+  };
   struct blas_backend *be;
   tsr_backend *backend;
 
-  if (parse_params (params, &n_threads, &max_scratch, &new_min_batch)
-      != TSR_OK)
+  if (tsr_params_parse ("blas", params, keys, 3) != TSR_OK)
     return NULL;
   be = calloc (1, sizeof *be);
-  backend = calloc (1, sizeof *backend);
-  if (!be || !backend)
+  backend = be ? tsr_backend_new (dev, blas_backend_iface, be) : NULL;
+  if (!backend)
     {
       free (be);
-      free (backend);
       tsr_set_error (TSR_ERR_NO_MEMORY, "blas: no memory for a backend");
       return NULL;
     }
-  be->n_threads = n_threads;
-  be->scratch.limit = max_scratch;
+  be->n_threads = (int) n_threads;
+  be->scratch.limit = (size_t) max_scratch;
   if (new_min_batch > 0)
-    atomic_store (&min_batch, new_min_batch);
-  backend->iface = blas_backend_iface;
-  backend->device = dev;
-  backend->context = be;
+    atomic_store (&min_batch, (int) new_min_batch);
   tsr_log (TSR_LOG_DEBUG, "blas: backend with %d threads, min_batch %d",
-           n_threads, atomic_load (&min_batch));
+           be->n_threads, atomic_load (&min_batch));
   return backend;
 }
 
@@ -283,22 +204,11 @@ blas_dev_description (tsr_device *dev)
   return blas_description;
 }
 
-/* Host memory: the same figures as the CPU's.  */
 static void
 blas_dev_memory (tsr_device *dev, size_t *free_bytes, size_t *total)
 {
-  long page = sysconf (_SC_PAGESIZE);
-  long pages = sysconf (_SC_PHYS_PAGES);
-  long avail = -1;
-
   (void) dev;
-#ifdef _SC_AVPHYS_PAGES
-  avail = sysconf (_SC_AVPHYS_PAGES);
-#endif
-  if (total)
-    *total = page > 0 && pages > 0 ? (size_t) pages * (size_t) page : 0;
-  if (free_bytes)
-    *free_bytes = page > 0 && avail > 0 ? (size_t) avail * (size_t) page : 0;
+  tsr_host_memory (free_bytes, total);
 }
 
 static tsr_device_type
@@ -340,56 +250,19 @@ blas_dev_supports_buft (tsr_device *dev, tsr_buffer_type *buft)
   return buft && tsr_buffer_type_is_host (buft);
 }
 
-/* Registration.  */
+/* Registration: one device.  */
 
-static const char *
-blas_reg_name (tsr_reg *reg)
-{
-  (void) reg;
-  return "blas";
-}
-
-static size_t
-blas_reg_device_count (tsr_reg *reg)
-{
-  (void) reg;
-  return 1;
-}
-
-static tsr_device *blas_reg_device (tsr_reg *reg, size_t i);
-
-static tsr_reg blas_reg = {
-  .abi_version = TSR_MODULE_ABI_VERSION,
-  .iface = {
-    .get_name = blas_reg_name,
-    .get_device_count = blas_reg_device_count,
-    .get_device = blas_reg_device,
-  },
-  .context = NULL,
+static const struct tsr_device_iface blas_device_iface = {
+  .get_name = blas_dev_name,
+  .get_description = blas_dev_description,
+  .get_memory = blas_dev_memory,
+  .get_type = blas_dev_type,
+  .get_caps = blas_dev_caps,
+  .init_backend = blas_init_backend,
+  .get_buffer_type = blas_dev_buffer_type,
+  .supports_op = blas_dev_supports_op,
+  .supports_buft = blas_dev_supports_buft,
 };
-
-static tsr_device blas_device = {
-  .iface = {
-    .get_name = blas_dev_name,
-    .get_description = blas_dev_description,
-    .get_memory = blas_dev_memory,
-    .get_type = blas_dev_type,
-    .get_caps = blas_dev_caps,
-    .init_backend = blas_init_backend,
-    .get_buffer_type = blas_dev_buffer_type,
-    .supports_op = blas_dev_supports_op,
-    .supports_buft = blas_dev_supports_buft,
-  },
-  .reg = &blas_reg,
-  .context = NULL,
-};
-
-static tsr_device *
-blas_reg_device (tsr_reg *reg, size_t i)
-{
-  (void) reg;
-  return i == 0 ? &blas_device : NULL;
-}
 
 /* Module entry points.  */
 
@@ -397,12 +270,12 @@ static void
 blas_start (void)
 {
   const char *env = getenv ("TESSERA_BLAS_MIN_BATCH");
-  int v;
+  int64_t v;
 
   if (env && *env)
     {
-      if (parse_int (env, 1, INT_MAX, &v))
-        atomic_store (&min_batch, v);
+      if (tsr_param_int (env, 1, INT_MAX, &v))
+        atomic_store (&min_batch, (int) v);
       else
         tsr_log (TSR_LOG_WARN, "blas: ignoring TESSERA_BLAS_MIN_BATCH=%s "
                  "(not a positive integer)", env);
@@ -423,7 +296,7 @@ static tsr_reg *
 blas_init (void)
 {
   pthread_once (&blas_once, blas_start);
-  return &blas_reg;
+  return tsr_reg_new ("blas", &blas_device_iface, 1, NULL, NULL);
 }
 
 const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {

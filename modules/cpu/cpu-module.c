@@ -15,7 +15,6 @@
 #include <config.h>
 #include <tessera/module.h>
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -68,12 +67,6 @@ tsr_cpu_fail (const struct tsr_cpu_op_ctx *c, int status, const char *fmt,
   return status;
 }
 
-static const char *
-label (const tsr_tensor *t)
-{
-  return t->name[0] ? t->name : "(unnamed)";
-}
-
 /* Thread counts.  */
 
 static int
@@ -86,72 +79,20 @@ hardware_threads (void)
   return n > TSR_CPU_MAX_THREADS ? TSR_CPU_MAX_THREADS : (int) n;
 }
 
-/* Parse a thread count in [1, TSR_CPU_MAX_THREADS]; false if S is not
-   one.  */
-static bool
-parse_threads (const char *s, int *n)
-{
-  char *end;
-  long v;
-
-  errno = 0;
-  v = strtol (s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0' || v < 1
-      || v > TSR_CPU_MAX_THREADS)
-    return false;
-  *n = (int) v;
-  return true;
-}
-
 static int
 default_threads (void)
 {
   const char *env = getenv ("TESSERA_NUM_THREADS");
-  int n;
+  int64_t n;
 
   if (env && *env)
     {
-      if (parse_threads (env, &n))
-        return n;
+      if (tsr_param_int (env, 1, TSR_CPU_MAX_THREADS, &n))
+        return (int) n;
       tsr_log (TSR_LOG_WARN, "cpu: ignoring TESSERA_NUM_THREADS=%s "
                "(not a thread count in [1, %d])", env, TSR_CPU_MAX_THREADS);
     }
   return hardware_threads ();
-}
-
-/* PARAMS: NULL, or comma-separated KEY=VALUE items; the one key is
-   threads.  */
-static int
-parse_params (const char *params, int *n_threads)
-{
-  const char *p = params;
-
-  while (p && *p)
-    {
-      size_t len = strcspn (p, ",");
-      char item[128];
-
-      if (len >= sizeof item)
-        return tsr_set_error (TSR_ERR_INVALID_ARG,
-                              "cpu: unknown parameter '%.*s...'", 32, p);
-      memcpy (item, p, len);
-      item[len] = '\0';
-      if (strncmp (item, "threads=", 8) == 0)
-        {
-          if (!parse_threads (item + 8, n_threads))
-            return tsr_set_error (TSR_ERR_INVALID_ARG,
-                                  "cpu: bad thread count in '%s' (want an "
-                                  "integer in [1, %d])", item,
-                                  TSR_CPU_MAX_THREADS);
-        }
-      else if (len > 0)
-        return tsr_set_error (TSR_ERR_INVALID_ARG,
-                              "cpu: unknown parameter '%s'", item);
-      p += len;
-      if (*p == ',')
-        p++;
-    }
-  return TSR_OK;
 }
 
 /* Graph computation.  */
@@ -190,7 +131,7 @@ reserve_scratch (struct cpu_backend *be, int nth, size_t size,
         if (!be->scratch[i])
           return tsr_set_error (TSR_ERR_NO_MEMORY, "cpu: no memory for "
                                 "%zu bytes of scratch space for %s '%s'",
-                                size, tsr_op_name (node->op), label (node));
+                                size, tsr_op_name (node->op), tsr_tensor_label (node));
         be->scratch_size[i] = size;
       }
   return TSR_OK;
@@ -209,7 +150,7 @@ reserve_shared (struct cpu_backend *be, size_t size, const tsr_tensor *node)
   if (!be->shared)
     return tsr_set_error (TSR_ERR_NO_MEMORY, "cpu: no memory for %zu bytes "
                           "of shared scratch space for %s '%s'", size,
-                          tsr_op_name (node->op), label (node));
+                          tsr_op_name (node->op), tsr_tensor_label (node));
   be->shared_size = size;
   return TSR_OK;
 }
@@ -257,7 +198,7 @@ run_task (void *arg, int ith, int nth)
 
   if (status != TSR_OK)         /* keeps a message the kernel gave */
     tsr_cpu_fail (&t->ctx, status, "cpu: %s '%s' failed",
-                  tsr_op_name (t->node->op), label (t->node));
+                  tsr_op_name (t->node->op), tsr_tensor_label (t->node));
 }
 
 /* TASK on NTH threads; its first failure, raised here.  */
@@ -368,7 +309,6 @@ cpu_backend_free (tsr_backend *backend)
   free (be->shared);
   pthread_mutex_destroy (&be->error.lock);
   free (be);
-  free (backend);
 }
 
 static int
@@ -395,40 +335,37 @@ static const struct tsr_backend_iface cpu_backend_iface = {
 static tsr_backend *
 cpu_init_backend (tsr_device *dev, const char *params)
 {
-  int n_threads = default_threads ();
+  int64_t n_threads = default_threads ();
+  const struct tsr_param keys[] = {
+    { "threads", 1, TSR_CPU_MAX_THREADS, &n_threads },
+  };
   struct cpu_backend *be;
   tsr_backend *backend;
 
-  if (parse_params (params, &n_threads) != TSR_OK)
+  if (tsr_params_parse ("cpu", params, keys, 1) != TSR_OK)
     return NULL;
   be = calloc (1, sizeof *be);
-  backend = calloc (1, sizeof *backend);
-  if (!be || !backend)
+  if (!be)
     {
-      free (be);
-      free (backend);
       tsr_set_error (TSR_ERR_NO_MEMORY, "cpu: no memory for a backend");
       return NULL;
     }
   if (pthread_mutex_init (&be->error.lock, NULL) != 0)
     {
       free (be);
-      free (backend);
       tsr_set_error (TSR_ERR_BACKEND, "cpu: cannot create a mutex");
       return NULL;
     }
-  be->pool = tsr_cpu_threadpool_new (n_threads);
-  if (!be->pool)
+  be->pool = tsr_cpu_threadpool_new ((int) n_threads);
+  backend = be->pool ? tsr_backend_new (dev, cpu_backend_iface, be) : NULL;
+  if (!backend)
     {
+      tsr_cpu_threadpool_free (be->pool);
       pthread_mutex_destroy (&be->error.lock);
       free (be);
-      free (backend);
       return NULL;
     }
-  backend->iface = cpu_backend_iface;
-  backend->device = dev;
-  backend->context = be;
-  tsr_log (TSR_LOG_DEBUG, "cpu: backend with %d threads", n_threads);
+  tsr_log (TSR_LOG_DEBUG, "cpu: backend with %d threads", (int) n_threads);
   return backend;
 }
 
@@ -502,18 +439,8 @@ cpu_dev_description (tsr_device *dev)
 static void
 cpu_dev_memory (tsr_device *dev, size_t *free_bytes, size_t *total)
 {
-  long page = sysconf (_SC_PAGESIZE);
-  long pages = sysconf (_SC_PHYS_PAGES);
-  long avail = -1;
-
   (void) dev;
-#ifdef _SC_AVPHYS_PAGES
-  avail = sysconf (_SC_AVPHYS_PAGES);
-#endif
-  if (total)
-    *total = page > 0 && pages > 0 ? (size_t) pages * (size_t) page : 0;
-  if (free_bytes)
-    *free_bytes = page > 0 && avail > 0 ? (size_t) avail * (size_t) page : 0;
+  tsr_host_memory (free_bytes, total);
 }
 
 static tsr_device_type
@@ -553,56 +480,19 @@ cpu_dev_supports_buft (tsr_device *dev, tsr_buffer_type *buft)
   return buft && tsr_buffer_type_is_host (buft);
 }
 
-/* Registration.  */
+/* Registration: one device.  */
 
-static const char *
-cpu_reg_name (tsr_reg *reg)
-{
-  (void) reg;
-  return "cpu";
-}
-
-static size_t
-cpu_reg_device_count (tsr_reg *reg)
-{
-  (void) reg;
-  return 1;
-}
-
-static tsr_device *cpu_reg_device (tsr_reg *reg, size_t i);
-
-static tsr_reg cpu_reg = {
-  .abi_version = TSR_MODULE_ABI_VERSION,
-  .iface = {
-    .get_name = cpu_reg_name,
-    .get_device_count = cpu_reg_device_count,
-    .get_device = cpu_reg_device,
-  },
-  .context = NULL,
+static const struct tsr_device_iface cpu_device_iface = {
+  .get_name = cpu_dev_name,
+  .get_description = cpu_dev_description,
+  .get_memory = cpu_dev_memory,
+  .get_type = cpu_dev_type,
+  .get_caps = cpu_dev_caps,
+  .init_backend = cpu_init_backend,
+  .get_buffer_type = cpu_dev_buffer_type,
+  .supports_op = cpu_dev_supports_op,
+  .supports_buft = cpu_dev_supports_buft,
 };
-
-static tsr_device cpu_device = {
-  .iface = {
-    .get_name = cpu_dev_name,
-    .get_description = cpu_dev_description,
-    .get_memory = cpu_dev_memory,
-    .get_type = cpu_dev_type,
-    .get_caps = cpu_dev_caps,
-    .init_backend = cpu_init_backend,
-    .get_buffer_type = cpu_dev_buffer_type,
-    .supports_op = cpu_dev_supports_op,
-    .supports_buft = cpu_dev_supports_buft,
-  },
-  .reg = &cpu_reg,
-  .context = NULL,
-};
-
-static tsr_device *
-cpu_reg_device (tsr_reg *reg, size_t i)
-{
-  (void) reg;
-  return i == 0 ? &cpu_device : NULL;
-}
 
 /* Module entry points.  */
 
@@ -630,7 +520,7 @@ cpu_init (void)
   if (tsr_cpu_level_note ())
     tsr_log (TSR_LOG_WARN, "cpu: %s", tsr_cpu_level_note ());
   pthread_once (&cpu_once, describe_cpu);
-  return &cpu_reg;
+  return tsr_reg_new ("cpu", &cpu_device_iface, 1, NULL, NULL);
 }
 
 const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {

@@ -29,12 +29,6 @@ be_of (tsr_backend *backend)
 }
 
 static const char *
-label (const tsr_tensor *t)
-{
-  return t->name[0] ? t->name : "(unnamed)";
-}
-
-static const char *
 cu_be_name (tsr_backend *backend)
 {
   return be_of (backend)->d->name;
@@ -55,7 +49,6 @@ cu_be_free (tsr_backend *backend)
   cudaFree (be->status);
   cudaStreamDestroy (be->stream);
   free (be);
-  free (backend);
 }
 
 void *
@@ -100,7 +93,7 @@ locate (struct cu_backend *be, const tsr_tensor *t, size_t offset,
     }
   tsr_set_error (TSR_ERR_INVALID_ARG, "cuda: %s: tensor '%s' is not in "
                  "this device's memory, or the range is outside it",
-                 be->d->name, label (t));
+                 be->d->name, tsr_tensor_label (t));
   return false;
 }
 
@@ -172,33 +165,23 @@ compute_node (struct cu_backend *be, tsr_tensor *node)
   return cu_launch_op (be, node);
 }
 
-/* Wait for the graph and report a bad index it found.  The status is
-   the failing node's tag, its position in the graph plus one.  */
+/* Wait for the graph and report a bad index it found, naming the node
+   whose kernel found it (the status word's tag).  */
 static int
 status_check (struct cu_backend *be, tsr_graph *g)
 {
-  struct cu_status w;
-  tsr_tensor *node;
-  cudaError_t err = cudaMemcpyAsync (&w, be->status, sizeof w,
+  struct cu_status s;
+  char who[160];
+  cudaError_t err = cudaMemcpyAsync (&s, be->status, sizeof s,
                                      cudaMemcpyDeviceToHost, be->stream);
 
   if (err == cudaSuccess)
     err = cudaStreamSynchronize (be->stream);
   if (err != cudaSuccess)
     return cu_error (be->d, "reading the status word", err);
-  if (w.status == 0)
-    return TSR_OK;
-  node = w.status > 0 && w.status <= tsr_graph_n_nodes (g)
-         ? tsr_graph_node (g, w.status - 1) : NULL;
-  if (node && cu_op_uses_status (node))
-    return tsr_set_error (TSR_ERR_INVALID_ARG, "cuda: %s '%s': index %d "
-                          "is outside [0, %lld)%s", tsr_op_name (node->op),
-                          label (node), w.value,
-                          (long long) tsr_chk_index_bound (node),
-                          node->op == TSR_OP_SET_ROWS
-                          ? " (nothing was written)" : "");
-  return tsr_set_error (TSR_ERR_INVALID_ARG, "cuda: index %d out of range",
-                        w.value);
+  struct tsr_index_status w = { s.status, s.value };
+  snprintf (who, sizeof who, "cuda: %s", be->d->name);
+  return tsr_index_error (who, g, &w);
 }
 
 /* The core has checked every node (tsr_backend_graph_compute, the
@@ -313,18 +296,11 @@ cu_backend_new (tsr_device *dev, const char *params)
   tsr_backend *backend;
   cudaError_t err;
 
-  if (params && *params)
-    {
-      tsr_set_error (TSR_ERR_INVALID_ARG, "cuda: unknown parameters '%s' "
-                     "(the CUDA backend takes none)", params);
-      return NULL;
-    }
+  if (tsr_params_parse ("cuda", params, NULL, 0) != TSR_OK)
+    return NULL;
   be = calloc (1, sizeof *be);
-  backend = calloc (1, sizeof *backend);
-  if (!be || !backend)
+  if (!be)
     {
-      free (be);
-      free (backend);
       tsr_set_error (TSR_ERR_NO_MEMORY, "cuda: no memory for a backend");
       return NULL;
     }
@@ -340,11 +316,14 @@ cu_backend_new (tsr_device *dev, const char *params)
       if (be->stream)
         cudaStreamDestroy (be->stream);
       free (be);
-      free (backend);
       return NULL;
     }
-  backend->iface = cu_backend_iface;
-  backend->device = dev;
-  backend->context = be;
+  backend = tsr_backend_new (dev, cu_backend_iface, be);
+  if (!backend)
+    {
+      cudaFree (be->status);
+      cudaStreamDestroy (be->stream);
+      free (be);
+    }
   return backend;
 }

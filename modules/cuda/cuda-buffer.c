@@ -175,7 +175,7 @@ cu_buft_init (struct cu_device *d)
   d->buft.iface.get_max_size = buft_max_size;
   d->buft.iface.get_alloc_size = NULL;
   d->buft.iface.is_host = buft_is_host;
-  d->buft.device = &d->dev;
+  d->buft.device = d->dev;      /* NULL until init registers it */
   d->buft.context = d;
 }
 
@@ -277,6 +277,6 @@ cu_host_buft_init (struct cu_device *d)
   d->host_buft.iface.get_max_size = NULL;
   d->host_buft.iface.get_alloc_size = NULL;
   d->host_buft.iface.is_host = host_buft_is_host;
-  d->host_buft.device = &d->dev;
+  d->host_buft.device = d->dev;
   d->host_buft.context = d;
 }

@@ -36,7 +36,8 @@
 /* One GPU as a Tessera device.  */
 struct cu_device
 {
-  tsr_device dev;               /* what the registry hands out */
+  tsr_device *dev;              /* what the registry hands out (in the
+                                   registration tsr_reg_new made) */
   struct tsr_buffer_type buft;  /* its memory */
   struct tsr_buffer_type host_buft;     /* pinned host memory */
   char host_name[24];           /* "CUDA<n>_Host" */
@@ -90,8 +91,6 @@ CU_HIDDEN void *cu_scratch (struct cu_backend *be, size_t size);
 CU_HIDDEN bool cu_supports_op (const struct cu_device *d,
                                const tsr_tensor *op);
 CU_HIDDEN int cu_launch_op (struct cu_backend *be, tsr_tensor *node);
-/* Whether NODE's kernel reports bad indices through the status word.  */
-CU_HIDDEN bool cu_op_uses_status (const tsr_tensor *node);
 /* T as a kernel argument.  */
 CU_HIDDEN struct cu_tdesc cu_desc (const tsr_tensor *t);
 

@@ -131,39 +131,6 @@ static const struct tsr_device_iface cu_device_iface = {
   .event_synchronize = cu_event_synchronize,
 };
 
-/* Registration.  */
-
-static const char *
-cu_reg_name (tsr_reg *reg)
-{
-  (void) reg;
-  return "cuda";
-}
-
-static size_t
-cu_reg_device_count (tsr_reg *reg)
-{
-  (void) reg;
-  return n_devices;
-}
-
-static tsr_device *
-cu_reg_device (tsr_reg *reg, size_t i)
-{
-  (void) reg;
-  return i < n_devices ? &devices[i].dev : NULL;
-}
-
-static tsr_reg cu_reg = {
-  .abi_version = TSR_MODULE_ABI_VERSION,
-  .iface = {
-    .get_name = cu_reg_name,
-    .get_device_count = cu_reg_device_count,
-    .get_device = cu_reg_device,
-  },
-  .context = NULL,
-};
-
 /* Enumeration.  */
 
 static void
@@ -220,9 +187,6 @@ enumerate (void)
 
       d->ordinal = i;
       describe (d);
-      d->dev.iface = cu_device_iface;
-      d->dev.reg = &cu_reg;
-      d->dev.context = d;
       cu_buft_init (d);
       cu_host_buft_init (d);
       tsr_log (TSR_LOG_DEBUG, "cuda: %s: %s", d->name, d->description);
@@ -304,7 +268,24 @@ cu_init (void)
       tsr_set_error (enumerate_status, "%s", enumerate_error);
       return NULL;
     }
-  return &cu_reg;
+  void **contexts = calloc (n_devices, sizeof *contexts);
+  if (!contexts)
+    {
+      tsr_set_error (TSR_ERR_NO_MEMORY, "cuda: out of memory");
+      return NULL;
+    }
+  for (size_t i = 0; i < n_devices; i++)
+    contexts[i] = &devices[i];
+  tsr_reg *reg = tsr_reg_new ("cuda", &cu_device_iface, n_devices, contexts,
+                              NULL);
+  free (contexts);
+  for (size_t i = 0; reg && i < n_devices; i++)
+    {
+      devices[i].dev = reg->iface.get_device (reg, i);
+      devices[i].buft.device = devices[i].dev;
+      devices[i].host_buft.device = devices[i].dev;
+    }
+  return reg;
 }
 
 const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {

@@ -452,12 +452,6 @@ cu_supports_op (const struct cu_device *d, const tsr_tensor *op)
   return entry->launch && (!entry->supports || entry->supports (op));
 }
 
-bool
-cu_op_uses_status (const tsr_tensor *node)
-{
-  return tsr_chk_index_bound (node) > 0;
-}
-
 int
 cu_launch_op (struct cu_backend *be, tsr_tensor *node)
 {

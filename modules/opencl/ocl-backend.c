@@ -31,12 +31,6 @@ be_dev (tsr_backend *backend)
 }
 
 static const char *
-label (const tsr_tensor *t)
-{
-  return t->name[0] ? t->name : "(unnamed)";
-}
-
-static const char *
 ocl_be_name (tsr_backend *backend)
 {
   return be_dev (backend)->name;
@@ -49,7 +43,6 @@ ocl_be_free (tsr_backend *backend)
     return;
   clFinish (be_dev (backend)->queue);
   free (backend->context);
-  free (backend);
 }
 
 /* Where T's bytes [OFFSET, OFFSET + SIZE) are, or false with an error
@@ -63,7 +56,7 @@ locate (struct ocl_device *d, const tsr_tensor *t, size_t offset, size_t size,
     {
       tsr_set_error (TSR_ERR_INVALID_ARG, "opencl: %s: tensor '%s' is not "
                      "in this device's memory, or the range is outside it",
-                     d->name, label (t));
+                     d->name, tsr_tensor_label (t));
       return false;
     }
   *at += offset;
@@ -91,7 +84,7 @@ transfer (tsr_backend *backend, const tsr_tensor *t, bool write, void *data,
                                      0, NULL, NULL);
   if (err != CL_SUCCESS)
     return tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: %s '%s': %s",
-                          d->name, write ? "writing" : "reading", label (t),
+                          d->name, write ? "writing" : "reading", tsr_tensor_label (t),
                           ocl_error_string (err));
   return TSR_OK;
 }
@@ -149,7 +142,7 @@ compute_node (struct ocl_launch *l, tsr_tensor *node)
 static int
 status_reset (struct ocl_device *d)
 {
-  static const struct ocl_status_word zero = { 0, 0 };
+  static const struct tsr_index_status zero = { 0, 0 };
   cl_int err = clEnqueueWriteBuffer (d->queue, d->status, CL_FALSE, 0,
                                      sizeof zero, &zero, 0, NULL, NULL);
 
@@ -159,31 +152,21 @@ status_reset (struct ocl_device *d)
   return TSR_OK;
 }
 
-/* Wait for the graph and report a bad index it found.  */
+/* Wait for the graph and report a bad index it found, naming the node
+   whose kernel found it (the status word's tag).  */
 static int
 status_check (struct ocl_device *d, tsr_graph *g)
 {
-  struct ocl_status_word w;
+  struct tsr_index_status w;
+  char who[64];
   cl_int err = clEnqueueReadBuffer (d->queue, d->status, CL_TRUE, 0,
                                     sizeof w, &w, 0, NULL, NULL);
 
   if (err != CL_SUCCESS)
     return tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: reading the status "
                           "word: %s", d->name, ocl_error_string (err));
-  if (w.status == 0)
-    return TSR_OK;
-  for (int i = 0; i < tsr_graph_n_nodes (g); i++)
-    {
-      tsr_tensor *node = tsr_graph_node (g, i);
-      if (ocl_op_uses_status (node))
-        return tsr_set_error (TSR_ERR_INVALID_ARG, "opencl: %s '%s': index "
-                              "%ld is outside [0, %lld)",
-                              tsr_op_name (node->op), label (node),
-                              (long) w.value,
-                              (long long) tsr_chk_index_bound (node));
-    }
-  return tsr_set_error (TSR_ERR_INVALID_ARG, "opencl: index %ld out of "
-                        "range", (long) w.value);
+  snprintf (who, sizeof who, "opencl: %s", d->name);
+  return tsr_index_error (who, g, &w);
 }
 
 static bool
@@ -200,7 +183,7 @@ graph_uses_status (tsr_graph *g)
 static int
 ocl_be_graph_compute (tsr_backend *backend, tsr_graph *g)
 {
-  struct ocl_launch l = { be_dev (backend), false };
+  struct ocl_launch l = { be_dev (backend), false, 0 };
   int n, st;
 
   if (!g)
@@ -214,6 +197,7 @@ ocl_be_graph_compute (tsr_backend *backend, tsr_graph *g)
     {
       tsr_tensor *node = tsr_graph_node (g, i);
 
+      l.tag = i + 1;
       if (tsr_op_get_kind (node->op) != TSR_OP_KIND_VIEW)
         st = compute_node (&l, node);
     }
@@ -342,26 +326,17 @@ ocl_backend_new (tsr_device *dev, const char *params)
   struct ocl_backend *be;
   tsr_backend *backend;
 
-  if (params && *params)
-    {
-      tsr_set_error (TSR_ERR_INVALID_ARG, "opencl: unknown parameters '%s' "
-                     "(the OpenCL backend takes none)", params);
-      return NULL;
-    }
-  if (ocl_device_ready (d) != TSR_OK)
+  if (tsr_params_parse ("opencl", params, NULL, 0) != TSR_OK
+      || ocl_device_ready (d) != TSR_OK)
     return NULL;
   be = calloc (1, sizeof *be);
-  backend = calloc (1, sizeof *backend);
-  if (!be || !backend)
+  backend = be ? tsr_backend_new (dev, ocl_backend_iface, be) : NULL;
+  if (!backend)
     {
       free (be);
-      free (backend);
       tsr_set_error (TSR_ERR_NO_MEMORY, "opencl: no memory for a backend");
       return NULL;
     }
   be->d = d;
-  backend->iface = ocl_backend_iface;
-  backend->device = dev;
-  backend->context = be;
   return backend;
 }

@@ -196,6 +196,6 @@ ocl_buft_init (struct ocl_device *d)
   d->buft.iface.get_max_size = buft_max_size;
   d->buft.iface.get_alloc_size = NULL;
   d->buft.iface.is_host = buft_is_host;
-  d->buft.device = &d->dev;
+  d->buft.device = d->dev;      /* NULL until init registers it */
   d->buft.context = d;
 }

@@ -154,10 +154,12 @@ store_elem (global char *p, int type, float v)
     *(global int *) p = f32_to_i32 (v);
 }
 
-/* Record the first out-of-range index V (status[0] = 1, status[1] = V).  */
+/* Record the first out-of-range index V of node TAG (its graph
+   position + 1): status[0] = TAG, status[1] = V, the layout of struct
+   tsr_index_status.  */
 void
-report_index (volatile global int *status, int v)
+report_index (volatile global int *status, int tag, int v)
 {
-  if (atomic_cmpxchg (status, 0, 1) == 0)
+  if (atomic_cmpxchg (status, 0, tag) == 0)
     status[1] = v;
 }

@@ -38,7 +38,7 @@ k_copy (global char *d, tdesc td, int dtype, global const char *s,
 kernel void
 k_get_rows (global char *d, tdesc td, global const char *a, tdesc ta,
             int atype, global const char *rows, tdesc tr,
-            volatile global int *status, long n)
+            volatile global int *status, int tag, long n)
 {
   FOR_ITEMS (e, n)
     {
@@ -46,7 +46,7 @@ k_get_rows (global char *d, tdesc td, global const char *a, tdesc ta,
       int idx = *(global const int *) AT (rows, tr, i, j, l, 0);
       float v = 0.0f;
       if (idx < 0 || idx >= ta.ne[1])
-        report_index (status, idx);
+        report_index (status, tag, idx);
       else
         v = load_elem (AT (a, ta, 0, idx, j % ta.ne[2], l % ta.ne[3]), i0,
                        ta.nb[0], atype);
@@ -57,14 +57,14 @@ k_get_rows (global char *d, tdesc td, global const char *a, tdesc ta,
 /* Every index of IDX in [0, NROWS), before set_rows writes anything.  */
 kernel void
 k_set_rows_check (global const char *idx, tdesc ti, long nrows,
-                  volatile global int *status, long n)
+                  volatile global int *status, int tag, long n)
 {
   FOR_ITEMS (e, n)
     {
       SPLIT4 (e, ti, i0, i1, i2, i3);
       int v = *(global const int *) AT (idx, ti, i0, i1, i2, 0);
       if (v < 0 || v >= nrows)
-        report_index (status, v);
+        report_index (status, tag, v);
     }
 }
 
@@ -75,7 +75,7 @@ k_set_rows_check (global const char *idx, tdesc ti, long nrows,
 kernel void
 k_set_rows (global char *d, tdesc td, int dtype, global const char *s,
             tdesc ts, global const char *idx, tdesc ti,
-            volatile global int *status, long n)
+            volatile global int *status, int tag, long n)
 {
   if (status[0] != 0)
     return;

@@ -170,7 +170,7 @@ build_program (struct ocl_device *d)
                      kernel_names[k], err);
     }
   d->status = clCreateBuffer (d->context, CL_MEM_READ_WRITE,
-                              sizeof (struct ocl_status_word), NULL, &err);
+                              sizeof (struct tsr_index_status), NULL, &err);
   if (!d->status)
     return fail (d, &d->program_failed, "opencl: %s: %s failed: %s (%d)",
                  "clCreateBuffer (status word)", err);

@@ -58,18 +58,11 @@ enum ocl_kernel_id
 /* Alignment of tensors in a buffer.  */
 #define OCL_ALIGN 128
 
-/* What the kernels report through the status buffer: nonzero status
-   means an index was out of range; value is the first bad one.  */
-struct ocl_status_word
-{
-  cl_int status;
-  cl_int value;
-};
-
 /* One OpenCL device as a Tessera device.  */
 struct ocl_device
 {
-  tsr_device dev;               /* what the registry hands out */
+  tsr_device *dev;              /* what the registry hands out (in the
+                                   registration tsr_reg_new made) */
   struct tsr_buffer_type buft;  /* its device memory */
   int index;                    /* N of "OpenCLN" */
   char name[32];
@@ -91,7 +84,7 @@ struct ocl_device
   cl_command_queue queue;
   cl_program program;
   cl_kernel kernels[OCL_K_COUNT];
-  cl_mem status;                /* one struct ocl_status_word */
+  cl_mem status;                /* one struct tsr_index_status */
 };
 
 /* The graph being computed, for the op dispatchers.  */
@@ -99,6 +92,8 @@ struct ocl_launch
 {
   struct ocl_device *d;
   bool uses_status;             /* an op reported into d->status */
+  int tag;                      /* the node being enqueued: its graph
+                                   position + 1, what it reports */
 };
 
 /* ocl-module.c */

@@ -144,7 +144,7 @@ kernel void
 k_mul_mat_id (global char *d, tdesc td, global const char *as, tdesc ta,
               int atype, global const char *b, tdesc tb,
               global const char *ids, tdesc ti, volatile global int *status,
-              long n)
+              int tag, long n)
 {
   FOR_ITEMS (o, n)
     {
@@ -152,7 +152,7 @@ k_mul_mat_id (global char *d, tdesc td, global const char *as, tdesc ta,
       int x = *(global const int *) AT (ids, ti, e, t, 0, 0);
       float v = 0.0f;
       if (x < 0 || x >= ta.ne[2])
-        report_index (status, x);
+        report_index (status, tag, x);
       else
         v = dot_row (AT (as, ta, 0, i, x, 0), ta.nb[0], atype, ta.ne[0],
                      AT (b, tb, 0, e % tb.ne[1], t, 0), tb.nb[0]);

@@ -139,39 +139,6 @@ static const struct tsr_device_iface ocl_device_iface = {
   .event_synchronize = ocl_event_synchronize,
 };
 
-/* Registration.  */
-
-static const char *
-ocl_reg_name (tsr_reg *reg)
-{
-  (void) reg;
-  return "opencl";
-}
-
-static size_t
-ocl_reg_device_count (tsr_reg *reg)
-{
-  (void) reg;
-  return n_devices;
-}
-
-static tsr_device *
-ocl_reg_device (tsr_reg *reg, size_t i)
-{
-  (void) reg;
-  return i < n_devices ? &devices[i].dev : NULL;
-}
-
-static tsr_reg ocl_reg = {
-  .abi_version = TSR_MODULE_ABI_VERSION,
-  .iface = {
-    .get_name = ocl_reg_name,
-    .get_device_count = ocl_reg_device_count,
-    .get_device = ocl_reg_device,
-  },
-  .context = NULL,
-};
-
 /* Enumeration.  */
 
 static void
@@ -241,9 +208,6 @@ add_device (cl_platform_id p, cl_device_id id, const char *platform)
   d->fp64 = has_fp64 (id);
   describe (d, platform);
   pthread_mutex_init (&d->lock, NULL);
-  d->dev.iface = ocl_device_iface;
-  d->dev.reg = &ocl_reg;
-  d->dev.context = d;
   ocl_buft_init (d);
   n_devices++;
 }
@@ -350,7 +314,23 @@ ocl_init (void)
       tsr_set_error (enumerate_status, "%s", enumerate_error);
       return NULL;
     }
-  return &ocl_reg;
+  void **contexts = calloc (n_devices, sizeof *contexts);
+  if (!contexts)
+    {
+      tsr_set_error (TSR_ERR_NO_MEMORY, "opencl: out of memory");
+      return NULL;
+    }
+  for (size_t i = 0; i < n_devices; i++)
+    contexts[i] = &devices[i];
+  tsr_reg *reg = tsr_reg_new ("opencl", &ocl_device_iface, n_devices,
+                              contexts, NULL);
+  free (contexts);
+  for (size_t i = 0; reg && i < n_devices; i++)
+    {
+      devices[i].dev = reg->iface.get_device (reg, i);
+      devices[i].buft.device = devices[i].dev;
+    }
+  return reg;
 }
 
 /* When the module is unloaded: release what the devices made.  */

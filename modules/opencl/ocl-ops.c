@@ -146,6 +146,7 @@ static void
 arg_status (struct args *a)
 {
   arg (a, sizeof (cl_mem), &a->l->d->status);
+  arg_int (a, a->l->tag);
   a->l->uses_status = true;
 }
 
@@ -411,7 +412,7 @@ ocl_supports_op (const struct ocl_device *d, const tsr_tensor *op)
 bool
 ocl_op_uses_status (const tsr_tensor *node)
 {
-  return tsr_chk_index_bound (node) > 0;
+  return tsr_index_bound (node) > 0;
 }
 
 int

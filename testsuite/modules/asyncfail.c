@@ -67,12 +67,6 @@ be_name (tsr_backend *be)
   return "asyncfail";
 }
 
-static void
-be_free (tsr_backend *be)
-{
-  free (be);
-}
-
 /* Queue the work: it is done here, and "fails" later.  */
 static int
 be_compute (tsr_backend *be, tsr_graph *g)
@@ -162,19 +156,16 @@ dev_event_synchronize (tsr_event *ev)
 static tsr_backend *
 dev_init (tsr_device *dev, const char *params)
 {
-  tsr_backend *be = calloc (1, sizeof *be);
-  if (!be)
-    return NULL;
-  be->iface.get_name = be_name;
-  be->iface.free = be_free;
-  be->iface.set_tensor_async = be_set_async;
-  be->iface.get_tensor_async = be_get_async;
-  be->iface.synchronize = be_synchronize;
-  be->iface.graph_compute = be_compute;
-  be->iface.event_record = be_event_record;
-  be->iface.event_wait = be_event_wait;
-  be->device = dev;
-  return be;
+  struct tsr_backend_iface iface = { 0 };
+
+  iface.get_name = be_name;
+  iface.set_tensor_async = be_set_async;
+  iface.get_tensor_async = be_get_async;
+  iface.synchronize = be_synchronize;
+  iface.graph_compute = be_compute;
+  iface.event_record = be_event_record;
+  iface.event_wait = be_event_wait;
+  return tsr_backend_new (dev, iface, NULL);
 }
 
 static tsr_buffer_type *

@@ -9,32 +9,6 @@
 #include <tessera/module.h>
 
 static const char *
-reg_name (tsr_reg *reg)
-{
-  return "mockgpu";
-}
-
-static size_t
-reg_count (tsr_reg *reg)
-{
-  return 1;
-}
-
-static tsr_device mock_device;
-
-static tsr_device *
-reg_device (tsr_reg *reg, size_t i)
-{
-  return i == 0 ? &mock_device : NULL;
-}
-
-static tsr_reg mock_reg = {
-  TSR_MODULE_ABI_VERSION,
-  { reg_name, reg_count, reg_device },
-  NULL
-};
-
-static const char *
 dev_name (tsr_device *dev)
 {
   return "MockGPU0";
@@ -63,12 +37,6 @@ static const char *
 be_name (tsr_backend *be)
 {
   return "mockgpu";
-}
-
-static void
-be_free (tsr_backend *be)
-{
-  free (be);
 }
 
 static int
@@ -120,16 +88,13 @@ dev_host_buft (tsr_device *dev)
 static tsr_backend *
 dev_init (tsr_device *dev, const char *params)
 {
-  tsr_backend *be = calloc (1, sizeof *be);
-  if (!be)
-    return NULL;
-  be->iface.get_name = be_name;
-  be->iface.free = be_free;
-  be->iface.graph_compute = be_compute;
-  be->iface.event_record = be_event_record;
-  be->iface.event_wait = be_event_wait;
-  be->device = dev;
-  return be;
+  struct tsr_backend_iface iface = { 0 };
+
+  iface.get_name = be_name;
+  iface.graph_compute = be_compute;
+  iface.event_record = be_event_record;
+  iface.event_wait = be_event_wait;
+  return tsr_backend_new (dev, iface, NULL);
 }
 
 static tsr_buffer_type *
@@ -150,12 +115,13 @@ dev_supports_buft (tsr_device *dev, tsr_buffer_type *buft)
   return false;
 }
 
-static tsr_device mock_device = {
-  { dev_name, dev_description, dev_memory, dev_type, NULL, dev_init,
-    dev_buft, dev_supports_op, dev_supports_buft, dev_host_buft,
-    dev_event_new, dev_event_free, dev_event_synchronize },
-  &mock_reg,
-  NULL
+static const struct tsr_device_iface mock_device_iface = {
+  .get_name = dev_name, .get_description = dev_description,
+  .get_memory = dev_memory, .get_type = dev_type, .init_backend = dev_init,
+  .get_buffer_type = dev_buft, .supports_op = dev_supports_op,
+  .supports_buft = dev_supports_buft, .get_host_buffer_type = dev_host_buft,
+  .event_new = dev_event_new, .event_free = dev_event_free,
+  .event_synchronize = dev_event_synchronize,
 };
 
 static int
@@ -164,10 +130,11 @@ score (const char **reason)
   return 5;
 }
 
+/* The registration is the core's (tsr_reg_new): freed at unload.  */
 static tsr_reg *
 init (void)
 {
-  return &mock_reg;
+  return tsr_reg_new ("mockgpu", &mock_device_iface, 1, NULL, NULL);
 }
 
 const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {

@@ -128,23 +128,14 @@ be_name (tsr_backend *be)
   return "partial";
 }
 
-static void
-be_free (tsr_backend *be)
-{
-  free (be);
-}
-
 static tsr_backend *
 init_backend (tsr_device *dev, const char *params)
 {
-  tsr_backend *be = calloc (1, sizeof *be);
-  if (!be)
-    return NULL;
-  be->iface.get_name = be_name;
-  be->iface.free = be_free;
-  be->iface.graph_compute = compute;
-  be->device = dev;
-  return be;
+  struct tsr_backend_iface iface = { 0 };
+
+  iface.get_name = be_name;
+  iface.graph_compute = compute;
+  return tsr_backend_new (dev, iface, NULL);
 }
 
 static const char *
@@ -209,8 +200,10 @@ static tsr_reg partial_reg = {
 };
 
 static tsr_device partial_device = {
-  { dev_name, dev_desc, dev_memory, dev_type, NULL, init_backend, dev_buft,
-    supports_op, supports_buft },
+  { .get_name = dev_name, .get_description = dev_desc,
+    .get_memory = dev_memory, .get_type = dev_type,
+    .init_backend = init_backend, .get_buffer_type = dev_buft,
+    .supports_op = supports_op, .supports_buft = supports_buft },
   &partial_reg, NULL
 };
 

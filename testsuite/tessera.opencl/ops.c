@@ -478,6 +478,30 @@ check_index_errors (tsr_backend *be)
          "good indices compute again after an error");
   tsr_buffer_free (buf);
   tsr_context_free (ctx);
+
+  /* Two nodes read indices; only the second has a bad one: the error
+     names that node, not the first that reads indices.  */
+  ctx = tsr_context_new (true);
+  a = tsr_new_tensor_2d (ctx, TSR_TYPE_F32, 8, 4);
+  tsr_tensor *ok_rows = tsr_new_tensor_1d (ctx, TSR_TYPE_I32, 2);
+  tsr_tensor *bad_rows = tsr_new_tensor_1d (ctx, TSR_TYPE_I32, 2);
+  tsr_tensor *first = tsr_set_name (tsr_get_rows (ctx, a, ok_rows), "first");
+  tsr_tensor *second = tsr_set_name (tsr_get_rows (ctx, a, bad_rows),
+                                     "second");
+  tsr_graph *g3 = tsr_graph_new (ctx);
+  tsr_graph_build (g3, tsr_add (ctx, first, second));
+  buf = tsr_context_alloc_tensors (ctx, tsr_backend_buffer_type (be));
+  int32_t okv[2] = { 0, 3 }, badv[2] = { 2, 7 };
+  tsr_tensor_set (a, av, 0, sizeof av);
+  tsr_tensor_set (ok_rows, okv, 0, sizeof okv);
+  tsr_tensor_set (bad_rows, badv, 0, sizeof badv);
+  CHECK (tsr_backend_graph_compute (be, g3) == TSR_ERR_INVALID_ARG
+         && strstr (tsr_last_error (), "'second'")
+         && strstr (tsr_last_error (), "index 7"),
+         "the bad index is blamed on the node that read it: %s",
+         tsr_last_error ());
+  tsr_buffer_free (buf);
+  tsr_context_free (ctx);
 }
 
 /* Operations and operands the kernels do not handle.  */

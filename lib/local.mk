@@ -33,8 +33,5 @@ lib_libtessera_la_CPPFLAGS = $(AM_CPPFLAGS) \
 lib_libtessera_la_LDFLAGS = -version-info $(TSR_LT_VERSION) -no-undefined \
 	-export-symbols-regex '^tsr_'
 lib_libtessera_la_LIBADD = $(LTDL_LIBS) $(PTHREAD_LIBS)
-if !TSR_MODULES
-lib_libtessera_la_LIBADD += modules/cpu/libtessera-cpu-builtin.la
-endif
 EXTRA_DIST += include/tessera/version.h.in tessera.pc.in
 DISTCLEANFILES += lib/builtin-modules.h

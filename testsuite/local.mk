@@ -6,9 +6,6 @@ EXTRA_DEJAGNU_SITE_CONFIG = testsuite/site-extra.exp
 DISTCLEANFILES += testsuite/site-extra.exp site.exp site.bak tessera.sum \
 	tessera.log
 
-# Where the uninstalled backend modules are (TESSERA_BACKEND_PATH).
-TSR_BUILD_BACKEND_PATH = $(abs_top_builddir)/modules/cpu:$(abs_top_builddir)/modules/blas:$(abs_top_builddir)/modules/opencl:$(abs_top_builddir)/modules/cuda
-
 # A missing runtest must fail make check, not just warn.
 check-local:
 	@if $(SHELL) -c '$(RUNTEST) --version' >/dev/null 2>&1; then :; else \
@@ -71,10 +68,9 @@ EXTRA_DIST += testsuite/config/default.exp testsuite/lib/tessera.exp \
 	testsuite/tessera.registry testsuite/tessera.loader \
 	testsuite/tessera.alloc testsuite/tessera.static \
 	testsuite/tessera.examples testsuite/tessera.ops-math \
-	testsuite/tessera.ops-nn testsuite/tessera.sched testsuite/tessera.cpu \
+	testsuite/tessera.ops-nn testsuite/tessera.sched \
 	testsuite/tessera.opcheck testsuite/tessera.gguf \
-	testsuite/tessera.opencl testsuite/tessera.blas \
-	testsuite/tessera.cuda testsuite/tessera.bench testsuite/tessera.model \
+	testsuite/tessera.bench testsuite/tessera.model \
 	testsuite/tessera.vocab testsuite/tessera.validate
 clean-local: clean-testsuite
 clean-testsuite:

@@ -187,10 +187,30 @@ struct tsr_module_descriptor {
   uint32_t flags;
 };
 
+/* The mark of a module's internal functions and data, shared between
+   its files but never exported from it (the module exports only its
+   descriptor).  In-tree backends name them tsr_NAME_..., so a copy
+   compiled into a static libtessera.a stays in Tessera's namespace.  */
+#if defined(__GNUC__) && !defined(_WIN32)
+#define TSR_MODULE_HIDDEN __attribute__ ((visibility ("hidden")))
+#define TSR_MODULE_EXPORT __attribute__ ((visibility ("default")))
+#else
+#define TSR_MODULE_HIDDEN
+#define TSR_MODULE_EXPORT
+#endif
+
 #define TSR_MODULE_PASTE2(a, b) a##b
 #define TSR_MODULE_PASTE(a, b) TSR_MODULE_PASTE2 (a, b)
-#ifdef TSR_MODULE_NAME
+#if defined(TSR_MODULE_NAME) && defined(TSR_MODULE_BUILTIN)
+/* In-tree backends compiled into libtessera (configure
+   --disable-modules): a name in the library's namespace, listed in the
+   generated table of built-in backends.  */
 #define TSR_MODULE_DESCRIPTOR \
+  TSR_MODULE_HIDDEN TSR_MODULE_PASTE (tsri_builtin_, TSR_MODULE_NAME)
+#elif defined(TSR_MODULE_NAME)
+/* Exported even when the module is compiled with -fvisibility=hidden.  */
+#define TSR_MODULE_DESCRIPTOR \
+  TSR_MODULE_EXPORT \
   TSR_MODULE_PASTE (TSR_MODULE_NAME, _LTX_tsr_module_descriptor)
 #endif
 /* The name the loader looks up (lt_dlsym adds the NAME_LTX_ prefix).  */

@@ -17,11 +17,6 @@
 
 #include <tessera/module.h>
 
-#if defined(__GNUC__)
-#define TSR_BLAS_HIDDEN __attribute__ ((visibility ("hidden")))
-#else
-#define TSR_BLAS_HIDDEN
-#endif
 
 /* Most bytes of converted weights held at once by default (backend
    parameter max_scratch): larger weight matrices are converted and
@@ -41,15 +36,15 @@ struct tsr_blas_scratch
 
 /* Can the backend compute mul_mat node DST at all (types, shapes,
    strides)?  The n threshold is the device's business, not this.  */
-TSR_BLAS_HIDDEN bool tsr_blas_mul_mat_ok (const tsr_tensor *dst);
+TSR_MODULE_HIDDEN bool tsr_blas_mul_mat_ok (const tsr_tensor *dst);
 
 /* Compute mul_mat node DST with N_THREADS threads.  TSR_OK, or an
    error status with tsr_set_error called.  */
-TSR_BLAS_HIDDEN int tsr_blas_mul_mat (tsr_tensor *dst, int n_threads,
+TSR_MODULE_HIDDEN int tsr_blas_mul_mat (tsr_tensor *dst, int n_threads,
                                       struct tsr_blas_scratch *scratch);
-TSR_BLAS_HIDDEN void tsr_blas_scratch_free (struct tsr_blas_scratch *s);
+TSR_MODULE_HIDDEN void tsr_blas_scratch_free (struct tsr_blas_scratch *s);
 
 /* "BLIS 0.9.0, haswell, OpenMP" into BUF.  */
-TSR_BLAS_HIDDEN void tsr_blas_describe (char *buf, size_t size);
+TSR_MODULE_HIDDEN void tsr_blas_describe (char *buf, size_t size);
 
 #endif /* TSR_BLAS_IMPL_H */

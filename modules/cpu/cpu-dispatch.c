@@ -43,61 +43,61 @@ enum
 #define TSR_CPU_VEC_V(name, params, args) TSR_CPU_VEC (void, name, params, args)
 #ifdef TSR_CPU_HAVE_LEVEL_X86_64
 #define TSR_CPU_VEC(ret, name, params, args) \
-  TSR_CPU_HIDDEN ret tsr_cpu_##name##_x86_64 params;
+  TSR_MODULE_HIDDEN ret tsr_cpu_##name##_x86_64 params;
 #include "cpu-vec.def"
 #undef TSR_CPU_VEC
 #endif
 #ifdef TSR_CPU_HAVE_LEVEL_V2
 #define TSR_CPU_VEC(ret, name, params, args) \
-  TSR_CPU_HIDDEN ret tsr_cpu_##name##_v2 params;
+  TSR_MODULE_HIDDEN ret tsr_cpu_##name##_v2 params;
 #include "cpu-vec.def"
 #undef TSR_CPU_VEC
 #endif
 #ifdef TSR_CPU_HAVE_LEVEL_V3
 #define TSR_CPU_VEC(ret, name, params, args) \
-  TSR_CPU_HIDDEN ret tsr_cpu_##name##_v3 params;
+  TSR_MODULE_HIDDEN ret tsr_cpu_##name##_v3 params;
 #include "cpu-vec.def"
 #undef TSR_CPU_VEC
 #endif
 #ifdef TSR_CPU_HAVE_LEVEL_V3VNNI
 #define TSR_CPU_VEC(ret, name, params, args) \
-  TSR_CPU_HIDDEN ret tsr_cpu_##name##_v3vnni params;
+  TSR_MODULE_HIDDEN ret tsr_cpu_##name##_v3vnni params;
 #include "cpu-vec.def"
 #undef TSR_CPU_VEC
 #endif
 #ifdef TSR_CPU_HAVE_LEVEL_V4
 #define TSR_CPU_VEC(ret, name, params, args) \
-  TSR_CPU_HIDDEN ret tsr_cpu_##name##_v4 params;
+  TSR_MODULE_HIDDEN ret tsr_cpu_##name##_v4 params;
 #include "cpu-vec.def"
 #undef TSR_CPU_VEC
 #endif
 #ifdef TSR_CPU_HAVE_LEVEL_V4VNNI
 #define TSR_CPU_VEC(ret, name, params, args) \
-  TSR_CPU_HIDDEN ret tsr_cpu_##name##_v4vnni params;
+  TSR_MODULE_HIDDEN ret tsr_cpu_##name##_v4vnni params;
 #include "cpu-vec.def"
 #undef TSR_CPU_VEC
 #endif
 #ifdef TSR_CPU_HAVE_LEVEL_ARMV8
 #define TSR_CPU_VEC(ret, name, params, args) \
-  TSR_CPU_HIDDEN ret tsr_cpu_##name##_armv8 params;
+  TSR_MODULE_HIDDEN ret tsr_cpu_##name##_armv8 params;
 #include "cpu-vec.def"
 #undef TSR_CPU_VEC
 #endif
 #ifdef TSR_CPU_HAVE_LEVEL_ARMV8_2
 #define TSR_CPU_VEC(ret, name, params, args) \
-  TSR_CPU_HIDDEN ret tsr_cpu_##name##_armv8_2 params;
+  TSR_MODULE_HIDDEN ret tsr_cpu_##name##_armv8_2 params;
 #include "cpu-vec.def"
 #undef TSR_CPU_VEC
 #endif
 #ifdef TSR_CPU_HAVE_LEVEL_ARMV8_6
 #define TSR_CPU_VEC(ret, name, params, args) \
-  TSR_CPU_HIDDEN ret tsr_cpu_##name##_armv8_6 params;
+  TSR_MODULE_HIDDEN ret tsr_cpu_##name##_armv8_6 params;
 #include "cpu-vec.def"
 #undef TSR_CPU_VEC
 #endif
 #ifdef TSR_CPU_HAVE_LEVEL_GENERIC
 #define TSR_CPU_VEC(ret, name, params, args) \
-  TSR_CPU_HIDDEN ret tsr_cpu_##name##_generic params;
+  TSR_MODULE_HIDDEN ret tsr_cpu_##name##_generic params;
 #include "cpu-vec.def"
 #undef TSR_CPU_VEC
 #endif

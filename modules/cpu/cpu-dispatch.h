@@ -2,20 +2,20 @@
 #ifndef TSR_CPU_DISPATCH_H
 #define TSR_CPU_DISPATCH_H
 
-#include "cpu-visibility.h"
+#include <tessera/module.h> /* TSR_MODULE_HIDDEN */
 
 /* Choose the level (once; idempotent).  Must run before any kernel
    where ifunc is not used.  */
-TSR_CPU_HIDDEN void tsr_cpu_dispatch_init (void);
+TSR_MODULE_HIDDEN void tsr_cpu_dispatch_init (void);
 /* The chosen level's name ("v3"), or NULL when this CPU runs none of
    the levels built.  */
-TSR_CPU_HIDDEN const char *tsr_cpu_level_name (void);
+TSR_MODULE_HIDDEN const char *tsr_cpu_level_name (void);
 /* Levels built, and those of them this CPU (and OS) can run.  */
-TSR_CPU_HIDDEN const char *tsr_cpu_levels_built (void);
-TSR_CPU_HIDDEN const char *tsr_cpu_levels_runnable (void);
+TSR_MODULE_HIDDEN const char *tsr_cpu_levels_built (void);
+TSR_MODULE_HIDDEN const char *tsr_cpu_levels_runnable (void);
 /* Why TESSERA_CPU_LEVEL was not followed, or NULL.  */
-TSR_CPU_HIDDEN const char *tsr_cpu_level_note (void);
+TSR_MODULE_HIDDEN const char *tsr_cpu_level_note (void);
 /* "ifunc" or "function table".  */
-TSR_CPU_HIDDEN const char *tsr_cpu_dispatch_kind (void);
+TSR_MODULE_HIDDEN const char *tsr_cpu_dispatch_kind (void);
 
 #endif /* TSR_CPU_DISPATCH_H */

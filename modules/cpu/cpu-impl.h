@@ -65,14 +65,14 @@ struct tsr_cpu_op
 
 /* cpu-ops.c */
 /* The table entry of OP, or NULL when the backend has no kernel.  */
-TSR_CPU_HIDDEN const struct tsr_cpu_op *tsr_cpu_op_get (tsr_op op);
+TSR_MODULE_HIDDEN const struct tsr_cpu_op *tsr_cpu_op_get (tsr_op op);
 /* Whether the backend computes OP (view ops: always).  */
-TSR_CPU_HIDDEN bool tsr_cpu_supports_op (const tsr_tensor *op);
+TSR_MODULE_HIDDEN bool tsr_cpu_supports_op (const tsr_tensor *op);
 
 /* cpu-module.c */
 /* Record STATUS and a message for the current graph_compute (the
    first one wins); returns STATUS.  Safe from any worker.  */
-TSR_CPU_HIDDEN int tsr_cpu_fail (const struct tsr_cpu_op_ctx *c, int status,
+TSR_MODULE_HIDDEN int tsr_cpu_fail (const struct tsr_cpu_op_ctx *c, int status,
                                  const char *fmt, ...)
 #if defined(__GNUC__)
   __attribute__ ((format (printf, 3, 4)))
@@ -82,11 +82,11 @@ TSR_CPU_HIDDEN int tsr_cpu_fail (const struct tsr_cpu_op_ctx *c, int status,
 /* Kernels, one family per file, and the type checks of those that
    take only some types (TSR_CPU_DECLARE_TYPED_OP).  */
 #define TSR_CPU_DECLARE_OP(name)                                          \
-  TSR_CPU_HIDDEN int tsr_cpu_##name (const struct tsr_cpu_op_ctx *c,      \
+  TSR_MODULE_HIDDEN int tsr_cpu_##name (const struct tsr_cpu_op_ctx *c,      \
                                      tsr_tensor *dst, int ith, int nth)
 #define TSR_CPU_DECLARE_TYPED_OP(name)                                    \
   TSR_CPU_DECLARE_OP (name);                                              \
-  TSR_CPU_HIDDEN bool tsr_cpu_##name##_supports (const tsr_tensor *dst)
+  TSR_MODULE_HIDDEN bool tsr_cpu_##name##_supports (const tsr_tensor *dst)
 
 /* cpu-ops-elementwise.c */
 TSR_CPU_DECLARE_OP (binary);        /* add, sub, mul, div */
@@ -96,24 +96,24 @@ typedef void (*tsr_cpu_unary_row_fn) (int64_t n, float *y, const float *x,
                                       const tsr_tensor *dst);
 /* Part ITH of NTH of DST = FN (DST->src[0]), f32 of one shape, any
    strides.  Returns TSR_OK.  */
-TSR_CPU_HIDDEN int tsr_cpu_unary_map (tsr_tensor *dst,
+TSR_MODULE_HIDDEN int tsr_cpu_unary_map (tsr_tensor *dst,
                                       tsr_cpu_unary_row_fn fn, int ith,
                                       int nth);
 /* cpu-ops-copy.c */
 TSR_CPU_DECLARE_TYPED_OP (copy);          /* cpy, cont */
-TSR_CPU_HIDDEN size_t tsr_cpu_copy_scratch (const tsr_tensor *dst);
+TSR_MODULE_HIDDEN size_t tsr_cpu_copy_scratch (const tsr_tensor *dst);
 /* cpu-ops-rows.c */
 TSR_CPU_DECLARE_OP (sum_rows);
 TSR_CPU_DECLARE_OP (norm);          /* norm, rms_norm */
 TSR_CPU_DECLARE_OP (soft_max);
 TSR_CPU_DECLARE_TYPED_OP (get_rows);
 /* One f32 row of src[0] (for gathering strided rows).  */
-TSR_CPU_HIDDEN size_t tsr_cpu_rows_scratch (const tsr_tensor *dst);
+TSR_MODULE_HIDDEN size_t tsr_cpu_rows_scratch (const tsr_tensor *dst);
 /* cpu-ops-matmul.c */
 TSR_CPU_DECLARE_TYPED_OP (mul_mat);
-TSR_CPU_HIDDEN size_t tsr_cpu_mul_mat_scratch (const tsr_tensor *dst);
-TSR_CPU_HIDDEN size_t tsr_cpu_mul_mat_shared (const tsr_tensor *dst);
-TSR_CPU_HIDDEN int tsr_cpu_mul_mat_prepare (const struct tsr_cpu_op_ctx *c,
+TSR_MODULE_HIDDEN size_t tsr_cpu_mul_mat_scratch (const tsr_tensor *dst);
+TSR_MODULE_HIDDEN size_t tsr_cpu_mul_mat_shared (const tsr_tensor *dst);
+TSR_MODULE_HIDDEN int tsr_cpu_mul_mat_prepare (const struct tsr_cpu_op_ctx *c,
                                             tsr_tensor *dst, int ith,
                                             int nth);
 /* Part ITH of NTH of quantizing every row of the f32 activations B (any
@@ -121,14 +121,14 @@ TSR_CPU_HIDDEN int tsr_cpu_mul_mat_prepare (const struct tsr_cpu_op_ctx *c,
    integer dots with weights of type WTYPE: row r to C->shared + r *
    tsr_cpu_act_size (WTYPE, b->ne[0]).  Strided rows are gathered into
    c->scratch[ith] (b->ne[0] floats).  */
-TSR_CPU_HIDDEN void tsr_cpu_quantize_rows (const struct tsr_cpu_op_ctx *c,
+TSR_MODULE_HIDDEN void tsr_cpu_quantize_rows (const struct tsr_cpu_op_ctx *c,
                                            const tsr_tensor *b,
                                            tsr_type wtype, int ith, int nth);
 /* Weight rows per unit of work of the integer dots, for M rows in each
    of UNITS matrices: a tile that stays in L2 while it is dotted with
    every group of activation rows, or fewer rows so that each of NTH
    threads gets a few units.  */
-TSR_CPU_HIDDEN int64_t tsr_cpu_qdot_tile (int64_t m, int64_t units, int nth);
+TSR_MODULE_HIDDEN int64_t tsr_cpu_qdot_tile (int64_t m, int64_t units, int nth);
 /* Weight types of 256-element super-blocks, dotted with q8_K
    activations (cpu-kquant.c).  */
 static inline bool
@@ -196,22 +196,22 @@ struct tsr_cpu_weight_tile
 /* Load rows FIRST.. of batch (I2, I3) of weights A (dense f32 rows
    are used in place, others converted into BUF, which holds
    TSR_CPU_WEIGHT_TILE rows); nothing to do if already loaded.  */
-TSR_CPU_HIDDEN void tsr_cpu_weight_tile_load (struct tsr_cpu_weight_tile *t,
+TSR_MODULE_HIDDEN void tsr_cpu_weight_tile_load (struct tsr_cpu_weight_tile *t,
                                               const tsr_tensor *a,
                                               int64_t i2, int64_t i3,
                                               int64_t first, float *buf);
 
 /* cpu-ops-nn.c: transformer and convolution ops.  */
 TSR_CPU_DECLARE_OP (rope);
-TSR_CPU_HIDDEN size_t tsr_cpu_rope_scratch (const tsr_tensor *dst);
+TSR_MODULE_HIDDEN size_t tsr_cpu_rope_scratch (const tsr_tensor *dst);
 TSR_CPU_DECLARE_TYPED_OP (set_rows);
-TSR_CPU_HIDDEN size_t tsr_cpu_set_rows_scratch (const tsr_tensor *dst);
+TSR_MODULE_HIDDEN size_t tsr_cpu_set_rows_scratch (const tsr_tensor *dst);
 TSR_CPU_DECLARE_OP (flash_attn_ext);
-TSR_CPU_HIDDEN size_t tsr_cpu_flash_attn_ext_scratch (const tsr_tensor *dst);
+TSR_MODULE_HIDDEN size_t tsr_cpu_flash_attn_ext_scratch (const tsr_tensor *dst);
 TSR_CPU_DECLARE_TYPED_OP (mul_mat_id);
-TSR_CPU_HIDDEN size_t tsr_cpu_mul_mat_id_scratch (const tsr_tensor *dst);
-TSR_CPU_HIDDEN size_t tsr_cpu_mul_mat_id_shared (const tsr_tensor *dst);
-TSR_CPU_HIDDEN int tsr_cpu_mul_mat_id_prepare
+TSR_MODULE_HIDDEN size_t tsr_cpu_mul_mat_id_scratch (const tsr_tensor *dst);
+TSR_MODULE_HIDDEN size_t tsr_cpu_mul_mat_id_shared (const tsr_tensor *dst);
+TSR_MODULE_HIDDEN int tsr_cpu_mul_mat_id_prepare
   (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith, int nth);
 TSR_CPU_DECLARE_OP (im2col);
 TSR_CPU_DECLARE_OP (pool_2d);
@@ -220,7 +220,7 @@ TSR_CPU_DECLARE_OP (pool_2d);
 /* cpu-ops-math.c: element-wise math, reductions and shape ops.  */
 TSR_CPU_DECLARE_OP (math_unary);    /* sqr .. gelu_quick, clamp */
 TSR_CPU_DECLARE_OP (glu);           /* swiglu, geglu */
-TSR_CPU_HIDDEN size_t tsr_cpu_glu_scratch (const tsr_tensor *dst);
+TSR_MODULE_HIDDEN size_t tsr_cpu_glu_scratch (const tsr_tensor *dst);
 TSR_CPU_DECLARE_OP (sum);
 TSR_CPU_DECLARE_OP (mean);
 TSR_CPU_DECLARE_OP (argmax);
@@ -231,7 +231,7 @@ TSR_CPU_DECLARE_OP (pad);
 TSR_CPU_DECLARE_OP (arange);
 TSR_CPU_DECLARE_OP (upscale);
 TSR_CPU_DECLARE_OP (argsort);       /* argsort, top_k */
-TSR_CPU_HIDDEN size_t tsr_cpu_argsort_scratch (const tsr_tensor *dst);
+TSR_MODULE_HIDDEN size_t tsr_cpu_argsort_scratch (const tsr_tensor *dst);
 /* end of cpu-ops-math.c */
 
 /* Helpers for kernels.  */
@@ -326,10 +326,10 @@ tsr_cpu_is_quant (tsr_type type)
 /* Convert a strided row of N elements to contiguous floats / back.
    SRC_TYPE / DST_TYPE: f32, f16, bf16 or i32, or (dense rows) a type
    tsr_cpu_is_quant accepts.  */
-TSR_CPU_HIDDEN void tsr_cpu_row_to_f32 (tsr_type src_type, const char *src,
+TSR_MODULE_HIDDEN void tsr_cpu_row_to_f32 (tsr_type src_type, const char *src,
                                         size_t src_stride, float *dst,
                                         int64_t n);
-TSR_CPU_HIDDEN void tsr_cpu_row_from_f32 (tsr_type dst_type, char *dst,
+TSR_MODULE_HIDDEN void tsr_cpu_row_from_f32 (tsr_type dst_type, char *dst,
                                           size_t dst_stride, const float *src,
                                           int64_t n);
 

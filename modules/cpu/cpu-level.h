@@ -13,7 +13,7 @@
 
 #include <tessera/types.h>
 
-#include "cpu-visibility.h"
+#include <tessera/module.h> /* TSR_MODULE_HIDDEN */
 
 #ifndef TSR_CPU_SUFFIX
 #error "per-level sources need -DTSR_CPU_SUFFIX=<level>"
@@ -33,7 +33,7 @@
 #endif
 
 #define TSR_CPU_VEC(ret, name, params, args) \
-  TSR_CPU_HIDDEN ret TSR_CPU_LEVEL_FN (name) params;
+  TSR_MODULE_HIDDEN ret TSR_CPU_LEVEL_FN (name) params;
 #define TSR_CPU_VEC_V(name, params, args) TSR_CPU_VEC (void, name, params, args)
 #include "cpu-vec.def"
 #undef TSR_CPU_VEC

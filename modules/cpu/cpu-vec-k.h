@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cpu-visibility.h"
+#include <tessera/module.h> /* TSR_MODULE_HIDDEN */
 
 static inline size_t
 tsr_cpu_kact_size (int64_t k)
@@ -39,7 +39,7 @@ tsr_cpu_kact_scales (const void *y, int64_t k)
 }
 
 /* The activation row Y of X[0..K), K a multiple of 256.  */
-TSR_CPU_HIDDEN void tsr_cpu_quantize_act_q8_K (int64_t k, void *y,
+TSR_MODULE_HIDDEN void tsr_cpu_quantize_act_q8_K (int64_t k, void *y,
                                                const float *x);
 
 /* OUT[r NY + c] = dot (weight row r, activation row Y[c]), rows and
@@ -66,7 +66,7 @@ TSR_CPU_KDOT (iq4_xs)
    product (11-bit d times a 4- or 6-bit scale times a 5-bit q), so a
    compiler's fusing it into a multiply-add changes nothing.  */
 #define TSR_CPU_KROW(type)                                               \
-  TSR_CPU_HIDDEN void tsr_cpu_row_##type##_to_f32 (int64_t n, float *y,   \
+  TSR_MODULE_HIDDEN void tsr_cpu_row_##type##_to_f32 (int64_t n, float *y,   \
                                                    const void *x);
 TSR_CPU_KROW (q2_K)
 TSR_CPU_KROW (q3_K)

@@ -23,98 +23,98 @@
 
 #include <tessera/types.h>
 
-#include "cpu-visibility.h"
+#include <tessera/module.h> /* TSR_MODULE_HIDDEN */
 
 /* sum x[i] * y[i].  Blocked summation: the rounding error grows with
    the block length, not with N.  */
-TSR_CPU_HIDDEN float tsr_cpu_vec_dot_f32 (int64_t n, const float *x,
+TSR_MODULE_HIDDEN float tsr_cpu_vec_dot_f32 (int64_t n, const float *x,
                                           const float *y);
 
 /* sum x[i] * y[i] for weights X stored as f16, bf16, q8_0 or q4_0
    (N a multiple of the block size: whole blocks) and f32 Y: the
    weights are widened to their f32 values, multiplied and summed in
    float, blocks of partial sums in double.  */
-TSR_CPU_HIDDEN float tsr_cpu_vec_dot_f16 (int64_t n, const tsr_fp16_t *x,
+TSR_MODULE_HIDDEN float tsr_cpu_vec_dot_f16 (int64_t n, const tsr_fp16_t *x,
                                           const float *y);
-TSR_CPU_HIDDEN float tsr_cpu_vec_dot_bf16 (int64_t n, const tsr_bf16_t *x,
+TSR_MODULE_HIDDEN float tsr_cpu_vec_dot_bf16 (int64_t n, const tsr_bf16_t *x,
                                            const float *y);
-TSR_CPU_HIDDEN float tsr_cpu_vec_dot_q8_0 (int64_t n, const void *x,
+TSR_MODULE_HIDDEN float tsr_cpu_vec_dot_q8_0 (int64_t n, const void *x,
                                            const float *y);
-TSR_CPU_HIDDEN float tsr_cpu_vec_dot_q4_0 (int64_t n, const void *x,
+TSR_MODULE_HIDDEN float tsr_cpu_vec_dot_q4_0 (int64_t n, const void *x,
                                            const float *y);
 
 /* sum x[i] and sum (x[i] - c)^2, accumulated in double.  */
-TSR_CPU_HIDDEN double tsr_cpu_vec_sum_f32 (int64_t n, const float *x);
-TSR_CPU_HIDDEN double tsr_cpu_vec_sumsq_f32 (int64_t n, const float *x,
+TSR_MODULE_HIDDEN double tsr_cpu_vec_sum_f32 (int64_t n, const float *x);
+TSR_MODULE_HIDDEN double tsr_cpu_vec_sumsq_f32 (int64_t n, const float *x,
                                              double c);
 
 /* z[i] = x[i] OP y[i].  */
-TSR_CPU_HIDDEN void tsr_cpu_vec_add_f32 (int64_t n, float *z, const float *x,
+TSR_MODULE_HIDDEN void tsr_cpu_vec_add_f32 (int64_t n, float *z, const float *x,
                                          const float *y);
-TSR_CPU_HIDDEN void tsr_cpu_vec_sub_f32 (int64_t n, float *z, const float *x,
+TSR_MODULE_HIDDEN void tsr_cpu_vec_sub_f32 (int64_t n, float *z, const float *x,
                                          const float *y);
-TSR_CPU_HIDDEN void tsr_cpu_vec_mul_f32 (int64_t n, float *z, const float *x,
+TSR_MODULE_HIDDEN void tsr_cpu_vec_mul_f32 (int64_t n, float *z, const float *x,
                                          const float *y);
-TSR_CPU_HIDDEN void tsr_cpu_vec_div_f32 (int64_t n, float *z, const float *x,
+TSR_MODULE_HIDDEN void tsr_cpu_vec_div_f32 (int64_t n, float *z, const float *x,
                                          const float *y);
 
 /* y[i] = v.  */
-TSR_CPU_HIDDEN void tsr_cpu_vec_set_f32 (int64_t n, float *y, float v);
+TSR_MODULE_HIDDEN void tsr_cpu_vec_set_f32 (int64_t n, float *y, float v);
 /* y[i] = x[i] * s.  */
-TSR_CPU_HIDDEN void tsr_cpu_vec_scale_f32 (int64_t n, float *y,
+TSR_MODULE_HIDDEN void tsr_cpu_vec_scale_f32 (int64_t n, float *y,
                                            const float *x, float s);
 /* y[i] = (x[i] - c) * s, in double: the difference keeps its digits
    when the row sits far from zero (norm of 1000 +- 1).  */
-TSR_CPU_HIDDEN void tsr_cpu_vec_center_scale_f32 (int64_t n, float *y,
+TSR_MODULE_HIDDEN void tsr_cpu_vec_center_scale_f32 (int64_t n, float *y,
                                                   const float *x, double c,
                                                   double s);
 /* y[i] = x[i] / (1 + exp (-x[i])).  */
-TSR_CPU_HIDDEN void tsr_cpu_vec_silu_f32 (int64_t n, float *y,
+TSR_MODULE_HIDDEN void tsr_cpu_vec_silu_f32 (int64_t n, float *y,
                                           const float *x);
 /* y[i] = gelu (x[i]), tanh approximation.  */
-TSR_CPU_HIDDEN void tsr_cpu_vec_gelu_f32 (int64_t n, float *y,
+TSR_MODULE_HIDDEN void tsr_cpu_vec_gelu_f32 (int64_t n, float *y,
                                           const float *x);
 /* y[i] = exp (x[i] - m); returns the sum of the y[i] (double).  */
-TSR_CPU_HIDDEN double tsr_cpu_vec_exp_sub_f32 (int64_t n, float *y,
+TSR_MODULE_HIDDEN double tsr_cpu_vec_exp_sub_f32 (int64_t n, float *y,
                                                const float *x, float m);
 /* The largest x[i], -INFINITY for n == 0 (NaNs are skipped).  */
-TSR_CPU_HIDDEN float tsr_cpu_vec_max_f32 (int64_t n, const float *x);
+TSR_MODULE_HIDDEN float tsr_cpu_vec_max_f32 (int64_t n, const float *x);
 /* y[i] += a * x[i], X f32 or f16 (attention's weighted sum of values).  */
-TSR_CPU_HIDDEN void tsr_cpu_vec_mad_f32 (int64_t n, float *y, const float *x,
+TSR_MODULE_HIDDEN void tsr_cpu_vec_mad_f32 (int64_t n, float *y, const float *x,
                                          float a);
-TSR_CPU_HIDDEN void tsr_cpu_vec_mad_f16 (int64_t n, float *y,
+TSR_MODULE_HIDDEN void tsr_cpu_vec_mad_f16 (int64_t n, float *y,
                                          const tsr_fp16_t *x, float a);
 /* The same for NR (1 .. TSR_CPU_F16_ROWS) rows at once, X widened once
    for all of them (attention: one key or value row against the query
    rows of a group): OUT[r] = tsr_cpu_vec_dot_f16 (N, X, Y[r]), and
    Y[r][i] += A[r] * X[i], bit for bit the single-row results.  */
 #define TSR_CPU_F16_ROWS 4
-TSR_CPU_HIDDEN void tsr_cpu_vec_dot_f16_rows (int64_t n, const tsr_fp16_t *x,
+TSR_MODULE_HIDDEN void tsr_cpu_vec_dot_f16_rows (int64_t n, const tsr_fp16_t *x,
                                               int nr, const float *const *y,
                                               float *out);
-TSR_CPU_HIDDEN void tsr_cpu_vec_mad_f16_rows (int64_t n, float *const *y,
+TSR_MODULE_HIDDEN void tsr_cpu_vec_mad_f16_rows (int64_t n, float *const *y,
                                               int nr, const tsr_fp16_t *x,
                                               const float *a);
 
 /* Row conversions.  */
-TSR_CPU_HIDDEN void tsr_cpu_row_f16_to_f32 (int64_t n, float *y,
+TSR_MODULE_HIDDEN void tsr_cpu_row_f16_to_f32 (int64_t n, float *y,
                                             const tsr_fp16_t *x);
-TSR_CPU_HIDDEN void tsr_cpu_row_f32_to_f16 (int64_t n, tsr_fp16_t *y,
+TSR_MODULE_HIDDEN void tsr_cpu_row_f32_to_f16 (int64_t n, tsr_fp16_t *y,
                                             const float *x);
-TSR_CPU_HIDDEN void tsr_cpu_row_bf16_to_f32 (int64_t n, float *y,
+TSR_MODULE_HIDDEN void tsr_cpu_row_bf16_to_f32 (int64_t n, float *y,
                                              const tsr_bf16_t *x);
-TSR_CPU_HIDDEN void tsr_cpu_row_f32_to_bf16 (int64_t n, tsr_bf16_t *y,
+TSR_MODULE_HIDDEN void tsr_cpu_row_f32_to_bf16 (int64_t n, tsr_bf16_t *y,
                                              const float *x);
 
 /* N (a multiple of 32) elements of q8_0 / q4_0 (q4_1, q5_0, q5_1,
    iq4_nl, mxfp4: cpu-qdot-32.c) blocks X to f32: the values
    tsr_dequantize_row gives, bit for bit.  */
-TSR_CPU_HIDDEN void tsr_cpu_row_q8_0_to_f32 (int64_t n, float *y,
+TSR_MODULE_HIDDEN void tsr_cpu_row_q8_0_to_f32 (int64_t n, float *y,
                                              const void *x);
-TSR_CPU_HIDDEN void tsr_cpu_row_q4_0_to_f32 (int64_t n, float *y,
+TSR_MODULE_HIDDEN void tsr_cpu_row_q4_0_to_f32 (int64_t n, float *y,
                                              const void *x);
 #define TSR_CPU_ROW_TO_F32(t) \
-  TSR_CPU_HIDDEN void tsr_cpu_row_##t##_to_f32 (int64_t n, float *y, \
+  TSR_MODULE_HIDDEN void tsr_cpu_row_##t##_to_f32 (int64_t n, float *y, \
                                                 const void *x);
 TSR_CPU_ROW_TO_F32 (q4_1)
 TSR_CPU_ROW_TO_F32 (q5_0)
@@ -194,7 +194,7 @@ tsr_cpu_qact_sums (const void *y, int64_t k)
    scales are those of tsr_quantize_row (TSR_TYPE_Q8_0) for finite
    inputs; a non-finite x * (1 / d) gives 0, as the reference's lrintf
    does on x86-64.  */
-TSR_CPU_HIDDEN void tsr_cpu_quantize_act_q8_0 (int64_t k, void *y,
+TSR_MODULE_HIDDEN void tsr_cpu_quantize_act_q8_0 (int64_t k, void *y,
                                                const float *x);
 /* OUT[r NY + c] = dot (weight row r, activation row Y[c]) for r < NR
    and c < NY (1 .. TSR_CPU_QDOT_MAX_COLS), weight row r at X + r BX
@@ -204,7 +204,7 @@ TSR_CPU_HIDDEN void tsr_cpu_quantize_act_q8_0 (int64_t k, void *y,
    activation rows; each result is computed the same way whatever NR
    (one row at a time, with the per-row call and dispatch hoisted out).  */
 #define TSR_CPU_QDOT_DECL(name)                                         \
-  TSR_CPU_HIDDEN void name (int64_t k, const void *x, size_t bx, int nr, \
+  TSR_MODULE_HIDDEN void name (int64_t k, const void *x, size_t bx, int nr, \
                             int ny, const void *const *y, float *out);
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q8_0_q8_0)
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q4_0_q8_0)
@@ -224,19 +224,19 @@ TSR_CPU_VEC_DOT_Q8 (mxfp4)
    shape (MR <= TSR_CPU_GEMM_MAX_MR, NR <= TSR_CPU_GEMM_MAX_NR).  */
 #define TSR_CPU_GEMM_MAX_MR 16
 #define TSR_CPU_GEMM_MAX_NR 32
-TSR_CPU_HIDDEN void tsr_cpu_gemm_shape (int *mr, int *nr);
+TSR_MODULE_HIDDEN void tsr_cpu_gemm_shape (int *mr, int *nr);
 /* Pack ROWS (<= NR, resp. MR) rows of KC floats, row r at SRC + r * LDS,
    into a panel DST[l * NR + r] (resp. MR), zero-padded to NR (MR) rows.  */
-TSR_CPU_HIDDEN void tsr_cpu_gemm_pack_a (int64_t kc, int64_t rows,
+TSR_MODULE_HIDDEN void tsr_cpu_gemm_pack_a (int64_t kc, int64_t rows,
                                          const float *src, int64_t lds,
                                          float *dst);
-TSR_CPU_HIDDEN void tsr_cpu_gemm_pack_b (int64_t kc, int64_t rows,
+TSR_MODULE_HIDDEN void tsr_cpu_gemm_pack_b (int64_t kc, int64_t rows,
                                          const float *src, int64_t lds,
                                          float *dst);
 /* C[j * LDC + i] = (ACC ? C[j * LDC + i] : 0) + sum over l < KC of
    A[l * NR + i] * B[l * MR + j], for j < MR_USED, i < NR_USED; A and B
    packed panels.  */
-TSR_CPU_HIDDEN void tsr_cpu_gemm_kernel (int64_t kc, const float *a,
+TSR_MODULE_HIDDEN void tsr_cpu_gemm_kernel (int64_t kc, const float *a,
                                          const float *b, float *c,
                                          int64_t ldc, int mr_used,
                                          int nr_used, int acc);

@@ -1,4 +1,5 @@
-## modules/cpu/local.mk - the CPU backend.
+## modules/cpu/local.mk - the CPU backend (always built; see
+## modules/local.mk for the pattern every backend follows).
 ##
 ## cpu_sources is compiled once, at the baseline level (glue: device,
 ## thread pool, op walks, dispatch).  cpu-vec.c (the hot loops),
@@ -18,7 +19,7 @@ cpu_sources = modules/cpu/cpu-module.c modules/cpu/cpu-impl.h \
 	modules/cpu/cpu-ops.c modules/cpu/cpu-ops-elementwise.c \
 	modules/cpu/cpu-ops-copy.c modules/cpu/cpu-ops-rows.c \
 	modules/cpu/cpu-ops-matmul.c modules/cpu/cpu-vec.h \
-	modules/cpu/cpu-visibility.h modules/cpu/cpu-ops-math.c \
+	modules/cpu/cpu-ops-math.c \
 	modules/cpu/cpu-ops-nn.c modules/cpu/cpu-dispatch.c \
 	modules/cpu/cpu-dispatch.h modules/cpu/cpu-vec.def \
 	modules/cpu/cpu-vec-k.h modules/cpu/cpu-vec-k.def
@@ -27,8 +28,8 @@ cpu_level_sources = modules/cpu/cpu-vec.c modules/cpu/cpu-vec.h \
 	modules/cpu/cpu-qdot.c modules/cpu/cpu-gemm.c \
 	modules/cpu/cpu-kquant.c \
 	modules/cpu/cpu-qdot-32.c modules/cpu/cpu-qdot.h \
-	modules/cpu/cpu-level.h modules/cpu/cpu-vec.def \
-	modules/cpu/cpu-visibility.h
+	modules/cpu/cpu-level.h modules/cpu/cpu-vec.def
+
 cpu_level_cflags = $(AM_CFLAGS) $(TSR_EXACT_CFLAGS) -fvisibility=hidden
 cpu_level_libs =
 
@@ -111,3 +112,21 @@ modules_cpu_libcpu_generic_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DTSR_CPU_SUFFIX=generic
 modules_cpu_libcpu_generic_la_CFLAGS = $(cpu_level_cflags)
 endif
+
+noinst_LTLIBRARIES += modules/cpu/libtsr-cpu.la
+modules_cpu_libtsr_cpu_la_SOURCES = $(cpu_sources)
+modules_cpu_libtsr_cpu_la_CPPFLAGS = $(AM_CPPFLAGS) $(TSR_BACKEND_CPPFLAGS) \
+	-DTSR_MODULE_NAME=tessera_cpu
+modules_cpu_libtsr_cpu_la_CFLAGS = $(TSR_BACKEND_CFLAGS)
+modules_cpu_libtsr_cpu_la_LIBADD = $(cpu_level_libs)
+if TSR_MODULES
+backend_LTLIBRARIES += modules/cpu/tessera-cpu.la
+modules_cpu_tessera_cpu_la_SOURCES =
+modules_cpu_tessera_cpu_la_LDFLAGS = $(TSR_MODULE_LDFLAGS)
+modules_cpu_tessera_cpu_la_LIBADD = modules/cpu/libtsr-cpu.la \
+	$(TSR_MODULE_LIBS)
+else
+lib_libtessera_la_LIBADD += modules/cpu/libtsr-cpu.la
+endif
+
+EXTRA_DIST += modules/cpu/tsr-cpu.m4 testsuite/tessera.cpu

@@ -3,7 +3,7 @@
  * key/value heads.
  *
  * One warp per query row (q1, h, b).  For each key j the lanes split
- * the dot product q . k_j and sum it with cu_warp_sum, so every lane
+ * the dot product q . k_j and sum it with tsr_cuda_warp_sum, so every lane
  * holds the same score and takes the same branches; each lane keeps
  * the output accumulator of the elements i = lane, lane + 32, ...
  * The softmax follows the CPU kernel step by step (in float where it
@@ -17,7 +17,7 @@
 
 struct attn_args
 {
-  cu_tdesc d, q, k, v, m;
+  tsr_cuda_tdesc d, q, k, v, m;
   int mtype;                    /* < 0: no mask */
   float scale;
 };
@@ -36,15 +36,15 @@ k_flash_attn (attn_args a, int64_t nrows)
        r += (int64_t) gridDim.x * ATTN_WARPS)
     {
       int64_t q1, h, b;
-      cu_split_row (r, a.d, &q1, &h, &b);
+      tsr_cuda_split_row (r, a.d, &q1, &h, &b);
       const int64_t hk = h / group;
       const char *mrow = a.mtype >= 0
-                         ? cu_at (a.m, 0, q1, h % a.m.ne[2], b % a.m.ne[3])
+                         ? tsr_cuda_at (a.m, 0, q1, h % a.m.ne[2], b % a.m.ne[3])
                          : NULL;
       float mx = -INFINITY, sum = 0.0f;
 
       for (int64_t i = lane; i < dk; i += 32)
-        qs[i] = cu_f32 (a.q, i, q1, h, b);
+        qs[i] = tsr_cuda_f32 (a.q, i, q1, h, b);
       for (int64_t i = lane; i < dv; i += 32)
         acc[i] = 0.0f;
       for (int64_t j = 0; j < n_kv; j++)
@@ -52,15 +52,15 @@ k_flash_attn (attn_args a, int64_t nrows)
           float mv = 0.0f;
           if (mrow)
             {
-              mv = cu_load (mrow, j, a.m.nb[0], a.mtype);
+              mv = tsr_cuda_load (mrow, j, a.m.nb[0], a.mtype);
               if (mv == -INFINITY)
                 continue;
             }
-          const char *krow = cu_at (a.k, 0, j, hk, b);
+          const char *krow = tsr_cuda_at (a.k, 0, j, hk, b);
           float dot = 0.0f;
           for (int64_t i = lane; i < dk; i += 32)
-            dot += qs[i] * cu_load (krow, i, a.k.nb[0], KT);
-          float x = a.scale * cu_warp_sum (dot) + mv;
+            dot += qs[i] * tsr_cuda_load (krow, i, a.k.nb[0], KT);
+          float x = a.scale * tsr_cuda_warp_sum (dot) + mv;
           if (x == -INFINITY)
             continue;
           if (x > mx)
@@ -72,32 +72,32 @@ k_flash_attn (attn_args a, int64_t nrows)
               mx = x;
             }
           float p = expf (x - mx);
-          const char *vrow = cu_at (a.v, 0, j, hk, b);
+          const char *vrow = tsr_cuda_at (a.v, 0, j, hk, b);
           sum += p;
           for (int64_t i = lane; i < dv; i += 32)
-            acc[i] += p * cu_load (vrow, i, a.v.nb[0], VT);
+            acc[i] += p * tsr_cuda_load (vrow, i, a.v.nb[0], VT);
         }
       for (int64_t i = lane; i < dv; i += 32)
-        cu_f32 (a.d, i, q1, h, b) = sum > 0.0f ? acc[i] / sum : 0.0f;
+        tsr_cuda_f32 (a.d, i, q1, h, b) = sum > 0.0f ? acc[i] / sum : 0.0f;
     }
 }
 
 size_t
-cu_flash_attn_shared (int64_t dk, int64_t dv)
+tsr_cuda_flash_attn_shared (int64_t dk, int64_t dv)
 {
   return (size_t) ATTN_WARPS * (size_t) (dk + dv) * sizeof (float);
 }
 
 int
-cu_flash_attn (cudaStream_t st, cu_tdesc d, cu_tdesc q, cu_tdesc k,
-               int ktype, cu_tdesc v, int vtype, cu_tdesc mask, int mtype,
+tsr_cuda_flash_attn (cudaStream_t st, tsr_cuda_tdesc d, tsr_cuda_tdesc q, tsr_cuda_tdesc k,
+               int ktype, tsr_cuda_tdesc v, int vtype, tsr_cuda_tdesc mask, int mtype,
                float scale)
 {
   attn_args a = { d, q, k, v, mask, mtype, scale };
   int64_t nrows = host_nrows (d);
   int64_t blocks = (nrows + ATTN_WARPS - 1) / ATTN_WARPS;
   unsigned grid = (unsigned) (blocks > CU_MAX_BLOCKS ? CU_MAX_BLOCKS : blocks);
-  size_t shared = cu_flash_attn_shared (q.ne[0], v.ne[0]);
+  size_t shared = tsr_cuda_flash_attn_shared (q.ne[0], v.ne[0]);
   const unsigned threads = 32 * ATTN_WARPS;
   bool k16 = ktype == TSR_TYPE_F16, v16 = vtype == TSR_TYPE_F16;
 
@@ -113,5 +113,5 @@ cu_flash_attn (cudaStream_t st, cu_tdesc d, cu_tdesc q, cu_tdesc k,
   else
     k_flash_attn<TSR_TYPE_F32, TSR_TYPE_F32><<<grid, threads, shared, st>>>
       (a, nrows);
-  return cu_launched ();
+  return tsr_cuda_launched ();
 }

@@ -22,29 +22,29 @@
 #include "cuda-impl.h"
 #include "../op-checks.h"
 
-static struct cu_backend *
+static struct tsr_cuda_backend *
 be_of (tsr_backend *backend)
 {
   return backend->context;
 }
 
 static const char *
-cu_be_name (tsr_backend *backend)
+tsr_cuda_be_name (tsr_backend *backend)
 {
   return be_of (backend)->d->name;
 }
 
 static void
-cu_be_free (tsr_backend *backend)
+tsr_cuda_be_free (tsr_backend *backend)
 {
-  struct cu_backend *be;
+  struct tsr_cuda_backend *be;
 
   if (!backend)
     return;
   be = be_of (backend);
   cudaSetDevice (be->d->ordinal);
   cudaStreamSynchronize (be->stream);
-  cu_blas_release (be);
+  tsr_cuda_blas_release (be);
   cudaFree (be->scratch);
   cudaFree (be->status);
   cudaStreamDestroy (be->stream);
@@ -52,7 +52,7 @@ cu_be_free (tsr_backend *backend)
 }
 
 void *
-cu_scratch (struct cu_backend *be, size_t size)
+tsr_cuda_scratch (struct tsr_cuda_backend *be, size_t size)
 {
   cudaError_t err;
 
@@ -67,7 +67,7 @@ cu_scratch (struct cu_backend *be, size_t size)
     err = cudaMalloc (&be->scratch, size);
   if (err != cudaSuccess)
     {
-      cu_error (be->d, "cudaMalloc (scratch)", err);
+      tsr_cuda_error (be->d, "cudaMalloc (scratch)", err);
       cudaGetLastError ();
       be->scratch = NULL;
       return NULL;
@@ -79,12 +79,12 @@ cu_scratch (struct cu_backend *be, size_t size)
 /* Whether T's bytes [OFFSET, OFFSET + SIZE) lie in this GPU's memory;
    records an error if not.  */
 static bool
-locate (struct cu_backend *be, const tsr_tensor *t, size_t offset,
+locate (struct tsr_cuda_backend *be, const tsr_tensor *t, size_t offset,
         size_t size)
 {
   size_t at;
 
-  if (cu_tensor_on (be->d, t))
+  if (tsr_cuda_tensor_on (be->d, t))
     {
       at = (size_t) ((const char *) t->data
                      - (const char *) tsr_buffer_base (t->buffer));
@@ -101,7 +101,7 @@ static int
 transfer (tsr_backend *backend, const tsr_tensor *t, bool to_device,
           void *data, size_t offset, size_t size)
 {
-  struct cu_backend *be = be_of (backend);
+  struct tsr_cuda_backend *be = be_of (backend);
   char *dev;
   cudaError_t err;
 
@@ -118,13 +118,13 @@ transfer (tsr_backend *backend, const tsr_tensor *t, bool to_device,
           : cudaMemcpyAsync (data, dev, size, cudaMemcpyDeviceToHost,
                              be->stream);
   if (err != cudaSuccess)
-    return cu_error (be->d, to_device ? "cudaMemcpyAsync (to the device)"
+    return tsr_cuda_error (be->d, to_device ? "cudaMemcpyAsync (to the device)"
                      : "cudaMemcpyAsync (from the device)", err);
   return TSR_OK;
 }
 
 static int
-cu_be_set_async (tsr_backend *backend, tsr_tensor *t, const void *data,
+tsr_cuda_be_set_async (tsr_backend *backend, tsr_tensor *t, const void *data,
                  size_t offset, size_t size)
 {
   /* The copy only reads DATA when going to the device.  */
@@ -132,45 +132,45 @@ cu_be_set_async (tsr_backend *backend, tsr_tensor *t, const void *data,
 }
 
 static int
-cu_be_get_async (tsr_backend *backend, const tsr_tensor *t, void *data,
+tsr_cuda_be_get_async (tsr_backend *backend, const tsr_tensor *t, void *data,
                  size_t offset, size_t size)
 {
   return transfer (backend, t, false, data, offset, size);
 }
 
 static int
-cu_be_synchronize (tsr_backend *backend)
+tsr_cuda_be_synchronize (tsr_backend *backend)
 {
-  struct cu_backend *be = be_of (backend);
+  struct tsr_cuda_backend *be = be_of (backend);
   cudaError_t err = cudaStreamSynchronize (be->stream);
 
   /* A kernel or copy that failed after it was queued shows here: that
      is the status the caller gets.  */
   if (err != cudaSuccess)
-    return cu_error (be->d, "queued work (cudaStreamSynchronize)", err);
+    return tsr_cuda_error (be->d, "queued work (cudaStreamSynchronize)", err);
   return TSR_OK;
 }
 
 /* Graph computation.  */
 
 static int
-compute_node (struct cu_backend *be, tsr_tensor *node)
+compute_node (struct tsr_cuda_backend *be, tsr_tensor *node)
 {
-  if (!cu_supports_op (be->d, node))
+  if (!tsr_cuda_supports_op (be->d, node))
     {
       char who[160];
       snprintf (who, sizeof who, "cuda: %s", be->d->name);
       return tsr_no_kernel_error (who, node);
     }
-  return cu_launch_op (be, node);
+  return tsr_cuda_launch_op (be, node);
 }
 
 /* Wait for the graph and report a bad index it found, naming the node
    whose kernel found it (the status word's tag).  */
 static int
-status_check (struct cu_backend *be, tsr_graph *g)
+status_check (struct tsr_cuda_backend *be, tsr_graph *g)
 {
-  struct cu_status s;
+  struct tsr_cuda_status s;
   char who[160];
   cudaError_t err = cudaMemcpyAsync (&s, be->status, sizeof s,
                                      cudaMemcpyDeviceToHost, be->stream);
@@ -178,7 +178,7 @@ status_check (struct cu_backend *be, tsr_graph *g)
   if (err == cudaSuccess)
     err = cudaStreamSynchronize (be->stream);
   if (err != cudaSuccess)
-    return cu_error (be->d, "reading the status word", err);
+    return tsr_cuda_error (be->d, "reading the status word", err);
   struct tsr_index_status w = { s.status, s.value };
   snprintf (who, sizeof who, "cuda: %s", be->d->name);
   return tsr_index_error (who, g, &w);
@@ -187,9 +187,9 @@ status_check (struct cu_backend *be, tsr_graph *g)
 /* The core has checked every node (tsr_backend_graph_compute, the
    scheduler): valid, allocated, in this GPU's memory.  */
 static int
-cu_be_graph_compute (tsr_backend *backend, tsr_graph *g)
+tsr_cuda_be_graph_compute (tsr_backend *backend, tsr_graph *g)
 {
-  struct cu_backend *be = be_of (backend);
+  struct tsr_cuda_backend *be = be_of (backend);
   cudaError_t err;
   int st = TSR_OK;
 
@@ -200,7 +200,7 @@ cu_be_graph_compute (tsr_backend *backend, tsr_graph *g)
   if (err == cudaSuccess)
     err = cudaMemsetAsync (be->status, 0, sizeof *be->status, be->stream);
   if (err != cudaSuccess)
-    return cu_error (be->d, "cudaMemsetAsync (status word)", err);
+    return tsr_cuda_error (be->d, "cudaMemsetAsync (status word)", err);
   be->uses_status = false;
   for (int i = 0; i < tsr_graph_n_nodes (g) && st == TSR_OK; i++)
     {
@@ -221,78 +221,78 @@ cu_be_graph_compute (tsr_backend *backend, tsr_graph *g)
    GPU.  */
 
 int
-cu_event_new (tsr_device *dev, tsr_event *ev)
+tsr_cuda_event_new (tsr_device *dev, tsr_event *ev)
 {
-  struct cu_device *d = dev->context;
+  struct tsr_cuda_device *d = dev->context;
   cudaEvent_t e;
   cudaError_t err = cudaSetDevice (d->ordinal);
 
   if (err == cudaSuccess)
     err = cudaEventCreateWithFlags (&e, cudaEventDisableTiming);
   if (err != cudaSuccess)
-    return cu_error (d, "cudaEventCreate", err);
+    return tsr_cuda_error (d, "cudaEventCreate", err);
   ev->context = e;
   return TSR_OK;
 }
 
 void
-cu_event_free (tsr_event *ev)
+tsr_cuda_event_free (tsr_event *ev)
 {
   cudaEventDestroy ((cudaEvent_t) ev->context);
 }
 
 int
-cu_event_synchronize (tsr_event *ev)
+tsr_cuda_event_synchronize (tsr_event *ev)
 {
   cudaError_t err = cudaEventSynchronize ((cudaEvent_t) ev->context);
 
   if (err != cudaSuccess)
-    return cu_error (ev->device->context, "the work an event waited for "
+    return tsr_cuda_error (ev->device->context, "the work an event waited for "
                      "(cudaEventSynchronize)", err);
   return TSR_OK;
 }
 
 static int
-cu_be_event_record (tsr_backend *backend, tsr_event *ev)
+tsr_cuda_be_event_record (tsr_backend *backend, tsr_event *ev)
 {
-  struct cu_backend *be = be_of (backend);
+  struct tsr_cuda_backend *be = be_of (backend);
   cudaError_t err = cudaSetDevice (be->d->ordinal);
 
   if (err == cudaSuccess)
     err = cudaEventRecord ((cudaEvent_t) ev->context, be->stream);
   return err == cudaSuccess ? TSR_OK
-         : cu_error (be->d, "cudaEventRecord", err);
+         : tsr_cuda_error (be->d, "cudaEventRecord", err);
 }
 
 static int
-cu_be_event_wait (tsr_backend *backend, tsr_event *ev)
+tsr_cuda_be_event_wait (tsr_backend *backend, tsr_event *ev)
 {
-  struct cu_backend *be = be_of (backend);
+  struct tsr_cuda_backend *be = be_of (backend);
   cudaError_t err = cudaSetDevice (be->d->ordinal);
 
   if (err == cudaSuccess)
     err = cudaStreamWaitEvent (be->stream, (cudaEvent_t) ev->context, 0);
   return err == cudaSuccess ? TSR_OK
-         : cu_error (be->d, "cudaStreamWaitEvent", err);
+         : tsr_cuda_error (be->d, "cudaStreamWaitEvent", err);
 }
 
-static const struct tsr_backend_iface cu_backend_iface = {
-  .get_name = cu_be_name,
-  .free = cu_be_free,
-  .set_tensor_async = cu_be_set_async,
-  .get_tensor_async = cu_be_get_async,
-  .synchronize = cu_be_synchronize,
-  .graph_compute = cu_be_graph_compute,
+static const struct tsr_backend_iface tsr_cuda_backend_iface = {
+  .get_name = tsr_cuda_be_name,
+  .free = tsr_cuda_be_free,
+  .set_tensor_async = tsr_cuda_be_set_async,
+  .get_tensor_async = tsr_cuda_be_get_async,
+  .synchronize = tsr_cuda_be_synchronize,
+  .graph_compute = tsr_cuda_be_graph_compute,
   .set_n_threads = NULL,
-  .event_record = cu_be_event_record,
-  .event_wait = cu_be_event_wait,
+  .event_record = tsr_cuda_be_event_record,
+  .event_wait = tsr_cuda_be_event_wait,
 };
 
 tsr_backend *
-cu_backend_new (tsr_device *dev, const char *params)
+tsr_cuda_backend_new (tsr_device *dev, const char *params)
 {
-  struct cu_device *d = dev->context;
-  struct cu_backend *be;
+  struct tsr_cuda_device *d = dev->context;
+  struct tsr_cuda_backend *be;
   tsr_backend *backend;
   cudaError_t err;
 
@@ -312,13 +312,13 @@ cu_backend_new (tsr_device *dev, const char *params)
     err = cudaMalloc ((void **) &be->status, sizeof *be->status);
   if (err != cudaSuccess)
     {
-      cu_error (d, "creating a stream", err);
+      tsr_cuda_error (d, "creating a stream", err);
       if (be->stream)
         cudaStreamDestroy (be->stream);
       free (be);
       return NULL;
     }
-  backend = tsr_backend_new (dev, cu_backend_iface, be);
+  backend = tsr_backend_new (dev, tsr_cuda_backend_iface, be);
   if (!backend)
     {
       cudaFree (be->status);

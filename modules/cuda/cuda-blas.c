@@ -16,7 +16,7 @@
  *   a f16 (dense rows): as it is, b converted to f16, GemmEx with f32
  *     accumulation (tensor cores);
  *   a of a block type (q8_0, q4_0, q4_1 .. mxfp4): dequantized to f16
- *     (cu_convert), then as f16; but with at most CU_MMV_MAX_COLS
+ *     (tsr_cuda_convert), then as f16; but with at most CU_MMV_MAX_COLS
  *     columns in b, no cuBLAS: a matrix-vector kernel reads the
  *     quantized weights as they are (cuda-quant.cu).
  * The converted operands live in the backend's scratch memory.  */
@@ -85,7 +85,7 @@ blas_open (void)
 }
 
 static int
-blas_fail (struct cu_backend *be, const char *what, cublasStatus_t st)
+blas_fail (struct tsr_cuda_backend *be, const char *what, cublasStatus_t st)
 {
   return tsr_set_error (TSR_ERR_BACKEND, "cuda: %s: %s failed: %s (%d)",
                         be->d->name, what, blas.status_string (st), (int) st);
@@ -93,7 +93,7 @@ blas_fail (struct cu_backend *be, const char *what, cublasStatus_t st)
 
 /* The backend's cuBLAS handle, on its stream.  */
 static int
-blas_handle (struct cu_backend *be)
+blas_handle (struct tsr_cuda_backend *be)
 {
   cublasStatus_t st;
 
@@ -116,7 +116,7 @@ blas_handle (struct cu_backend *be)
 }
 
 void
-cu_blas_release (struct cu_backend *be)
+tsr_cuda_blas_release (struct tsr_cuda_backend *be)
 {
   if (be->blas)
     blas.destroy (be->blas);
@@ -137,7 +137,7 @@ gemm_ready (const tsr_tensor *t, size_t esize)
    decode, the int sizes of cuBLAS, a result GEMM can write, and cuBLAS
    itself.  */
 bool
-cu_mul_mat_supports (const tsr_tensor *d)
+tsr_cuda_mul_mat_supports (const tsr_tensor *d)
 {
   const tsr_tensor *a = d->src[0], *b = d->src[1];
 
@@ -178,19 +178,19 @@ as_is (const tsr_tensor *t, cudaDataType_t type, size_t esize)
 
 /* T converted into dense memory at MEM (f16 when HALF, else f32).  */
 static int
-converted (struct cu_backend *be, const tsr_tensor *t, void *mem, bool half,
+converted (struct tsr_cuda_backend *be, const tsr_tensor *t, void *mem, bool half,
            struct operand *op)
 {
   size_t esize = half ? 2 : 4;
-  struct cu_tdesc dst = cu_desc (t);
+  struct tsr_cuda_tdesc dst = tsr_cuda_desc (t);
   int err;
 
   dst.data = mem;
   dst.nb[0] = (int64_t) esize;
   for (int i = 1; i < 4; i++)
     dst.nb[i] = dst.nb[i - 1] * dst.ne[i - 1];
-  err = cu_convert (be->stream, dst, half ? TSR_TYPE_F16 : TSR_TYPE_F32,
-                    cu_desc (t), t->type);
+  err = tsr_cuda_convert (be->stream, dst, half ? TSR_TYPE_F16 : TSR_TYPE_F32,
+                    tsr_cuda_desc (t), t->type);
   if (err != 0)
     return tsr_set_error (TSR_ERR_BACKEND, "cuda: %s: converting '%s' "
                           "for mul_mat failed: %s", be->d->name, t->name,
@@ -209,7 +209,7 @@ round_up (size_t n)
 
 /* Prepare A and B: which of them need converting, into scratch.  */
 static int
-operands (struct cu_backend *be, const tsr_tensor *a, const tsr_tensor *b,
+operands (struct tsr_cuda_backend *be, const tsr_tensor *a, const tsr_tensor *b,
           struct operand *oa, struct operand *ob)
 {
   bool half = a->type == TSR_TYPE_F16 || tsr_chk_is_block_weight (a->type);
@@ -222,7 +222,7 @@ operands (struct cu_backend *be, const tsr_tensor *a, const tsr_tensor *b,
   char *mem = NULL;
   int st = TSR_OK;
 
-  if (a_size + b_size > 0 && !(mem = cu_scratch (be, a_size + b_size)))
+  if (a_size + b_size > 0 && !(mem = tsr_cuda_scratch (be, a_size + b_size)))
     return TSR_ERR_NO_MEMORY;
   if (a_as_is)
     *oa = as_is (a, half ? CUDA_R_16F : CUDA_R_32F, esize);
@@ -240,7 +240,7 @@ operands (struct cu_backend *be, const tsr_tensor *a, const tsr_tensor *b,
 /* One GEMM per batch, or per dimension-3 batch over dimension 2 when
    a is not broadcast there.  */
 static cublasStatus_t
-gemms (struct cu_backend *be, tsr_tensor *d, const struct operand *oa,
+gemms (struct tsr_cuda_backend *be, tsr_tensor *d, const struct operand *oa,
        const struct operand *ob)
 {
   const tsr_tensor *a = d->src[0], *b = d->src[1];
@@ -292,7 +292,7 @@ gemms (struct cu_backend *be, tsr_tensor *d, const struct operand *oa,
   return st;
 }
 
-/* Whether cu_mul_mat_vec_q takes D: quantized weights, a few columns
+/* Whether tsr_cuda_mul_mat_vec_q takes D: quantized weights, a few columns
    of f32 activations, the alignment its vector loads need.  */
 static bool
 mat_vec_q_ready (const tsr_tensor *d)
@@ -311,7 +311,7 @@ mat_vec_q_ready (const tsr_tensor *d)
 }
 
 int
-cu_mul_mat (struct cu_backend *be, tsr_tensor *d)
+tsr_cuda_mul_mat (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
   struct operand oa, ob;
   cublasStatus_t cst;
@@ -323,9 +323,9 @@ cu_mul_mat (struct cu_backend *be, tsr_tensor *d)
     {
       tsr_type t = d->src[0]->type;
       int err = (t == TSR_TYPE_Q8_0 || t == TSR_TYPE_Q4_0
-                 ? cu_mul_mat_vec_q : cu_mul_mat_vec_blocks)
-                (be->stream, cu_desc (d), cu_desc (d->src[0]), t,
-                 cu_desc (d->src[1]));
+                 ? tsr_cuda_mul_mat_vec_q : tsr_cuda_mul_mat_vec_blocks)
+                (be->stream, tsr_cuda_desc (d), tsr_cuda_desc (d->src[0]), t,
+                 tsr_cuda_desc (d->src[1]));
       if (err != 0)
         return tsr_set_error (TSR_ERR_BACKEND, "cuda: %s: mul_mat '%s' "
                               "failed: %s", be->d->name, d->name,

@@ -16,14 +16,14 @@
 
 #include "cuda-impl.h"
 
-struct cu_buffer
+struct tsr_cuda_buffer
 {
-  struct cu_device *d;
+  struct tsr_cuda_device *d;
   void *mem;
 };
 
 bool
-cu_tensor_on (const struct cu_device *d, const tsr_tensor *t)
+tsr_cuda_tensor_on (const struct tsr_cuda_device *d, const tsr_tensor *t)
 {
   return t && t->buffer && t->buffer->buft == &d->buft && t->data;
 }
@@ -31,7 +31,7 @@ cu_tensor_on (const struct cu_device *d, const tsr_tensor *t)
 static void
 buf_free (tsr_buffer *buf)
 {
-  struct cu_buffer *b = buf->context;
+  struct tsr_cuda_buffer *b = buf->context;
 
   cudaSetDevice (b->d->ordinal);
   cudaFree (b->mem);
@@ -41,20 +41,20 @@ buf_free (tsr_buffer *buf)
 static void *
 buf_base (tsr_buffer *buf)
 {
-  return ((struct cu_buffer *) buf->context)->mem;
+  return ((struct tsr_cuda_buffer *) buf->context)->mem;
 }
 
 static int
-report (const struct cu_device *d, const char *what, cudaError_t err)
+report (const struct tsr_cuda_device *d, const char *what, cudaError_t err)
 {
-  return cu_error (d, what, err);
+  return tsr_cuda_error (d, what, err);
 }
 
 static int
 buf_set (tsr_buffer *buf, tsr_tensor *t, const void *data, size_t offset,
          size_t size)
 {
-  struct cu_buffer *b = buf->context;
+  struct tsr_cuda_buffer *b = buf->context;
   cudaError_t err = cudaSetDevice (b->d->ordinal);
 
   if (err == cudaSuccess)
@@ -69,7 +69,7 @@ static int
 buf_get (tsr_buffer *buf, const tsr_tensor *t, void *data, size_t offset,
          size_t size)
 {
-  struct cu_buffer *b = buf->context;
+  struct tsr_cuda_buffer *b = buf->context;
   cudaError_t err = cudaSetDevice (b->d->ordinal);
 
   if (err == cudaSuccess)
@@ -83,7 +83,7 @@ buf_get (tsr_buffer *buf, const tsr_tensor *t, void *data, size_t offset,
 static void
 buf_clear (tsr_buffer *buf, uint8_t value)
 {
-  struct cu_buffer *b = buf->context;
+  struct tsr_cuda_buffer *b = buf->context;
   cudaError_t err = cudaSetDevice (b->d->ordinal);
 
   if (err == cudaSuccess)
@@ -94,7 +94,7 @@ buf_clear (tsr_buffer *buf, uint8_t value)
     report (b->d, "cudaMemset", err);
 }
 
-static const struct tsr_buffer_iface cu_buffer_iface = {
+static const struct tsr_buffer_iface tsr_cuda_buffer_iface = {
   .free_buffer = buf_free,
   .get_base = buf_base,
   .init_tensor = NULL,
@@ -106,14 +106,14 @@ static const struct tsr_buffer_iface cu_buffer_iface = {
 static const char *
 buft_name (tsr_buffer_type *buft)
 {
-  return ((struct cu_device *) buft->context)->name;
+  return ((struct tsr_cuda_device *) buft->context)->name;
 }
 
 static tsr_buffer *
 buft_alloc (tsr_buffer_type *buft, size_t size)
 {
-  struct cu_device *d = buft->context;
-  struct cu_buffer *b = calloc (1, sizeof *b);
+  struct tsr_cuda_device *d = buft->context;
+  struct tsr_cuda_buffer *b = calloc (1, sizeof *b);
   cudaError_t err;
   tsr_buffer *buf;
 
@@ -137,7 +137,7 @@ buft_alloc (tsr_buffer_type *buft, size_t size)
       free (b);
       return NULL;
     }
-  buf = tsr_buffer_new (buft, cu_buffer_iface, b, size);
+  buf = tsr_buffer_new (buft, tsr_cuda_buffer_iface, b, size);
   if (!buf)
     {
       cudaFree (b->mem);
@@ -156,7 +156,7 @@ buft_alignment (tsr_buffer_type *buft)
 static size_t
 buft_max_size (tsr_buffer_type *buft)
 {
-  return ((struct cu_device *) buft->context)->mem_total;
+  return ((struct tsr_cuda_device *) buft->context)->mem_total;
 }
 
 static bool
@@ -167,7 +167,7 @@ buft_is_host (tsr_buffer_type *buft)
 }
 
 void
-cu_buft_init (struct cu_device *d)
+tsr_cuda_buft_init (struct tsr_cuda_device *d)
 {
   d->buft.iface.get_name = buft_name;
   d->buft.iface.alloc_buffer = buft_alloc;
@@ -220,7 +220,7 @@ host_clear (tsr_buffer *buf, uint8_t value)
   memset (buf->context, value, buf->size);
 }
 
-static const struct tsr_buffer_iface cu_host_buffer_iface = {
+static const struct tsr_buffer_iface tsr_cuda_host_buffer_iface = {
   .free_buffer = host_free,
   .get_base = host_base,
   .init_tensor = NULL,
@@ -232,13 +232,13 @@ static const struct tsr_buffer_iface cu_host_buffer_iface = {
 static const char *
 host_buft_name (tsr_buffer_type *buft)
 {
-  return ((struct cu_device *) buft->context)->host_name;
+  return ((struct tsr_cuda_device *) buft->context)->host_name;
 }
 
 static tsr_buffer *
 host_buft_alloc (tsr_buffer_type *buft, size_t size)
 {
-  struct cu_device *d = buft->context;
+  struct tsr_cuda_device *d = buft->context;
   void *mem = NULL;
   cudaError_t err = cudaSetDevice (d->ordinal);
   tsr_buffer *buf;
@@ -254,7 +254,7 @@ host_buft_alloc (tsr_buffer_type *buft, size_t size)
       cudaGetLastError ();      /* not sticky: clear it */
       return NULL;
     }
-  buf = tsr_buffer_new (buft, cu_host_buffer_iface, mem, size);
+  buf = tsr_buffer_new (buft, tsr_cuda_host_buffer_iface, mem, size);
   if (!buf)
     cudaFreeHost (mem);
   return buf;
@@ -268,7 +268,7 @@ host_buft_is_host (tsr_buffer_type *buft)
 }
 
 void
-cu_host_buft_init (struct cu_device *d)
+tsr_cuda_host_buft_init (struct tsr_cuda_device *d)
 {
   snprintf (d->host_name, sizeof d->host_name, "%s_Host", d->name);
   d->host_buft.iface.get_name = host_buft_name;

@@ -27,7 +27,7 @@
 
 /* Blocks for N items of CU_THREADS each, at least 1.  */
 static inline unsigned
-cu_blocks (int64_t n)
+tsr_cuda_blocks (int64_t n)
 {
   int64_t b = (n + CU_THREADS - 1) / CU_THREADS;
   return (unsigned) (b < 1 ? 1 : b > CU_MAX_BLOCKS ? CU_MAX_BLOCKS : b);
@@ -35,7 +35,7 @@ cu_blocks (int64_t n)
 
 /* Rows of a row-per-block launch at most per grid dimension x.  */
 static inline unsigned
-cu_row_blocks (int64_t rows)
+tsr_cuda_row_blocks (int64_t rows)
 {
   return (unsigned) (rows < 1 ? 1 : rows > CU_MAX_BLOCKS ? CU_MAX_BLOCKS
                                                        : rows);
@@ -43,13 +43,13 @@ cu_row_blocks (int64_t rows)
 
 /* Elements and rows of T, for the launchers (host side).  */
 static inline int64_t
-host_nelements (const cu_tdesc &t)
+host_nelements (const tsr_cuda_tdesc &t)
 {
   return t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3];
 }
 
 static inline int64_t
-host_nrows (const cu_tdesc &t)
+host_nrows (const tsr_cuda_tdesc &t)
 {
   return t.ne[1] * t.ne[2] * t.ne[3];
 }
@@ -59,7 +59,7 @@ host_nrows (const cu_tdesc &t)
    row rather than once per element.  Threads per block: NE0 rounded up
    to a warp, at most CU_THREADS.  */
 static inline void
-cu_row_grid (int64_t ne0, int64_t nrows, dim3 *grid, dim3 *block)
+tsr_cuda_row_grid (int64_t ne0, int64_t nrows, dim3 *grid, dim3 *block)
 {
   int64_t threads = ne0 >= CU_THREADS ? CU_THREADS : (ne0 + 31) / 32 * 32;
   int64_t bx = (ne0 + threads - 1) / threads;
@@ -67,10 +67,10 @@ cu_row_grid (int64_t ne0, int64_t nrows, dim3 *grid, dim3 *block)
   *block = dim3 ((unsigned) (threads < 32 ? 32 : threads));
   *grid = dim3 ((unsigned) (bx < 1 ? 1 : bx > CU_MAX_BLOCKS ? CU_MAX_BLOCKS
                                                             : bx),
-                cu_row_blocks (nrows));
+                tsr_cuda_row_blocks (nrows));
 }
 
-/* The loops of a cu_row_grid launch.  */
+/* The loops of a tsr_cuda_row_grid launch.  */
 #define CU_FOR_GRID_ROWS(r, n)                                            \
   for (int64_t r = blockIdx.y; r < (n); r += gridDim.y)
 #define CU_FOR_ROW_ITEMS(i0, n)                                           \
@@ -85,20 +85,20 @@ cu_row_grid (int64_t ne0, int64_t nrows, dim3 *grid, dim3 *block)
   for (int64_t r = blockIdx.x; r < (n); r += gridDim.x)
 
 static __device__ inline int64_t
-cu_nelements (const cu_tdesc &t)
+tsr_cuda_nelements (const tsr_cuda_tdesc &t)
 {
   return t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3];
 }
 
 static __device__ inline int64_t
-cu_nrows (const cu_tdesc &t)
+tsr_cuda_nrows (const tsr_cuda_tdesc &t)
 {
   return t.ne[1] * t.ne[2] * t.ne[3];
 }
 
 /* Indices of element I of T in row-major order.  */
 static __device__ inline void
-cu_split (int64_t i, const cu_tdesc &t, int64_t *i0, int64_t *i1,
+tsr_cuda_split (int64_t i, const tsr_cuda_tdesc &t, int64_t *i0, int64_t *i1,
           int64_t *i2, int64_t *i3)
 {
   *i0 = i % t.ne[0];
@@ -111,7 +111,7 @@ cu_split (int64_t i, const cu_tdesc &t, int64_t *i0, int64_t *i1,
 
 /* Indices of row R of T (dimensions 1..3).  */
 static __device__ inline void
-cu_split_row (int64_t r, const cu_tdesc &t, int64_t *i1, int64_t *i2,
+tsr_cuda_split_row (int64_t r, const tsr_cuda_tdesc &t, int64_t *i1, int64_t *i2,
               int64_t *i3)
 {
   *i1 = r % t.ne[1];
@@ -121,31 +121,31 @@ cu_split_row (int64_t r, const cu_tdesc &t, int64_t *i1, int64_t *i2,
 }
 
 static __device__ inline char *
-cu_at (const cu_tdesc &t, int64_t i0, int64_t i1, int64_t i2, int64_t i3)
+tsr_cuda_at (const tsr_cuda_tdesc &t, int64_t i0, int64_t i1, int64_t i2, int64_t i3)
 {
   return t.data + i0 * t.nb[0] + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3];
 }
 
 static __device__ inline float &
-cu_f32 (const cu_tdesc &t, int64_t i0, int64_t i1, int64_t i2, int64_t i3)
+tsr_cuda_f32 (const tsr_cuda_tdesc &t, int64_t i0, int64_t i1, int64_t i2, int64_t i3)
 {
-  return *(float *) cu_at (t, i0, i1, i2, i3);
+  return *(float *) tsr_cuda_at (t, i0, i1, i2, i3);
 }
 
 static __device__ inline float
-cu_f16_to_f32 (uint16_t h)
+tsr_cuda_f16_to_f32 (uint16_t h)
 {
   return __half2float (__ushort_as_half (h));
 }
 
 static __device__ inline uint16_t
-cu_f32_to_f16 (float f)
+tsr_cuda_f32_to_f16 (float f)
 {
   return __half_as_ushort (__float2half_rn (f));
 }
 
 static __device__ inline uint16_t
-cu_f32_to_bf16 (float f)
+tsr_cuda_f32_to_bf16 (float f)
 {
   uint32_t x = __float_as_uint (f);
   if ((x & 0x7fffffffu) > 0x7f800000u)
@@ -155,7 +155,7 @@ cu_f32_to_bf16 (float f)
 }
 
 static __device__ inline float
-cu_bf16_to_f32 (uint16_t h)
+tsr_cuda_bf16_to_f32 (uint16_t h)
 {
   return __uint_as_float ((uint32_t) h << 16);
 }
@@ -165,30 +165,30 @@ cu_bf16_to_f32 (uint16_t h)
 /* Element I0 of a row of TYPE at ROW, elements (for block types:
    blocks) NB0 bytes apart.  */
 static __device__ inline float
-cu_load (const char *row, int64_t i0, int64_t nb0, int type)
+tsr_cuda_load (const char *row, int64_t i0, int64_t nb0, int type)
 {
   switch (type)
     {
     case TSR_TYPE_F32: return *(const float *) (row + i0 * nb0);
     case TSR_TYPE_F16:
-      return cu_f16_to_f32 (*(const uint16_t *) (row + i0 * nb0));
+      return tsr_cuda_f16_to_f32 (*(const uint16_t *) (row + i0 * nb0));
     case TSR_TYPE_BF16:
-      return cu_bf16_to_f32 (*(const uint16_t *) (row + i0 * nb0));
+      return tsr_cuda_bf16_to_f32 (*(const uint16_t *) (row + i0 * nb0));
     case TSR_TYPE_I32: return (float) *(const int32_t *) (row + i0 * nb0);
     default: break;
     }
-  int per = cu_block_elems (type);
-  return cu_block_value (row + (i0 / per) * nb0, type, (int) (i0 % per));
+  int per = tsr_cuda_block_elems (type);
+  return tsr_cuda_block_value (row + (i0 / per) * nb0, type, (int) (i0 % per));
 }
 
 static __device__ inline void
-cu_store (char *p, int type, float v)
+tsr_cuda_store (char *p, int type, float v)
 {
   switch (type)
     {
     case TSR_TYPE_F32: *(float *) p = v; break;
-    case TSR_TYPE_F16: *(uint16_t *) p = cu_f32_to_f16 (v); break;
-    case TSR_TYPE_BF16: *(uint16_t *) p = cu_f32_to_bf16 (v); break;
+    case TSR_TYPE_F16: *(uint16_t *) p = tsr_cuda_f32_to_f16 (v); break;
+    case TSR_TYPE_BF16: *(uint16_t *) p = tsr_cuda_f32_to_bf16 (v); break;
     case TSR_TYPE_I32: *(int32_t *) p = __float2int_rz (v); break;
     default: break;
     }
@@ -197,7 +197,7 @@ cu_store (char *p, int type, float v)
 /* I mod N for 0 <= I and 1 <= N, in 32-bit arithmetic when both fit
    (a 64-bit division is a long software sequence on the GPU).  */
 static __device__ inline int64_t
-cu_mod (int64_t i, int64_t n)
+tsr_cuda_mod (int64_t i, int64_t n)
 {
   if (((uint64_t) i | (uint64_t) n) <= UINT32_MAX)
     return (int64_t) ((uint32_t) i % (uint32_t) n);
@@ -206,7 +206,7 @@ cu_mod (int64_t i, int64_t n)
 
 /* I / N likewise.  */
 static __device__ inline int64_t
-cu_div (int64_t i, int64_t n)
+tsr_cuda_div (int64_t i, int64_t n)
 {
   if (((uint64_t) i | (uint64_t) n) <= UINT32_MAX)
     return (int64_t) ((uint32_t) i / (uint32_t) n);
@@ -217,7 +217,7 @@ cu_div (int64_t i, int64_t n)
    the same two values in every lane of a pair (addition commutes
    exactly), so the lanes never disagree.  */
 static __device__ inline float
-cu_warp_sum (float v)
+tsr_cuda_warp_sum (float v)
 {
   for (int o = 16; o > 0; o /= 2)
     v += __shfl_xor_sync (0xffffffffu, v, o);
@@ -228,7 +228,7 @@ cu_warp_sum (float v)
    it), in a fixed order.  Uses SHARED, CU_THREADS doubles; callable
    repeatedly (it syncs before reuse).  */
 static __device__ inline double
-cu_block_sum (double v, double *shared)
+tsr_cuda_block_sum (double v, double *shared)
 {
   __syncthreads ();
   shared[threadIdx.x] = v;
@@ -245,7 +245,7 @@ cu_block_sum (double v, double *shared)
 /* Record bad index IDX in the status word, unless an earlier one is
    there: TAG (nonzero) tells the backend which node it was.  */
 static __device__ inline void
-cu_bad_index (cu_status *status, int tag, int idx)
+tsr_cuda_bad_index (tsr_cuda_status *status, int tag, int idx)
 {
   if (atomicCAS (&status->status, 0, tag) == 0)
     status->value = idx;
@@ -254,12 +254,12 @@ cu_bad_index (cu_status *status, int tag, int idx)
 /* F as binary16 bits, by lib/types.c's integer algorithm (round to
    nearest even, NaN kept quiet with its top payload bits), in 32-bit
    integer registers.  Block scales go through this rather than
-   cu_f32_to_f16: storing the low byte of __float2half_rn's 16-bit
+   tsr_cuda_f32_to_f16: storing the low byte of __float2half_rn's 16-bit
    result with a byte store was seen to write 0 on an H100 (sm_90,
    CUDA 13.0), while the same bits from integer arithmetic store
    correctly; it also gives NaN the CPU's bits.  */
 static __device__ inline uint32_t
-cu_f32_to_f16_bits (float f)
+tsr_cuda_f32_to_f16_bits (float f)
 {
   uint32_t x = __float_as_uint (f);
   uint32_t sign = (x >> 16) & 0x8000u;
@@ -298,7 +298,7 @@ cu_f32_to_f16_bits (float f)
    __float2ll_rn, which also gives lrintf's x86-64 result for NaN
    (INT64_MIN, so a q8_0 NaN stores 0 and a q4_0 one clamps to 0).  */
 static __device__ inline void
-cu_quantize_block (const float *x, char *p, int type)
+tsr_cuda_quantize_block (const float *x, char *p, int type)
 {
   unsigned char *b = (unsigned char *) p;
   float d, id;
@@ -332,14 +332,14 @@ cu_quantize_block (const float *x, char *p, int type)
           b[2 + j] = (unsigned char) (lo | (hi << 4));
         }
     }
-  uint32_t h = cu_f32_to_f16_bits (d);
+  uint32_t h = tsr_cuda_f32_to_f16_bits (d);
   b[0] = (unsigned char) (h & 0xffu);
   b[1] = (unsigned char) (h >> 8);
 }
 
 /* Launch status as the launchers return it.  */
 static inline int
-cu_launched (void)
+tsr_cuda_launched (void)
 {
   return (int) cudaGetLastError ();
 }

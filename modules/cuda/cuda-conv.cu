@@ -2,7 +2,7 @@
  * or f16 result) and pool_2d (max or average over windows, padding
  * cells excluded), both on f32 inputs of any layout.
  *
- * Row-wise launches (cu_row_grid) over the destination: im2col's rows
+ * Row-wise launches (tsr_cuda_row_grid) over the destination: im2col's rows
  * are output positions, their elements the patch (c, kh, kw) (32-bit
  * index arithmetic: the checks keep patches below 2^31 elements);
  * pool_2d's rows are (oh, c, n), their elements ow.  */
@@ -19,15 +19,15 @@ struct im2col_geom
 };
 
 static __global__ void
-k_im2col (cu_tdesc d, int dtype, cu_tdesc in, im2col_geom g)
+k_im2col (tsr_cuda_tdesc d, int dtype, tsr_cuda_tdesc in, im2col_geom g)
 {
-  CU_FOR_GRID_ROWS (r, cu_nrows (d))
+  CU_FOR_GRID_ROWS (r, tsr_cuda_nrows (d))
     {
       int64_t i1, i2, i3;
-      cu_split_row (r, d, &i1, &i2, &i3);
+      tsr_cuda_split_row (r, d, &i1, &i2, &i3);
       /* 2-D rows are (ow, oh, n); 1-D rows (ow, n).  */
       const int64_t ow = i1, oh = g.is_2d ? i2 : 0, n = g.is_2d ? i3 : i2;
-      char *dr = cu_at (d, 0, i1, i2, i3);
+      char *dr = tsr_cuda_at (d, 0, i1, i2, i3);
       CU_FOR_ROW_ITEMS (k, d.ne[0])
         {
           /* k = (ch * kh + y) * kw + x.  */
@@ -38,14 +38,14 @@ k_im2col (cu_tdesc d, int dtype, cu_tdesc in, im2col_geom g)
           const int64_t y = oh * g.s1 - g.p1 + ky * g.d1;
           float v = 0.0f;
           if (x >= 0 && x < g.w && y >= 0 && y < g.h)
-            v = g.is_2d ? cu_f32 (in, x, y, ch, n) : cu_f32 (in, x, ch, n, 0);
-          cu_store (dr + k * d.nb[0], dtype, v);
+            v = g.is_2d ? tsr_cuda_f32 (in, x, y, ch, n) : tsr_cuda_f32 (in, x, ch, n, 0);
+          tsr_cuda_store (dr + k * d.nb[0], dtype, v);
         }
     }
 }
 
 int
-cu_im2col (cudaStream_t st, cu_tdesc d, int dtype, cu_tdesc in,
+tsr_cuda_im2col (cudaStream_t st, tsr_cuda_tdesc d, int dtype, tsr_cuda_tdesc in,
            const int64_t kernel_ne[4], const int32_t params[7])
 {
   im2col_geom g;
@@ -62,9 +62,9 @@ cu_im2col (cudaStream_t st, cu_tdesc d, int dtype, cu_tdesc in,
       g.kh = 1, g.c = kernel_ne[1], g.h = 1;
       g.s1 = 1, g.p1 = 0, g.d1 = 1;
     }
-  cu_row_grid (d.ne[0], host_nrows (d), &grid, &block);
+  tsr_cuda_row_grid (d.ne[0], host_nrows (d), &grid, &block);
   k_im2col<<<grid, block, 0, st>>> (d, dtype, in, g);
-  return cu_launched ();
+  return tsr_cuda_launched ();
 }
 
 struct pool_geom
@@ -74,13 +74,13 @@ struct pool_geom
 };
 
 static __global__ void
-k_pool_2d (cu_tdesc d, cu_tdesc a, pool_geom g)
+k_pool_2d (tsr_cuda_tdesc d, tsr_cuda_tdesc a, pool_geom g)
 {
-  CU_FOR_GRID_ROWS (r, cu_nrows (d))
+  CU_FOR_GRID_ROWS (r, tsr_cuda_nrows (d))
     {
       int64_t oh, i2, i3;
-      cu_split_row (r, d, &oh, &i2, &i3);
-      char *dr = cu_at (d, 0, oh, i2, i3);
+      tsr_cuda_split_row (r, d, &oh, &i2, &i3);
+      char *dr = tsr_cuda_at (d, 0, oh, i2, i3);
       int64_t y0 = oh * g.s1 - g.p1, y1 = y0 + g.k1;
       y0 = y0 < 0 ? 0 : y0;
       y1 = y1 > a.ne[1] ? a.ne[1] : y1;
@@ -95,7 +95,7 @@ k_pool_2d (cu_tdesc d, cu_tdesc a, pool_geom g)
           for (int64_t y = y0; y < y1; y++)
             for (int64_t x = x0; x < x1; x++)
               {
-                float v = cu_f32 (a, x, y, i2, i3);
+                float v = tsr_cuda_f32 (a, x, y, i2, i3);
                 sum += v;
                 if (isnan (v) || isnan (max))
                   max = NAN;
@@ -110,13 +110,13 @@ k_pool_2d (cu_tdesc d, cu_tdesc a, pool_geom g)
 }
 
 int
-cu_pool_2d (cudaStream_t st, cu_tdesc d, cu_tdesc a, const int32_t params[7])
+tsr_cuda_pool_2d (cudaStream_t st, tsr_cuda_tdesc d, tsr_cuda_tdesc a, const int32_t params[7])
 {
   pool_geom g = { params[0] == TSR_POOL_MAX, params[1], params[2], params[3], params[4],
                   params[5], params[6] };
   dim3 grid, block;
 
-  cu_row_grid (d.ne[0], host_nrows (d), &grid, &block);
+  tsr_cuda_row_grid (d.ne[0], host_nrows (d), &grid, &block);
   k_pool_2d<<<grid, block, 0, st>>> (d, a, g);
-  return cu_launched ();
+  return tsr_cuda_launched ();
 }

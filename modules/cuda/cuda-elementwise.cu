@@ -53,44 +53,44 @@ unary (int op, float v, float p0, float p1)
 }
 
 static __global__ void
-k_binary (int op, cu_tdesc d, cu_tdesc a, cu_tdesc b, int64_t n)
+k_binary (int op, tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc b, int64_t n)
 {
   CU_FOR_ITEMS (i, n)
     {
       int64_t i0, i1, i2, i3;
-      cu_split (i, d, &i0, &i1, &i2, &i3);
-      float x = cu_f32 (a, i0, i1, i2, i3);
-      float y = cu_f32 (b, i0 % b.ne[0], i1 % b.ne[1], i2 % b.ne[2],
+      tsr_cuda_split (i, d, &i0, &i1, &i2, &i3);
+      float x = tsr_cuda_f32 (a, i0, i1, i2, i3);
+      float y = tsr_cuda_f32 (b, i0 % b.ne[0], i1 % b.ne[1], i2 % b.ne[2],
                         i3 % b.ne[3]);
-      cu_f32 (d, i0, i1, i2, i3) = op == TSR_OP_ADD ? x + y
+      tsr_cuda_f32 (d, i0, i1, i2, i3) = op == TSR_OP_ADD ? x + y
                                    : op == TSR_OP_SUB ? x - y
                                    : op == TSR_OP_MUL ? x * y : x / y;
     }
 }
 
 static __global__ void
-k_unary (int op, float p0, float p1, cu_tdesc d, cu_tdesc a, int64_t n)
+k_unary (int op, float p0, float p1, tsr_cuda_tdesc d, tsr_cuda_tdesc a, int64_t n)
 {
   CU_FOR_ITEMS (i, n)
     {
       int64_t i0, i1, i2, i3;
-      cu_split (i, d, &i0, &i1, &i2, &i3);
-      cu_f32 (d, i0, i1, i2, i3) = unary (op, cu_f32 (a, i0, i1, i2, i3),
+      tsr_cuda_split (i, d, &i0, &i1, &i2, &i3);
+      tsr_cuda_f32 (d, i0, i1, i2, i3) = unary (op, tsr_cuda_f32 (a, i0, i1, i2, i3),
                                           p0, p1);
     }
 }
 
 static __global__ void
-k_glu (int op, cu_tdesc d, cu_tdesc a, cu_tdesc b, int split, int64_t n)
+k_glu (int op, tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc b, int split, int64_t n)
 {
   CU_FOR_ITEMS (i, n)
     {
       int64_t i0, i1, i2, i3;
-      cu_split (i, d, &i0, &i1, &i2, &i3);
-      float x = cu_f32 (a, i0, i1, i2, i3);
-      float g = split ? cu_f32 (a, i0 + d.ne[0], i1, i2, i3)
-                      : cu_f32 (b, i0, i1, i2, i3);
-      cu_f32 (d, i0, i1, i2, i3) = (op == TSR_OP_SWIGLU ? silu (x)
+      tsr_cuda_split (i, d, &i0, &i1, &i2, &i3);
+      float x = tsr_cuda_f32 (a, i0, i1, i2, i3);
+      float g = split ? tsr_cuda_f32 (a, i0 + d.ne[0], i1, i2, i3)
+                      : tsr_cuda_f32 (b, i0, i1, i2, i3);
+      tsr_cuda_f32 (d, i0, i1, i2, i3) = (op == TSR_OP_SWIGLU ? silu (x)
                                     : gelu (x)) * g;
     }
 }
@@ -105,15 +105,15 @@ binary (int op, float x, float y)
 }
 
 static __global__ void
-k_binary_rows (int op, cu_tdesc d, cu_tdesc a, cu_tdesc b, int64_t rows)
+k_binary_rows (int op, tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc b, int64_t rows)
 {
   CU_FOR_ROWS (r, rows)
     {
       int64_t i1, i2, i3;
-      cu_split_row (r, d, &i1, &i2, &i3);
-      char *dr = cu_at (d, 0, i1, i2, i3);
-      const char *ar = cu_at (a, 0, i1, i2, i3);
-      const char *br = cu_at (b, 0, i1 % b.ne[1], i2 % b.ne[2],
+      tsr_cuda_split_row (r, d, &i1, &i2, &i3);
+      char *dr = tsr_cuda_at (d, 0, i1, i2, i3);
+      const char *ar = tsr_cuda_at (a, 0, i1, i2, i3);
+      const char *br = tsr_cuda_at (b, 0, i1 % b.ne[1], i2 % b.ne[2],
                               i3 % b.ne[3]);
       if (b.ne[0] == d.ne[0])
         for (int64_t i0 = threadIdx.x; i0 < d.ne[0]; i0 += blockDim.x)
@@ -129,15 +129,15 @@ k_binary_rows (int op, cu_tdesc d, cu_tdesc a, cu_tdesc b, int64_t rows)
 }
 
 static __global__ void
-k_unary_rows (int op, float p0, float p1, cu_tdesc d, cu_tdesc a,
+k_unary_rows (int op, float p0, float p1, tsr_cuda_tdesc d, tsr_cuda_tdesc a,
               int64_t rows)
 {
   CU_FOR_ROWS (r, rows)
     {
       int64_t i1, i2, i3;
-      cu_split_row (r, d, &i1, &i2, &i3);
-      char *dr = cu_at (d, 0, i1, i2, i3);
-      const char *ar = cu_at (a, 0, i1, i2, i3);
+      tsr_cuda_split_row (r, d, &i1, &i2, &i3);
+      char *dr = tsr_cuda_at (d, 0, i1, i2, i3);
+      const char *ar = tsr_cuda_at (a, 0, i1, i2, i3);
       for (int64_t i0 = threadIdx.x; i0 < d.ne[0]; i0 += blockDim.x)
         *(float *) (dr + i0 * d.nb[0])
           = unary (op, *(const float *) (ar + i0 * a.nb[0]), p0, p1);
@@ -145,17 +145,17 @@ k_unary_rows (int op, float p0, float p1, cu_tdesc d, cu_tdesc a,
 }
 
 static __global__ void
-k_glu_rows (int op, cu_tdesc d, cu_tdesc a, cu_tdesc b, int split,
+k_glu_rows (int op, tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc b, int split,
             int64_t rows)
 {
   CU_FOR_ROWS (r, rows)
     {
       int64_t i1, i2, i3;
-      cu_split_row (r, d, &i1, &i2, &i3);
-      char *dr = cu_at (d, 0, i1, i2, i3);
-      const char *ar = cu_at (a, 0, i1, i2, i3);
+      tsr_cuda_split_row (r, d, &i1, &i2, &i3);
+      char *dr = tsr_cuda_at (d, 0, i1, i2, i3);
+      const char *ar = tsr_cuda_at (a, 0, i1, i2, i3);
       const char *gr = split ? ar + d.ne[0] * a.nb[0]
-                             : cu_at (b, 0, i1, i2, i3);
+                             : tsr_cuda_at (b, 0, i1, i2, i3);
       int64_t gs = split ? a.nb[0] : b.nb[0];
       for (int64_t i0 = threadIdx.x; i0 < d.ne[0]; i0 += blockDim.x)
         {
@@ -171,39 +171,39 @@ k_glu_rows (int op, cu_tdesc d, cu_tdesc a, cu_tdesc b, int split,
 #define CU_ROW_MIN 128
 
 int
-cu_binary (cudaStream_t s, int op, cu_tdesc d, cu_tdesc a, cu_tdesc b)
+tsr_cuda_binary (cudaStream_t s, int op, tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc b)
 {
   int64_t n = host_nelements (d);
   if (d.ne[0] >= CU_ROW_MIN)
-    k_binary_rows<<<cu_row_blocks (host_nrows (d)), CU_THREADS, 0, s>>> (
+    k_binary_rows<<<tsr_cuda_row_blocks (host_nrows (d)), CU_THREADS, 0, s>>> (
       op, d, a, b, host_nrows (d));
   else
-    k_binary<<<cu_blocks (n), CU_THREADS, 0, s>>> (op, d, a, b, n);
-  return cu_launched ();
+    k_binary<<<tsr_cuda_blocks (n), CU_THREADS, 0, s>>> (op, d, a, b, n);
+  return tsr_cuda_launched ();
 }
 
 int
-cu_unary (cudaStream_t s, int op, float p0, float p1, cu_tdesc d,
-          cu_tdesc a)
+tsr_cuda_unary (cudaStream_t s, int op, float p0, float p1, tsr_cuda_tdesc d,
+          tsr_cuda_tdesc a)
 {
   int64_t n = host_nelements (d);
   if (d.ne[0] >= CU_ROW_MIN)
-    k_unary_rows<<<cu_row_blocks (host_nrows (d)), CU_THREADS, 0, s>>> (
+    k_unary_rows<<<tsr_cuda_row_blocks (host_nrows (d)), CU_THREADS, 0, s>>> (
       op, p0, p1, d, a, host_nrows (d));
   else
-    k_unary<<<cu_blocks (n), CU_THREADS, 0, s>>> (op, p0, p1, d, a, n);
-  return cu_launched ();
+    k_unary<<<tsr_cuda_blocks (n), CU_THREADS, 0, s>>> (op, p0, p1, d, a, n);
+  return tsr_cuda_launched ();
 }
 
 int
-cu_glu (cudaStream_t s, int op, cu_tdesc d, cu_tdesc a, cu_tdesc b,
+tsr_cuda_glu (cudaStream_t s, int op, tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc b,
         int split)
 {
   int64_t n = host_nelements (d);
   if (d.ne[0] >= CU_ROW_MIN)
-    k_glu_rows<<<cu_row_blocks (host_nrows (d)), CU_THREADS, 0, s>>> (
+    k_glu_rows<<<tsr_cuda_row_blocks (host_nrows (d)), CU_THREADS, 0, s>>> (
       op, d, a, b, split, host_nrows (d));
   else
-    k_glu<<<cu_blocks (n), CU_THREADS, 0, s>>> (op, d, a, b, split, n);
-  return cu_launched ();
+    k_glu<<<tsr_cuda_blocks (n), CU_THREADS, 0, s>>> (op, d, a, b, split, n);
+  return tsr_cuda_launched ();
 }

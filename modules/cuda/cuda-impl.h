@@ -34,7 +34,7 @@
 #define CU_ALIGN 256
 
 /* One GPU as a Tessera device.  */
-struct cu_device
+struct tsr_cuda_device
 {
   tsr_device *dev;              /* what the registry hands out (in the
                                    registration tsr_reg_new made) */
@@ -50,14 +50,14 @@ struct cu_device
 };
 
 /* The backend's state (cuda-backend.c) as the op launchers see it.  */
-struct cu_backend
+struct tsr_cuda_backend
 {
-  struct cu_device *d;
+  struct tsr_cuda_device *d;
   cudaStream_t stream;
   void *blas;                   /* cublasHandle_t, made on first mul_mat */
   void *scratch;                /* device memory for converted operands */
   size_t scratch_size;
-  struct cu_status *status;     /* device word for bad indices */
+  struct tsr_cuda_status *status;     /* device word for bad indices */
   bool uses_status;             /* this graph wrote into it */
   int tag;                      /* the node being launched: its graph
                                    position + 1, the status it reports */
@@ -66,40 +66,40 @@ struct cu_backend
 /* cuda-module.c */
 /* "what: <CUDA error name>: <its text>" in the thread's error slot;
    returns TSR_ERR_BACKEND.  */
-CU_HIDDEN int cu_error (const struct cu_device *d, const char *what,
+TSR_MODULE_HIDDEN int tsr_cuda_error (const struct tsr_cuda_device *d, const char *what,
                         cudaError_t err);
 
 /* cuda-buffer.c */
-CU_HIDDEN void cu_buft_init (struct cu_device *d);
-CU_HIDDEN void cu_host_buft_init (struct cu_device *d);
+TSR_MODULE_HIDDEN void tsr_cuda_buft_init (struct tsr_cuda_device *d);
+TSR_MODULE_HIDDEN void tsr_cuda_host_buft_init (struct tsr_cuda_device *d);
 /* Whether T's data lies in a buffer of device D.  */
-CU_HIDDEN bool cu_tensor_on (const struct cu_device *d, const tsr_tensor *t);
+TSR_MODULE_HIDDEN bool tsr_cuda_tensor_on (const struct tsr_cuda_device *d, const tsr_tensor *t);
 
 /* cuda-backend.c */
-CU_HIDDEN tsr_backend *cu_backend_new (tsr_device *dev, const char *params);
+TSR_MODULE_HIDDEN tsr_backend *tsr_cuda_backend_new (tsr_device *dev, const char *params);
 /* Events (device interface; record and wait are the backend's).  */
-CU_HIDDEN int cu_event_new (tsr_device *dev, tsr_event *ev);
-CU_HIDDEN void cu_event_free (tsr_event *ev);
-CU_HIDDEN int cu_event_synchronize (tsr_event *ev);
+TSR_MODULE_HIDDEN int tsr_cuda_event_new (tsr_device *dev, tsr_event *ev);
+TSR_MODULE_HIDDEN void tsr_cuda_event_free (tsr_event *ev);
+TSR_MODULE_HIDDEN int tsr_cuda_event_synchronize (tsr_event *ev);
 /* At least SIZE bytes of scratch device memory (valid until the next
    call, ordered on the backend's stream), or NULL with an error.  */
-CU_HIDDEN void *cu_scratch (struct cu_backend *be, size_t size);
+TSR_MODULE_HIDDEN void *tsr_cuda_scratch (struct tsr_cuda_backend *be, size_t size);
 
 /* cuda-ops.c */
 /* Whether a kernel takes OP's types and layouts (the core has checked
    the node: tsr_node_validate).  */
-CU_HIDDEN bool cu_supports_op (const struct cu_device *d,
+TSR_MODULE_HIDDEN bool tsr_cuda_supports_op (const struct tsr_cuda_device *d,
                                const tsr_tensor *op);
-CU_HIDDEN int cu_launch_op (struct cu_backend *be, tsr_tensor *node);
+TSR_MODULE_HIDDEN int tsr_cuda_launch_op (struct tsr_cuda_backend *be, tsr_tensor *node);
 /* T as a kernel argument.  */
-CU_HIDDEN struct cu_tdesc cu_desc (const tsr_tensor *t);
+TSR_MODULE_HIDDEN struct tsr_cuda_tdesc tsr_cuda_desc (const tsr_tensor *t);
 
 /* cuda-blas.c */
 /* Whether mul_mat of these operands can go to cuBLAS (after the
    operand conversions cuda-blas.c makes).  */
-CU_HIDDEN bool cu_mul_mat_supports (const tsr_tensor *d);
-CU_HIDDEN int cu_mul_mat (struct cu_backend *be, tsr_tensor *d);
+TSR_MODULE_HIDDEN bool tsr_cuda_mul_mat_supports (const tsr_tensor *d);
+TSR_MODULE_HIDDEN int tsr_cuda_mul_mat (struct tsr_cuda_backend *be, tsr_tensor *d);
 /* Release the cuBLAS handle of BE.  */
-CU_HIDDEN void cu_blas_release (struct cu_backend *be);
+TSR_MODULE_HIDDEN void tsr_cuda_blas_release (struct tsr_cuda_backend *be);
 
 #endif /* TSR_CUDA_IMPL_H */

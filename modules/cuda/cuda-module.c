@@ -23,14 +23,14 @@
 #include "cuda-impl.h"
 
 /* Every device found, in order.  */
-static struct cu_device *devices;
+static struct tsr_cuda_device *devices;
 static size_t n_devices;
 static pthread_once_t enumerate_once = PTHREAD_ONCE_INIT;
 static int enumerate_status = TSR_OK;
 static char enumerate_error[256];
 
 int
-cu_error (const struct cu_device *d, const char *what, cudaError_t err)
+tsr_cuda_error (const struct tsr_cuda_device *d, const char *what, cudaError_t err)
 {
   return tsr_set_error (TSR_ERR_BACKEND, "cuda: %s: %s failed: %s (%s)",
                         d ? d->name : "runtime", what, cudaGetErrorName (err),
@@ -39,30 +39,30 @@ cu_error (const struct cu_device *d, const char *what, cudaError_t err)
 
 /* Device interface.  */
 
-static struct cu_device *
-cu_dev (tsr_device *dev)
+static struct tsr_cuda_device *
+tsr_cuda_dev (tsr_device *dev)
 {
   return dev->context;
 }
 
 static const char *
-cu_dev_name (tsr_device *dev)
+tsr_cuda_dev_name (tsr_device *dev)
 {
-  return cu_dev (dev)->name;
+  return tsr_cuda_dev (dev)->name;
 }
 
 static const char *
-cu_dev_description (tsr_device *dev)
+tsr_cuda_dev_description (tsr_device *dev)
 {
-  return cu_dev (dev)->description;
+  return tsr_cuda_dev (dev)->description;
 }
 
 /* Free memory needs the device's context (made here if no buffer or
    backend made it before); the total is known from enumeration.  */
 static void
-cu_dev_memory (tsr_device *dev, size_t *free_bytes, size_t *total)
+tsr_cuda_dev_memory (tsr_device *dev, size_t *free_bytes, size_t *total)
 {
-  struct cu_device *d = cu_dev (dev);
+  struct tsr_cuda_device *d = tsr_cuda_dev (dev);
   size_t f = 0, t = 0;
 
   *total = d->mem_total;
@@ -76,65 +76,65 @@ cu_dev_memory (tsr_device *dev, size_t *free_bytes, size_t *total)
 }
 
 static tsr_device_type
-cu_dev_type (tsr_device *dev)
+tsr_cuda_dev_type (tsr_device *dev)
 {
   (void) dev;
   return TSR_DEVICE_GPU;
 }
 
 static void
-cu_dev_caps (tsr_device *dev, struct tsr_device_caps *caps)
+tsr_cuda_dev_caps (tsr_device *dev, struct tsr_device_caps *caps)
 {
   (void) dev;
   caps->async = true;           /* one stream per backend */
-  caps->host_buffer = true;     /* cu_dev_host_buffer_type */
-  caps->events = true;          /* cu_event_* */
+  caps->host_buffer = true;     /* tsr_cuda_dev_host_buffer_type */
+  caps->events = true;          /* tsr_cuda_event_* */
 }
 
 static tsr_buffer_type *
-cu_dev_host_buffer_type (tsr_device *dev)
+tsr_cuda_dev_host_buffer_type (tsr_device *dev)
 {
-  return &cu_dev (dev)->host_buft;
+  return &tsr_cuda_dev (dev)->host_buft;
 }
 
 static tsr_buffer_type *
-cu_dev_buffer_type (tsr_device *dev)
+tsr_cuda_dev_buffer_type (tsr_device *dev)
 {
-  return &cu_dev (dev)->buft;
+  return &tsr_cuda_dev (dev)->buft;
 }
 
 static bool
-cu_dev_supports_op (tsr_device *dev, const tsr_tensor *op)
+tsr_cuda_dev_supports_op (tsr_device *dev, const tsr_tensor *op)
 {
-  return cu_supports_op (cu_dev (dev), op);
+  return tsr_cuda_supports_op (tsr_cuda_dev (dev), op);
 }
 
 static bool
-cu_dev_supports_buft (tsr_device *dev, tsr_buffer_type *buft)
+tsr_cuda_dev_supports_buft (tsr_device *dev, tsr_buffer_type *buft)
 {
-  return buft == &cu_dev (dev)->buft;
+  return buft == &tsr_cuda_dev (dev)->buft;
 }
 
-static const struct tsr_device_iface cu_device_iface = {
-  .get_name = cu_dev_name,
-  .get_description = cu_dev_description,
-  .get_memory = cu_dev_memory,
-  .get_type = cu_dev_type,
-  .get_caps = cu_dev_caps,
-  .init_backend = cu_backend_new,
-  .get_buffer_type = cu_dev_buffer_type,
-  .supports_op = cu_dev_supports_op,
-  .supports_buft = cu_dev_supports_buft,
-  .get_host_buffer_type = cu_dev_host_buffer_type,
-  .event_new = cu_event_new,
-  .event_free = cu_event_free,
-  .event_synchronize = cu_event_synchronize,
+static const struct tsr_device_iface tsr_cuda_device_iface = {
+  .get_name = tsr_cuda_dev_name,
+  .get_description = tsr_cuda_dev_description,
+  .get_memory = tsr_cuda_dev_memory,
+  .get_type = tsr_cuda_dev_type,
+  .get_caps = tsr_cuda_dev_caps,
+  .init_backend = tsr_cuda_backend_new,
+  .get_buffer_type = tsr_cuda_dev_buffer_type,
+  .supports_op = tsr_cuda_dev_supports_op,
+  .supports_buft = tsr_cuda_dev_supports_buft,
+  .get_host_buffer_type = tsr_cuda_dev_host_buffer_type,
+  .event_new = tsr_cuda_event_new,
+  .event_free = tsr_cuda_event_free,
+  .event_synchronize = tsr_cuda_event_synchronize,
 };
 
 /* Enumeration.  */
 
 static void
-describe (struct cu_device *d)
+describe (struct tsr_cuda_device *d)
 {
   struct cudaDeviceProp p;
   cudaError_t err = cudaGetDeviceProperties (&p, d->ordinal);
@@ -183,12 +183,12 @@ enumerate (void)
     }
   for (int i = 0; i < n; i++)
     {
-      struct cu_device *d = &devices[n_devices++];
+      struct tsr_cuda_device *d = &devices[n_devices++];
 
       d->ordinal = i;
       describe (d);
-      cu_buft_init (d);
-      cu_host_buft_init (d);
+      tsr_cuda_buft_init (d);
+      tsr_cuda_host_buft_init (d);
       tsr_log (TSR_LOG_DEBUG, "cuda: %s: %s", d->name, d->description);
     }
 }
@@ -218,7 +218,7 @@ driver_version (bool *found)
    driver older than the runtime, no device, or the runtime's own
    error.  */
 static int
-cu_score (const char **reason)
+tsr_cuda_score (const char **reason)
 {
   static char why[256];
   bool found;
@@ -260,7 +260,7 @@ cu_score (const char **reason)
 }
 
 static tsr_reg *
-cu_init (void)
+tsr_cuda_init (void)
 {
   pthread_once (&enumerate_once, enumerate);
   if (enumerate_status != TSR_OK)
@@ -276,7 +276,7 @@ cu_init (void)
     }
   for (size_t i = 0; i < n_devices; i++)
     contexts[i] = &devices[i];
-  tsr_reg *reg = tsr_reg_new ("cuda", &cu_device_iface, n_devices, contexts,
+  tsr_reg *reg = tsr_reg_new ("cuda", &tsr_cuda_device_iface, n_devices, contexts,
                               NULL);
   free (contexts);
   for (size_t i = 0; reg && i < n_devices; i++)
@@ -289,5 +289,5 @@ cu_init (void)
 }
 
 const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {
-  TSR_MODULE_ABI_VERSION, "cuda", cu_score, cu_init, NULL, 0
+  TSR_MODULE_ABI_VERSION, "cuda", tsr_cuda_score, tsr_cuda_init, NULL, 0
 };

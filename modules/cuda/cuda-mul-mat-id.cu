@@ -4,8 +4,8 @@
  * with dense rows).
  *
  * One warp per result element: the lanes split the dot product (f32
- * sums, cu_warp_sum), the weight row read as it is stored, so nothing
- * is converted beforehand: element by element (cu_load) for plain
+ * sums, tsr_cuda_warp_sum), the weight row read as it is stored, so nothing
+ * is converted beforehand: element by element (tsr_cuda_load) for plain
  * types, a 16-element chunk a lane for block types (cuda-blocks.cuh).
  * The warps of a block take consecutive rows i of one (e, t), which
  * share the b row.  An
@@ -17,8 +17,8 @@
 
 struct mmid_args
 {
-  cu_tdesc d, as, b, ids;
-  cu_status *status;
+  tsr_cuda_tdesc d, as, b, ids;
+  tsr_cuda_status *status;
   int tag;
 };
 
@@ -30,12 +30,12 @@ static __device__ inline float
 chunk_dots (const char *arow, int64_t k, const char *brow, int64_t bnb,
             int lane)
 {
-  const int per = cu_block_elems (AT) / 16, bytes = cu_block_bytes (AT);
+  const int per = tsr_cuda_block_elems (AT) / 16, bytes = tsr_cuda_block_bytes (AT);
   float sum = 0.0f;
   for (int64_t c = lane; c < k / 16; c += 32)
     {
       float v[16];
-      cu_block_chunk (arow + (c / per) * bytes, AT, (int) (c % per), v);
+      tsr_cuda_block_chunk (arow + (c / per) * bytes, AT, (int) (c % per), v);
 #pragma unroll
       for (int l = 0; l < 16; l++)
         sum += v[l] * *(const float *) (brow + (16 * c + l) * bnb);
@@ -54,34 +54,34 @@ k_mul_mat_id (mmid_args a, int64_t n)
        o += (int64_t) gridDim.x * MMID_WARPS)
     {
       const int64_t i = o % m, et = o / m, e = et % n_used, t = et / n_used;
-      const int x = *(const int32_t *) cu_at (a.ids, e, t, 0, 0);
+      const int x = *(const int32_t *) tsr_cuda_at (a.ids, e, t, 0, 0);
       float sum = 0.0f;
 
       if (x < 0 || x >= a.as.ne[2])
         {
           if (lane == 0)
-            cu_bad_index (a.status, a.tag, x);
+            tsr_cuda_bad_index (a.status, a.tag, x);
         }
       else
         {
-          const char *arow = cu_at (a.as, 0, i, x, 0);
-          const char *brow = cu_at (a.b, 0, e % a.b.ne[1], t, 0);
-          if (cu_is_block (AT))
+          const char *arow = tsr_cuda_at (a.as, 0, i, x, 0);
+          const char *brow = tsr_cuda_at (a.b, 0, e % a.b.ne[1], t, 0);
+          if (tsr_cuda_is_block (AT))
             sum = chunk_dots<AT> (arow, k, brow, a.b.nb[0], lane);
           else
             for (int64_t c = lane; c < k; c += 32)
-              sum += cu_load (arow, c, a.as.nb[0], AT)
+              sum += tsr_cuda_load (arow, c, a.as.nb[0], AT)
                      * *(const float *) (brow + c * a.b.nb[0]);
-          sum = cu_warp_sum (sum);
+          sum = tsr_cuda_warp_sum (sum);
         }
       if (lane == 0)
-        cu_f32 (a.d, i, e, t, 0) = sum;
+        tsr_cuda_f32 (a.d, i, e, t, 0) = sum;
     }
 }
 
 int
-cu_mul_mat_id (cudaStream_t st, cu_tdesc d, cu_tdesc as, int atype,
-               cu_tdesc b, cu_tdesc ids, cu_status *status, int tag)
+tsr_cuda_mul_mat_id (cudaStream_t st, tsr_cuda_tdesc d, tsr_cuda_tdesc as, int atype,
+               tsr_cuda_tdesc b, tsr_cuda_tdesc ids, tsr_cuda_status *status, int tag)
 {
   mmid_args a = { d, as, b, ids, status, tag };
   int64_t n = host_nelements (d);
@@ -102,5 +102,5 @@ cu_mul_mat_id (cudaStream_t st, cu_tdesc d, cu_tdesc as, int atype,
     default:
       return (int) cudaErrorInvalidValue;
     }
-  return cu_launched ();
+  return tsr_cuda_launched ();
 }

@@ -35,12 +35,12 @@
 #include "../op-checks.h"
 
 typedef bool (*supports_fn) (const tsr_tensor *dst);
-typedef int (*launch_fn) (struct cu_backend *be, tsr_tensor *dst);
+typedef int (*launch_fn) (struct tsr_cuda_backend *be, tsr_tensor *dst);
 
-struct cu_tdesc
-cu_desc (const tsr_tensor *t)
+struct tsr_cuda_tdesc
+tsr_cuda_desc (const tsr_tensor *t)
 {
-  struct cu_tdesc desc;
+  struct tsr_cuda_tdesc desc;
 
   desc.data = t->data;
   for (int i = 0; i < 4; i++)
@@ -103,7 +103,7 @@ weight_supports (const tsr_tensor *d)
 static bool
 flash_attn_supports (const tsr_tensor *d)
 {
-  return cu_flash_attn_shared (d->src[0]->ne[0], d->src[2]->ne[0])
+  return tsr_cuda_flash_attn_shared (d->src[0]->ne[0], d->src[2]->ne[0])
          <= 48 * 1024;
 }
 
@@ -118,7 +118,7 @@ im2col_supports (const tsr_tensor *d)
 /* Launching.  */
 
 static int
-launched (struct cu_backend *be, const tsr_tensor *d, int err)
+launched (struct tsr_cuda_backend *be, const tsr_tensor *d, int err)
 {
   if (err == 0)
     return TSR_OK;
@@ -128,99 +128,99 @@ launched (struct cu_backend *be, const tsr_tensor *d, int err)
 }
 
 static int
-binary_launch (struct cu_backend *be, tsr_tensor *d)
+binary_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
-  return launched (be, d, cu_binary (be->stream, d->op, cu_desc (d),
-                                     cu_desc (d->src[0]),
-                                     cu_desc (d->src[1])));
+  return launched (be, d, tsr_cuda_binary (be->stream, d->op, tsr_cuda_desc (d),
+                                     tsr_cuda_desc (d->src[0]),
+                                     tsr_cuda_desc (d->src[1])));
 }
 
 static int
-unary_launch (struct cu_backend *be, tsr_tensor *d)
+unary_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
   bool params = d->op == TSR_OP_SCALE || d->op == TSR_OP_CLAMP;
   float p0 = params ? tsr_get_op_param_f32 (d, 0) : 0.0f;
   float p1 = d->op == TSR_OP_CLAMP ? tsr_get_op_param_f32 (d, 1) : 0.0f;
 
-  return launched (be, d, cu_unary (be->stream, d->op, p0, p1, cu_desc (d),
-                                    cu_desc (d->src[0])));
+  return launched (be, d, tsr_cuda_unary (be->stream, d->op, p0, p1, tsr_cuda_desc (d),
+                                    tsr_cuda_desc (d->src[0])));
 }
 
 static int
-glu_launch (struct cu_backend *be, tsr_tensor *d)
+glu_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
   const tsr_tensor *b = d->src[1] ? d->src[1] : d->src[0];
 
-  return launched (be, d, cu_glu (be->stream, d->op, cu_desc (d),
-                                  cu_desc (d->src[0]), cu_desc (b),
+  return launched (be, d, tsr_cuda_glu (be->stream, d->op, tsr_cuda_desc (d),
+                                  tsr_cuda_desc (d->src[0]), tsr_cuda_desc (b),
                                   d->src[1] == NULL));
 }
 
 static int
-copy_launch (struct cu_backend *be, tsr_tensor *d)
+copy_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
   const tsr_tensor *s = d->src[0];
   const struct tsr_type_traits *tr = tsr_type_traits (s->type);
-  struct cu_tdesc dd = cu_desc (d), sd = cu_desc (s);
+  struct tsr_cuda_tdesc dd = tsr_cuda_desc (d), sd = tsr_cuda_desc (s);
 
   if (s->type != d->type && tsr_chk_is_quant (d->type))
-    return launched (be, d, cu_quantize (be->stream, dd, d->type, sd,
+    return launched (be, d, tsr_cuda_quantize (be->stream, dd, d->type, sd,
                                          s->type));
   if (s->type != d->type)
-    return launched (be, d, cu_convert (be->stream, dd, d->type, sd,
+    return launched (be, d, tsr_cuda_convert (be->stream, dd, d->type, sd,
                                         s->type));
   /* Same type: move bytes, block types a block at a time.  */
   dd.ne[0] /= tr->block_size;
   sd.ne[0] /= tr->block_size;
-  return launched (be, d, cu_copy_bytes (be->stream, dd, sd,
+  return launched (be, d, tsr_cuda_copy_bytes (be->stream, dd, sd,
                                          (int) tr->type_size));
 }
 
 static int
-get_rows_launch (struct cu_backend *be, tsr_tensor *d)
+get_rows_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
   be->uses_status = true;
-  return launched (be, d, cu_get_rows (be->stream, cu_desc (d),
-                                       cu_desc (d->src[0]),
+  return launched (be, d, tsr_cuda_get_rows (be->stream, tsr_cuda_desc (d),
+                                       tsr_cuda_desc (d->src[0]),
                                        d->src[0]->type,
-                                       cu_desc (d->src[1]), be->status,
+                                       tsr_cuda_desc (d->src[1]), be->status,
                                        be->tag));
 }
 
 static int
-sum_rows_launch (struct cu_backend *be, tsr_tensor *d)
+sum_rows_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
-  return launched (be, d, cu_sum_rows (be->stream, cu_desc (d),
-                                       cu_desc (d->src[0])));
+  return launched (be, d, tsr_cuda_sum_rows (be->stream, tsr_cuda_desc (d),
+                                       tsr_cuda_desc (d->src[0])));
 }
 
 static int
-norm_launch (struct cu_backend *be, tsr_tensor *d)
+norm_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
-  return launched (be, d, cu_norm (be->stream, d->op == TSR_OP_RMS_NORM,
-                                   tsr_get_op_param_f32 (d, 0), cu_desc (d),
-                                   cu_desc (d->src[0])));
+  return launched (be, d, tsr_cuda_norm (be->stream, d->op == TSR_OP_RMS_NORM,
+                                   tsr_get_op_param_f32 (d, 0), tsr_cuda_desc (d),
+                                   tsr_cuda_desc (d->src[0])));
 }
 
 static int
-soft_max_launch (struct cu_backend *be, tsr_tensor *d)
+soft_max_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
   const tsr_tensor *mask = d->src[1];
 
-  return launched (be, d, cu_soft_max (be->stream,
+  return launched (be, d, tsr_cuda_soft_max (be->stream,
                                        tsr_get_op_param_f32 (d, 0),
-                                       cu_desc (d), cu_desc (d->src[0]),
-                                       cu_desc (mask ? mask : d->src[0]),
+                                       tsr_cuda_desc (d), tsr_cuda_desc (d->src[0]),
+                                       tsr_cuda_desc (mask ? mask : d->src[0]),
                                        mask ? (int) mask->type : -1));
 }
 
 static int
-rope_launch (struct cu_backend *be, tsr_tensor *d)
+rope_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
   const tsr_tensor *ff = d->src[2];
-  return launched (be, d, cu_rope (be->stream, cu_desc (d),
-                                   cu_desc (d->src[0]), cu_desc (d->src[1]),
-                                   cu_desc (ff ? ff : d->src[1]), ff != NULL,
+  return launched (be, d, tsr_cuda_rope (be->stream, tsr_cuda_desc (d),
+                                   tsr_cuda_desc (d->src[0]), tsr_cuda_desc (d->src[1]),
+                                   tsr_cuda_desc (ff ? ff : d->src[1]), ff != NULL,
                                    tsr_get_op_param_i32 (d, 0),
                                    tsr_get_op_param_i32 (d, 1)
                                    == TSR_ROPE_NEOX,
@@ -229,129 +229,129 @@ rope_launch (struct cu_backend *be, tsr_tensor *d)
 }
 
 static int
-set_rows_launch (struct cu_backend *be, tsr_tensor *d)
+set_rows_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
   size_t rows = (size_t) (d->ne[1] * d->ne[2] * d->ne[3]);
-  int *claim = cu_scratch (be, rows * sizeof *claim);
+  int *claim = tsr_cuda_scratch (be, rows * sizeof *claim);
 
   if (!claim)
     return TSR_ERR_NO_MEMORY;
   be->uses_status = true;
-  return launched (be, d, cu_set_rows (be->stream, cu_desc (d), d->type,
-                                       cu_desc (d->src[1]),
-                                       cu_desc (d->src[2]), claim,
+  return launched (be, d, tsr_cuda_set_rows (be->stream, tsr_cuda_desc (d), d->type,
+                                       tsr_cuda_desc (d->src[1]),
+                                       tsr_cuda_desc (d->src[2]), claim,
                                        be->status, be->tag));
 }
 
 static int
-flash_attn_launch (struct cu_backend *be, tsr_tensor *d)
+flash_attn_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
   const tsr_tensor *k = d->src[1], *v = d->src[2], *mask = d->src[3];
 
-  return launched (be, d, cu_flash_attn (be->stream, cu_desc (d),
-                                         cu_desc (d->src[0]), cu_desc (k),
-                                         k->type, cu_desc (v), v->type,
-                                         cu_desc (mask ? mask : k),
+  return launched (be, d, tsr_cuda_flash_attn (be->stream, tsr_cuda_desc (d),
+                                         tsr_cuda_desc (d->src[0]), tsr_cuda_desc (k),
+                                         k->type, tsr_cuda_desc (v), v->type,
+                                         tsr_cuda_desc (mask ? mask : k),
                                          mask ? (int) mask->type : -1,
                                          tsr_get_op_param_f32 (d, 0)));
 }
 
 static int
-mul_mat_id_launch (struct cu_backend *be, tsr_tensor *d)
+mul_mat_id_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
   be->uses_status = true;
-  return launched (be, d, cu_mul_mat_id (be->stream, cu_desc (d),
-                                         cu_desc (d->src[0]),
+  return launched (be, d, tsr_cuda_mul_mat_id (be->stream, tsr_cuda_desc (d),
+                                         tsr_cuda_desc (d->src[0]),
                                          d->src[0]->type,
-                                         cu_desc (d->src[1]),
-                                         cu_desc (d->src[2]), be->status,
+                                         tsr_cuda_desc (d->src[1]),
+                                         tsr_cuda_desc (d->src[2]), be->status,
                                          be->tag));
 }
 
 static int
-sum_launch (struct cu_backend *be, tsr_tensor *d)
+sum_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
-  double *partial = cu_scratch (be, CU_SUM_BLOCKS * sizeof *partial);
+  double *partial = tsr_cuda_scratch (be, CU_SUM_BLOCKS * sizeof *partial);
 
   if (!partial)
     return TSR_ERR_NO_MEMORY;
-  return launched (be, d, cu_sum (be->stream, cu_desc (d),
-                                  cu_desc (d->src[0]), partial));
+  return launched (be, d, tsr_cuda_sum (be->stream, tsr_cuda_desc (d),
+                                  tsr_cuda_desc (d->src[0]), partial));
 }
 
 static int
-mean_launch (struct cu_backend *be, tsr_tensor *d)
+mean_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
-  return launched (be, d, cu_mean (be->stream, cu_desc (d),
-                                   cu_desc (d->src[0])));
+  return launched (be, d, tsr_cuda_mean (be->stream, tsr_cuda_desc (d),
+                                   tsr_cuda_desc (d->src[0])));
 }
 
 static int
-argmax_launch (struct cu_backend *be, tsr_tensor *d)
+argmax_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
-  return launched (be, d, cu_argmax (be->stream, cu_desc (d),
-                                     cu_desc (d->src[0])));
+  return launched (be, d, tsr_cuda_argmax (be->stream, tsr_cuda_desc (d),
+                                     tsr_cuda_desc (d->src[0])));
 }
 
 static int
-repeat_launch (struct cu_backend *be, tsr_tensor *d)
+repeat_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
-  return launched (be, d, cu_repeat (be->stream, cu_desc (d),
-                                     cu_desc (d->src[0])));
+  return launched (be, d, tsr_cuda_repeat (be->stream, tsr_cuda_desc (d),
+                                     tsr_cuda_desc (d->src[0])));
 }
 
 static int
-concat_launch (struct cu_backend *be, tsr_tensor *d)
+concat_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
-  return launched (be, d, cu_concat (be->stream, cu_desc (d),
-                                     cu_desc (d->src[0]),
-                                     cu_desc (d->src[1]),
+  return launched (be, d, tsr_cuda_concat (be->stream, tsr_cuda_desc (d),
+                                     tsr_cuda_desc (d->src[0]),
+                                     tsr_cuda_desc (d->src[1]),
                                      tsr_get_op_param_i32 (d, 0)));
 }
 
 static int
-diag_mask_inf_launch (struct cu_backend *be, tsr_tensor *d)
+diag_mask_inf_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
-  return launched (be, d, cu_diag_mask_inf (be->stream, cu_desc (d),
-                                            cu_desc (d->src[0]),
+  return launched (be, d, tsr_cuda_diag_mask_inf (be->stream, tsr_cuda_desc (d),
+                                            tsr_cuda_desc (d->src[0]),
                                             tsr_get_op_param_i32 (d, 0)));
 }
 
 static int
-pad_launch (struct cu_backend *be, tsr_tensor *d)
+pad_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
-  return launched (be, d, cu_pad (be->stream, cu_desc (d),
-                                  cu_desc (d->src[0])));
+  return launched (be, d, tsr_cuda_pad (be->stream, tsr_cuda_desc (d),
+                                  tsr_cuda_desc (d->src[0])));
 }
 
 static int
-arange_launch (struct cu_backend *be, tsr_tensor *d)
+arange_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
-  return launched (be, d, cu_arange (be->stream, cu_desc (d),
+  return launched (be, d, tsr_cuda_arange (be->stream, tsr_cuda_desc (d),
                                      tsr_get_op_param_f32 (d, 0),
                                      tsr_get_op_param_f32 (d, 2)));
 }
 
 static int
-upscale_launch (struct cu_backend *be, tsr_tensor *d)
+upscale_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
-  return launched (be, d, cu_upscale (be->stream, cu_desc (d),
-                                      cu_desc (d->src[0]),
+  return launched (be, d, tsr_cuda_upscale (be->stream, tsr_cuda_desc (d),
+                                      tsr_cuda_desc (d->src[0]),
                                       tsr_get_op_param_i32 (d, 0)));
 }
 
 static int
-argsort_launch (struct cu_backend *be, tsr_tensor *d)
+argsort_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
   const tsr_tensor *a = d->src[0];
   bool desc = d->op == TSR_OP_TOP_K
               || tsr_get_op_param_i32 (d, 0) == TSR_SORT_DESC;
-  void *scratch = cu_scratch (be, cu_argsort_scratch (a->ne[0],
+  void *scratch = tsr_cuda_scratch (be, tsr_cuda_argsort_scratch (a->ne[0],
                                                       tsr_nrows (a)));
 
   if (!scratch)
     return TSR_ERR_NO_MEMORY;
-  return launched (be, d, cu_argsort (be->stream, cu_desc (d), cu_desc (a),
+  return launched (be, d, tsr_cuda_argsort (be->stream, tsr_cuda_desc (d), tsr_cuda_desc (a),
                                       desc, scratch));
 }
 
@@ -364,33 +364,33 @@ params7 (const tsr_tensor *d, int32_t p[7])
 }
 
 static int
-im2col_launch (struct cu_backend *be, tsr_tensor *d)
+im2col_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
   int32_t p[7];
 
   params7 (d, p);
-  return launched (be, d, cu_im2col (be->stream, cu_desc (d), d->type,
-                                     cu_desc (d->src[1]), d->src[0]->ne,
+  return launched (be, d, tsr_cuda_im2col (be->stream, tsr_cuda_desc (d), d->type,
+                                     tsr_cuda_desc (d->src[1]), d->src[0]->ne,
                                      p));
 }
 
 static int
-pool_2d_launch (struct cu_backend *be, tsr_tensor *d)
+pool_2d_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
   int32_t p[7];
 
   params7 (d, p);
-  return launched (be, d, cu_pool_2d (be->stream, cu_desc (d),
-                                      cu_desc (d->src[0]), p));
+  return launched (be, d, tsr_cuda_pool_2d (be->stream, tsr_cuda_desc (d),
+                                      tsr_cuda_desc (d->src[0]), p));
 }
 
-struct cu_op
+struct tsr_cuda_op
 {
   supports_fn supports;         /* optional: every valid node */
   launch_fn launch;             /* NULL: no kernel for the op */
 };
 
-static const struct cu_op op_table[TSR_OP_COUNT] = {
+static const struct tsr_cuda_op op_table[TSR_OP_COUNT] = {
   [TSR_OP_ADD] = { NULL, binary_launch },
   [TSR_OP_SUB] = { NULL, binary_launch },
   [TSR_OP_MUL] = { NULL, binary_launch },
@@ -415,7 +415,7 @@ static const struct cu_op op_table[TSR_OP_COUNT] = {
   [TSR_OP_CPY] = { copy_supports, copy_launch },
   [TSR_OP_CONT] = { copy_supports, copy_launch },
   [TSR_OP_GET_ROWS] = { weight_supports, get_rows_launch },
-  [TSR_OP_MUL_MAT] = { cu_mul_mat_supports, cu_mul_mat },
+  [TSR_OP_MUL_MAT] = { tsr_cuda_mul_mat_supports, tsr_cuda_mul_mat },
   [TSR_OP_SUM_ROWS] = { NULL, sum_rows_launch },
   [TSR_OP_NORM] = { NULL, norm_launch },
   [TSR_OP_RMS_NORM] = { NULL, norm_launch },
@@ -442,9 +442,9 @@ static const struct cu_op op_table[TSR_OP_COUNT] = {
 /* The core has checked the node (tsr_node_validate): what is left is
    whether a kernel takes its types and layouts.  */
 bool
-cu_supports_op (const struct cu_device *d, const tsr_tensor *op)
+tsr_cuda_supports_op (const struct tsr_cuda_device *d, const tsr_tensor *op)
 {
-  const struct cu_op *entry = &op_table[op->op];
+  const struct tsr_cuda_op *entry = &op_table[op->op];
 
   (void) d;                     /* every GPU runs the same kernels */
   if (tsr_op_get_kind (op->op) == TSR_OP_KIND_VIEW)
@@ -453,7 +453,7 @@ cu_supports_op (const struct cu_device *d, const tsr_tensor *op)
 }
 
 int
-cu_launch_op (struct cu_backend *be, tsr_tensor *node)
+tsr_cuda_launch_op (struct tsr_cuda_backend *be, tsr_tensor *node)
 {
   return op_table[node->op].launch (be, node);
 }

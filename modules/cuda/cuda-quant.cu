@@ -3,18 +3,18 @@
  * of q8_0 / q4_0 a block per thread, and matrix-vector products that
  * read quantized weights as they are.
  *
- * cu_convert (cuda-copy.cu) follows any strides, at the price of four
+ * tsr_cuda_convert (cuda-copy.cu) follows any strides, at the price of four
  * 64-bit divisions per element; mul_mat converts whole weight matrices
  * and activations, which are dense, so the dense case gets its own
- * kernels here (cu_convert_dense).
+ * kernels here (tsr_cuda_convert_dense).
  *
  * The other block types (cuda-blocks.cuh) are dequantized 16 elements
  * a thread (k_dequant_chunks) for cuBLAS, and have a matrix-vector
- * kernel of their own (cu_mul_mat_vec_blocks), a warp per weight row
+ * kernel of their own (tsr_cuda_mul_mat_vec_blocks), a warp per weight row
  * and a 16-element chunk per lane, decoded with the reference's float
  * operations and multiplied with every column.
  *
- * cu_mul_mat_vec_q computes d = a^T b for q8_0 / q4_0 weights a [k, m]
+ * tsr_cuda_mul_mat_vec_q computes d = a^T b for q8_0 / q4_0 weights a [k, m]
  * and at most CU_MMV_MAX_COLS activation columns b [k, n] (token
  * generation): converting the weights to f16 for cuBLAS would write
  * and read them again at four times their size, so here one warp
@@ -35,7 +35,7 @@ k_convert_flat (char *d, int dtype, int dsize, const char *s, int stype,
                 int ssize, int64_t n)
 {
   CU_FOR_ITEMS (i, n)
-    cu_store (d + i * dsize, dtype, cu_load (s, i, ssize, stype));
+    tsr_cuda_store (d + i * dsize, dtype, tsr_cuda_load (s, i, ssize, stype));
 }
 
 /* f32 to f16 four elements a thread (the activations of an f16
@@ -46,22 +46,22 @@ k_f32_to_f16_x4 (uint2 *d, const float4 *s, int64_t n4)
   CU_FOR_ITEMS (i, n4)
     {
       float4 v = s[i];
-      d[i] = make_uint2 ((uint32_t) cu_f32_to_f16 (v.x)
-                         | ((uint32_t) cu_f32_to_f16 (v.y) << 16),
-                         (uint32_t) cu_f32_to_f16 (v.z)
-                         | ((uint32_t) cu_f32_to_f16 (v.w) << 16));
+      d[i] = make_uint2 ((uint32_t) tsr_cuda_f32_to_f16 (v.x)
+                         | ((uint32_t) tsr_cuda_f32_to_f16 (v.y) << 16),
+                         (uint32_t) tsr_cuda_f32_to_f16 (v.z)
+                         | ((uint32_t) tsr_cuda_f32_to_f16 (v.w) << 16));
     }
 }
 
 /* Block I of a q8_0 / q4_0 array at S: its scale, and its 32 values
    times the scale into V.  */
 static __device__ inline void
-cu_block_values (const unsigned char *s, int64_t i, int type, float v[32])
+tsr_cuda_block_values (const unsigned char *s, int64_t i, int type, float v[32])
 {
   if (type == TSR_TYPE_Q8_0)
     {
       const unsigned char *b = s + i * CU_Q8_BYTES;
-      float d = cu_f16_to_f32 ((uint16_t) (b[0] | (b[1] << 8)));
+      float d = tsr_cuda_f16_to_f32 ((uint16_t) (b[0] | (b[1] << 8)));
 #pragma unroll
       for (int j = 0; j < 32; j++)
         v[j] = d * (float) (signed char) b[2 + j];
@@ -69,7 +69,7 @@ cu_block_values (const unsigned char *s, int64_t i, int type, float v[32])
   else
     {
       const unsigned char *b = s + i * CU_Q4_BYTES;
-      float d = cu_f16_to_f32 ((uint16_t) (b[0] | (b[1] << 8)));
+      float d = tsr_cuda_f16_to_f32 ((uint16_t) (b[0] | (b[1] << 8)));
 #pragma unroll
       for (int j = 0; j < 16; j++)
         {
@@ -85,7 +85,7 @@ cu_block_values (const unsigned char *s, int64_t i, int type, float v[32])
    aligned to 4 N bytes (f32) or 2 N bytes (f16) there.  */
 template <int N>
 static __device__ inline void
-cu_store_values (void *d, int dtype, int64_t i, const float v[N])
+tsr_cuda_store_values (void *d, int dtype, int64_t i, const float v[N])
 {
   if (dtype == TSR_TYPE_F32)
     {
@@ -104,8 +104,8 @@ cu_store_values (void *d, int dtype, int64_t i, const float v[N])
           uint32_t w[4];
 #pragma unroll
           for (int h = 0; h < 4; h++)
-            w[h] = (uint32_t) cu_f32_to_f16 (v[8 * j + 2 * h])
-                   | ((uint32_t) cu_f32_to_f16 (v[8 * j + 2 * h + 1]) << 16);
+            w[h] = (uint32_t) tsr_cuda_f32_to_f16 (v[8 * j + 2 * h])
+                   | ((uint32_t) tsr_cuda_f32_to_f16 (v[8 * j + 2 * h + 1]) << 16);
           o[j] = make_uint4 (w[0], w[1], w[2], w[3]);
         }
     }
@@ -119,8 +119,8 @@ k_dequant_flat (void *d, int dtype, const unsigned char *s, int stype,
   CU_FOR_ITEMS (i, nblocks)
     {
       float v[32];
-      cu_block_values (s, i, stype, v);
-      cu_store_values<32> (d, dtype, i, v);
+      tsr_cuda_block_values (s, i, stype, v);
+      tsr_cuda_store_values<32> (d, dtype, i, v);
     }
 }
 
@@ -130,13 +130,13 @@ template <int T>
 static __global__ void
 k_dequant_chunks (void *d, int dtype, const char *s, int64_t nchunks)
 {
-  const int per = cu_block_elems (T) / 16, bytes = cu_block_bytes (T);
+  const int per = tsr_cuda_block_elems (T) / 16, bytes = tsr_cuda_block_bytes (T);
   CU_FOR_ITEMS (i, nchunks)
     {
       float v[16];
-      cu_block_chunk (s + cu_div (i, per) * bytes, T, (int) cu_mod (i, per),
+      tsr_cuda_block_chunk (s + tsr_cuda_div (i, per) * bytes, T, (int) tsr_cuda_mod (i, per),
                       v);
-      cu_store_values<16> (d, dtype, i, v);
+      tsr_cuda_store_values<16> (d, dtype, i, v);
     }
 }
 
@@ -156,7 +156,7 @@ dequant_chunks (cudaStream_t st, void *d, int dtype, const void *s,
     {
 #define CASE(T)                                                           \
     case T:                                                               \
-      k_dequant_chunks<T><<<cu_blocks (nc), CU_THREADS, 0, st>>> (        \
+      k_dequant_chunks<T><<<tsr_cuda_blocks (nc), CU_THREADS, 0, st>>> (        \
         d, dtype, (const char *) s, nc);                                  \
       break;
     CU_BLOCK_TYPES (CASE)
@@ -164,29 +164,29 @@ dequant_chunks (cudaStream_t st, void *d, int dtype, const void *s,
     default:
       return (int) cudaErrorInvalidValue;
     }
-  return cu_launched ();
+  return tsr_cuda_launched ();
 }
 
 int
-cu_convert_dense (cudaStream_t st, void *d, int dtype, const void *s,
+tsr_cuda_convert_dense (cudaStream_t st, void *d, int dtype, const void *s,
                   int stype, int64_t n)
 {
   if (stype == TSR_TYPE_Q8_0 || stype == TSR_TYPE_Q4_0)
     {
       int64_t nb = n / CU_QK;
-      k_dequant_flat<<<cu_blocks (nb), CU_THREADS, 0, st>>> (
+      k_dequant_flat<<<tsr_cuda_blocks (nb), CU_THREADS, 0, st>>> (
         d, dtype, (const unsigned char *) s, stype, nb);
     }
-  else if (cu_is_block (stype))
+  else if (tsr_cuda_is_block (stype))
     return dequant_chunks (st, d, dtype, s, stype, n);
   else if (stype == TSR_TYPE_F32 && dtype == TSR_TYPE_F16 && n % 4 == 0)
-    k_f32_to_f16_x4<<<cu_blocks (n / 4), CU_THREADS, 0, st>>> (
+    k_f32_to_f16_x4<<<tsr_cuda_blocks (n / 4), CU_THREADS, 0, st>>> (
       (uint2 *) d, (const float4 *) s, n / 4);
   else
-    k_convert_flat<<<cu_blocks (n), CU_THREADS, 0, st>>> (
+    k_convert_flat<<<tsr_cuda_blocks (n), CU_THREADS, 0, st>>> (
       (char *) d, dtype, dtype == TSR_TYPE_F32 ? 4 : 2, (const char *) s,
       stype, stype == TSR_TYPE_F32 ? 4 : 2, n);
-  return cu_launched ();
+  return tsr_cuda_launched ();
 }
 
 /* Matrix-vector products with quantized weights.  */
@@ -204,11 +204,11 @@ cu_convert_dense (cudaStream_t st, void *d, int dtype, const void *s,
    Weight bytes are read as 16-bit words: blocks are 2-byte aligned.  */
 template <int NC>
 static __device__ inline void
-cu_block_dot (const unsigned char *blk, int type, int t,
+tsr_cuda_block_dot (const unsigned char *blk, int type, int t,
               const float *const x[NC], int64_t off, float acc[NC])
 {
   const uint16_t *b = (const uint16_t *) blk;
-  float d = cu_f16_to_f32 (b[0]);
+  float d = tsr_cuda_f16_to_f32 (b[0]);
   float q[4];
 
   if (type == TSR_TYPE_Q8_0)
@@ -249,7 +249,7 @@ cu_block_dot (const unsigned char *blk, int type, int t,
    and zeroed sums.  blockIdx.y is the batch (i2, i3) of d.  */
 template <int NC>
 static __device__ inline bool
-cu_mmv_setup (const cu_tdesc &d, const cu_tdesc &a, const cu_tdesc &b,
+tsr_cuda_mmv_setup (const tsr_cuda_tdesc &d, const tsr_cuda_tdesc &a, const tsr_cuda_tdesc &b,
               int64_t r2, int64_t r3, const unsigned char **w,
               const float *x[NC], float acc[NC], int64_t *row)
 {
@@ -273,7 +273,7 @@ cu_mmv_setup (const cu_tdesc &d, const cu_tdesc &a, const cu_tdesc &b,
 /* The warp's sums into d[row, c].  */
 template <int NC>
 static __device__ inline void
-cu_mmv_finish (const cu_tdesc &d, int64_t row, float acc[NC])
+tsr_cuda_mmv_finish (const tsr_cuda_tdesc &d, int64_t row, float acc[NC])
 {
   int64_t i2 = blockIdx.y % d.ne[2], i3 = blockIdx.y / d.ne[2];
   int lane = threadIdx.x % CU_WARP;
@@ -281,7 +281,7 @@ cu_mmv_finish (const cu_tdesc &d, int64_t row, float acc[NC])
 #pragma unroll
   for (int c = 0; c < NC; c++)
     {
-      float s = cu_warp_sum (acc[c]);
+      float s = tsr_cuda_warp_sum (acc[c]);
       if (lane == 0)
         *(float *) (d.data + row * 4 + c * d.nb[1] + i2 * d.nb[2]
                     + i3 * d.nb[3]) = s;
@@ -292,7 +292,7 @@ cu_mmv_finish (const cu_tdesc &d, int64_t row, float acc[NC])
    CU_MMV_LANES lanes to a block, CU_MMV_BLOCKS blocks at a time.  */
 template <int NC>
 static __global__ void
-k_mul_mat_vec_q (cu_tdesc d, cu_tdesc a, int atype, cu_tdesc b,
+k_mul_mat_vec_q (tsr_cuda_tdesc d, tsr_cuda_tdesc a, int atype, tsr_cuda_tdesc b,
                  int64_t r2, int64_t r3)
 {
   const unsigned char *w;
@@ -302,14 +302,14 @@ k_mul_mat_vec_q (cu_tdesc d, cu_tdesc a, int atype, cu_tdesc b,
   int lane = threadIdx.x % CU_WARP;
   int bytes = atype == TSR_TYPE_Q8_0 ? CU_Q8_BYTES : CU_Q4_BYTES;
 
-  if (!cu_mmv_setup<NC> (d, a, b, r2, r3, &w, x, acc, &row))
+  if (!tsr_cuda_mmv_setup<NC> (d, a, b, r2, r3, &w, x, acc, &row))
     return;
   int t = lane % CU_MMV_LANES;
   int64_t nblocks = a.ne[0] / CU_QK;
 #pragma unroll 4
   for (int64_t i = lane / CU_MMV_LANES; i < nblocks; i += CU_MMV_BLOCKS)
-    cu_block_dot<NC> (w + i * bytes, atype, t, x, i * CU_QK + 4 * t, acc);
-  cu_mmv_finish<NC> (d, row, acc);
+    tsr_cuda_block_dot<NC> (w + i * bytes, atype, t, x, i * CU_QK + 4 * t, acc);
+  tsr_cuda_mmv_finish<NC> (d, row, acc);
 }
 
 /* Blocks a warp stages at once, and the 16-byte words they take at
@@ -325,7 +325,7 @@ k_mul_mat_vec_q (cu_tdesc d, cu_tdesc a, int atype, cu_tdesc b,
    from there.  */
 template <int NC>
 static __global__ void
-k_mul_mat_vec_q_staged (cu_tdesc d, cu_tdesc a, int atype, cu_tdesc b,
+k_mul_mat_vec_q_staged (tsr_cuda_tdesc d, tsr_cuda_tdesc a, int atype, tsr_cuda_tdesc b,
                         int64_t r2, int64_t r3)
 {
   __shared__ uint4 stage[CU_MMV_WARPS][CU_MMV_STAGE_WORDS];
@@ -337,7 +337,7 @@ k_mul_mat_vec_q_staged (cu_tdesc d, cu_tdesc a, int atype, cu_tdesc b,
   uint4 *mine = stage[threadIdx.x / CU_WARP];
   int bytes = atype == TSR_TYPE_Q8_0 ? CU_Q8_BYTES : CU_Q4_BYTES;
 
-  if (!cu_mmv_setup<NC> (d, a, b, r2, r3, &w, x, acc, &row))
+  if (!tsr_cuda_mmv_setup<NC> (d, a, b, r2, r3, &w, x, acc, &row))
     return;
   int64_t nblocks = a.ne[0] / CU_QK;
   const uint4 *src = (const uint4 *) w;
@@ -356,15 +356,15 @@ k_mul_mat_vec_q_staged (cu_tdesc d, cu_tdesc a, int atype, cu_tdesc b,
       int t = lane % CU_MMV_LANES;
 #pragma unroll 4
       for (int j = lane / CU_MMV_LANES; j < n; j += CU_MMV_BLOCKS)
-        cu_block_dot<NC> (blocks + j * bytes, atype, t, x,
+        tsr_cuda_block_dot<NC> (blocks + j * bytes, atype, t, x,
                           (i0 + j) * CU_QK + 4 * t, acc);
     }
-  cu_mmv_finish<NC> (d, row, acc);
+  tsr_cuda_mmv_finish<NC> (d, row, acc);
 }
 
 int
-cu_mul_mat_vec_q (cudaStream_t st, struct cu_tdesc d, struct cu_tdesc a,
-                  int atype, struct cu_tdesc b)
+tsr_cuda_mul_mat_vec_q (cudaStream_t st, struct tsr_cuda_tdesc d, struct tsr_cuda_tdesc a,
+                  int atype, struct tsr_cuda_tdesc b)
 {
   dim3 grid ((unsigned) ((d.ne[0] + CU_MMV_WARPS - 1) / CU_MMV_WARPS),
              (unsigned) (d.ne[2] * d.ne[3]));
@@ -390,7 +390,7 @@ cu_mul_mat_vec_q (cudaStream_t st, struct cu_tdesc d, struct cu_tdesc a,
     default:
       return (int) cudaErrorInvalidValue;
     }
-  return cu_launched ();
+  return tsr_cuda_launched ();
 }
 
 /* The other block types: one warp per weight row, a 16-element chunk a
@@ -400,23 +400,23 @@ cu_mul_mat_vec_q (cudaStream_t st, struct cu_tdesc d, struct cu_tdesc a,
    then the warp's.  */
 template <int T, int NC>
 static __global__ void
-k_mul_mat_vec_chunks (cu_tdesc d, cu_tdesc a, cu_tdesc b, int64_t r2,
+k_mul_mat_vec_chunks (tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc b, int64_t r2,
                       int64_t r3)
 {
-  const int per = cu_block_elems (T) / 16, bytes = cu_block_bytes (T);
+  const int per = tsr_cuda_block_elems (T) / 16, bytes = tsr_cuda_block_bytes (T);
   const unsigned char *w;
   const float *x[NC];
   float acc[NC];
   int64_t row;
   int lane = threadIdx.x % CU_WARP;
 
-  if (!cu_mmv_setup<NC> (d, a, b, r2, r3, &w, x, acc, &row))
+  if (!tsr_cuda_mmv_setup<NC> (d, a, b, r2, r3, &w, x, acc, &row))
     return;
   int64_t nchunks = a.ne[0] / 16;
   for (int64_t c = lane; c < nchunks; c += CU_WARP)
     {
       float v[16];
-      cu_block_chunk (w + (c / per) * bytes, T, (int) (c % per), v);
+      tsr_cuda_block_chunk (w + (c / per) * bytes, T, (int) (c % per), v);
 #pragma unroll
       for (int j = 0; j < NC; j++)
         {
@@ -434,13 +434,13 @@ k_mul_mat_vec_chunks (cu_tdesc d, cu_tdesc a, cu_tdesc b, int64_t r2,
           acc[j] += s;
         }
     }
-  cu_mmv_finish<NC> (d, row, acc);
+  tsr_cuda_mmv_finish<NC> (d, row, acc);
 }
 
 template <int T>
 static void
-mul_mat_vec_chunks (cudaStream_t st, dim3 grid, const cu_tdesc &d,
-                    const cu_tdesc &a, const cu_tdesc &b, int64_t r2,
+mul_mat_vec_chunks (cudaStream_t st, dim3 grid, const tsr_cuda_tdesc &d,
+                    const tsr_cuda_tdesc &a, const tsr_cuda_tdesc &b, int64_t r2,
                     int64_t r3)
 {
   unsigned threads = CU_MMV_WARPS * CU_WARP;
@@ -457,8 +457,8 @@ mul_mat_vec_chunks (cudaStream_t st, dim3 grid, const cu_tdesc &d,
 }
 
 int
-cu_mul_mat_vec_blocks (cudaStream_t st, struct cu_tdesc d, struct cu_tdesc a,
-                       int atype, struct cu_tdesc b)
+tsr_cuda_mul_mat_vec_blocks (cudaStream_t st, struct tsr_cuda_tdesc d, struct tsr_cuda_tdesc a,
+                       int atype, struct tsr_cuda_tdesc b)
 {
   dim3 grid ((unsigned) ((d.ne[0] + CU_MMV_WARPS - 1) / CU_MMV_WARPS),
              (unsigned) (d.ne[2] * d.ne[3]));
@@ -477,5 +477,5 @@ cu_mul_mat_vec_blocks (cudaStream_t st, struct cu_tdesc d, struct cu_tdesc a,
     default:
       return (int) cudaErrorInvalidValue;
     }
-  return cu_launched ();
+  return tsr_cuda_launched ();
 }

@@ -12,9 +12,9 @@
 
 /* This thread's part of the sum of row (I1, I2, I3) of A.  */
 static __device__ double
-thread_row_sum (const cu_tdesc &a, int64_t i1, int64_t i2, int64_t i3)
+thread_row_sum (const tsr_cuda_tdesc &a, int64_t i1, int64_t i2, int64_t i3)
 {
-  const char *row = cu_at (a, 0, i1, i2, i3);
+  const char *row = tsr_cuda_at (a, 0, i1, i2, i3);
   double s = 0.0;
 
   for (int64_t i0 = threadIdx.x; i0 < a.ne[0]; i0 += CU_THREADS)
@@ -25,74 +25,74 @@ thread_row_sum (const cu_tdesc &a, int64_t i1, int64_t i2, int64_t i3)
 /* The sum of the rows R = blockIdx.x, + gridDim.x, ... of A into
    PARTIAL[blockIdx.x].  */
 static __global__ void
-k_sum_partial (cu_tdesc a, double *partial)
+k_sum_partial (tsr_cuda_tdesc a, double *partial)
 {
   __shared__ double shared[CU_THREADS];
   double s = 0.0;
 
-  CU_FOR_ROWS (r, cu_nrows (a))
+  CU_FOR_ROWS (r, tsr_cuda_nrows (a))
     {
       int64_t i1, i2, i3;
-      cu_split_row (r, a, &i1, &i2, &i3);
+      tsr_cuda_split_row (r, a, &i1, &i2, &i3);
       s += thread_row_sum (a, i1, i2, i3);
     }
-  s = cu_block_sum (s, shared);
+  s = tsr_cuda_block_sum (s, shared);
   if (threadIdx.x == 0)
     partial[blockIdx.x] = s;
 }
 
 static __global__ void
-k_sum_final (cu_tdesc d, const double *partial, unsigned n)
+k_sum_final (tsr_cuda_tdesc d, const double *partial, unsigned n)
 {
   __shared__ double shared[CU_THREADS];
   double s = 0.0;
 
   for (unsigned i = threadIdx.x; i < n; i += CU_THREADS)
     s += partial[i];
-  s = cu_block_sum (s, shared);
+  s = tsr_cuda_block_sum (s, shared);
   if (threadIdx.x == 0)
-    cu_f32 (d, 0, 0, 0, 0) = (float) s;
+    tsr_cuda_f32 (d, 0, 0, 0, 0) = (float) s;
 }
 
 /* Blocks of k_sum_partial, at most CU_SUM_BLOCKS (the partial sums the
    caller's scratch holds).  */
 static unsigned
-sum_blocks (cu_tdesc a)
+sum_blocks (tsr_cuda_tdesc a)
 {
   int64_t rows = host_nrows (a);
   return (unsigned) (rows < CU_SUM_BLOCKS ? rows : CU_SUM_BLOCKS);
 }
 
 int
-cu_sum (cudaStream_t st, cu_tdesc d, cu_tdesc a, double *partial)
+tsr_cuda_sum (cudaStream_t st, tsr_cuda_tdesc d, tsr_cuda_tdesc a, double *partial)
 {
   unsigned blocks = sum_blocks (a);
 
   k_sum_partial<<<blocks, CU_THREADS, 0, st>>> (a, partial);
   k_sum_final<<<1, CU_THREADS, 0, st>>> (d, partial, blocks);
-  return cu_launched ();
+  return tsr_cuda_launched ();
 }
 
 static __global__ void
-k_mean (cu_tdesc d, cu_tdesc a)
+k_mean (tsr_cuda_tdesc d, tsr_cuda_tdesc a)
 {
   __shared__ double shared[CU_THREADS];
 
-  CU_FOR_ROWS (r, cu_nrows (a))
+  CU_FOR_ROWS (r, tsr_cuda_nrows (a))
     {
       int64_t i1, i2, i3;
-      cu_split_row (r, a, &i1, &i2, &i3);
-      double s = cu_block_sum (thread_row_sum (a, i1, i2, i3), shared);
+      tsr_cuda_split_row (r, a, &i1, &i2, &i3);
+      double s = tsr_cuda_block_sum (thread_row_sum (a, i1, i2, i3), shared);
       if (threadIdx.x == 0)
-        cu_f32 (d, 0, i1, i2, i3) = (float) (s / (double) a.ne[0]);
+        tsr_cuda_f32 (d, 0, i1, i2, i3) = (float) (s / (double) a.ne[0]);
     }
 }
 
 int
-cu_mean (cudaStream_t st, cu_tdesc d, cu_tdesc a)
+tsr_cuda_mean (cudaStream_t st, tsr_cuda_tdesc d, tsr_cuda_tdesc a)
 {
-  k_mean<<<cu_row_blocks (host_nrows (a)), CU_THREADS, 0, st>>> (d, a);
-  return cu_launched ();
+  k_mean<<<tsr_cuda_row_blocks (host_nrows (a)), CU_THREADS, 0, st>>> (d, a);
+  return tsr_cuda_launched ();
 }
 
 /* Whether candidate (V, I) beats (BV, BI); I < 0 is "none" (and NaNs
@@ -104,17 +104,17 @@ better (float v, int64_t i, float bv, int64_t bi)
 }
 
 static __global__ void
-k_argmax (cu_tdesc d, cu_tdesc a)
+k_argmax (tsr_cuda_tdesc d, tsr_cuda_tdesc a)
 {
   __shared__ float sv[CU_THREADS];
   __shared__ int64_t si[CU_THREADS];
 
-  CU_FOR_ROWS (r, cu_nrows (a))
+  CU_FOR_ROWS (r, tsr_cuda_nrows (a))
     {
       int64_t i1, i2, i3, bi = -1;
       float bv = 0.0f;
-      cu_split_row (r, a, &i1, &i2, &i3);
-      const char *row = cu_at (a, 0, i1, i2, i3);
+      tsr_cuda_split_row (r, a, &i1, &i2, &i3);
+      const char *row = tsr_cuda_at (a, 0, i1, i2, i3);
       for (int64_t i0 = threadIdx.x; i0 < a.ne[0]; i0 += CU_THREADS)
         {
           float v = *(const float *) (row + i0 * a.nb[0]);
@@ -139,15 +139,15 @@ k_argmax (cu_tdesc d, cu_tdesc a)
           __syncthreads ();
         }
       if (threadIdx.x == 0)
-        *(int32_t *) cu_at (d, i1, i2, i3, 0) = (int32_t) (si[0] < 0 ? 0
+        *(int32_t *) tsr_cuda_at (d, i1, i2, i3, 0) = (int32_t) (si[0] < 0 ? 0
                                                            : si[0]);
       __syncthreads ();         /* sv, si free for the next row */
     }
 }
 
 int
-cu_argmax (cudaStream_t st, cu_tdesc d, cu_tdesc a)
+tsr_cuda_argmax (cudaStream_t st, tsr_cuda_tdesc d, tsr_cuda_tdesc a)
 {
-  k_argmax<<<cu_row_blocks (host_nrows (a)), CU_THREADS, 0, st>>> (d, a);
-  return cu_launched ();
+  k_argmax<<<tsr_cuda_row_blocks (host_nrows (a)), CU_THREADS, 0, st>>> (d, a);
+  return tsr_cuda_launched ();
 }

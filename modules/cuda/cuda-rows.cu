@@ -24,49 +24,49 @@ block_max (float v, float *shared)
 #define FOR_ROW(k, n) for (int64_t k = threadIdx.x; k < (n); k += CU_THREADS)
 
 static __global__ void
-k_sum_rows (cu_tdesc d, cu_tdesc a)
+k_sum_rows (tsr_cuda_tdesc d, tsr_cuda_tdesc a)
 {
   __shared__ double shared[CU_THREADS];
-  CU_FOR_ROWS (r, cu_nrows (a))
+  CU_FOR_ROWS (r, tsr_cuda_nrows (a))
     {
       int64_t i1, i2, i3;
       double s = 0;
-      cu_split_row (r, a, &i1, &i2, &i3);
+      tsr_cuda_split_row (r, a, &i1, &i2, &i3);
       FOR_ROW (k, a.ne[0])
-        s += cu_f32 (a, k, i1, i2, i3);
-      s = cu_block_sum (s, shared);
+        s += tsr_cuda_f32 (a, k, i1, i2, i3);
+      s = tsr_cuda_block_sum (s, shared);
       if (threadIdx.x == 0)
-        cu_f32 (d, 0, i1, i2, i3) = (float) s;
+        tsr_cuda_f32 (d, 0, i1, i2, i3) = (float) s;
     }
 }
 
 static __global__ void
-k_norm (int rms, float eps, cu_tdesc d, cu_tdesc a)
+k_norm (int rms, float eps, tsr_cuda_tdesc d, tsr_cuda_tdesc a)
 {
   __shared__ double shared[CU_THREADS];
   const int64_t n = a.ne[0];
-  CU_FOR_ROWS (r, cu_nrows (a))
+  CU_FOR_ROWS (r, tsr_cuda_nrows (a))
     {
       int64_t i1, i2, i3;
       double mean = 0, ss = 0;
-      cu_split_row (r, a, &i1, &i2, &i3);
+      tsr_cuda_split_row (r, a, &i1, &i2, &i3);
       if (!rms)
         {
           FOR_ROW (k, n)
-            mean += cu_f32 (a, k, i1, i2, i3);
-          mean = cu_block_sum (mean, shared) / (double) n;
+            mean += tsr_cuda_f32 (a, k, i1, i2, i3);
+          mean = tsr_cuda_block_sum (mean, shared) / (double) n;
         }
       FOR_ROW (k, n)
         {
-          double x = (double) cu_f32 (a, k, i1, i2, i3) - mean;
+          double x = (double) tsr_cuda_f32 (a, k, i1, i2, i3) - mean;
           ss += x * x;
         }
-      ss = cu_block_sum (ss, shared);
+      ss = tsr_cuda_block_sum (ss, shared);
       double scale = 1.0 / sqrt (ss / (double) n + (double) eps);
       FOR_ROW (k, n)
         {
-          float x = cu_f32 (a, k, i1, i2, i3);
-          cu_f32 (d, k, i1, i2, i3) = rms ? x * (float) scale
+          float x = tsr_cuda_f32 (a, k, i1, i2, i3);
+          tsr_cuda_f32 (d, k, i1, i2, i3) = rms ? x * (float) scale
                                       : (float) (((double) x - mean) * scale);
         }
     }
@@ -75,103 +75,103 @@ k_norm (int rms, float eps, cu_tdesc d, cu_tdesc a)
 /* softmax (x * scale + mask) per row; a row that is -inf everywhere
    becomes zeros.  The row's values are staged in d.  */
 static __global__ void
-k_soft_max (float scale, cu_tdesc d, cu_tdesc a, cu_tdesc m, int mtype)
+k_soft_max (float scale, tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc m, int mtype)
 {
   __shared__ double shared[CU_THREADS];
   const int64_t n = a.ne[0];
-  CU_FOR_ROWS (r, cu_nrows (a))
+  CU_FOR_ROWS (r, tsr_cuda_nrows (a))
     {
       int64_t i1, i2, i3;
       float mx = -INFINITY;
-      cu_split_row (r, a, &i1, &i2, &i3);
+      tsr_cuda_split_row (r, a, &i1, &i2, &i3);
       FOR_ROW (k, n)
         {
-          float y = cu_f32 (a, k, i1, i2, i3) * scale;
+          float y = tsr_cuda_f32 (a, k, i1, i2, i3) * scale;
           if (mtype >= 0)
-            y += cu_load (cu_at (m, 0, i1, i2 % m.ne[2], i3 % m.ne[3]), k,
+            y += tsr_cuda_load (tsr_cuda_at (m, 0, i1, i2 % m.ne[2], i3 % m.ne[3]), k,
                           m.nb[0], mtype);
-          cu_f32 (d, k, i1, i2, i3) = y;
+          tsr_cuda_f32 (d, k, i1, i2, i3) = y;
           mx = fmaxf (mx, y);
         }
       mx = block_max (mx, (float *) shared);
       if (mx == -INFINITY)
         {
           FOR_ROW (k, n)
-            cu_f32 (d, k, i1, i2, i3) = 0.0f;
+            tsr_cuda_f32 (d, k, i1, i2, i3) = 0.0f;
           continue;
         }
       double sum = 0;
       FOR_ROW (k, n)
         {
-          float e = expf (cu_f32 (d, k, i1, i2, i3) - mx);
-          cu_f32 (d, k, i1, i2, i3) = e;
+          float e = expf (tsr_cuda_f32 (d, k, i1, i2, i3) - mx);
+          tsr_cuda_f32 (d, k, i1, i2, i3) = e;
           sum += e;
         }
-      float inv = (float) (1.0 / cu_block_sum (sum, shared));
+      float inv = (float) (1.0 / tsr_cuda_block_sum (sum, shared));
       FOR_ROW (k, n)
-        cu_f32 (d, k, i1, i2, i3) *= inv;
+        tsr_cuda_f32 (d, k, i1, i2, i3) *= inv;
     }
 }
 
 static __global__ void
-k_rope (cu_tdesc d, cu_tdesc a, cu_tdesc pos, cu_tdesc ff, int has_ff,
+k_rope (tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc pos, tsr_cuda_tdesc ff, int has_ff,
         int n_dims, int neox, float freq_base, float freq_scale, int64_t n)
 {
   const int64_t n_half = n_dims / 2;
   CU_FOR_ITEMS (e, n)
     {
       int64_t i0, i1, i2, i3;
-      cu_split (e, d, &i0, &i1, &i2, &i3);
+      tsr_cuda_split (e, d, &i0, &i1, &i2, &i3);
       if (i0 >= 2 * n_half)
         {
-          cu_f32 (d, i0, i1, i2, i3) = cu_f32 (a, i0, i1, i2, i3);
+          tsr_cuda_f32 (d, i0, i1, i2, i3) = tsr_cuda_f32 (a, i0, i1, i2, i3);
           continue;
         }
       int64_t i = neox ? (i0 < n_half ? i0 : i0 - n_half) : i0 / 2;
       bool first = neox ? i0 < n_half : (i0 & 1) == 0;
       int64_t j0 = neox ? i : 2 * i, j1 = neox ? i + n_half : 2 * i + 1;
-      int p = *(const int32_t *) cu_at (pos, i2, 0, 0, 0);
+      int p = *(const int32_t *) tsr_cuda_at (pos, i2, 0, 0, 0);
       double theta = (double) p * (double) freq_scale
                      * pow ((double) freq_base, -(double) i / (double) n_half);
       if (has_ff)
-        theta /= cu_f32 (ff, i, 0, 0, 0);
+        theta /= tsr_cuda_f32 (ff, i, 0, 0, 0);
       double c = cos (theta), s = sin (theta);
-      double x0 = cu_f32 (a, j0, i1, i2, i3), x1 = cu_f32 (a, j1, i1, i2, i3);
-      cu_f32 (d, i0, i1, i2, i3) = (float) (first ? x0 * c - x1 * s
+      double x0 = tsr_cuda_f32 (a, j0, i1, i2, i3), x1 = tsr_cuda_f32 (a, j1, i1, i2, i3);
+      tsr_cuda_f32 (d, i0, i1, i2, i3) = (float) (first ? x0 * c - x1 * s
                                             : x0 * s + x1 * c);
     }
 }
 
 int
-cu_sum_rows (cudaStream_t s, cu_tdesc d, cu_tdesc a)
+tsr_cuda_sum_rows (cudaStream_t s, tsr_cuda_tdesc d, tsr_cuda_tdesc a)
 {
-  k_sum_rows<<<cu_row_blocks (host_nrows (a)), CU_THREADS, 0, s>>> (d, a);
-  return cu_launched ();
+  k_sum_rows<<<tsr_cuda_row_blocks (host_nrows (a)), CU_THREADS, 0, s>>> (d, a);
+  return tsr_cuda_launched ();
 }
 
 int
-cu_norm (cudaStream_t s, int rms, float eps, cu_tdesc d, cu_tdesc a)
+tsr_cuda_norm (cudaStream_t s, int rms, float eps, tsr_cuda_tdesc d, tsr_cuda_tdesc a)
 {
-  k_norm<<<cu_row_blocks (host_nrows (a)), CU_THREADS, 0, s>>> (rms, eps, d,
+  k_norm<<<tsr_cuda_row_blocks (host_nrows (a)), CU_THREADS, 0, s>>> (rms, eps, d,
                                                                  a);
-  return cu_launched ();
+  return tsr_cuda_launched ();
 }
 
 int
-cu_soft_max (cudaStream_t s, float scale, cu_tdesc d, cu_tdesc a,
-             cu_tdesc mask, int mtype)
+tsr_cuda_soft_max (cudaStream_t s, float scale, tsr_cuda_tdesc d, tsr_cuda_tdesc a,
+             tsr_cuda_tdesc mask, int mtype)
 {
-  k_soft_max<<<cu_row_blocks (host_nrows (a)), CU_THREADS, 0, s>>>
+  k_soft_max<<<tsr_cuda_row_blocks (host_nrows (a)), CU_THREADS, 0, s>>>
     (scale, d, a, mask, mtype);
-  return cu_launched ();
+  return tsr_cuda_launched ();
 }
 
 int
-cu_rope (cudaStream_t s, cu_tdesc d, cu_tdesc a, cu_tdesc pos, cu_tdesc ff,
+tsr_cuda_rope (cudaStream_t s, tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc pos, tsr_cuda_tdesc ff,
          int has_ff, int n_dims, int neox, float freq_base, float freq_scale)
 {
   int64_t n = d.ne[0] * host_nrows (d);
-  k_rope<<<cu_blocks (n), CU_THREADS, 0, s>>> (d, a, pos, ff, has_ff, n_dims,
+  k_rope<<<tsr_cuda_blocks (n), CU_THREADS, 0, s>>> (d, a, pos, ff, has_ff, n_dims,
                                               neox, freq_base, freq_scale, n);
-  return cu_launched ();
+  return tsr_cuda_launched ();
 }

@@ -1,7 +1,7 @@
 /* cuda-set-rows.cu - writing into rows picked by an index, and into
  * block types: set_rows (any destination type the CPU backend takes:
  * f32, f16, bf16, q8_0, q4_0) and cpy / cont into q8_0 and q4_0.
- * Quantized blocks come from cu_quantize_block, bit for bit the
+ * Quantized blocks come from tsr_cuda_quantize_block, bit for bit the
  * reference quantizer's, one thread per destination block.
  *
  * set_rows runs in three kernels on the stream, so that each sees all
@@ -22,12 +22,12 @@
 /* What the three kernels share about one set_rows.  */
 struct set_rows_args
 {
-  cu_tdesc d;                   /* destination [k, r, d2, d3] */
+  tsr_cuda_tdesc d;                   /* destination [k, r, d2, d3] */
   int dtype;
-  cu_tdesc s;                   /* source f32 [k, n, b2, b3] */
-  cu_tdesc idx;                 /* i32 [n, b2, b3] */
+  tsr_cuda_tdesc s;                   /* source f32 [k, n, b2, b3] */
+  tsr_cuda_tdesc idx;                 /* i32 [n, b2, b3] */
   int *claim;                   /* r * d2 * d3 words */
-  cu_status *status;
+  tsr_cuda_status *status;
   int tag;
 };
 
@@ -40,13 +40,13 @@ target_row (const set_rows_args &a, int64_t r, int *v, char **dp,
 {
   int64_t i, j, l;
 
-  cu_split_row (r, a.s, &i, &j, &l);
-  *v = *(const int32_t *) cu_at (a.idx, i, j, l, 0);
+  tsr_cuda_split_row (r, a.s, &i, &j, &l);
+  *v = *(const int32_t *) tsr_cuda_at (a.idx, i, j, l, 0);
   if (*v < 0 || *v >= a.d.ne[1])
     return -1;
   int64_t j2 = j % a.d.ne[2], l3 = l % a.d.ne[3];
-  *dp = cu_at (a.d, 0, *v, j2, l3);
-  *sp = cu_at (a.s, 0, i, j, l);
+  *dp = tsr_cuda_at (a.d, 0, *v, j2, l3);
+  *sp = tsr_cuda_at (a.s, 0, i, j, l);
   return *v + a.d.ne[1] * (j2 + a.d.ne[2] * l3);
 }
 
@@ -60,7 +60,7 @@ k_set_rows_check (set_rows_args a, int64_t nrows)
       const char *sp;
       int64_t t = target_row (a, r, &v, &dp, &sp);
       if (t < 0)
-        cu_bad_index (a.status, a.tag, v);
+        tsr_cuda_bad_index (a.status, a.tag, v);
       else
         a.claim[t] = -1;
     }
@@ -104,7 +104,7 @@ k_set_rows_plain (set_rows_args a, int64_t nrows)
       if (!writes_row (a, r, &dp, &sp))
         continue;
       CU_FOR_ROW_ITEMS (i0, a.d.ne[0])
-        cu_store (dp + i0 * a.d.nb[0], a.dtype,
+        tsr_cuda_store (dp + i0 * a.d.nb[0], a.dtype,
                   *(const float *) (sp + i0 * a.s.nb[0]));
     }
 }
@@ -124,50 +124,50 @@ k_set_rows_quant (set_rows_args a, int64_t nrows)
           float x[CU_QK];
           for (int j = 0; j < CU_QK; j++)
             x[j] = *(const float *) (sp + (blk * CU_QK + j) * a.s.nb[0]);
-          cu_quantize_block (x, dp + blk * a.d.nb[0], a.dtype);
+          tsr_cuda_quantize_block (x, dp + blk * a.d.nb[0], a.dtype);
         }
     }
 }
 
 int
-cu_set_rows (cudaStream_t st, cu_tdesc d, int dtype, cu_tdesc s,
-             cu_tdesc idx, int *claim, cu_status *status, int tag)
+tsr_cuda_set_rows (cudaStream_t st, tsr_cuda_tdesc d, int dtype, tsr_cuda_tdesc s,
+             tsr_cuda_tdesc idx, int *claim, tsr_cuda_status *status, int tag)
 {
   set_rows_args a = { d, dtype, s, idx, claim, status, tag };
   int64_t nrows = host_nrows (s);
   bool quant = dtype == TSR_TYPE_Q8_0 || dtype == TSR_TYPE_Q4_0;
   dim3 grid, block;
 
-  k_set_rows_check<<<cu_blocks (nrows), CU_THREADS, 0, st>>> (a, nrows);
-  k_set_rows_claim<<<cu_blocks (nrows), CU_THREADS, 0, st>>> (a, nrows);
-  cu_row_grid (quant ? d.ne[0] / CU_QK : d.ne[0], nrows, &grid, &block);
+  k_set_rows_check<<<tsr_cuda_blocks (nrows), CU_THREADS, 0, st>>> (a, nrows);
+  k_set_rows_claim<<<tsr_cuda_blocks (nrows), CU_THREADS, 0, st>>> (a, nrows);
+  tsr_cuda_row_grid (quant ? d.ne[0] / CU_QK : d.ne[0], nrows, &grid, &block);
   if (quant)
     k_set_rows_quant<<<grid, block, 0, st>>> (a, nrows);
   else
     k_set_rows_plain<<<grid, block, 0, st>>> (a, nrows);
-  return cu_launched ();
+  return tsr_cuda_launched ();
 }
 
 /* cpy / cont into a block type: destination block BLK of row R from
    the source elements at the same row-major positions, found by
    splitting the first one's position and stepping from there.  */
 static __global__ void
-k_quantize (cu_tdesc d, int dtype, cu_tdesc s, int stype, int64_t nrows)
+k_quantize (tsr_cuda_tdesc d, int dtype, tsr_cuda_tdesc s, int stype, int64_t nrows)
 {
   CU_FOR_GRID_ROWS (r, nrows)
     {
       int64_t d1, d2, d3;
-      cu_split_row (r, d, &d1, &d2, &d3);
-      char *dp = cu_at (d, 0, d1, d2, d3);
+      tsr_cuda_split_row (r, d, &d1, &d2, &d3);
+      char *dp = tsr_cuda_at (d, 0, d1, d2, d3);
       CU_FOR_ROW_ITEMS (blk, d.ne[0] / CU_QK)
         {
           int64_t i0, i1, i2, i3;
           float x[CU_QK];
-          cu_split (r * d.ne[0] + blk * CU_QK, s, &i0, &i1, &i2, &i3);
+          tsr_cuda_split (r * d.ne[0] + blk * CU_QK, s, &i0, &i1, &i2, &i3);
 #pragma unroll
           for (int j = 0; j < CU_QK; j++)
             {
-              x[j] = cu_load (cu_at (s, 0, i1, i2, i3), i0, s.nb[0], stype);
+              x[j] = tsr_cuda_load (tsr_cuda_at (s, 0, i1, i2, i3), i0, s.nb[0], stype);
               if (++i0 < s.ne[0])
                 continue;
               i0 = 0;
@@ -179,17 +179,17 @@ k_quantize (cu_tdesc d, int dtype, cu_tdesc s, int stype, int64_t nrows)
               i2 = 0;
               i3++;
             }
-          cu_quantize_block (x, dp + blk * d.nb[0], dtype);
+          tsr_cuda_quantize_block (x, dp + blk * d.nb[0], dtype);
         }
     }
 }
 
 int
-cu_quantize (cudaStream_t st, cu_tdesc d, int dtype, cu_tdesc s, int stype)
+tsr_cuda_quantize (cudaStream_t st, tsr_cuda_tdesc d, int dtype, tsr_cuda_tdesc s, int stype)
 {
   dim3 grid, block;
 
-  cu_row_grid (d.ne[0] / CU_QK, host_nrows (d), &grid, &block);
+  tsr_cuda_row_grid (d.ne[0] / CU_QK, host_nrows (d), &grid, &block);
   k_quantize<<<grid, block, 0, st>>> (d, dtype, s, stype, host_nrows (d));
-  return cu_launched ();
+  return tsr_cuda_launched ();
 }

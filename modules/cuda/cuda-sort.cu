@@ -48,20 +48,20 @@ prefix (const float *v, int64_t lo, int64_t hi, float key, bool strict,
 }
 
 static __global__ void
-k_argsort (cu_tdesc d, cu_tdesc a, int desc, float *vals, int32_t *idx)
+k_argsort (tsr_cuda_tdesc d, tsr_cuda_tdesc a, int desc, float *vals, int32_t *idx)
 {
   const int64_t n = a.ne[0];
   float *v0 = vals + (int64_t) blockIdx.x * 2 * n, *v1 = v0 + n;
   int32_t *x0 = idx + (int64_t) blockIdx.x * 2 * n, *x1 = x0 + n;
 
-  CU_FOR_ROWS (r, cu_nrows (a))
+  CU_FOR_ROWS (r, tsr_cuda_nrows (a))
     {
       int64_t i1, i2, i3;
       float *vf = v0, *vt = v1;
       int32_t *xf = x0, *xt = x1;
 
-      cu_split_row (r, a, &i1, &i2, &i3);
-      const char *row = cu_at (a, 0, i1, i2, i3);
+      tsr_cuda_split_row (r, a, &i1, &i2, &i3);
+      const char *row = tsr_cuda_at (a, 0, i1, i2, i3);
       for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
         {
           vf[i] = *(const float *) (row + i * a.nb[0]);
@@ -91,7 +91,7 @@ k_argsort (cu_tdesc d, cu_tdesc a, int desc, float *vals, int32_t *idx)
           xf = xt;
           xt = tx;
         }
-      char *dr = cu_at (d, 0, i1, i2, i3);
+      char *dr = tsr_cuda_at (d, 0, i1, i2, i3);
       for (int64_t i = threadIdx.x; i < d.ne[0]; i += blockDim.x)
         *(int32_t *) (dr + i * d.nb[0]) = xf[i];
       __syncthreads ();         /* the buffers free for the next row */
@@ -113,19 +113,19 @@ argsort_blocks (int64_t n, int64_t nrows)
 }
 
 size_t
-cu_argsort_scratch (int64_t n, int64_t nrows)
+tsr_cuda_argsort_scratch (int64_t n, int64_t nrows)
 {
   return (size_t) argsort_blocks (n, nrows) * 2 * (size_t) n
          * (sizeof (float) + sizeof (int32_t));
 }
 
 int
-cu_argsort (cudaStream_t st, cu_tdesc d, cu_tdesc a, int desc, void *scratch)
+tsr_cuda_argsort (cudaStream_t st, tsr_cuda_tdesc d, tsr_cuda_tdesc a, int desc, void *scratch)
 {
   unsigned blocks = argsort_blocks (a.ne[0], host_nrows (a));
   float *vals = (float *) scratch;
   int32_t *idx = (int32_t *) (vals + (size_t) blocks * 2 * a.ne[0]);
 
   k_argsort<<<blocks, CU_THREADS, 0, st>>> (d, a, desc, vals, idx);
-  return cu_launched ();
+  return tsr_cuda_launched ();
 }

@@ -1,13 +1,15 @@
-## modules/cuda/local.mk - the CUDA backend's sources and the rule that
-## turns its .cu files into libtool objects (the module rules are in
-## modules/local.mk).
+## modules/cuda/local.mk - the CUDA backend (see modules/local.mk for
+## the pattern; the CUDA runtime is linked into the module only, or,
+## compiled in, into libtessera) and the rule that turns its .cu files
+## into libtool objects.
 ##
 ## nvcc does not understand libtool's -fPIC, so .cu files do not go
 ## through "libtool --mode=compile": the .cu.lo rule below compiles the
 ## PIC object into .libs/ itself (-Xcompiler -fPIC) and writes the .lo
 ## file libtool reads, with no non-PIC object ("none": libtool then
 ## uses the PIC one in static archives too).  The kernels' objects
-## reach the module through LIBADD, like any libtool object.
+## reach the convenience library through LIBADD, like any libtool
+## object.
 
 cuda_sources = modules/cuda/cuda-impl.h modules/cuda/cuda-kernels.h \
 	modules/cuda/cuda-module.c modules/cuda/cuda-buffer.c \
@@ -21,15 +23,34 @@ cuda_kernel_sources = modules/cuda/cuda-elementwise.cu \
 	modules/cuda/cuda-shape.cu modules/cuda/cuda-sort.cu \
 	modules/cuda/cuda-conv.cu
 cuda_kernel_objects = $(cuda_kernel_sources:.cu=.lo)
-CUDA_MODULE_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS) \
-	-DTSR_MODULE_NAME=tessera_cuda -DTSR_CUDA_LIBDIR='"$(CUDA_LIBDIR)"'
 # Kernel symbols stay inside the module (or libtessera, compiled in).
 CUDA_NVCC_FLAGS = -I$(top_builddir)/include -I$(top_srcdir)/include \
 	-I$(srcdir)/modules/cuda $(CUDA_CPPFLAGS) $(CUDA_GENCODE) \
 	-Xcompiler -fPIC -Xcompiler -fvisibility=hidden -DPIC $(NVCCFLAGS)
 
-EXTRA_DIST += $(cuda_kernel_sources) modules/cuda/cuda-common.cuh \
-	modules/cuda/cuda-blocks.cuh m4/tsr-cuda.m4
+if TSR_BACKEND_CUDA
+noinst_LTLIBRARIES += modules/cuda/libtsr-cuda.la
+modules_cuda_libtsr_cuda_la_SOURCES = $(cuda_sources)
+modules_cuda_libtsr_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(TSR_BACKEND_CPPFLAGS) \
+	$(CUDA_CPPFLAGS) -DTSR_MODULE_NAME=tessera_cuda \
+	-DTSR_CUDA_LIBDIR='"$(CUDA_LIBDIR)"'
+modules_cuda_libtsr_cuda_la_CFLAGS = $(TSR_BACKEND_CFLAGS)
+modules_cuda_libtsr_cuda_la_LIBADD = $(cuda_kernel_objects) $(CUDA_LIBS)
+if TSR_MODULES
+backend_LTLIBRARIES += modules/cuda/tessera-cuda.la
+modules_cuda_tessera_cuda_la_SOURCES =
+modules_cuda_tessera_cuda_la_LDFLAGS = $(TSR_MODULE_LDFLAGS) $(CUDA_RPATH)
+modules_cuda_tessera_cuda_la_LIBADD = modules/cuda/libtsr-cuda.la \
+	$(TSR_MODULE_LIBS)
+else
+lib_libtessera_la_LIBADD += modules/cuda/libtsr-cuda.la
+lib_libtessera_la_LDFLAGS += $(CUDA_RPATH)
+endif
+endif
+
+EXTRA_DIST += $(cuda_sources) $(cuda_kernel_sources) \
+	modules/cuda/cuda-common.cuh modules/cuda/cuda-blocks.cuh \
+	modules/cuda/tsr-cuda.m4 testsuite/tessera.cuda
 CLEANFILES += $(cuda_kernel_objects)
 
 AM_V_NVCC = $(am__v_NVCC_$(V))
@@ -47,7 +68,8 @@ SUFFIXES = .cu
 	  echo "non_pic_object=none"; } > $@.tmp && mv $@.tmp $@
 
 $(cuda_kernel_objects): modules/cuda/cuda-common.cuh \
-	modules/cuda/cuda-blocks.cuh modules/cuda/cuda-kernels.h include/tessera/ops.def \
-	include/tessera/tensor.h include/tessera/types.h
+	modules/cuda/cuda-blocks.cuh modules/cuda/cuda-kernels.h \
+	include/tessera/ops.def include/tessera/tensor.h \
+	include/tessera/types.h include/tessera/module.h
 # cuda-conv.cu reads enum tsr_pool_op.
 modules/cuda/cuda-conv.lo: include/tessera/ops.h

@@ -1,5 +1,6 @@
-## modules/opencl/local.mk - the OpenCL backend's sources and kernels
-## (the module rules are in modules/local.mk).
+## modules/opencl/local.mk - the OpenCL backend (see modules/local.mk
+## for the pattern): OpenCL is linked into the module only, or,
+## compiled in, into libtessera.
 ##
 ## The kernels are OpenCL C in .cl files, compiled by the driver at run
 ## time.  The build turns them into one C string, ocl-kernels.h, with
@@ -13,15 +14,32 @@ opencl_sources = modules/opencl/ocl-impl.h modules/opencl/ocl-module.c \
 opencl_kernels = modules/opencl/ocl-common.cl modules/opencl/ocl-quant.cl \
 	modules/opencl/ocl-elementwise.cl modules/opencl/ocl-copy.cl \
 	modules/opencl/ocl-rows.cl modules/opencl/ocl-matmul.cl
-OPENCL_MODULE_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/modules/opencl \
+
+if TSR_BACKEND_OPENCL
+noinst_LTLIBRARIES += modules/opencl/libtsr-opencl.la
+modules_opencl_libtsr_opencl_la_SOURCES = $(opencl_sources)
+nodist_modules_opencl_libtsr_opencl_la_SOURCES = \
+	modules/opencl/ocl-kernels.h
+modules_opencl_libtsr_opencl_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	$(TSR_BACKEND_CPPFLAGS) -I$(top_builddir)/modules/opencl \
 	$(OPENCL_CFLAGS) -DCL_TARGET_OPENCL_VERSION=120 \
 	-DTSR_MODULE_NAME=tessera_opencl
-
-EXTRA_DIST += $(opencl_kernels) m4/tsr-opencl.m4
-
-if TSR_OPENCL
+modules_opencl_libtsr_opencl_la_CFLAGS = $(TSR_BACKEND_CFLAGS)
+modules_opencl_libtsr_opencl_la_LIBADD = $(OPENCL_LIBS)
+if TSR_MODULES
+backend_LTLIBRARIES += modules/opencl/tessera-opencl.la
+modules_opencl_tessera_opencl_la_SOURCES =
+modules_opencl_tessera_opencl_la_LDFLAGS = $(TSR_MODULE_LDFLAGS)
+modules_opencl_tessera_opencl_la_LIBADD = modules/opencl/libtsr-opencl.la \
+	$(TSR_MODULE_LIBS)
+else
+lib_libtessera_la_LIBADD += modules/opencl/libtsr-opencl.la
+endif
 BUILT_SOURCES += modules/opencl/ocl-kernels.h
 endif
+
+EXTRA_DIST += $(opencl_sources) $(opencl_kernels) \
+	modules/opencl/tsr-opencl.m4 testsuite/tessera.opencl
 CLEANFILES += modules/opencl/ocl-kernels.h
 
 modules/opencl/ocl-kernels.h: $(opencl_kernels) modules/opencl/local.mk

@@ -19,25 +19,25 @@
 #include "ocl-impl.h"
 #include "../op-checks.h"
 
-struct ocl_backend
+struct tsr_opencl_backend
 {
-  struct ocl_device *d;
+  struct tsr_opencl_device *d;
 };
 
-static struct ocl_device *
+static struct tsr_opencl_device *
 be_dev (tsr_backend *backend)
 {
-  return ((struct ocl_backend *) backend->context)->d;
+  return ((struct tsr_opencl_backend *) backend->context)->d;
 }
 
 static const char *
-ocl_be_name (tsr_backend *backend)
+tsr_opencl_be_name (tsr_backend *backend)
 {
   return be_dev (backend)->name;
 }
 
 static void
-ocl_be_free (tsr_backend *backend)
+tsr_opencl_be_free (tsr_backend *backend)
 {
   if (!backend)
     return;
@@ -48,10 +48,10 @@ ocl_be_free (tsr_backend *backend)
 /* Where T's bytes [OFFSET, OFFSET + SIZE) are, or false with an error
    recorded.  */
 static bool
-locate (struct ocl_device *d, const tsr_tensor *t, size_t offset, size_t size,
+locate (struct tsr_opencl_device *d, const tsr_tensor *t, size_t offset, size_t size,
         cl_mem *mem, size_t *at)
 {
-  if (!ocl_tensor_mem (d, t, mem, at)
+  if (!tsr_opencl_tensor_mem (d, t, mem, at)
       || size > t->buffer->size || *at + offset > t->buffer->size - size)
     {
       tsr_set_error (TSR_ERR_INVALID_ARG, "opencl: %s: tensor '%s' is not "
@@ -69,7 +69,7 @@ static int
 transfer (tsr_backend *backend, const tsr_tensor *t, bool write, void *data,
           size_t offset, size_t size)
 {
-  struct ocl_device *d = be_dev (backend);
+  struct tsr_opencl_device *d = be_dev (backend);
   cl_mem mem;
   size_t at;
   cl_int err;
@@ -85,12 +85,12 @@ transfer (tsr_backend *backend, const tsr_tensor *t, bool write, void *data,
   if (err != CL_SUCCESS)
     return tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: %s '%s': %s",
                           d->name, write ? "writing" : "reading", tsr_tensor_label (t),
-                          ocl_error_string (err));
+                          tsr_opencl_error_string (err));
   return TSR_OK;
 }
 
 static int
-ocl_be_set_async (tsr_backend *backend, tsr_tensor *t, const void *data,
+tsr_opencl_be_set_async (tsr_backend *backend, tsr_tensor *t, const void *data,
                   size_t offset, size_t size)
 {
   /* The queue only reads DATA for a write.  */
@@ -98,7 +98,7 @@ ocl_be_set_async (tsr_backend *backend, tsr_tensor *t, const void *data,
 }
 
 static int
-ocl_be_get_async (tsr_backend *backend, const tsr_tensor *t, void *data,
+tsr_opencl_be_get_async (tsr_backend *backend, const tsr_tensor *t, void *data,
                   size_t offset, size_t size)
 {
   return transfer (backend, t, false, data, offset, size);
@@ -107,40 +107,40 @@ ocl_be_get_async (tsr_backend *backend, const tsr_tensor *t, void *data,
 /* clFinish reports a command that failed after it was queued (a
    kernel, a copy): that is the status the caller gets.  */
 static int
-ocl_be_synchronize (tsr_backend *backend)
+tsr_opencl_be_synchronize (tsr_backend *backend)
 {
-  struct ocl_device *d = be_dev (backend);
+  struct tsr_opencl_device *d = be_dev (backend);
   cl_int err = clFinish (d->queue);
 
   if (err != CL_SUCCESS)
     return tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: queued work "
                           "failed (clFinish: %s)", d->name,
-                          ocl_error_string (err));
+                          tsr_opencl_error_string (err));
   return TSR_OK;
 }
 
 /* Graph computation.  */
 
 static int
-compute_node (struct ocl_launch *l, tsr_tensor *node)
+compute_node (struct tsr_opencl_launch *l, tsr_tensor *node)
 {
   int st;
 
-  if (!ocl_supports_op (l->d, node))
+  if (!tsr_opencl_supports_op (l->d, node))
     {
       char who[160];
       snprintf (who, sizeof who, "opencl: %s", l->d->name);
       return tsr_no_kernel_error (who, node);
     }
   pthread_mutex_lock (&l->d->lock);
-  st = ocl_enqueue_op (l, node);
+  st = tsr_opencl_enqueue_op (l, node);
   pthread_mutex_unlock (&l->d->lock);
   return st;
 }
 
 /* Clear the status word before a graph that reads indices.  */
 static int
-status_reset (struct ocl_device *d)
+status_reset (struct tsr_opencl_device *d)
 {
   static const struct tsr_index_status zero = { 0, 0 };
   cl_int err = clEnqueueWriteBuffer (d->queue, d->status, CL_FALSE, 0,
@@ -148,14 +148,14 @@ status_reset (struct ocl_device *d)
 
   if (err != CL_SUCCESS)
     return tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: clearing the status "
-                          "word: %s", d->name, ocl_error_string (err));
+                          "word: %s", d->name, tsr_opencl_error_string (err));
   return TSR_OK;
 }
 
 /* Wait for the graph and report a bad index it found, naming the node
    whose kernel found it (the status word's tag).  */
 static int
-status_check (struct ocl_device *d, tsr_graph *g)
+status_check (struct tsr_opencl_device *d, tsr_graph *g)
 {
   struct tsr_index_status w;
   char who[64];
@@ -164,7 +164,7 @@ status_check (struct ocl_device *d, tsr_graph *g)
 
   if (err != CL_SUCCESS)
     return tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: reading the status "
-                          "word: %s", d->name, ocl_error_string (err));
+                          "word: %s", d->name, tsr_opencl_error_string (err));
   snprintf (who, sizeof who, "opencl: %s", d->name);
   return tsr_index_error (who, g, &w);
 }
@@ -173,7 +173,7 @@ static bool
 graph_uses_status (tsr_graph *g)
 {
   for (int i = 0; i < tsr_graph_n_nodes (g); i++)
-    if (ocl_op_uses_status (tsr_graph_node (g, i)))
+    if (tsr_opencl_op_uses_status (tsr_graph_node (g, i)))
       return true;
   return false;
 }
@@ -181,15 +181,15 @@ graph_uses_status (tsr_graph *g)
 /* The core has checked every node (tsr_backend_graph_compute, the
    scheduler): valid, allocated, in this device's memory.  */
 static int
-ocl_be_graph_compute (tsr_backend *backend, tsr_graph *g)
+tsr_opencl_be_graph_compute (tsr_backend *backend, tsr_graph *g)
 {
-  struct ocl_launch l = { be_dev (backend), false, 0 };
+  struct tsr_opencl_launch l = { be_dev (backend), false, 0 };
   int n, st;
 
   if (!g)
     return tsr_set_error (TSR_ERR_INVALID_ARG, "opencl: no graph to "
                           "compute");
-  st = ocl_program_ready (l.d);
+  st = tsr_opencl_program_ready (l.d);
   if (st == TSR_OK && graph_uses_status (g))
     st = status_reset (l.d);
   n = tsr_graph_n_nodes (g);
@@ -208,23 +208,23 @@ ocl_be_graph_compute (tsr_backend *backend, tsr_graph *g)
 }
 
 /* Events: a marker enqueued on the device's queue (OpenCL 1.2), the
-   cl_event of the last recording kept in a struct ocl_event.  A
+   cl_event of the last recording kept in a struct tsr_opencl_event.  A
    backend of the same device (same context) waits with a barrier on
    its queue; one of another OpenCL device, whose context cannot see
    the event, waits on the host, which orders its later work as well.  */
 
-struct ocl_event
+struct tsr_opencl_event
 {
   cl_event ev;                  /* NULL until recorded */
 };
 
 int
-ocl_event_new (tsr_device *dev, tsr_event *ev)
+tsr_opencl_event_new (tsr_device *dev, tsr_event *ev)
 {
-  struct ocl_device *d = dev->context;
-  struct ocl_event *e;
+  struct tsr_opencl_device *d = dev->context;
+  struct tsr_opencl_event *e;
 
-  if (ocl_device_ready (d) != TSR_OK)
+  if (tsr_opencl_device_ready (d) != TSR_OK)
     return tsr_last_status ();
   e = calloc (1, sizeof *e);
   if (!e)
@@ -234,9 +234,9 @@ ocl_event_new (tsr_device *dev, tsr_event *ev)
 }
 
 void
-ocl_event_free (tsr_event *ev)
+tsr_opencl_event_free (tsr_event *ev)
 {
-  struct ocl_event *e = ev->context;
+  struct tsr_opencl_event *e = ev->context;
 
   if (e->ev)
     clReleaseEvent (e->ev);
@@ -244,9 +244,9 @@ ocl_event_free (tsr_event *ev)
 }
 
 int
-ocl_event_synchronize (tsr_event *ev)
+tsr_opencl_event_synchronize (tsr_event *ev)
 {
-  struct ocl_event *e = ev->context;
+  struct tsr_opencl_event *e = ev->context;
   cl_int err;
 
   if (!e->ev)
@@ -255,16 +255,16 @@ ocl_event_synchronize (tsr_event *ev)
   if (err != CL_SUCCESS)
     return tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: the work an event "
                           "waited for failed (clWaitForEvents: %s)",
-                          ((struct ocl_device *) ev->device->context)->name,
-                          ocl_error_string (err));
+                          ((struct tsr_opencl_device *) ev->device->context)->name,
+                          tsr_opencl_error_string (err));
   return TSR_OK;
 }
 
 static int
-ocl_be_event_record (tsr_backend *backend, tsr_event *ev)
+tsr_opencl_be_event_record (tsr_backend *backend, tsr_event *ev)
 {
-  struct ocl_device *d = be_dev (backend);
-  struct ocl_event *e = ev->context;
+  struct tsr_opencl_device *d = be_dev (backend);
+  struct tsr_opencl_event *e = ev->context;
   cl_event mark;
   cl_int err;
 
@@ -274,7 +274,7 @@ ocl_be_event_record (tsr_backend *backend, tsr_event *ev)
   if (err != CL_SUCCESS)
     return tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: "
                           "clEnqueueMarkerWithWaitList: %s", d->name,
-                          ocl_error_string (err));
+                          tsr_opencl_error_string (err));
   if (e->ev)
     clReleaseEvent (e->ev);
   e->ev = mark;
@@ -283,11 +283,11 @@ ocl_be_event_record (tsr_backend *backend, tsr_event *ev)
 }
 
 static int
-ocl_be_event_wait (tsr_backend *backend, tsr_event *ev)
+tsr_opencl_be_event_wait (tsr_backend *backend, tsr_event *ev)
 {
-  struct ocl_device *d = be_dev (backend);
-  struct ocl_device *from = ev->device->context;
-  struct ocl_event *e = ev->context;
+  struct tsr_opencl_device *d = be_dev (backend);
+  struct tsr_opencl_device *from = ev->device->context;
+  struct tsr_opencl_event *e = ev->context;
   cl_int err;
 
   if (!e->ev)
@@ -303,34 +303,34 @@ ocl_be_event_wait (tsr_backend *backend, tsr_event *ev)
   if (err != CL_SUCCESS)
     return tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: waiting for an "
                           "event of %s: %s", d->name, from->name,
-                          ocl_error_string (err));
+                          tsr_opencl_error_string (err));
   return TSR_OK;
 }
 
-static const struct tsr_backend_iface ocl_backend_iface = {
-  .get_name = ocl_be_name,
-  .free = ocl_be_free,
-  .set_tensor_async = ocl_be_set_async,
-  .get_tensor_async = ocl_be_get_async,
-  .synchronize = ocl_be_synchronize,
-  .graph_compute = ocl_be_graph_compute,
+static const struct tsr_backend_iface tsr_opencl_backend_iface = {
+  .get_name = tsr_opencl_be_name,
+  .free = tsr_opencl_be_free,
+  .set_tensor_async = tsr_opencl_be_set_async,
+  .get_tensor_async = tsr_opencl_be_get_async,
+  .synchronize = tsr_opencl_be_synchronize,
+  .graph_compute = tsr_opencl_be_graph_compute,
   .set_n_threads = NULL,
-  .event_record = ocl_be_event_record,
-  .event_wait = ocl_be_event_wait,
+  .event_record = tsr_opencl_be_event_record,
+  .event_wait = tsr_opencl_be_event_wait,
 };
 
 tsr_backend *
-ocl_backend_new (tsr_device *dev, const char *params)
+tsr_opencl_backend_new (tsr_device *dev, const char *params)
 {
-  struct ocl_device *d = dev->context;
-  struct ocl_backend *be;
+  struct tsr_opencl_device *d = dev->context;
+  struct tsr_opencl_backend *be;
   tsr_backend *backend;
 
   if (tsr_params_parse ("opencl", params, NULL, 0) != TSR_OK
-      || ocl_device_ready (d) != TSR_OK)
+      || tsr_opencl_device_ready (d) != TSR_OK)
     return NULL;
   be = calloc (1, sizeof *be);
-  backend = be ? tsr_backend_new (dev, ocl_backend_iface, be) : NULL;
+  backend = be ? tsr_backend_new (dev, tsr_opencl_backend_iface, be) : NULL;
   if (!backend)
     {
       free (be);

@@ -3,7 +3,7 @@
  * A buffer is one cl_mem.  Its base "address" is OCL_FAKE_BASE, so a
  * tensor's data pointer is the fake base plus its byte offset in the
  * cl_mem; nothing may dereference it (the buffer type is not host
- * memory), and ocl_tensor_mem turns it back into (cl_mem, offset).
+ * memory), and tsr_opencl_tensor_mem turns it back into (cl_mem, offset).
  * set/get/clear go through the device's one in-order queue and block,
  * so they are ordered after every kernel enqueued before them.  */
 #include <config.h>
@@ -13,23 +13,23 @@
 
 #include "ocl-impl.h"
 
-struct ocl_buffer
+struct tsr_opencl_buffer
 {
-  struct ocl_device *d;
+  struct tsr_opencl_device *d;
   cl_mem mem;
 };
 
-static struct ocl_device *
+static struct tsr_opencl_device *
 buft_dev (tsr_buffer_type *buft)
 {
   return buft->context;
 }
 
 bool
-ocl_tensor_mem (const struct ocl_device *d, const tsr_tensor *t, cl_mem *mem,
+tsr_opencl_tensor_mem (const struct tsr_opencl_device *d, const tsr_tensor *t, cl_mem *mem,
                 size_t *offset)
 {
-  const struct ocl_buffer *b;
+  const struct tsr_opencl_buffer *b;
 
   if (!t || !t->buffer || t->buffer->buft != &d->buft || !t->data)
     return false;
@@ -40,16 +40,16 @@ ocl_tensor_mem (const struct ocl_device *d, const tsr_tensor *t, cl_mem *mem,
 }
 
 static int
-report (const struct ocl_device *d, const char *what, cl_int err)
+report (const struct tsr_opencl_device *d, const char *what, cl_int err)
 {
   return tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: %s failed: %s (%d)",
-                        d->name, what, ocl_error_string (err), (int) err);
+                        d->name, what, tsr_opencl_error_string (err), (int) err);
 }
 
 static void
 buf_free (tsr_buffer *buf)
 {
-  struct ocl_buffer *b = buf->context;
+  struct tsr_opencl_buffer *b = buf->context;
 
   clReleaseMemObject (b->mem);
   free (b);
@@ -66,7 +66,7 @@ static int
 buf_set (tsr_buffer *buf, tsr_tensor *t, const void *data, size_t offset,
          size_t size)
 {
-  struct ocl_buffer *b = buf->context;
+  struct tsr_opencl_buffer *b = buf->context;
   size_t at = (size_t) ((char *) t->data - OCL_FAKE_BASE) + offset;
   cl_int err = clEnqueueWriteBuffer (b->d->queue, b->mem, CL_TRUE, at, size,
                                      data, 0, NULL, NULL);
@@ -80,7 +80,7 @@ static int
 buf_get (tsr_buffer *buf, const tsr_tensor *t, void *data, size_t offset,
          size_t size)
 {
-  struct ocl_buffer *b = buf->context;
+  struct tsr_opencl_buffer *b = buf->context;
   size_t at = (size_t) ((const char *) t->data - OCL_FAKE_BASE) + offset;
   cl_int err = clEnqueueReadBuffer (b->d->queue, b->mem, CL_TRUE, at, size,
                                     data, 0, NULL, NULL);
@@ -93,7 +93,7 @@ buf_get (tsr_buffer *buf, const tsr_tensor *t, void *data, size_t offset,
 static void
 buf_clear (tsr_buffer *buf, uint8_t value)
 {
-  struct ocl_buffer *b = buf->context;
+  struct tsr_opencl_buffer *b = buf->context;
   cl_uchar pattern = value;
   cl_int err = clEnqueueFillBuffer (b->d->queue, b->mem, &pattern,
                                     sizeof pattern, 0, buf->size, 0, NULL,
@@ -105,7 +105,7 @@ buf_clear (tsr_buffer *buf, uint8_t value)
     report (b->d, "clEnqueueFillBuffer", err);
 }
 
-static const struct tsr_buffer_iface ocl_buffer_iface = {
+static const struct tsr_buffer_iface tsr_opencl_buffer_iface = {
   .free_buffer = buf_free,
   .get_base = buf_base,
   .init_tensor = NULL,
@@ -123,12 +123,12 @@ buft_name (tsr_buffer_type *buft)
 static tsr_buffer *
 buft_alloc (tsr_buffer_type *buft, size_t size)
 {
-  struct ocl_device *d = buft_dev (buft);
-  struct ocl_buffer *b;
+  struct tsr_opencl_device *d = buft_dev (buft);
+  struct tsr_opencl_buffer *b;
   tsr_buffer *buf;
   cl_int err;
 
-  if (ocl_device_ready (d) != TSR_OK)
+  if (tsr_opencl_device_ready (d) != TSR_OK)
     return NULL;
   if (size > d->max_alloc)
     {
@@ -154,11 +154,11 @@ buft_alloc (tsr_buffer_type *buft, size_t size)
                      || err == CL_OUT_OF_HOST_MEMORY
                      ? TSR_ERR_NO_MEMORY : TSR_ERR_BACKEND,
                      "opencl: %s: cannot allocate %zu bytes: %s (%d)",
-                     d->name, size, ocl_error_string (err), (int) err);
+                     d->name, size, tsr_opencl_error_string (err), (int) err);
       free (b);
       return NULL;
     }
-  buf = tsr_buffer_new (buft, ocl_buffer_iface, b, size);
+  buf = tsr_buffer_new (buft, tsr_opencl_buffer_iface, b, size);
   if (!buf)
     {
       clReleaseMemObject (b->mem);
@@ -188,7 +188,7 @@ buft_is_host (tsr_buffer_type *buft)
 }
 
 void
-ocl_buft_init (struct ocl_device *d)
+tsr_opencl_buft_init (struct tsr_opencl_device *d)
 {
   d->buft.iface.get_name = buft_name;
   d->buft.iface.alloc_buffer = buft_alloc;

@@ -23,18 +23,18 @@ static const char *const kernel_names[OCL_K_COUNT] = {
 };
 
 static int
-fail (struct ocl_device *d, bool *failed, const char *fmt, const char *what,
+fail (struct tsr_opencl_device *d, bool *failed, const char *fmt, const char *what,
       cl_int err)
 {
   snprintf (d->failure, sizeof d->failure, fmt, d->name, what,
-            ocl_error_string (err), (int) err);
+            tsr_opencl_error_string (err), (int) err);
   *failed = true;
   tsr_log (TSR_LOG_ERROR, "%s", d->failure);
   return tsr_set_error (TSR_ERR_BACKEND, "%s", d->failure);
 }
 
 static int
-make_queue (struct ocl_device *d)
+make_queue (struct tsr_opencl_device *d)
 {
   cl_context_properties props[] = {
     CL_CONTEXT_PLATFORM, (cl_context_properties) d->platform, 0
@@ -59,7 +59,7 @@ make_queue (struct ocl_device *d)
 }
 
 int
-ocl_device_ready (struct ocl_device *d)
+tsr_opencl_device_ready (struct tsr_opencl_device *d)
 {
   int st = TSR_OK;
 
@@ -74,7 +74,7 @@ ocl_device_ready (struct ocl_device *d)
 
 /* The compiler's log for D (malloc'd; NULL when there is none).  */
 static char *
-build_log (struct ocl_device *d)
+build_log (struct tsr_opencl_device *d)
 {
   size_t len = 0;
   char *log;
@@ -133,7 +133,7 @@ build_options (void)
 }
 
 static int
-build_program (struct ocl_device *d)
+build_program (struct tsr_opencl_device *d)
 {
   const char *src = tsr_ocl_kernel_source;
   char *opts;
@@ -154,9 +154,9 @@ build_program (struct ocl_device *d)
       char *log = build_log (d);
       snprintf (d->failure, sizeof d->failure, "opencl: %s: building the "
                 "kernels failed (%s); build log:\n%s", d->name,
-                ocl_error_string (err), log ? log : "(none)");
+                tsr_opencl_error_string (err), log ? log : "(none)");
       tsr_log (TSR_LOG_ERROR, "opencl: %s: building the kernels failed "
-               "(%s); build log:\n%s", d->name, ocl_error_string (err),
+               "(%s); build log:\n%s", d->name, tsr_opencl_error_string (err),
                log ? log : "(none)");
       free (log);
       d->program_failed = true;
@@ -181,7 +181,7 @@ build_program (struct ocl_device *d)
 }
 
 int
-ocl_program_ready (struct ocl_device *d)
+tsr_opencl_program_ready (struct tsr_opencl_device *d)
 {
   int st = TSR_OK;
 
@@ -197,7 +197,7 @@ ocl_program_ready (struct ocl_device *d)
 }
 
 void
-ocl_device_release (struct ocl_device *d)
+tsr_opencl_device_release (struct tsr_opencl_device *d)
 {
   if (d->queue)
     clFinish (d->queue);

@@ -15,7 +15,7 @@
  * set/get, backend transfers and kernels, so they never need events to
  * stay ordered.  Device memory has no host address: a buffer's base is
  * the fake address OCL_FAKE_BASE, tensor data pointers are that plus
- * the byte offset, and ocl_tensor_mem translates back.
+ * the byte offset, and tsr_opencl_tensor_mem translates back.
  * Nothing here is exported: the module exports only its descriptor.  */
 #ifndef TSR_OCL_IMPL_H
 #define TSR_OCL_IMPL_H
@@ -32,11 +32,6 @@
 
 #include <tessera/module.h>
 
-#if defined(__GNUC__)
-#define OCL_HIDDEN __attribute__ ((visibility ("hidden")))
-#else
-#define OCL_HIDDEN
-#endif
 
 /* The kernels of the program, by name (ocl-ops.c and the .cl files).  */
 #define OCL_KERNELS(X)                                                    \
@@ -44,7 +39,7 @@
   X (set_rows) X (mul_mat) X (mul_mat_vec) X (mul_mat_id) X (sum_rows)   \
   X (norm) X (soft_max) X (rope)
 
-enum ocl_kernel_id
+enum tsr_opencl_kernel_id
 {
 #define OCL_KERNEL_ENUM(name) OCL_K_##name,
   OCL_KERNELS (OCL_KERNEL_ENUM)
@@ -59,7 +54,7 @@ enum ocl_kernel_id
 #define OCL_ALIGN 128
 
 /* One OpenCL device as a Tessera device.  */
-struct ocl_device
+struct tsr_opencl_device
 {
   tsr_device *dev;              /* what the registry hands out (in the
                                    registration tsr_reg_new made) */
@@ -88,48 +83,48 @@ struct ocl_device
 };
 
 /* The graph being computed, for the op dispatchers.  */
-struct ocl_launch
+struct tsr_opencl_launch
 {
-  struct ocl_device *d;
+  struct tsr_opencl_device *d;
   bool uses_status;             /* an op reported into d->status */
   int tag;                      /* the node being enqueued: its graph
                                    position + 1, what it reports */
 };
 
 /* ocl-module.c */
-OCL_HIDDEN const char *ocl_error_string (cl_int err);
+TSR_MODULE_HIDDEN const char *tsr_opencl_error_string (cl_int err);
 
 /* ocl-device.c */
 /* Make the context and queue of D (once); TSR_OK or an error set.  */
-OCL_HIDDEN int ocl_device_ready (struct ocl_device *d);
-/* Build the program and kernels of D (once, after ocl_device_ready).  */
-OCL_HIDDEN int ocl_program_ready (struct ocl_device *d);
+TSR_MODULE_HIDDEN int tsr_opencl_device_ready (struct tsr_opencl_device *d);
+/* Build the program and kernels of D (once, after tsr_opencl_device_ready).  */
+TSR_MODULE_HIDDEN int tsr_opencl_program_ready (struct tsr_opencl_device *d);
 /* Release D's OpenCL objects.  */
-OCL_HIDDEN void ocl_device_release (struct ocl_device *d);
+TSR_MODULE_HIDDEN void tsr_opencl_device_release (struct tsr_opencl_device *d);
 
 /* ocl-buffer.c */
-OCL_HIDDEN void ocl_buft_init (struct ocl_device *d);
+TSR_MODULE_HIDDEN void tsr_opencl_buft_init (struct tsr_opencl_device *d);
 /* The cl_mem holding T's data and T's byte offset in it; false when T
    is not in a buffer of device D.  */
-OCL_HIDDEN bool ocl_tensor_mem (const struct ocl_device *d,
+TSR_MODULE_HIDDEN bool tsr_opencl_tensor_mem (const struct tsr_opencl_device *d,
                                 const tsr_tensor *t, cl_mem *mem,
                                 size_t *offset);
 
 /* ocl-backend.c */
-OCL_HIDDEN tsr_backend *ocl_backend_new (tsr_device *dev, const char *params);
+TSR_MODULE_HIDDEN tsr_backend *tsr_opencl_backend_new (tsr_device *dev, const char *params);
 /* Events (device interface; record and wait are the backend's).  */
-OCL_HIDDEN int ocl_event_new (tsr_device *dev, tsr_event *ev);
-OCL_HIDDEN void ocl_event_free (tsr_event *ev);
-OCL_HIDDEN int ocl_event_synchronize (tsr_event *ev);
+TSR_MODULE_HIDDEN int tsr_opencl_event_new (tsr_device *dev, tsr_event *ev);
+TSR_MODULE_HIDDEN void tsr_opencl_event_free (tsr_event *ev);
+TSR_MODULE_HIDDEN int tsr_opencl_event_synchronize (tsr_event *ev);
 
 /* ocl-ops.c */
 /* Whether a kernel takes OP's types and layouts (the core has checked
    the node: tsr_node_validate).  */
-OCL_HIDDEN bool ocl_supports_op (const struct ocl_device *d,
+TSR_MODULE_HIDDEN bool tsr_opencl_supports_op (const struct tsr_opencl_device *d,
                                  const tsr_tensor *op);
 /* Enqueue NODE's kernel(s) (D's lock held).  */
-OCL_HIDDEN int ocl_enqueue_op (struct ocl_launch *l, tsr_tensor *node);
+TSR_MODULE_HIDDEN int tsr_opencl_enqueue_op (struct tsr_opencl_launch *l, tsr_tensor *node);
 /* Whether NODE's kernel reports bad indices through D's status.  */
-OCL_HIDDEN bool ocl_op_uses_status (const tsr_tensor *node);
+TSR_MODULE_HIDDEN bool tsr_opencl_op_uses_status (const tsr_tensor *node);
 
 #endif /* TSR_OCL_IMPL_H */

@@ -29,7 +29,7 @@
 #define OCL_MAX_DEVICES_PER_PLATFORM 64
 
 const char *
-ocl_error_string (cl_int err)
+tsr_opencl_error_string (cl_int err)
 {
   switch (err)
     {
@@ -56,7 +56,7 @@ ocl_error_string (cl_int err)
 }
 
 /* Every device found, in order.  */
-static struct ocl_device *devices;
+static struct tsr_opencl_device *devices;
 static size_t n_devices;
 static pthread_once_t enumerate_once = PTHREAD_ONCE_INIT;
 static int enumerate_status = TSR_OK;
@@ -64,41 +64,41 @@ static char enumerate_error[256];
 
 /* Device interface.  */
 
-static struct ocl_device *
-ocl_dev (tsr_device *dev)
+static struct tsr_opencl_device *
+tsr_opencl_dev (tsr_device *dev)
 {
   return dev->context;
 }
 
 static const char *
-ocl_dev_name (tsr_device *dev)
+tsr_opencl_dev_name (tsr_device *dev)
 {
-  return ocl_dev (dev)->name;
+  return tsr_opencl_dev (dev)->name;
 }
 
 static const char *
-ocl_dev_description (tsr_device *dev)
+tsr_opencl_dev_description (tsr_device *dev)
 {
-  return ocl_dev (dev)->description;
+  return tsr_opencl_dev (dev)->description;
 }
 
 /* OpenCL has no portable query of free memory: the total is reported
    free, which is what an otherwise idle device has.  */
 static void
-ocl_dev_memory (tsr_device *dev, size_t *free_bytes, size_t *total)
+tsr_opencl_dev_memory (tsr_device *dev, size_t *free_bytes, size_t *total)
 {
-  *total = ocl_dev (dev)->mem_total;
-  *free_bytes = ocl_dev (dev)->mem_total;
+  *total = tsr_opencl_dev (dev)->mem_total;
+  *free_bytes = tsr_opencl_dev (dev)->mem_total;
 }
 
 static tsr_device_type
-ocl_dev_type (tsr_device *dev)
+tsr_opencl_dev_type (tsr_device *dev)
 {
-  return ocl_dev (dev)->type;
+  return tsr_opencl_dev (dev)->type;
 }
 
 static void
-ocl_dev_caps (tsr_device *dev, struct tsr_device_caps *caps)
+tsr_opencl_dev_caps (tsr_device *dev, struct tsr_device_caps *caps)
 {
   (void) dev;
   caps->async = true;           /* in-order queue, synchronize = finish */
@@ -107,36 +107,36 @@ ocl_dev_caps (tsr_device *dev, struct tsr_device_caps *caps)
 }
 
 static tsr_buffer_type *
-ocl_dev_buffer_type (tsr_device *dev)
+tsr_opencl_dev_buffer_type (tsr_device *dev)
 {
-  return &ocl_dev (dev)->buft;
+  return &tsr_opencl_dev (dev)->buft;
 }
 
 static bool
-ocl_dev_supports_op (tsr_device *dev, const tsr_tensor *op)
+tsr_opencl_dev_supports_op (tsr_device *dev, const tsr_tensor *op)
 {
-  return ocl_supports_op (ocl_dev (dev), op);
+  return tsr_opencl_supports_op (tsr_opencl_dev (dev), op);
 }
 
 static bool
-ocl_dev_supports_buft (tsr_device *dev, tsr_buffer_type *buft)
+tsr_opencl_dev_supports_buft (tsr_device *dev, tsr_buffer_type *buft)
 {
-  return buft == &ocl_dev (dev)->buft;
+  return buft == &tsr_opencl_dev (dev)->buft;
 }
 
-static const struct tsr_device_iface ocl_device_iface = {
-  .get_name = ocl_dev_name,
-  .get_description = ocl_dev_description,
-  .get_memory = ocl_dev_memory,
-  .get_type = ocl_dev_type,
-  .get_caps = ocl_dev_caps,
-  .init_backend = ocl_backend_new,
-  .get_buffer_type = ocl_dev_buffer_type,
-  .supports_op = ocl_dev_supports_op,
-  .supports_buft = ocl_dev_supports_buft,
-  .event_new = ocl_event_new,
-  .event_free = ocl_event_free,
-  .event_synchronize = ocl_event_synchronize,
+static const struct tsr_device_iface tsr_opencl_device_iface = {
+  .get_name = tsr_opencl_dev_name,
+  .get_description = tsr_opencl_dev_description,
+  .get_memory = tsr_opencl_dev_memory,
+  .get_type = tsr_opencl_dev_type,
+  .get_caps = tsr_opencl_dev_caps,
+  .init_backend = tsr_opencl_backend_new,
+  .get_buffer_type = tsr_opencl_dev_buffer_type,
+  .supports_op = tsr_opencl_dev_supports_op,
+  .supports_buft = tsr_opencl_dev_supports_buft,
+  .event_new = tsr_opencl_event_new,
+  .event_free = tsr_opencl_event_free,
+  .event_synchronize = tsr_opencl_event_synchronize,
 };
 
 /* Enumeration.  */
@@ -174,7 +174,7 @@ has_fp64 (cl_device_id id)
 }
 
 static void
-describe (struct ocl_device *d, const char *platform)
+describe (struct tsr_opencl_device *d, const char *platform)
 {
   char name[200], version[100];
   cl_uint units = 0;
@@ -198,7 +198,7 @@ describe (struct ocl_device *d, const char *platform)
 static void
 add_device (cl_platform_id p, cl_device_id id, const char *platform)
 {
-  struct ocl_device *d = &devices[n_devices];
+  struct tsr_opencl_device *d = &devices[n_devices];
 
   memset (d, 0, sizeof *d);
   d->index = (int) n_devices;
@@ -208,7 +208,7 @@ add_device (cl_platform_id p, cl_device_id id, const char *platform)
   d->fp64 = has_fp64 (id);
   describe (d, platform);
   pthread_mutex_init (&d->lock, NULL);
-  ocl_buft_init (d);
+  tsr_opencl_buft_init (d);
   n_devices++;
 }
 
@@ -224,7 +224,7 @@ enumerate (void)
       enumerate_status = TSR_ERR_NOT_FOUND;
       snprintf (enumerate_error, sizeof enumerate_error,
                 "opencl: no OpenCL platform (clGetPlatformIDs: %s)",
-                ocl_error_string (err));
+                tsr_opencl_error_string (err));
       return;
     }
   if (n_platforms > OCL_MAX_PLATFORMS)
@@ -253,7 +253,7 @@ enumerate (void)
       if (err != CL_SUCCESS)
         {
           tsr_log (TSR_LOG_INFO, "opencl: platform '%s' lists no devices "
-                   "(%s)", pname, ocl_error_string (err));
+                   "(%s)", pname, tsr_opencl_error_string (err));
           continue;
         }
       if (n > OCL_MAX_DEVICES_PER_PLATFORM)
@@ -282,7 +282,7 @@ enumerate (void)
    vendor ICD installed, or OCL_ICD_VENDORS pointing at an empty
    directory), 0 with the loader's error when it fails otherwise.  */
 static int
-ocl_score (const char **reason)
+tsr_opencl_score (const char **reason)
 {
   static char why[200];
   cl_uint n = 0;
@@ -297,7 +297,7 @@ ocl_score (const char **reason)
   if (err != CL_SUCCESS)
     {
       snprintf (why, sizeof why, "the OpenCL ICD loader failed: "
-                "clGetPlatformIDs returned %s (%d)", ocl_error_string (err),
+                "clGetPlatformIDs returned %s (%d)", tsr_opencl_error_string (err),
                 (int) err);
       *reason = why;
       return 0;
@@ -306,7 +306,7 @@ ocl_score (const char **reason)
 }
 
 static tsr_reg *
-ocl_init (void)
+tsr_opencl_init (void)
 {
   pthread_once (&enumerate_once, enumerate);
   if (enumerate_status != TSR_OK)
@@ -322,7 +322,7 @@ ocl_init (void)
     }
   for (size_t i = 0; i < n_devices; i++)
     contexts[i] = &devices[i];
-  tsr_reg *reg = tsr_reg_new ("opencl", &ocl_device_iface, n_devices,
+  tsr_reg *reg = tsr_reg_new ("opencl", &tsr_opencl_device_iface, n_devices,
                               contexts, NULL);
   free (contexts);
   for (size_t i = 0; reg && i < n_devices; i++)
@@ -338,11 +338,11 @@ ocl_init (void)
 __attribute__ ((destructor))
 #endif
 static void
-ocl_fini (void)
+tsr_opencl_fini (void)
 {
   for (size_t i = 0; i < n_devices; i++)
     {
-      ocl_device_release (&devices[i]);
+      tsr_opencl_device_release (&devices[i]);
       pthread_mutex_destroy (&devices[i].lock);
     }
   free (devices);
@@ -351,5 +351,5 @@ ocl_fini (void)
 }
 
 const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {
-  TSR_MODULE_ABI_VERSION, "opencl", ocl_score, ocl_init, NULL, 0
+  TSR_MODULE_ABI_VERSION, "opencl", tsr_opencl_score, tsr_opencl_init, NULL, 0
 };

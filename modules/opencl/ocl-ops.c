@@ -22,7 +22,7 @@
 #include "../op-checks.h"
 
 /* A tensor as a kernel sees it (struct tdesc in ocl-common.cl).  */
-struct ocl_tdesc
+struct tsr_opencl_tdesc
 {
   cl_long ne[4];
   cl_long nb[4];
@@ -34,7 +34,7 @@ struct ocl_tdesc
 #define GROUP 64
 
 typedef bool (*supports_fn) (const tsr_tensor *dst);
-typedef int (*launch_fn) (struct ocl_launch *l, tsr_tensor *dst);
+typedef int (*launch_fn) (struct tsr_opencl_launch *l, tsr_tensor *dst);
 
 /* Checks.  */
 
@@ -78,7 +78,7 @@ weight_supports (const tsr_tensor *d)
 
 struct args
 {
-  struct ocl_launch *l;
+  struct tsr_opencl_launch *l;
   cl_kernel k;
   cl_uint i;
   cl_int err;
@@ -116,14 +116,14 @@ arg_float (struct args *a, float v)
 static void
 arg_tensor_div (struct args *a, const tsr_tensor *t, int64_t ne0_div)
 {
-  struct ocl_tdesc desc;
+  struct tsr_opencl_tdesc desc;
   cl_mem mem = NULL;
   size_t off = 0;
 
   /* The core has checked that T is allocated in this device's memory;
      a data pointer past the end of its buffer fails the launch rather
      than reach the kernel.  */
-  if (!ocl_tensor_mem (a->l->d, t, &mem, &off) && a->err == CL_SUCCESS)
+  if (!tsr_opencl_tensor_mem (a->l->d, t, &mem, &off) && a->err == CL_SUCCESS)
     a->err = CL_INVALID_MEM_OBJECT;
   for (int i = 0; i < 4; i++)
     {
@@ -151,7 +151,7 @@ arg_status (struct args *a)
 }
 
 static struct args
-args_for (struct ocl_launch *l, enum ocl_kernel_id k)
+args_for (struct tsr_opencl_launch *l, enum tsr_opencl_kernel_id k)
 {
   return (struct args) { l, l->d->kernels[k], 0, CL_SUCCESS };
 }
@@ -169,13 +169,13 @@ run (struct args *a, tsr_tensor *dst, int64_t n)
   if (a->err != CL_SUCCESS)
     return tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: %s '%s' failed: %s "
                           "(%d)", a->l->d->name, tsr_op_name (dst->op),
-                          dst->name, ocl_error_string (a->err),
+                          dst->name, tsr_opencl_error_string (a->err),
                           (int) a->err);
   return TSR_OK;
 }
 
 static int
-binary_launch (struct ocl_launch *l, tsr_tensor *d)
+binary_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
 {
   struct args a = args_for (l, OCL_K_binary);
   arg_int (&a, d->op);
@@ -187,7 +187,7 @@ binary_launch (struct ocl_launch *l, tsr_tensor *d)
 }
 
 static int
-unary_launch (struct ocl_launch *l, tsr_tensor *d)
+unary_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
 {
   struct args a = args_for (l, OCL_K_unary);
   bool params = d->op == TSR_OP_SCALE || d->op == TSR_OP_CLAMP;
@@ -201,7 +201,7 @@ unary_launch (struct ocl_launch *l, tsr_tensor *d)
 }
 
 static int
-glu_launch (struct ocl_launch *l, tsr_tensor *d)
+glu_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
 {
   struct args a = args_for (l, OCL_K_glu);
   const tsr_tensor *b = d->src[1] ? d->src[1] : d->src[0];
@@ -215,7 +215,7 @@ glu_launch (struct ocl_launch *l, tsr_tensor *d)
 }
 
 static int
-copy_launch (struct ocl_launch *l, tsr_tensor *d)
+copy_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
 {
   struct args a = args_for (l, OCL_K_copy);
   const tsr_tensor *s = d->src[0];
@@ -232,7 +232,7 @@ copy_launch (struct ocl_launch *l, tsr_tensor *d)
 }
 
 static int
-get_rows_launch (struct ocl_launch *l, tsr_tensor *d)
+get_rows_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
 {
   struct args a = args_for (l, OCL_K_get_rows);
   arg_tensor (&a, d);
@@ -245,7 +245,7 @@ get_rows_launch (struct ocl_launch *l, tsr_tensor *d)
 }
 
 static int
-set_rows_launch (struct ocl_launch *l, tsr_tensor *d)
+set_rows_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
 {
   const tsr_tensor *src = d->src[1], *idx = d->src[2];
   struct args c = args_for (l, OCL_K_set_rows_check);
@@ -273,7 +273,7 @@ set_rows_launch (struct ocl_launch *l, tsr_tensor *d)
 #define OCL_MMV_MAX_COLS 8
 
 static int
-mul_mat_launch (struct ocl_launch *l, tsr_tensor *d)
+mul_mat_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
 {
   const tsr_tensor *w = d->src[0];
   bool vec = tsr_chk_is_block_weight (w->type)
@@ -289,7 +289,7 @@ mul_mat_launch (struct ocl_launch *l, tsr_tensor *d)
 }
 
 static int
-mul_mat_id_launch (struct ocl_launch *l, tsr_tensor *d)
+mul_mat_id_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
 {
   struct args a = args_for (l, OCL_K_mul_mat_id);
   arg_tensor (&a, d);
@@ -303,7 +303,7 @@ mul_mat_id_launch (struct ocl_launch *l, tsr_tensor *d)
 }
 
 static int
-sum_rows_launch (struct ocl_launch *l, tsr_tensor *d)
+sum_rows_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
 {
   struct args a = args_for (l, OCL_K_sum_rows);
   arg_tensor (&a, d);
@@ -313,7 +313,7 @@ sum_rows_launch (struct ocl_launch *l, tsr_tensor *d)
 }
 
 static int
-norm_launch (struct ocl_launch *l, tsr_tensor *d)
+norm_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
 {
   struct args a = args_for (l, OCL_K_norm);
   arg_int (&a, d->op);
@@ -325,7 +325,7 @@ norm_launch (struct ocl_launch *l, tsr_tensor *d)
 }
 
 static int
-soft_max_launch (struct ocl_launch *l, tsr_tensor *d)
+soft_max_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
 {
   struct args a = args_for (l, OCL_K_soft_max);
   const tsr_tensor *mask = d->src[1];
@@ -339,7 +339,7 @@ soft_max_launch (struct ocl_launch *l, tsr_tensor *d)
 }
 
 static int
-rope_launch (struct ocl_launch *l, tsr_tensor *d)
+rope_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
 {
   struct args a = args_for (l, OCL_K_rope);
   arg_tensor (&a, d);
@@ -355,13 +355,13 @@ rope_launch (struct ocl_launch *l, tsr_tensor *d)
   return run (&a, d, tsr_nelements (d));
 }
 
-struct ocl_op
+struct tsr_opencl_op
 {
   supports_fn supports;         /* optional: every valid node */
   launch_fn launch;             /* NULL: no kernel for the op */
 };
 
-static const struct ocl_op op_table[TSR_OP_COUNT] = {
+static const struct tsr_opencl_op op_table[TSR_OP_COUNT] = {
   [TSR_OP_ADD] = { NULL, binary_launch },
   [TSR_OP_SUB] = { NULL, binary_launch },
   [TSR_OP_MUL] = { NULL, binary_launch },
@@ -399,9 +399,9 @@ static const struct ocl_op op_table[TSR_OP_COUNT] = {
 /* The core has checked the node (tsr_node_validate): what is left is
    whether a kernel takes its types and layouts.  */
 bool
-ocl_supports_op (const struct ocl_device *d, const tsr_tensor *op)
+tsr_opencl_supports_op (const struct tsr_opencl_device *d, const tsr_tensor *op)
 {
-  const struct ocl_op *entry = &op_table[op->op];
+  const struct tsr_opencl_op *entry = &op_table[op->op];
 
   (void) d;                     /* every device runs the same kernels */
   if (tsr_op_get_kind (op->op) == TSR_OP_KIND_VIEW)
@@ -410,13 +410,13 @@ ocl_supports_op (const struct ocl_device *d, const tsr_tensor *op)
 }
 
 bool
-ocl_op_uses_status (const tsr_tensor *node)
+tsr_opencl_op_uses_status (const tsr_tensor *node)
 {
   return tsr_index_bound (node) > 0;
 }
 
 int
-ocl_enqueue_op (struct ocl_launch *l, tsr_tensor *node)
+tsr_opencl_enqueue_op (struct tsr_opencl_launch *l, tsr_tensor *node)
 {
   return op_table[node->op].launch (l, node);
 }

@@ -1,4 +1,5 @@
-# tsr-cuda.m4 - the CUDA backend's configure check.
+# tsr-cuda.m4 - the CUDA backend's configure check; configure.ac
+# includes this file, which registers the backend at its end.
 
 # TSR_CHECK_CUDA: --enable-cuda[=auto|yes|no] (default auto: built when
 # a CUDA toolkit is found), --with-cuda=PREFIX (default /usr/local/cuda,
@@ -14,10 +15,10 @@
 # the C++ runtime support nvcc's host code needs; cuBLAS is opened by
 # the module on first use, see modules/cuda/cuda-blas.c), CUDA_LIBDIR,
 # CUDA_RPATH and CUDA_GENCODE (nvcc's -gencode options), all used by
-# modules/cuda only: libtessera itself never links CUDA.  Also the
-# conditional TSR_CUDA, tsr_have_cuda (yes/no), tsr_cuda_why (the
-# summary's "no (reason)") and tsr_cuda_what (version and
-# architectures).  With --enable-cuda=yes anything missing is an error.
+# modules/cuda only: libtessera itself never links CUDA unless the
+# backend is compiled in.  Also, for TSR_BACKEND: tsr_have_cuda
+# (yes/no), tsr_cuda_why (the summary's "no (reason)"), tsr_cuda_what
+# (version and architectures) and tsr_cuda_libs.  With --enable-cuda=yes anything missing is an error.
 #
 # Architectures: LIST is comma-separated compute capabilities without
 # the dot, "90" for real code (SASS) for sm_90, "compute_90" for PTX
@@ -79,7 +80,7 @@ AC_DEFUN([TSR_CHECK_CUDA], [
   AC_SUBST([CUDA_LIBDIR])
   AC_SUBST([CUDA_RPATH])
   AC_SUBST([CUDA_GENCODE])
-  AM_CONDITIONAL([TSR_CUDA], [test "x$tsr_have_cuda" = xyes])
+  tsr_cuda_libs=$CUDA_LIBS
 ])
 
 # _TSR_CUDA_FIND: nvcc, the prefix, its include and library dirs.
@@ -200,3 +201,5 @@ EOF
      LIBS=$tsr_save_LIBS])
   rm -f conftest_cu.cu conftest_cu.o
 ])
+
+TSR_BACKEND([cuda], [TSR_CHECK_CUDA])

@@ -1,4 +1,6 @@
-# tsr-cpu.m4 - ISA levels of the CPU backend and ifunc support.
+# tsr-cpu.m4 - ISA levels of the CPU backend and ifunc support;
+# configure.ac includes this file, which registers the backend at its
+# end (the CPU backend is always built).
 
 # TSR_CPU_LEVELS: choose the ISA levels the CPU backend's hot loops are
 # compiled for.  Default: every level of the host CPU family that the
@@ -171,3 +173,10 @@ return (int) (x[0] + y[0]);
        [The compiler takes target ("avx2") / target ("avx512f") function
         attributes and __builtin_cpu_supports knows those features.])])
 ])
+
+TSR_BACKEND([cpu], [
+  TSR_CPU_LEVELS
+  TSR_CHECK_IFUNC
+  tsr_have_cpu=yes
+  tsr_cpu_detail="      ISA levels .... $tsr_summary_cpu_levels
+      dispatch ...... $tsr_summary_dispatch"])

@@ -1,4 +1,6 @@
-# tsr-blas.m4 - configure check for the BLAS backend (modules/blas) on BLIS.
+# tsr-blas.m4 - configure check for the BLAS backend (modules/blas) on
+# BLIS; configure.ac includes this file, which registers the backend
+# (TSR_BACKEND, m4/tsr-checks.m4) at its end.
 
 # TSR_CHECK_BLIS: handle --with-blis[=PREFIX] (default: auto).
 #
@@ -9,11 +11,9 @@
 # path to that library directory.  "auto" builds the backend when BLIS
 # is found; --with-blis or --with-blis=PREFIX make its absence an error.
 #
-# Uses $enable_modules (decided before); sets BLIS_CFLAGS, BLIS_LIBS,
-# BLIS_RPATH (libtool -R flags), the conditional TSR_BLAS,
-# tsr_summary_blas ("yes (...)" or "no (reason)"), and appends
-# tessera_blas to tsr_builtin_backends (and BLIS_LIBS to
-# TSR_BUILTIN_LIBS) when backends are compiled in.
+# Sets BLIS_CFLAGS, BLIS_LIBS, BLIS_RPATH (libtool -R flags) and what
+# TSR_BACKEND reads: tsr_have_blas, tsr_blas_why, tsr_blas_what (how
+# BLIS was found) and tsr_blas_libs.
 AC_DEFUN([TSR_CHECK_BLIS], [
   AC_ARG_WITH([blis],
     [AS_HELP_STRING([--with-blis@<:@=PREFIX@:>@],
@@ -23,7 +23,7 @@ AC_DEFUN([TSR_CHECK_BLIS], [
   tsr_blis_how=
   BLIS_RPATH=
   AS_CASE([$with_blis],
-    [no], [tsr_summary_blas="no (--without-blis)"],
+    [no], [tsr_blas_why="no (--without-blis)"],
     [yes|auto], [tsr_blis_prefix=],
     [tsr_blis_prefix=$with_blis])
   AS_IF([test "x$with_blis" != xno], [
@@ -78,21 +78,18 @@ AC_DEFUN([TSR_CHECK_BLIS], [
            [BLIS_RPATH="$BLIS_RPATH -R `echo $tsr_blis_d | sed 's/^-L//'`"])
        done])
     AS_IF([test "x$tsr_blis_found" = xyes],
-      [AS_IF([test "x$enable_modules" = xyes],
-         [tsr_summary_blas="yes (module; $tsr_blis_how)"],
-         [tsr_summary_blas="yes (compiled in; $tsr_blis_how)"
-          tsr_builtin_backends="$tsr_builtin_backends tessera_blas"
-          TSR_BUILTIN_LIBS="$TSR_BUILTIN_LIBS $BLIS_LIBS"])],
+      [tsr_have_blas=yes
+       tsr_blas_what=$tsr_blis_how
+       tsr_blas_libs=$BLIS_LIBS],
       [AS_IF([test "x$with_blis" != xauto],
          [AC_MSG_ERROR([--with-blis${tsr_blis_prefix:+=$tsr_blis_prefix}: BLIS not found (no pkg-config 'blis', and no usable blis.h with -lblis${tsr_blis_prefix:+ under $tsr_blis_prefix}); install it (Debian: apt-get install libblis-dev), set BLIS_CFLAGS and BLIS_LIBS, or use --without-blis.  See config.log.])])
        BLIS_CFLAGS=
        BLIS_LIBS=
-       tsr_summary_blas="no (BLIS not found: install libblis-dev or use --with-blis=PREFIX)"])
+       tsr_blas_why="no (BLIS not found: install libblis-dev or use --with-blis=PREFIX)"])
   ])
   AC_ARG_VAR([BLIS_CFLAGS], [C compiler flags for BLIS, overriding the search])
   AC_ARG_VAR([BLIS_LIBS], [linker flags for BLIS, overriding the search])
   AC_SUBST([BLIS_RPATH])
-  AM_CONDITIONAL([TSR_BLAS], [test "x$tsr_blis_found" = xyes])
 ])
 
 # TSR_BLIS_TRY(CFLAGS, LIBS): does a program using the parts of BLIS
@@ -116,3 +113,5 @@ AC_DEFUN([TSR_BLIS_TRY], [
   LIBS=$tsr_save_LIBS
   AC_MSG_RESULT([$tsr_blis_found])
 ])
+
+TSR_BACKEND([blas], [TSR_CHECK_BLIS])

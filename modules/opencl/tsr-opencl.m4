@@ -1,11 +1,13 @@
-# tsr-opencl.m4 - the OpenCL backend's configure check.
+# tsr-opencl.m4 - the OpenCL backend's configure check; configure.ac
+# includes this file, which registers the backend at its end.
 
 # TSR_CHECK_OPENCL: --enable-opencl[=auto|yes|no] (default auto).
 # Looks for CL/cl.h and the libOpenCL ICD loader (flags from pkg-config
 # "OpenCL" when it knows them, else plain -lOpenCL).  Sets OPENCL_CFLAGS
 # and OPENCL_LIBS (used only by modules/opencl: libtessera itself never
-# links OpenCL), the conditional TSR_OPENCL, tsr_have_opencl (yes/no)
-# and tsr_opencl_why, a reason for the summary when it is off.  With
+# links OpenCL unless the backend is compiled in), tsr_have_opencl
+# (yes/no), tsr_opencl_why (the summary's "no (reason)") and
+# tsr_opencl_libs, for TSR_BACKEND.  With
 # --enable-opencl=yes a missing header or library is an error.
 AC_DEFUN([TSR_CHECK_OPENCL], [
   AC_ARG_ENABLE([opencl],
@@ -48,5 +50,7 @@ AC_DEFUN([TSR_CHECK_OPENCL], [
   AS_IF([test "x$tsr_have_opencl" = xno], [OPENCL_CFLAGS=; OPENCL_LIBS=])
   AC_ARG_VAR([OPENCL_CFLAGS], [C compiler flags for OpenCL (CL/cl.h)])
   AC_ARG_VAR([OPENCL_LIBS], [linker flags for the OpenCL ICD loader])
-  AM_CONDITIONAL([TSR_OPENCL], [test "x$tsr_have_opencl" = xyes])
+  tsr_opencl_libs=$OPENCL_LIBS
 ])
+
+TSR_BACKEND([opencl], [TSR_CHECK_OPENCL])

@@ -1,6 +1,8 @@
 ## modules/local.mk - what every backend's build shares, and the list of
-## backends (one include line each; automake reads includes before
-## configure runs, so this list cannot come from configure.ac).
+## backends: one "include modules/NAME/local.mk" line each, at the end.
+## It is the only list: configure.ac reads these lines when autoconf
+## runs to include each modules/NAME/tsr-NAME.m4, in the same order
+## (the order of the configure summary and of the compiled-in table).
 ##
 ## A backend modules/NAME compiles its sources once, into the
 ## convenience library modules/NAME/libtsr-NAME.la, with
@@ -16,6 +18,9 @@ TSR_BACKEND_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 TSR_MODULE_LDFLAGS = -module -avoid-version -no-undefined \
 	-export-symbols-regex '_LTX_tsr_module_descriptor$$'
 TSR_MODULE_LIBS = lib/libtessera.la $(PTHREAD_LIBS)
+
+# configure's list of backends comes from this file.
+CONFIGURE_DEPENDENCIES = $(top_srcdir)/modules/local.mk
 
 # Checks several backends' supports_op share (static inline functions).
 EXTRA_DIST += modules/op-checks.h

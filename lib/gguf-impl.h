@@ -54,13 +54,6 @@ struct tsri_gguf_tensor
   uint64_t offset_field;        /* of its offset field */
 };
 
-/* Open-addressing index of names to positions.  */
-struct tsri_gguf_index
-{
-  int64_t *slots;               /* position + 1; 0 is empty */
-  uint64_t mask;
-};
-
 struct tsri_gguf_arena;
 
 struct tsr_gguf
@@ -74,7 +67,7 @@ struct tsr_gguf
   int64_t n_kv, n_tensors;
   struct tsri_gguf_kv *kv;
   struct tsri_gguf_tensor *tensors;
-  struct tsri_gguf_index kv_index, tensor_index;
+  struct tsri_name_index kv_index, tensor_index;
   struct tsri_gguf_arena *arena;
 };
 
@@ -86,22 +79,13 @@ int tsri_gguf_parse (tsr_gguf *g, struct tsr_gguf_error *err);
 uint16_t tsri_rd16 (const unsigned char *p);
 uint32_t tsri_rd32 (const unsigned char *p);
 uint64_t tsri_rd64 (const unsigned char *p);
-uint64_t tsri_gguf_hash (const char *s, uint64_t len);
-/* Index of N names; each lookup compares with NAME_AT (DATA, i).  */
-int tsri_gguf_index_init (struct tsri_gguf_index *ix, int64_t n);
-int64_t tsri_gguf_index_find (const struct tsri_gguf_index *ix,
-                              const char *s, uint64_t len,
-                              const struct tsri_gguf_str *(*name_at)
-                                (const tsr_gguf *, int64_t),
-                              const tsr_gguf *g);
-void tsri_gguf_index_add (struct tsri_gguf_index *ix, const char *s,
-                          uint64_t len, int64_t pos);
 /* LEN + 1 bytes from G's arena; NULL after recording an error.  */
 char *tsri_gguf_strdup (tsr_gguf *g, const unsigned char *s, uint64_t len);
 void *tsri_gguf_arena_alloc (tsr_gguf *g, uint64_t size);
-const struct tsri_gguf_str *tsri_gguf_kv_name (const tsr_gguf *g,
-                                               int64_t i);
-const struct tsri_gguf_str *tsri_gguf_tensor_name (const tsr_gguf *g,
-                                                   int64_t i);
+/* Names for the indexes (OWNER is the tsr_gguf).  */
+void tsri_gguf_kv_name (const void *owner, int64_t i, const char **s,
+                        size_t *len);
+void tsri_gguf_tensor_name (const void *owner, int64_t i, const char **s,
+                            size_t *len);
 
 #endif /* TESSERA_GGUF_IMPL_H */

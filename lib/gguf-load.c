@@ -37,32 +37,81 @@ check_match (const tsr_tensor *t, const struct tsr_gguf_tensor_info *info)
                         shape_str (info->type, info->ne, b, sizeof b));
 }
 
+/* The tensors a context already has, by name: one pass, so that
+   matching N file tensors against them stays linear.  */
+struct ctx_names
+{
+  tsr_tensor **t;
+  int64_t n;
+  struct tsri_name_index ix;
+};
+
+static void
+ctx_name (const void *owner, int64_t i, const char **s, size_t *len)
+{
+  *s = ((const struct ctx_names *) owner)->t[i]->name;
+  *len = strlen (*s);
+}
+
+static int
+ctx_names_init (struct ctx_names *cn, tsr_context *ctx)
+{
+  *cn = (struct ctx_names) { 0 };
+  int64_t n = 0;
+  for (tsr_tensor *t = tsr_context_first_tensor (ctx); t;
+       t = tsr_context_next_tensor (ctx, t))
+    n++;
+  if (n == 0)
+    return TSR_OK;
+  if (!(cn->t = malloc ((size_t) n * sizeof *cn->t)))
+    return tsr_set_error (TSR_ERR_NO_MEMORY, "gguf: out of memory");
+  for (tsr_tensor *t = tsr_context_first_tensor (ctx); t;
+       t = tsr_context_next_tensor (ctx, t))
+    {
+      cn->t[cn->n] = t;
+      /* The first of equal names wins, as in tsr_context_get_tensor.  */
+      if (tsri_name_index_find (&cn->ix, t->name, strlen (t->name), ctx_name,
+                                cn) < 0
+          && tsri_name_index_add (&cn->ix, cn->n, ctx_name, cn) != TSR_OK)
+        return TSR_ERR_NO_MEMORY;
+      cn->n++;
+    }
+  return TSR_OK;
+}
+
 int
 tsr_gguf_new_tensors (const tsr_gguf *g, tsr_context *ctx)
 {
   if (!g || !ctx)
     return tsr_set_error (TSR_ERR_INVALID_ARG, "gguf new tensors: NULL "
                           "argument");
-  for (int64_t i = 0; i < g->n_tensors; i++)
+  struct ctx_names cn;
+  int st = ctx_names_init (&cn, ctx);
+  for (int64_t i = 0; st == TSR_OK && i < g->n_tensors; i++)
     {
       const struct tsr_gguf_tensor_info *info = &g->tensors[i].info;
-      tsr_tensor *t = tsr_context_get_tensor (ctx, info->name);
-      if (t)
+      int64_t k = tsri_name_index_find (&cn.ix, info->name,
+                                        strlen (info->name), ctx_name, &cn);
+      if (k >= 0)
         {
-          int st = check_match (t, info);
-          if (st != TSR_OK)
-            return st;
+          st = check_match (cn.t[k], info);
           continue;
         }
-      t = tsr_new_tensor (ctx, info->type, TSR_MAX_DIMS, info->ne);
+      tsr_tensor *t = tsr_new_tensor (ctx, info->type, TSR_MAX_DIMS,
+                                      info->ne);
       if (!t)
-        return tsr_last_status ();
+        {
+          st = tsr_last_status ();
+          break;
+        }
       tsr_set_name (t, info->name);
       /* An allocating context holds the data at once.  */
       if (t->data && info->size)
         memcpy (t->data, tsr_gguf_tensor_data (g, i), info->size);
     }
-  return TSR_OK;
+  free (cn.t);
+  tsri_name_index_free (&cn.ix);
+  return st;
 }
 
 /* The zero-copy buffer: the data section of a mapped file.  */

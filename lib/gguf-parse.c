@@ -272,7 +272,18 @@ read_array (struct cursor *c, struct tsri_gguf_kv *kv, const char *key)
     return fail (c, at, "array '%s' of %llu strings needs more than the "
                  "%llu bytes left in the file", key,
                  (unsigned long long) kv->n, (unsigned long long) left (c));
-  kv->strs = tsri_gguf_arena_alloc (c->g, kv->n * sizeof *kv->strs);
+  /* Allocate for the strings that are really there (each at least its
+     8-byte length), not for the count claimed: string M, the first
+     that does not fit, fails to read below.  */
+  uint64_t m = 0;
+  for (uint64_t p = c->pos; m < kv->n && c->g->size - p >= 8; m++)
+    {
+      uint64_t len = tsri_rd64 (c->g->data + p);
+      if (len > c->g->size - p - 8)
+        break;
+      p += 8 + len;
+    }
+  kv->strs = tsri_gguf_arena_alloc (c->g, (m + 1) * sizeof *kv->strs);
   if (!kv->strs)
     return no_memory (c);
   for (uint64_t i = 0; i < kv->n; i++)
@@ -312,7 +323,7 @@ struct name_kind
 {
   const char *what;
   size_t index_field;           /* offsetof the index in tsr_gguf */
-  const struct tsri_gguf_str *(*name_at) (const tsr_gguf *, int64_t);
+  tsri_name_at name_at;
   uint64_t (*offset_at) (const tsr_gguf *, int64_t);
 };
 
@@ -343,17 +354,18 @@ add_name (struct cursor *c, const struct name_kind *kind,
           const struct tsri_gguf_str *name, uint64_t at, int64_t i,
           const char *shown)
 {
-  struct tsri_gguf_index *ix
-    = (struct tsri_gguf_index *) ((char *) c->g + kind->index_field);
+  struct tsri_name_index *ix
+    = (struct tsri_name_index *) ((char *) c->g + kind->index_field);
   if (memchr (name->s, '\0', (size_t) name->len))
     return fail (c, at, "%s '%s' contains a NUL byte", kind->what, shown);
-  int64_t first = tsri_gguf_index_find (ix, name->s, name->len,
+  int64_t first = tsri_name_index_find (ix, name->s, (size_t) name->len,
                                         kind->name_at, c->g);
   if (first >= 0)
     return fail (c, at, "duplicate %s '%s' (first at offset %llu)",
                  kind->what, shown,
                  (unsigned long long) kind->offset_at (c->g, first));
-  tsri_gguf_index_add (ix, name->s, name->len, i);
+  if (tsri_name_index_add (ix, i, kind->name_at, c->g) != TSR_OK)
+    return no_memory (c);
   return TSR_OK;
 }
 
@@ -595,6 +607,30 @@ check_extents (struct cursor *c)
   return st;
 }
 
+/* Make *ITEMS (capacity *CAP items of SIZE bytes, zeroed) hold item I
+   of at most N: doubling, never beyond N.  */
+static int
+room_for (struct cursor *c, void **items, uint64_t *cap, uint64_t i,
+          uint64_t n, size_t size)
+{
+  if (i < *cap)
+    return TSR_OK;
+  uint64_t ncap = *cap ? *cap * 2 : 64;
+  if (ncap > n)
+    ncap = n;
+  void *p = ncap <= SIZE_MAX / size ? realloc (*items, (size_t) ncap * size)
+                                    : NULL;
+  if (!p)
+    {
+      tsr_set_error (TSR_ERR_NO_MEMORY, "gguf: out of memory");
+      return no_memory (c);
+    }
+  memset ((char *) p + *cap * size, 0, (size_t) (ncap - *cap) * size);
+  *items = p;
+  *cap = ncap;
+  return TSR_OK;
+}
+
 int
 tsri_gguf_parse (tsr_gguf *g, struct tsr_gguf_error *err)
 {
@@ -603,24 +639,21 @@ tsri_gguf_parse (tsr_gguf *g, struct tsr_gguf_error *err)
   int st = read_header (&c, &n_tensors, &n_kv);
   if (st != TSR_OK)
     return st;
-  /* Both counts are bounded by the file size above.  */
-  g->kv = calloc ((size_t) n_kv + 1, sizeof *g->kv);
-  g->tensors = calloc ((size_t) n_tensors + 1, sizeof *g->tensors);
-  if (!g->kv || !g->tensors
-      || tsri_gguf_index_init (&g->kv_index, (int64_t) n_kv) != TSR_OK
-      || tsri_gguf_index_init (&g->tensor_index, (int64_t) n_tensors)
-           != TSR_OK)
-    {
-      tsr_set_error (TSR_ERR_NO_MEMORY, "gguf: out of memory");
-      return no_memory (&c);
-    }
+  /* The counts are bounded by the file size above, but the entries are
+     allocated as they are read: a file claiming many and holding few
+     costs memory for the few.  */
+  uint64_t cap_kv = 0, cap_tensors = 0;
   for (uint64_t i = 0; i < n_kv; i++, g->n_kv++)
-    if ((st = read_kv (&c, (int64_t) i)) != TSR_OK)
+    if ((st = room_for (&c, (void **) &g->kv, &cap_kv, i, n_kv,
+                        sizeof *g->kv)) != TSR_OK
+        || (st = read_kv (&c, (int64_t) i)) != TSR_OK)
       return st;
   if ((st = read_alignment (&c)) != TSR_OK)
     return st;
   for (uint64_t i = 0; i < n_tensors; i++, g->n_tensors++)
-    if ((st = read_tensor_info (&c, (int64_t) i)) != TSR_OK)
+    if ((st = room_for (&c, (void **) &g->tensors, &cap_tensors, i,
+                        n_tensors, sizeof *g->tensors)) != TSR_OK
+        || (st = read_tensor_info (&c, (int64_t) i)) != TSR_OK)
       return st;
   g->data_offset = (c.pos + g->alignment - 1) / g->alignment * g->alignment;
   return check_extents (&c);

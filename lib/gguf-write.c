@@ -109,7 +109,23 @@ struct tsr_gguf_writer
   struct wtensor *tensors;
   int64_t n_tensors, cap_tensors;
   uint32_t alignment;
+  /* Keys and names seen, so that many of them stay linear.  */
+  struct tsri_name_index kv_index, tensor_index;
 };
+
+static void
+wkv_name (const void *owner, int64_t i, const char **s, size_t *len)
+{
+  *s = ((const tsr_gguf_writer *) owner)->kv[i].key;
+  *len = strlen (*s);
+}
+
+static void
+wtensor_name (const void *owner, int64_t i, const char **s, size_t *len)
+{
+  *s = ((const tsr_gguf_writer *) owner)->tensors[i].name;
+  *len = strlen (*s);
+}
 
 tsr_gguf_writer *
 tsr_gguf_writer_new (void)
@@ -136,6 +152,8 @@ tsr_gguf_writer_free (tsr_gguf_writer *w)
     }
   free (w->kv);
   free (w->tensors);
+  tsri_name_index_free (&w->kv_index);
+  tsri_name_index_free (&w->tensor_index);
   free (w);
 }
 
@@ -205,14 +223,15 @@ set_kv (tsr_gguf_writer *w, const char *key, tsr_gguf_type type,
       free (value.p);
       return st;
     }
-  for (int64_t i = 0; i < w->n_kv; i++)
-    if (strcmp (w->kv[i].key, key) == 0)
-      {
-        free (w->kv[i].value.p);
-        w->kv[i].type = type;
-        w->kv[i].value = value;
-        return TSR_OK;
-      }
+  int64_t i = tsri_name_index_find (&w->kv_index, key, strlen (key),
+                                    wkv_name, w);
+  if (i >= 0)
+    {
+      free (w->kv[i].value.p);
+      w->kv[i].type = type;
+      w->kv[i].value = value;
+      return TSR_OK;
+    }
   char *k = strdup (key);
   if (!k || !grow ((void **) &w->kv, &w->cap_kv, w->n_kv, sizeof *w->kv))
     {
@@ -220,7 +239,14 @@ set_kv (tsr_gguf_writer *w, const char *key, tsr_gguf_type type,
       free (value.p);
       return tsr_set_error (TSR_ERR_NO_MEMORY, "gguf writer: out of memory");
     }
-  w->kv[w->n_kv++] = (struct wkv) { k, type, value };
+  w->kv[w->n_kv] = (struct wkv) { k, type, value };
+  if (tsri_name_index_add (&w->kv_index, w->n_kv, wkv_name, w) != TSR_OK)
+    {
+      free (k);
+      free (value.p);
+      return tsr_set_error (TSR_ERR_NO_MEMORY, "gguf writer: out of memory");
+    }
+  w->n_kv++;
   return TSR_OK;
 }
 
@@ -355,16 +381,20 @@ tsr_gguf_writer_add_tensor (tsr_gguf_writer *w, const tsr_tensor *t)
   if (!tsr_is_contiguous (t))
     return tsr_set_error (TSR_ERR_INVALID_ARG, "gguf writer: tensor '%s' is "
                           "not contiguous", t->name);
-  for (int64_t i = 0; i < w->n_tensors; i++)
-    if (strcmp (w->tensors[i].name, t->name) == 0)
-      return tsr_set_error (TSR_ERR_INVALID_ARG, "gguf writer: duplicate "
-                            "tensor name '%s'", t->name);
+  if (tsri_name_index_find (&w->tensor_index, t->name, strlen (t->name),
+                            wtensor_name, w) >= 0)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "gguf writer: duplicate "
+                          "tensor name '%s'", t->name);
   if (!grow ((void **) &w->tensors, &w->cap_tensors, w->n_tensors,
              sizeof *w->tensors))
     return tsr_set_error (TSR_ERR_NO_MEMORY, "gguf writer: out of memory");
-  struct wtensor *wt = &w->tensors[w->n_tensors++];
+  struct wtensor *wt = &w->tensors[w->n_tensors];
   wt->t = t;
   memcpy (wt->name, t->name, sizeof wt->name);
+  if (tsri_name_index_add (&w->tensor_index, w->n_tensors, wtensor_name, w)
+      != TSR_OK)
+    return tsr_set_error (TSR_ERR_NO_MEMORY, "gguf writer: out of memory");
+  w->n_tensors++;
   /* Trailing dimensions of 1 are left out (a 0 is kept).  */
   wt->n_dims = TSR_MAX_DIMS;
   while (wt->n_dims > 1 && t->ne[wt->n_dims - 1] == 1)

@@ -153,70 +153,22 @@ tsri_gguf_strdup (tsr_gguf *g, const unsigned char *s, uint64_t len)
   return p;
 }
 
-/* Name index (FNV-1a, linear probing).  */
-
-uint64_t
-tsri_gguf_hash (const char *s, uint64_t len)
+void
+tsri_gguf_kv_name (const void *owner, int64_t i, const char **s, size_t *len)
 {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (uint64_t i = 0; i < len; i++)
-    h = (h ^ (unsigned char) s[i]) * 0x100000001b3ULL;
-  return h;
-}
-
-int
-tsri_gguf_index_init (struct tsri_gguf_index *ix, int64_t n)
-{
-  uint64_t cap = 8;
-  while (cap < 2 * (uint64_t) n)
-    cap *= 2;
-  ix->slots = calloc (cap, sizeof *ix->slots);
-  ix->mask = cap - 1;
-  if (!ix->slots)
-    return tsr_set_error (TSR_ERR_NO_MEMORY, "gguf: out of memory");
-  return TSR_OK;
-}
-
-int64_t
-tsri_gguf_index_find (const struct tsri_gguf_index *ix, const char *s,
-                      uint64_t len,
-                      const struct tsri_gguf_str *(*name_at)
-                        (const tsr_gguf *, int64_t),
-                      const tsr_gguf *g)
-{
-  if (!ix->slots)
-    return -1;
-  for (uint64_t h = tsri_gguf_hash (s, len) & ix->mask;; h = (h + 1) & ix->mask)
-    {
-      int64_t pos = ix->slots[h] - 1;
-      if (pos < 0)
-        return -1;
-      const struct tsri_gguf_str *name = name_at (g, pos);
-      if (name->len == len && memcmp (name->s, s, (size_t) len) == 0)
-        return pos;
-    }
+  const struct tsri_gguf_str *k = &((const tsr_gguf *) owner)->kv[i].key;
+  *s = k->s;
+  *len = (size_t) k->len;
 }
 
 void
-tsri_gguf_index_add (struct tsri_gguf_index *ix, const char *s, uint64_t len,
-                     int64_t pos)
+tsri_gguf_tensor_name (const void *owner, int64_t i, const char **s,
+                       size_t *len)
 {
-  uint64_t h = tsri_gguf_hash (s, len) & ix->mask;
-  while (ix->slots[h])
-    h = (h + 1) & ix->mask;
-  ix->slots[h] = pos + 1;
-}
-
-const struct tsri_gguf_str *
-tsri_gguf_kv_name (const tsr_gguf *g, int64_t i)
-{
-  return &g->kv[i].key;
-}
-
-const struct tsri_gguf_str *
-tsri_gguf_tensor_name (const tsr_gguf *g, int64_t i)
-{
-  return &g->tensors[i].name;
+  const struct tsri_gguf_str *n
+    = &((const tsr_gguf *) owner)->tensors[i].name;
+  *s = n->s;
+  *len = (size_t) n->len;
 }
 
 /* Opening and closing.  */
@@ -374,8 +326,8 @@ tsr_gguf_close (tsr_gguf *g)
     }
   free (g->kv);
   free (g->tensors);
-  free (g->kv_index.slots);
-  free (g->tensor_index.slots);
+  tsri_name_index_free (&g->kv_index);
+  tsri_name_index_free (&g->tensor_index);
   tsri_gguf_map_unref (g->map);
   free (g);
 }
@@ -417,7 +369,7 @@ tsr_gguf_find_key (const tsr_gguf *g, const char *key)
 {
   if (!g || !key)
     return -1;
-  return tsri_gguf_index_find (&g->kv_index, key, strlen (key),
+  return tsri_name_index_find (&g->kv_index, key, strlen (key),
                                tsri_gguf_kv_name, g);
 }
 
@@ -610,7 +562,7 @@ tsr_gguf_find_tensor (const tsr_gguf *g, const char *name)
 {
   if (!g || !name)
     return -1;
-  return tsri_gguf_index_find (&g->tensor_index, name, strlen (name),
+  return tsri_name_index_find (&g->tensor_index, name, strlen (name),
                                tsri_gguf_tensor_name, g);
 }
 

@@ -32,6 +32,34 @@ struct tsr_context
 };
 /* Memory owned by CTX, zeroed, aligned to 64 bytes; NULL + error.  */
 void *tsri_context_alloc (tsr_context *ctx, size_t size);
+
+/* hash.c: keyed hashes (SipHash-2-4, a random key per process) for
+   tables indexed by what input supplies, which therefore cannot be
+   made to collide.  */
+uint64_t tsri_hash (const void *data, size_t len);
+uint64_t tsri_hash_u64 (uint64_t v);
+/* An index of names to positions 0, 1... in an OWNER's table (open
+   addressing on tsri_hash, at most half full, grown as names are added,
+   so its size follows the names added, not a count claimed).  Names
+   are read back through NAME_AT.  Zero-initialize; free with
+   tsri_name_index_free.  */
+struct tsri_name_index
+{
+  int64_t *slots;               /* position + 1; 0 is empty */
+  uint64_t mask;                /* capacity - 1 (slots NULL: empty) */
+  int64_t count;
+};
+typedef void (*tsri_name_at) (const void *owner, int64_t pos, const char **s,
+                              size_t *len);
+/* The position of the name S of LEN bytes, or -1.  */
+int64_t tsri_name_index_find (const struct tsri_name_index *ix,
+                              const char *s, size_t len,
+                              tsri_name_at name_at, const void *owner);
+/* Index position POS (its name is NAME_AT (OWNER, POS)); returns TSR_OK
+   or, when out of memory, TSR_ERR_NO_MEMORY with an error recorded.  */
+int tsri_name_index_add (struct tsri_name_index *ix, int64_t pos,
+                         tsri_name_at name_at, const void *owner);
+void tsri_name_index_free (struct tsri_name_index *ix);
 /* A tensor shaped like NE[0..3] (unused dims 1).  */
 tsr_tensor *tsri_new_tensor_impl (tsr_context *ctx, tsr_type type,
                                   const int64_t ne[TSR_MAX_DIMS],

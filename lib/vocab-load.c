@@ -266,7 +266,7 @@ index_texts (tsr_vocab *v)
       const char *s = v->text + t->off;
       if (t->len == 0)          /* never found in text */
         continue;
-      uint64_t h = tsri_gguf_hash (s, t->len) & v->mask;
+      uint64_t h = tsri_hash (s, t->len) & v->mask;
       for (; v->slots[h]; h = (h + 1) & v->mask)
         {
           const struct tsri_vocab_token *o = &v->tokens[v->slots[h] - 1];
@@ -401,11 +401,11 @@ merge_key (int32_t left, int32_t right)
   return ((uint64_t) (uint32_t) left << 32 | (uint32_t) right) + 1;
 }
 
+/* Keyed: merges are pairs of token ids a file chooses.  */
 static uint64_t
 merge_hash (uint64_t key)
 {
-  key *= 0x9e3779b97f4a7c15ULL;
-  return key ^ key >> 29;
+  return tsri_hash_u64 (key);
 }
 
 const struct tsri_vocab_merge *

@@ -50,7 +50,7 @@ tsr_vocab_free (tsr_vocab *v)
 int32_t
 tsri_vocab_find (const tsr_vocab *v, const char *s, size_t len)
 {
-  for (uint64_t h = tsri_gguf_hash (s, len) & v->mask;; h = (h + 1) & v->mask)
+  for (uint64_t h = tsri_hash (s, len) & v->mask;; h = (h + 1) & v->mask)
     {
       int32_t id = v->slots[h] - 1;
       if (id < 0)

@@ -535,6 +535,10 @@ converted (const tsr_gguf *g, int64_t i, tsr_type type, int threads,
     return NULL;
   tsr_set_name (t, info.name);
   const char *src = tsr_gguf_tensor_data (g, i);
+  /* No elements, nothing to convert (its rows may still be many: a
+     2^40 x 0 tensor is 2^40 empty rows).  */
+  if (tsr_nelements (t) == 0)
+    return t;
   if (type == info.type)
     {
       memcpy (t->data, src, info.size);

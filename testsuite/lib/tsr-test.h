@@ -85,4 +85,35 @@ tsr_test_max_abs_diff (const float *got, const double *want, long n)
   return m;
 }
 
+/* A bound on a program's run for tests of unbounded work (quadratic
+   parsing, hangs): after SECONDS (ten times that under
+   TESSERA_TEST_WRAPPER, e.g. valgrind) it prints a FAIL naming WHAT and
+   exits, instead of hanging the testsuite.  The bound is generous: it
+   catches work that grows without limit, not a slow machine.  */
+#include <signal.h>
+#include <unistd.h>
+static const char *tsr_test_deadline_what = "";
+static void
+tsr_test_deadline_hit (int sig)
+{
+  static const char a[] = "FAIL: ", b[] = ": still running at the "
+                                           "deadline (unbounded work)\n";
+  (void) sig;
+  if (write (1, a, sizeof a - 1) < 0
+      || write (1, tsr_test_deadline_what,
+                strlen (tsr_test_deadline_what)) < 0
+      || write (1, b, sizeof b - 1) < 0)
+    _exit (2);
+  _exit (1);
+}
+static inline void
+tsr_test_deadline (unsigned seconds, const char *what)
+{
+  const char *w = getenv ("TESSERA_TEST_WRAPPER");
+  tsr_test_deadline_what = what;
+  fflush (stdout);
+  signal (SIGALRM, tsr_test_deadline_hit);
+  alarm (w && *w ? seconds * 10 : seconds);
+}
+
 #endif /* TSR_TEST_H */

@@ -11,8 +11,13 @@
 #include <config.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "gguf-impl.h"
 
@@ -515,22 +520,72 @@ tsr_gguf_writer_write_stream (tsr_gguf_writer *w, FILE *stream)
   return write_all (w, file_sink, stream);
 }
 
+/* A file of its own beside PATH, created for writing (mode 0666 less
+   the umask, as fopen would): its descriptor and name in TMP, or -1.  */
+static int
+create_beside (const char *path, char *tmp, size_t size)
+{
+  static atomic_uint counter;
+  for (int tries = 0; tries < 100; tries++)
+    {
+      snprintf (tmp, size, "%s.tmp-%ld-%u", path, (long) getpid (),
+                atomic_fetch_add (&counter, 1));
+      int fd = open (tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY,
+                     0666);
+      if (fd >= 0 || errno != EEXIST)
+        return fd;
+    }
+  errno = EEXIST;
+  return -1;
+}
+
 int
 tsr_gguf_writer_write_file (tsr_gguf_writer *w, const char *path)
 {
   if (!w || !path)
     return tsr_set_error (TSR_ERR_INVALID_ARG, "gguf writer: NULL argument");
-  FILE *f = fopen (path, "wb");
+  /* Only a regular file or a new name is replaced: writing through a
+     symbolic link, into a device or a FIFO, is refused, not done.  */
+  struct stat st;
+  bool existed = lstat (path, &st) == 0;
+  if (existed && !S_ISREG (st.st_mode))
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "gguf writer: '%s' is %s; "
+                          "only a regular file or a new name is replaced "
+                          "(nothing was written)", path,
+                          tsri_file_kind ((unsigned) st.st_mode));
+  /* Written beside it and renamed over it once complete: PATH is never
+     half-written, and may be the file being converted (mapped).  */
+  size_t tsize = strlen (path) + 40;
+  char *tmp = malloc (tsize);
+  if (!tmp)
+    return tsr_set_error (TSR_ERR_NO_MEMORY, "gguf writer: out of memory");
+  int fd = create_beside (path, tmp, tsize);
+  FILE *f = fd >= 0 ? fdopen (fd, "wb") : NULL;
   if (!f)
-    return tsr_set_error (TSR_ERR_NOT_FOUND, "gguf writer: cannot create "
-                          "'%s': %s", path, strerror (errno));
-  int st = write_all (w, file_sink, f);
-  if (fclose (f) != 0 && st == TSR_OK)
-    st = tsr_set_error (TSR_ERR_BACKEND, "gguf writer: cannot write '%s': "
-                        "%s", path, strerror (errno));
-  if (st != TSR_OK)
-    remove (path);              /* no half-written model left behind */
-  return st;
+    {
+      int e = errno;
+      if (fd >= 0)
+        {
+          close (fd);
+          remove (tmp);
+        }
+      free (tmp);
+      return tsr_set_error (TSR_ERR_NOT_FOUND, "gguf writer: cannot create "
+                            "a file beside '%s': %s", path, strerror (e));
+    }
+  if (existed)
+    fchmod (fd, st.st_mode & 07777);    /* keep the old file's mode */
+  int status = write_all (w, file_sink, f);
+  if (fclose (f) != 0 && status == TSR_OK)
+    status = tsr_set_error (TSR_ERR_BACKEND, "gguf writer: cannot write "
+                            "'%s': %s", tmp, strerror (errno));
+  if (status == TSR_OK && rename (tmp, path) != 0)
+    status = tsr_set_error (TSR_ERR_BACKEND, "gguf writer: cannot rename "
+                            "'%s' to '%s': %s", tmp, path, strerror (errno));
+  if (status != TSR_OK)
+    remove (tmp);               /* no half-written model left behind */
+  free (tmp);
+  return status;
 }
 
 static int

@@ -251,29 +251,15 @@ tsr_gguf_open (const char *path, struct tsr_gguf_error *err)
       set_open_error (err, TSR_ERR_INVALID_ARG, "gguf: NULL path");
       return NULL;
     }
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  char why[300];
+  int fd = tsri_open_regular (path, &st, why, sizeof why);
   if (fd < 0)
     {
       int e = errno;
       set_open_error (err, e == ENOENT ? TSR_ERR_NOT_FOUND
                                        : TSR_ERR_INVALID_ARG,
-                      "cannot open '%s': %s", path, strerror (e));
-      return NULL;
-    }
-  struct stat st;
-  if (fstat (fd, &st) != 0)
-    {
-      int e = errno;
-      close (fd);
-      set_open_error (err, TSR_ERR_INVALID_ARG, "cannot read '%s': %s",
-                      path, strerror (e));
-      return NULL;
-    }
-  if (!S_ISREG (st.st_mode))
-    {
-      close (fd);
-      set_open_error (err, TSR_ERR_INVALID_ARG, "cannot map '%s': not a "
-                      "regular file", path);
+                      "cannot open '%s': %s", path, why);
       return NULL;
     }
   if (st.st_size == 0)

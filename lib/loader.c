@@ -13,8 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <ltdl.h>
+#ifdef HAVE_DLFCN_H
+#include <dlfcn.h>
+#endif
 
 #include "tessera-impl.h"
 
@@ -39,31 +43,163 @@ tsri_is_dir (const char *path)
 }
 
 static bool
-exists (const char *path)
-{
-  struct stat st;
-  return stat (path, &st) == 0 && !S_ISDIR (st.st_mode);
-}
-
-static bool
 has_suffix (const char *s, const char *suffix)
 {
   size_t n = strlen (s), m = strlen (suffix);
   return n >= m && strcmp (s + n - m, suffix) == 0;
 }
 
-/* PATH itself, or PATH.la or PATH<ext>, exists.  */
+/* The file PATH names, as libltdl would look for it: PATH itself, else
+   PATH.la, else PATH<ext>; the first that exists, whatever it is.  */
 static bool
-module_file_exists (const char *path)
+pick_file (const char *path, char *file, size_t size)
 {
-  char buf[4096];
-  if (exists (path))
-    return true;
-  snprintf (buf, sizeof buf, "%s.la", path);
-  if (exists (buf))
-    return true;
-  snprintf (buf, sizeof buf, "%s%s", path, LT_MODULE_EXT);
-  return exists (buf);
+  static const char *const ext[] = { "", ".la", LT_MODULE_EXT };
+  struct stat st;
+  for (int i = 0; i < 3; i++)
+    {
+      snprintf (file, size, "%s%s", path, ext[i]);
+      if (lstat (file, &st) == 0)
+        return true;
+    }
+  return false;
+}
+
+/* The value of VAR='...' (or VAR=word) on a line of the libtool file
+   TEXT, into OUT; false if absent.  */
+static bool
+la_value (const char *text, const char *var, char *out, size_t size)
+{
+  size_t n = strlen (var);
+  for (const char *line = text; line && *line;
+       line = strchr (line, '\n') ? strchr (line, '\n') + 1 : NULL)
+    {
+      if (strncmp (line, var, n) != 0 || line[n] != '=')
+        continue;
+      const char *v = line + n + 1, *end;
+      if (*v == '\'')
+        end = strchr (++v, '\'');
+      else
+        end = v + strcspn (v, " \t\n");
+      if (!end || (size_t) (end - v) >= size)
+        return false;
+      memcpy (out, v, (size_t) (end - v));
+      out[end - v] = '\0';
+      return true;
+    }
+  return false;
+}
+
+/* The shared library a libtool file LA names, resolved as libltdl
+   does (installed: LIBDIR/DLNAME; not installed: DIR/.libs/DLNAME;
+   then DIR/DLNAME), into OUT; else a REASON.  */
+static bool
+resolve_la (const char *la, char *out, size_t size, char *reason,
+            size_t rsize)
+{
+  struct stat st;
+  char why[512];
+  int fd = tsri_open_regular (la, &st, why, sizeof why);
+  if (fd < 0)
+    {
+      snprintf (reason, rsize, "%s: %s", la, why);
+      return false;
+    }
+  char text[16384];
+  ssize_t n = st.st_size < (off_t) sizeof text
+              ? read (fd, text, sizeof text - 1) : -1;
+  close (fd);
+  if (n < 0)
+    {
+      snprintf (reason, rsize, "%s is not a libtool library file (%s)", la,
+                st.st_size >= (off_t) sizeof text ? "too large"
+                                                  : "cannot be read");
+      return false;
+    }
+  text[n] = '\0';
+  char dlname[256], libdir[1024] = "", installed[8] = "";
+  if (memchr (text, '\0', (size_t) n) || !la_value (text, "dlname", dlname,
+                                                    sizeof dlname)
+      || !*dlname)
+    {
+      snprintf (reason, rsize, "%s is not a libtool library file (no "
+                "dlname)", la);
+      return false;
+    }
+  if (strchr (dlname, '/') || strcmp (dlname, "..") == 0
+      || strcmp (dlname, ".") == 0)
+    {
+      snprintf (reason, rsize, "%s names the library '%s', not a file "
+                "name beside it", la, dlname);
+      return false;
+    }
+  la_value (text, "libdir", libdir, sizeof libdir);
+  la_value (text, "installed", installed, sizeof installed);
+  char dir[4096];
+  snprintf (dir, sizeof dir, "%s", la);
+  char *slash = strrchr (dir, '/');
+  if (slash)
+    *slash = '\0';
+  else
+    snprintf (dir, sizeof dir, ".");
+  char cand[3][4096 + 300];
+  int nc = 0;
+  if (strcmp (installed, "no") != 0 && *libdir)
+    snprintf (cand[nc++], sizeof cand[0], "%.1000s/%s", libdir, dlname);
+  if (strcmp (installed, "no") == 0)
+    snprintf (cand[nc++], sizeof cand[0], "%s/.libs/%s", dir, dlname);
+  snprintf (cand[nc++], sizeof cand[0], "%s/%s", dir, dlname);
+  for (int i = 0; i < nc; i++)
+    if (lstat (cand[i], &st) == 0)
+      {
+        snprintf (out, size, "%.4000s", cand[i]);
+        return true;
+      }
+  snprintf (reason, rsize, "%.1000s names '%s', which is not there (looked "
+            "for %.1000s%s%.1000s%s%.1000s)", la, dlname, cand[0],
+            nc > 1 ? ", " : "", nc > 1 ? cand[1] : "", nc > 2 ? ", " : "",
+            nc > 2 ? cand[2] : "");
+  return false;
+}
+
+/* Check the shared library FILE before any loader touches it: a
+   regular file, a sane ELF file whose segments are all there, and,
+   where dlopen is at hand, one whose symbols all resolve (bound now,
+   so that a missing one is a reason here rather than the end of the
+   process at its first call).  */
+static tsr_module_error
+check_library (const char *file, void **pre, char *reason, size_t rsize)
+{
+  *pre = NULL;
+  struct stat st;
+  char why[512];
+  int fd = tsri_open_regular (file, &st, why, sizeof why);
+  if (fd < 0)
+    {
+      snprintf (reason, rsize, "%s: %s", file, why);
+      return TSR_MODULE_OPEN_FAILED;
+    }
+  bool ok = tsri_check_shared_object (fd, (uint64_t) st.st_size, why,
+                                      sizeof why);
+  close (fd);
+  if (!ok)
+    {
+      snprintf (reason, rsize, "%s %s", file, why);
+      return TSR_MODULE_OPEN_FAILED;
+    }
+#ifdef HAVE_DLFCN_H
+  void *h = dlopen (file, RTLD_NOW | RTLD_LOCAL);
+  if (!h)
+    {
+      const char *e = dlerror ();
+      snprintf (reason, rsize, "the dynamic loader refused it: %s",
+                e ? e : "unknown error");
+      return TSR_MODULE_OPEN_FAILED;
+    }
+  /* Kept open until libltdl has its own reference.  */
+  *pre = h;
+#endif
+  return TSR_MODULE_OK;
 }
 
 tsr_module_error
@@ -82,22 +218,46 @@ tsri_loader_open (const char *path, struct tsri_opened *out, char *reason,
                 lt_dlerror ());
       return TSR_MODULE_OPEN_FAILED;
     }
-  if (!module_file_exists (path))
+  /* The file is chosen and checked here, and libltdl is handed the
+     shared library itself: it would try each name in turn and report
+     only the last error ("file not found"), and it hands whatever it
+     finds to the dynamic loader, FIFOs and truncated files included.  */
+  char file[4096], lib[4096];
+  if (!pick_file (path, file, sizeof file))
     {
       snprintf (reason, reason_size, "no such file (tried %s, %s.la and "
                 "%s%s)", path, path, path, LT_MODULE_EXT);
       return TSR_MODULE_NOT_FOUND;
     }
+  const char *target = file;
+  if (has_suffix (file, ".la"))
+    {
+      if (!resolve_la (file, lib, sizeof lib, reason, reason_size))
+        return TSR_MODULE_OPEN_FAILED;
+      target = lib;
+    }
+  void *pre;
+  tsr_module_error e = check_library (target, &pre, reason, reason_size);
+  if (e != TSR_MODULE_OK)
+    return e;
   /* Modules' symbols stay local: two modules may use the same names.  */
   if (lt_dladvise_init (&advise) || lt_dladvise_ext (&advise)
       || lt_dladvise_local (&advise))
     {
       snprintf (reason, reason_size, "libltdl: %s", lt_dlerror ());
       lt_dladvise_destroy (&advise);
+#ifdef HAVE_DLFCN_H
+      if (pre)
+        dlclose (pre);
+#endif
       return TSR_MODULE_OPEN_FAILED;
     }
-  h = lt_dlopenadvise (path, advise);
+  h = lt_dlopenadvise (target, advise);
   lt_dladvise_destroy (&advise);
+#ifdef HAVE_DLFCN_H
+  if (pre)
+    dlclose (pre);
+#endif
   if (!h)
     {
       const char *err = lt_dlerror ();

@@ -16,7 +16,7 @@ nodist_pkginclude_HEADERS += include/tessera/version.h
 lib_libtessera_la_SOURCES = lib/tessera-impl.h lib/status.c lib/log.c \
 	lib/types.c lib/types-impl.h lib/types-fit.c lib/types-quant.c \
 	lib/types-kquant.c lib/types-iq.c lib/tensor.c lib/ops.c lib/ops-math.c lib/ops-nn.c \
-	lib/validate.c lib/module-glue.c lib/hash.c lib/siphash.h \
+	lib/validate.c lib/module-glue.c lib/hash.c lib/siphash.h lib/files.c \
 	lib/graph.c lib/buffer.c \
 	lib/backend.c lib/alloc.c lib/sched.c lib/registry.c lib/loader.c \
 	lib/gguf-impl.h lib/gguf.c lib/gguf-parse.c lib/gguf-write.c \

@@ -383,7 +383,13 @@ load_entry (const char *entry, bool err_if_missing)
   if (!*entry)
     return;
   if (tsri_is_dir (entry))
-    tsri_loader_scan_dir (entry, load_stem, NULL);
+    {
+      /* A directory that cannot be read hides every module in it: a
+         failure of its own.  */
+      if (tsri_loader_scan_dir (entry, load_stem, NULL) != TSR_OK)
+        record_failure (entry, NULL, TSR_MODULE_OPEN_FAILED,
+                        tsr_last_error ());
+    }
   else if (err_if_missing)
     load_path (entry);
   else

@@ -60,6 +60,21 @@ int64_t tsri_name_index_find (const struct tsri_name_index *ix,
 int tsri_name_index_add (struct tsri_name_index *ix, int64_t pos,
                          tsri_name_at name_at, const void *owner);
 void tsri_name_index_free (struct tsri_name_index *ix);
+
+/* files.c */
+struct stat;
+/* "a directory", "a FIFO"... for a st_mode.  */
+const char *tsri_file_kind (unsigned mode);
+/* Open PATH for reading if it is a regular file (without blocking on a
+   FIFO): the descriptor, with *ST filled; else -1 and a REASON such as
+   "it is a FIFO, not a regular file" or strerror's text.  */
+int tsri_open_regular (const char *path, struct stat *st, char *reason,
+                       size_t size);
+/* Whether FD (SIZE bytes) is a shared library of this process's ELF
+   class whose headers and loaded segments lie inside the file; else
+   REASON ("is empty", "is truncated: segment 2 ends at...").  */
+bool tsri_check_shared_object (int fd, uint64_t size, char *reason,
+                               size_t rsize);
 /* A tensor shaped like NE[0..3] (unused dims 1).  */
 tsr_tensor *tsri_new_tensor_impl (tsr_context *ctx, tsr_type type,
                                   const int64_t ne[TSR_MAX_DIMS],

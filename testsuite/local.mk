@@ -23,7 +23,8 @@ check_LTLIBRARIES += testsuite/modules/tessera-badabi.la \
 	testsuite/modules/tessera-mockgpu.la \
 	testsuite/modules/tessera-partial.la \
 	testsuite/modules/tessera-asyncfail.la \
-	testsuite/modules/tessera-badflags.la
+	testsuite/modules/tessera-badflags.la \
+	testsuite/modules/tessera-undefsym.la
 testsuite_modules_tessera_badabi_la_SOURCES = testsuite/modules/badabi.c
 testsuite_modules_tessera_badabi_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DTSR_MODULE_NAME=tessera_badabi
@@ -57,6 +58,12 @@ testsuite_modules_tessera_badflags_la_SOURCES = testsuite/modules/badflags.c
 testsuite_modules_tessera_badflags_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DTSR_MODULE_NAME=tessera_badflags
 testsuite_modules_tessera_badflags_la_LDFLAGS = $(TSR_CHECK_MODULE_LDFLAGS)
+# Linked with a symbol left undefined on purpose (so no -no-undefined).
+testsuite_modules_tessera_undefsym_la_SOURCES = testsuite/modules/undefsym.c
+testsuite_modules_tessera_undefsym_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DTSR_MODULE_NAME=tessera_undefsym
+testsuite_modules_tessera_undefsym_la_LDFLAGS = -module -avoid-version \
+	-rpath $(abs_builddir)/testsuite/modules
 endif
 
 # The test programs themselves are built by testsuite/lib/tessera.exp.

@@ -577,26 +577,14 @@ converted (const tsr_gguf *g, int64_t i, tsr_type type, int threads,
   return status == TSR_OK ? t : NULL;
 }
 
-/* Write W to OUT through a temporary file beside it (OUT may be the
-   input, which is mapped).  */
+/* Write W to OUT (the library writes beside it and renames, so OUT may
+   be the input, which is mapped).  */
 static int
 write_renamed (tsr_gguf_writer *w, const char *out)
 {
-  char *tmp = malloc (strlen (out) + 32);
-  if (!tmp)
-    return TSR_ERR_NO_MEMORY;
-  sprintf (tmp, "%s.tmp-%ld", out, (long) getpid ());
-  int st = tsr_gguf_writer_write_file (w, tmp);
-  if (st == TSR_OK && rename (tmp, out) != 0)
-    {
-      fprintf (stderr, "%s: cannot rename '%s' to '%s': %s\n", program, tmp,
-               out, strerror (errno));
-      st = TSR_ERR_BACKEND;
-      remove (tmp);
-    }
-  else if (st != TSR_OK)
+  int st = tsr_gguf_writer_write_file (w, out);
+  if (st != TSR_OK)
     fprintf (stderr, "%s: %s\n", program, tsr_last_error ());
-  free (tmp);
   return st;
 }
 

@@ -82,10 +82,13 @@ explain_nothing_found (void)
       if (n > 0 && n < sizeof dir)
         {
           struct stat st;
+          struct tsr_module_failure f;
           memcpy (dir, path, n);
           dir[n] = '\0';
           printf ("  %s%s\n", dir,
-                  stat (dir, &st) != 0 ? " (does not exist)"
+                  tsr_registry_failure_find (dir, &f)
+                    ? " (not loaded: see the reason above)"
+                  : stat (dir, &st) != 0 ? " (does not exist)"
                   : !S_ISDIR (st.st_mode) ? " (not a directory)"
                   : " (no tessera-*.la or tessera-*.so module in it)");
         }

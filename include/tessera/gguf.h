@@ -224,9 +224,12 @@ int64_t tsr_gguf_writer_n_kv (const tsr_gguf_writer *w);
 int tsr_gguf_writer_add_tensor (tsr_gguf_writer *w, const tsr_tensor *t);
 int64_t tsr_gguf_writer_n_tensors (const tsr_gguf_writer *w);
 
-/* Write the file: to STREAM (binary, written sequentially), to PATH
-   (created or truncated), or to a new malloc'd block *DATA of *SIZE
-   bytes the caller frees.  */
+/* Write the file: to STREAM (binary, written sequentially), to PATH,
+   or to a new malloc'd block *DATA of *SIZE bytes the caller frees.
+   PATH is written as a new file beside it, then renamed over it, so it
+   is never left half-written and may be the file being read; an
+   existing PATH must be a regular file (a symbolic link, device or
+   FIFO is refused with TSR_ERR_INVALID_ARG, and left as it is).  */
 int tsr_gguf_writer_write_stream (tsr_gguf_writer *w, FILE *stream);
 int tsr_gguf_writer_write_file (tsr_gguf_writer *w, const char *path);
 int tsr_gguf_writer_write_memory (tsr_gguf_writer *w, void **data,

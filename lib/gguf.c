@@ -187,7 +187,7 @@ set_open_error (struct tsr_gguf_error *err, int status, const char *fmt,
     {
       err->status = (tsr_status) status;
       err->offset = 0;
-      snprintf (err->message, sizeof err->message, "%s", msg);
+      snprintf (err->message, sizeof err->message, "%s", tsr_last_error ());
     }
 }
 

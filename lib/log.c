@@ -61,10 +61,11 @@ tsri_vlog (tsr_log_level level, const char *fmt, va_list ap)
 {
   static const char *const tags[] = { "", "error", "warning", "info",
                                       "debug" };
-  char msg[1024];
+  char raw[1024], msg[1024];
   if (level == TSR_LOG_NONE || level > tsr_log_get_level ())
     return;
-  vsnprintf (msg, sizeof msg, fmt, ap);
+  vsnprintf (raw, sizeof raw, fmt, ap);
+  tsr_escape_text (msg, sizeof msg, raw);  /* names from input inside */
   pthread_mutex_lock (&log_lock);
   tsr_log_fn fn = log_fn;
   void *user = log_user;

@@ -161,7 +161,9 @@ record_failure (const char *path, const char *name, tsr_module_error error,
   struct failure *f = &R.failures[R.n_failures];
   f->path = dup_str (path);
   f->name = dup_str (name);
-  f->reason = dup_str (reason);
+  char shown[2048];             /* reasons quote file names */
+  tsr_escape_text (shown, sizeof shown, reason);
+  f->reason = dup_str (shown);
   f->error = error;
   if (f->path && f->reason)
     R.n_failures++;

@@ -23,6 +23,7 @@ _Noreturn void tsri_assert_fail (const char *what, const char *file,
 /* log.c */
 void tsri_vlog (tsr_log_level level, const char *fmt, va_list ap);
 
+
 /* tensor.c */
 struct tsr_context
 {

@@ -308,6 +308,7 @@ parse_options (int argc, char **argv, struct synth_options *o)
                    "information.\n");
           return 2;
         }
+      tt_check_optarg ("tessera-gguf synth", opts, c, optarg, NULL);
       if (!take_option (o, c, optarg))
         return 1;
     }

@@ -1,8 +1,9 @@
 ## tools/local.mk - command-line tools.
 
 bin_PROGRAMS += tools/tessera-info
-tools_tessera_info_SOURCES = tools/tessera-info.c
-tools_tessera_info_LDADD = lib/libtessera.la
+tools_tessera_info_SOURCES = tools/tessera-info.c tools/tool-util.c \
+	tools/tool-util.h
+tools_tessera_info_LDADD = lib/libtessera.la -lm $(PTHREAD_LIBS)
 
 bin_PROGRAMS += tools/tessera-opcheck
 tools_tessera_opcheck_SOURCES = tools/tessera-opcheck.c tools/opcheck.h \

@@ -245,7 +245,7 @@ parse_options (int argc, char **argv, struct options *o)
   o->repeat = o->warmup = -1;
   while ((c = getopt_long (argc, argv, "o:T:d:t:s:r:w:f:qhV", opts, NULL))
          != -1)
-    switch (c)
+    switch (tt_check_optarg (program, opts, c, optarg, NULL), c)
       {
       case 'o':
         parse_ops (o, optarg);

@@ -26,6 +26,7 @@
 
 #include "gguf-synth.h"
 #include "gguf-recipe.h"
+#include "tool-util.h"
 
 #define TEXT_ARRAY_ITEMS 8
 
@@ -79,25 +80,64 @@ usage (FILE *f)
 
 /* Output helpers.  */
 
-/* S quoted, escaped for JSON or, in text, with C-style \xNN escapes.  */
+/* The LEN bytes at S (no NUL, '"' or '\\' among them) made safe for a
+   terminal: C-style \xNN for controls, C1 controls, bidirectional
+   overrides and malformed UTF-8 (tsr_escape_text).  */
+static void
+print_text_run (const char *s, size_t len)
+{
+  char in[1024], out[4 * sizeof in];
+  while (len)
+    {
+      /* Pieces end at a character boundary (not before a UTF-8
+         continuation byte), so no character is split.  */
+      size_t n = len < sizeof in - 1 ? len : sizeof in - 1;
+      while (n < len && n > 1 && (s[n] & 0xc0) == 0x80)
+        n--;
+      memcpy (in, s, n);
+      in[n] = '\0';
+      tsr_escape_text (out, sizeof out, in);
+      fputs (out, stdout);
+      s += n;
+      len -= n;
+    }
+}
+
+/* S quoted, escaped for JSON or, in text, with C-style \xNN escapes of
+   everything a terminal could take as a command.  */
 static void
 print_string (const char *s, size_t len, bool json)
 {
   putchar ('"');
+  size_t run = 0;
   for (size_t i = 0; i < len; i++)
     {
       unsigned char c = (unsigned char) s[i];
-      if (c == '"' || c == '\\')
+      bool special = c == '"' || c == '\\' || c == '\0';
+      if (!json && !special)
+        continue;               /* part of a run printed below */
+      if (!json)
+        {
+          print_text_run (s + run, i - run);
+          run = i + 1;
+          if (c)
+            printf ("\\%c", c);
+          else
+            fputs ("\\x00", stdout);
+        }
+      else if (c == '"' || c == '\\')
         printf ("\\%c", c);
-      else if (json && c == '\n')
+      else if (c == '\n')
         fputs ("\\n", stdout);
-      else if (json && c == '\t')
+      else if (c == '\t')
         fputs ("\\t", stdout);
       else if (c < 0x20 || c == 0x7f)
-        printf (json ? "\\u%04x" : "\\x%02x", c);
+        printf ("\\u%04x", c);
       else
         putchar (c);
     }
+  if (!json)
+    print_text_run (s + run, len - run);
   putchar ('"');
 }
 
@@ -265,7 +305,7 @@ dump_text (const char *path, const tsr_gguf *g)
   for (int64_t i = 0; i < tsr_gguf_n_kv (g); i++)
     {
       char label[64];
-      printf ("  %-40s %-12s ", tsr_gguf_kv_key (g, i),
+      printf ("  %-40s %-12s ", tt_shown (tsr_gguf_kv_key (g, i)),
               type_label (g, i, label, sizeof label));
       print_value (g, i, false);
       putchar ('\n');
@@ -285,7 +325,7 @@ dump_text (const char *path, const tsr_gguf *g)
                        d ? ", " : "", (long long) t.ne[d]);
       snprintf (shape + n, sizeof shape - (size_t) n, "]");
       printf ("  %5lld %-40s %-6s %-28s %12llu %12zu\n", (long long) i,
-              t.name, tsr_type_name (t.type), shape,
+              tt_shown (t.name), tsr_type_name (t.type), shape,
               (unsigned long long) t.offset, t.size);
     }
   struct type_totals tt;
@@ -392,7 +432,8 @@ sizes_ok (const char *path, const tsr_gguf *g)
       if (t.size != tsr_row_size (t.type, t.ne[0]) * rows)
         {
           printf ("%s: tensor '%s': %zu bytes, not %llu rows of %zu (%s)\n",
-                  path, t.name, t.size, (unsigned long long) rows,
+                  tt_shown (path), tt_shown (t.name), t.size,
+                  (unsigned long long) rows,
                   tsr_row_size (t.type, t.ne[0]), tsr_type_name (t.type));
           return false;
         }
@@ -433,7 +474,7 @@ cmd_check (char **paths, int n)
         bad = 1;
       else
         {
-          printf ("%s: %s\n", paths[i], err.message);
+          printf ("%s: %s\n", tt_shown (paths[i]), err.message);
           bad = 1;
         }
       tsr_gguf_close (g);
@@ -477,7 +518,8 @@ target_type (const struct plan *p, const struct tsr_gguf_tensor_info *info)
     {
       tsr_type t = convert_type (info, p->to);
       if (t != p->to)
-        fprintf (stderr, "%s: %s: kept as %s\n", program, info->name,
+        fprintf (stderr, "%s: %s: kept as %s\n", program,
+                 tt_shown (info->name),
                  tsr_type_name (t));
       return t;
     }
@@ -698,7 +740,7 @@ main (int argc, char **argv)
   int c;
   char *end;
   while ((c = getopt_long (argc, argv, "jt:T:hV", opts, NULL)) != -1)
-    switch (c)
+    switch (tt_check_optarg (program, opts, c, optarg, NULL), c)
       {
       case 'j': json = true; break;
       case 't': type_name = optarg; break;

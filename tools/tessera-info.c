@@ -12,6 +12,8 @@
 
 #include <tessera.h>
 
+#include "tool-util.h"
+
 static void
 usage (FILE *f)
 {
@@ -47,7 +49,8 @@ print_modules (void)
     {
       struct tsr_module_info m;
       if (tsr_registry_module_get (i, &m))
-        printf ("  %-10s score %-3d %s\n", m.name, m.score, m.path);
+        printf ("  %-10s score %-3d %s\n", tt_shown (m.name), m.score,
+                tt_shown (m.path));
     }
   n = tsr_registry_failure_count ();
   printf ("Backend modules not loaded: %zu\n", n);
@@ -57,11 +60,13 @@ print_modules (void)
       if (!tsr_registry_failure_get (i, &f))
         continue;
       if (f.error == TSR_MODULE_UNUSABLE)
-        printf ("  %s: not usable: %s\n    (%s)\n", f.name, f.reason, f.path);
+        printf ("  %s: not usable: %s\n    (%s)\n", tt_shown (f.name),
+                tt_shown (f.reason), tt_shown (f.path));
       else
-        printf ("  %s%s%s%s: %s: %s\n", f.path, f.name ? " (" : "",
-                f.name ? f.name : "", f.name ? ")" : "",
-                tsr_module_error_string (f.error), f.reason);
+        printf ("  %s%s%s%s: %s: %s\n", tt_shown (f.path),
+                f.name ? " (" : "", f.name ? tt_shown (f.name) : "",
+                f.name ? ")" : "", tsr_module_error_string (f.error),
+                tt_shown (f.reason));
     }
 }
 
@@ -85,7 +90,7 @@ explain_nothing_found (void)
           struct tsr_module_failure f;
           memcpy (dir, path, n);
           dir[n] = '\0';
-          printf ("  %s%s\n", dir,
+          printf ("  %s%s\n", tt_shown (dir),
                   tsr_registry_failure_find (dir, &f)
                     ? " (not loaded: see the reason above)"
                   : stat (dir, &st) != 0 ? " (does not exist)"
@@ -111,7 +116,7 @@ print_devices (void)
     {
       tsr_reg *reg = tsr_reg_get (r);
       size_t n = tsr_reg_device_count (reg);
-      printf ("  %s: %zu device%s\n", tsr_reg_name (reg), n,
+      printf ("  %s: %zu device%s\n", tt_shown (tsr_reg_name (reg)), n,
               n == 1 ? "" : "s");
       for (size_t i = 0; i < n; i++, k++)
         {
@@ -119,8 +124,8 @@ print_devices (void)
           tsr_device *dev = tsr_reg_device_get (reg, i);
           tsr_buffer_type *hb = tsr_device_host_buffer_type (dev);
           tsr_device_get_props (dev, &p);
-          printf ("    device %zu: %s\n", k, p.name);
-          printf ("      description: %s\n", p.description);
+          printf ("    device %zu: %s\n", k, tt_shown (p.name));
+          printf ("      description: %s\n", tt_shown (p.description));
           printf ("      type: %s\n", tsr_device_type_name (p.type));
           printf ("      memory: ");
           print_size (p.memory_free);
@@ -146,7 +151,7 @@ main (int argc, char **argv)
   };
   int c;
   while ((c = getopt_long (argc, argv, "L:l:hV", opts, NULL)) != -1)
-    switch (c)
+    switch (tt_check_optarg ("tessera-info", opts, c, optarg, NULL), c)
       {
       case 'L':
         if (tsr_registry_add_search_dir (optarg) != TSR_OK)
@@ -181,7 +186,8 @@ main (int argc, char **argv)
     if (c == 'l')
       tsr_registry_load (optarg);
   printf ("Tessera %s\n", tsr_version ());
-  printf ("Backend search path: %s\n", tsr_registry_search_path ());
+  printf ("Backend search path: %s\n",
+          tt_shown (tsr_registry_search_path ()));
   print_modules ();
   print_devices ();
   if (tsr_reg_count () == 0)

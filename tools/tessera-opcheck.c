@@ -119,7 +119,7 @@ parse_options (int argc, char **argv, struct options *o)
   o->seed = 1;
   o->repeat = 20;
   while ((c = getopt_long (argc, argv, "o:d:c:s:r:t:lhV", opts, NULL)) != -1)
-    switch (c)
+    switch (tt_check_optarg (program, opts, c, optarg, NULL), c)
       {
       case 'o':
         tt_parse_ops (program, optarg, o->ops);

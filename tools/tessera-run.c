@@ -212,7 +212,11 @@ parse_options (int argc, char **argv, struct run_options *o)
   };
   while ((c = getopt_long (argc, argv, "m:p:n:d:c:b:t:r:f:hV", opts, NULL))
          != -1)
-    parse_one (o, c);
+    {
+      /* An empty prompt is a request: generate from BOS alone.  */
+      tt_check_optarg (program, opts, c, optarg, "p");
+      parse_one (o, c);
+    }
   if (optind < argc)
     tt_usage_error (program, "unexpected argument %s", argv[optind]);
   if (!o->model)

@@ -2,6 +2,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,25 @@ tt_usage_error (const char *program, const char *fmt, const char *arg)
   exit (2);
 }
 
+void
+tt_check_optarg (const char *program, const struct option *opts, int c,
+                 const char *arg, const char *allow_empty)
+{
+  if (!arg || *arg || c <= 0 || (allow_empty && c < 256
+                                 && strchr (allow_empty, c)))
+    return;
+  char name[64];
+  snprintf (name, sizeof name, "-%c", c < 256 ? c : '?');
+  for (const struct option *o = opts; o && o->name; o++)
+    if (o->val == c && !o->flag)
+      {
+        snprintf (name, sizeof name, "--%s", o->name);
+        break;
+      }
+  tt_usage_error (program, "option %s needs a value, not an empty "
+                  "argument", name);
+}
+
 long long
 tt_parse_number (const char *program, const char *arg, const char *what,
                  long long min, long long max)
@@ -109,6 +129,16 @@ tt_for_each_name (const char *list,
        tok = strtok_r (NULL, ",", &save))
     each (tok, data);
   free (copy);
+}
+
+const char *
+tt_shown (const char *s)
+{
+  static _Thread_local char bufs[8][4096];
+  static _Thread_local unsigned next;
+  char *b = bufs[next++ % 8];
+  tsr_escape_text (b, sizeof bufs[0], s ? s : "(null)");
+  return b;
 }
 
 void

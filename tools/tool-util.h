@@ -32,6 +32,12 @@ double tt_rng_uniform (struct tt_rng *r);   /* [0, 1) */
 /* CLOCK_MONOTONIC in microseconds.  */
 double tt_now_us (void);
 
+/* S made safe to print (tsr_escape_text): names from files, module
+   paths, strings a module returned.  The result lives in one of 8
+   rotating buffers of this thread (so a printf may take up to 8), and
+   is cut at 4 KiB.  */
+const char *tt_shown (const char *s);
+
 /* Print "PROGRAM: " and FMT (one %s, ARG) and a pointer to --help on
    standard error, and exit with status 2.  */
 void tt_usage_error (const char *program, const char *fmt, const char *arg)
@@ -39,6 +45,12 @@ void tt_usage_error (const char *program, const char *fmt, const char *arg)
   __attribute__ ((noreturn))
 #endif
   ;
+/* An option C (of OPTS) given an empty argument, as in --load='', is a
+   usage error naming the option, unless C is in ALLOW_EMPTY (may be
+   NULL).  Call with getopt's optarg first thing in the option loop.  */
+struct option;
+void tt_check_optarg (const char *program, const struct option *opts, int c,
+                      const char *arg, const char *allow_empty);
 /* ARG as an integer in [MIN, MAX], or a usage error naming WHAT.  */
 long long tt_parse_number (const char *program, const char *arg,
                            const char *what, long long min, long long max);

@@ -7,6 +7,8 @@
 #ifndef TESSERA_STATUS_H
 #define TESSERA_STATUS_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -30,7 +32,9 @@ const char *tsr_status_string (tsr_status status);
 
 /* The message of the most recent failure in the calling thread, or ""
    when there was none.  The string stays valid until the next failing
-   Tessera call in the same thread.  */
+   Tessera call in the same thread.  It is safe to print: names it
+   quotes from files, directories or modules are escaped as by
+   tsr_escape_text.  */
 const char *tsr_last_error (void);
 
 /* The status of the most recent failure in the calling thread.  */
@@ -38,6 +42,15 @@ tsr_status tsr_last_status (void);
 
 /* Forget the calling thread's last error.  */
 void tsr_clear_error (void);
+
+/* Copy the string SRC into DST (SIZE bytes; NUL-terminated, cut at a
+   whole character when too long) for printing: every byte that is not
+   part of a well-formed, printable UTF-8 character is written as \xNN
+   (control characters such as ESC, C1 controls, DEL, bidirectional
+   overrides and isolates, malformed UTF-8).  Returns the length
+   written.  For names read from files (GGUF keys, tensor names) before
+   they reach a terminal; escaping twice changes nothing.  */
+size_t tsr_escape_text (char *dst, size_t size, const char *src);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,8 @@ struct weights
   tsr_context *ctx;
   tsr_buffer *buf;
   tsr_tensor *q, *k, *v;
+  tsr_context *v_ctx;           /* Wv's, in the other memory */
+  tsr_buffer *v_buf;
 };
 
 static void
@@ -31,7 +33,7 @@ set_as (tsr_tensor *t, const float *v)
 static int
 make_weights (struct weights *w, tsr_buffer_type *qk, tsr_buffer_type *v)
 {
-  tsr_context *c2 = tsr_context_new (true);
+  tsr_context *c2 = w->v_ctx = tsr_context_new (true);
   w->ctx = tsr_context_new (true);
   w->q = tsr_new_tensor_2d (w->ctx, TSR_TYPE_Q8_0, D, H);
   w->k = tsr_new_tensor_2d (w->ctx, TSR_TYPE_F16, D, H);
@@ -43,14 +45,12 @@ make_weights (struct weights *w, tsr_buffer_type *qk, tsr_buffer_type *v)
   tsr_set_param (w->k);
   tsr_set_param (w->v);
   w->buf = tsr_context_alloc_tensors (w->ctx, qk);
-  tsr_buffer *b2 = tsr_context_alloc_tensors (c2, v);
+  tsr_buffer *b2 = w->v_buf = tsr_context_alloc_tensors (c2, v);
   if (!w->buf || !b2)
     return 0;
   set_as (w->q, wq);
   set_as (w->k, wk);
   set_as (w->v, wv);
-  /* Wv's context and buffer live as long as the process: the test
-     ends before either would be reused.  */
   return 1;
 }
 
@@ -174,10 +174,14 @@ main (void)
   CHECK (changed, "second compute sees the new inputs");
   tsr_sched_free (s);
   tsr_context_free (n.ctx);
-  tsr_buffer_free (wo.buf);
-  tsr_context_free (wo.ctx);
-  tsr_buffer_free (wc.buf);
-  tsr_context_free (wc.ctx);
+  struct weights *all[2] = { &wo, &wc };
+  for (int i = 0; i < 2; i++)
+    {
+      tsr_buffer_free (all[i]->buf);
+      tsr_context_free (all[i]->ctx);
+      tsr_buffer_free (all[i]->v_buf);
+      tsr_context_free (all[i]->v_ctx);
+    }
   tsr_backend_free (ocl);
   tsr_backend_free (cpu);
   return TSR_TEST_EXIT ();

@@ -1,0 +1,200 @@
+/* escapes.c - names from files never reach a terminal as commands, and
+ * empty option arguments are refused (issue 17, classes 9 and 10).
+ *
+ * - tsr_escape_text against hand-written expectations: ESC, C1 controls
+ *   (U+009B is a one-character CSI), DEL, bidirectional overrides,
+ *   malformed UTF-8 become \xNN; printable UTF-8 stays.
+ * - tessera-gguf dump (text and JSON) of a file whose keys, string
+ *   values and tensor names carry such bytes prints none of them raw.
+ * - Library messages quoting such a name are escaped.
+ * - tessera-info with a module file whose name carries ESC.
+ * - Every tool refuses an empty option argument with a usage error
+ *   (exit 2) naming the option.  */
+#include <sys/stat.h>
+#include "gguf-test.h"
+
+/* Bytes a terminal would act on: ESC, CSI (C2 9B), RLO (E2 80 AE), a
+   bare C1 byte (9B), BEL.  */
+static bool
+has_raw_controls (const char *s, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      unsigned char c = (unsigned char) s[i];
+      if (c == 0x1b || c == 0x07 || c == 0x9b)
+        return true;
+      if (c == 0xe2 && i + 2 < n && (unsigned char) s[i + 1] == 0x80
+          && (unsigned char) s[i + 2] == 0xae)
+        return true;
+    }
+  return false;
+}
+
+static void
+escape_cases (void)
+{
+  static const struct { const char *in, *want; } cases[] = {
+    { "plain name", "plain name" },
+    { "a\033[31mred", "a\\x1b[31mred" },
+    { "csi\xc2\x9b" "2J", "csi\\xc2\\x9b2J" },
+    { "del\x7f", "del\\x7f" },
+    { "rlo\xe2\x80\xae" "txt", "rlo\\xe2\\x80\\xaetxt" },
+    { "bad\xff\xfe", "bad\\xff\\xfe" },
+    { "cut\xe2\x82", "cut\\xe2\\x82" },
+    { "overlong\xc0\xaf", "overlong\\xc0\\xaf" },
+    { "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+      "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80" },   /* é € 😀 stay */
+    { "nl\nand\ttab", "nl\\x0aand\\x09tab" },
+    { "back\\slash", "back\\slash" },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    {
+      char out[256], twice[256];
+      tsr_escape_text (out, sizeof out, cases[i].in);
+      tsr_escape_text (twice, sizeof twice, out);
+      CHECK (strcmp (out, cases[i].want) == 0 && strcmp (twice, out) == 0,
+             "tsr_escape_text case %zu: '%s' (want '%s'; idempotent)", i,
+             out, cases[i].want);
+    }
+  char small[8];
+  size_t n = tsr_escape_text (small, sizeof small, "ab\033cdef");
+  CHECK (n == strlen (small) && strcmp (small, "ab\\x1bc") == 0,
+         "tsr_escape_text: cut to the buffer, never inside an escape (%s)",
+         small);
+}
+
+static char out_buf[1 << 16];
+
+/* Run CMD (a shell command) into out_buf; its exit status.  */
+static int
+run (const char *cmd)
+{
+  FILE *p = popen (cmd, "r");
+  size_t n = p ? fread (out_buf, 1, sizeof out_buf - 1, p) : 0;
+  out_buf[n] = '\0';
+  int st = p ? pclose (p) : -1;
+  return WIFEXITED (st) ? WEXITSTATUS (st) : -1;
+}
+
+static void
+dump_case (const char *bld, const char *dir)
+{
+  static const char evil[] = "k\033]0;owned\007\xc2\x9b" "2J\xe2\x80\xae";
+  struct gt_buf b = { 0 };
+  uint64_t ne[1] = { 8 };
+  gt_header (&b, 3, 1, 2);
+  gt_key (&b, evil, GT_U32);
+  gt_u32 (&b, 7);
+  gt_key (&b, "general.name", GT_STRING);
+  gt_str (&b, "model\033[2J\xff");
+  gt_tensor_info (&b, "t\033[1m\xc2\x9b", 1, ne, GT_TYPE_F32, 0);
+  gt_pad (&b, 32);
+  for (int i = 0; i < 8; i++)
+    gt_f32 (&b, 0);
+  char path[4200], cmd[8600];
+  snprintf (path, sizeof path, "%s/evil.gguf", dir);
+  FILE *f = fopen (path, "wb");
+  if (f)
+    {
+      fwrite (b.p, 1, b.n, f);
+      fclose (f);
+    }
+  snprintf (cmd, sizeof cmd, "%s/tools/tessera-gguf dump %s 2>&1", bld,
+            path);
+  int st = run (cmd);
+  CHECK (st == 0 && !has_raw_controls (out_buf, strlen (out_buf))
+         && strstr (out_buf, "k\\x1b]0;owned\\x07\\xc2\\x9b2J\\xe2\\x80\\xae")
+         && strstr (out_buf, "\"model\\x1b[2J\\xff\"")
+         && strstr (out_buf, "t\\x1b[1m\\xc2\\x9b"),
+         "dump: keys, strings and tensor names escaped:\n%s", out_buf);
+  snprintf (cmd, sizeof cmd, "%s/tools/tessera-gguf dump --json %s 2>&1",
+            bld, path);
+  st = run (cmd);
+  CHECK (st == 0 && !memchr (out_buf, 0x1b, strlen (out_buf))
+         && !memchr (out_buf, 0x07, strlen (out_buf)),
+         "dump --json: control characters escaped by JSON's rules");
+
+  /* A library message quoting the name.  */
+  tsr_gguf *g = tsr_gguf_from_memory (b.p, b.n, NULL);
+  tsr_context *ctx = tsr_context_new (true);
+  tsr_tensor *t = ctx ? tsr_new_tensor_1d (ctx, TSR_TYPE_F32, 9) : NULL;
+  tsr_set_name (t, "t\033[1m\xc2\x9b");
+  int s = g && t ? tsr_gguf_new_tensors (g, ctx) : -1;
+  const char *msg = tsr_last_error ();
+  CHECK (s == TSR_ERR_SHAPE && !has_raw_controls (msg, strlen (msg))
+         && strstr (msg, "t\\x1b[1m\\xc2\\x9b"),
+         "library message quoting a file's name is escaped (%s)", msg);
+  tsr_context_free (ctx);
+  tsr_gguf_close (g);
+  remove (path);
+  gt_free (&b);
+}
+
+static void
+info_case (const char *bld, const char *dir)
+{
+  char path[4200], cmd[8600];
+  snprintf (path, sizeof path, "%s/tessera-\033[31mx.so", dir);
+  FILE *f = fopen (path, "w");
+  if (f)
+    {
+      fputs ("not a library\n", f);
+      fclose (f);
+    }
+  snprintf (cmd, sizeof cmd, "TESSERA_BACKEND_PATH='%s' %s/tools/tessera-info "
+            "2>/dev/null", dir, bld);
+  int st = run (cmd);
+  CHECK (f && st == 0 && !has_raw_controls (out_buf, strlen (out_buf))
+         && strstr (out_buf, "tessera-\\x1b[31mx"),
+         "tessera-info: a module file name with ESC is escaped:\n%s",
+         out_buf);
+  remove (path);
+}
+
+static void
+empty_arguments (const char *bld)
+{
+  static const char *const cmds[] = {
+    "tessera-info --load=", "tessera-info -L ''", "tessera-gguf --type= "
+    "convert a b", "tessera-gguf convert -T '' a b",
+    "tessera-gguf synth --arch= x", "tessera-bench --op=",
+    "tessera-bench --device ''", "tessera-opcheck --case=",
+    "tessera-opcheck -d ''", "tessera-run --model=", "tessera-run -m x "
+    "--tokens=", "tessera-run -m x --device ''",
+  };
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+    {
+      char cmd[4400];
+      snprintf (cmd, sizeof cmd, "%s/tools/%s 2>&1", bld, cmds[i]);
+      int st = run (cmd);
+      CHECK (st == 2 && (strstr (out_buf, "not an empty argument")
+                         || strstr (out_buf, "empty")),
+             "empty argument refused with usage: %s (exit %d: %s)", cmds[i],
+             st, out_buf);
+    }
+}
+
+int
+main (void)
+{
+  const char *bld = getenv ("TSR_TEST_BUILDDIR");
+  escape_cases ();
+  if (!bld)
+    {
+      tsr_test_unsupported ("tools: TSR_TEST_BUILDDIR not set");
+      return TSR_TEST_EXIT ();
+    }
+  char dir[4200];
+  snprintf (dir, sizeof dir, "%s/testsuite/bin/escapes-%ld", bld,
+            (long) getpid ());
+  if (mkdir (dir, 0700) != 0)
+    {
+      printf ("FAIL: cannot create %s\n", dir);
+      return 1;
+    }
+  dump_case (bld, dir);
+  info_case (bld, dir);
+  empty_arguments (bld);
+  rmdir (dir);
+  return TSR_TEST_EXIT ();
+}

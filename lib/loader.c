@@ -19,6 +19,11 @@
 #ifdef HAVE_DLFCN_H
 #include <dlfcn.h>
 #endif
+#if defined(HAVE_DLADDR1) && defined(HAVE_LINK_H)
+#include <link.h>               /* ElfW */
+#else
+#undef HAVE_DLADDR1
+#endif
 
 #include "tessera-impl.h"
 
@@ -273,11 +278,36 @@ tsri_loader_open (const char *path, struct tsri_opened *out, char *reason,
       lt_dlclose (h);
       return TSR_MODULE_NOT_A_MODULE;
     }
+  /* The descriptor symbol's size, where the symbol table says: one
+     smaller than this ABI's descriptor would be read past its end.  */
+  unsigned long dsize = 0;
+#ifdef HAVE_DLADDR1               /* glibc; RTLD_DL_SYMENT is an enum */
+  Dl_info di;
+  const ElfW (Sym) *sym = NULL;
+  if (dladdr1 (d, &di, (void **) &sym, RTLD_DL_SYMENT) && sym)
+    dsize = (unsigned long) sym->st_size;
+#endif
+  if (dsize != 0 && dsize < sizeof d->abi_version)
+    {
+      snprintf (reason, reason_size, "its descriptor is %lu bytes, too "
+                "small to hold an ABI version", dsize);
+      lt_dlclose (h);
+      return TSR_MODULE_NOT_A_MODULE;
+    }
   if (d->abi_version != TSR_MODULE_ABI_VERSION)
     {
       snprintf (reason, reason_size, "built for module ABI version %u, "
                 "but this libtessera implements version %u; rebuild the "
                 "module against this Tessera", (unsigned) d->abi_version,
+                (unsigned) TSR_MODULE_ABI_VERSION);
+      lt_dlclose (h);
+      return TSR_MODULE_ABI_MISMATCH;
+    }
+  if (dsize != 0 && dsize < sizeof *d)
+    {
+      snprintf (reason, reason_size, "its descriptor is %lu bytes, smaller "
+                "than the %zu of module ABI version %u; rebuild the module "
+                "against this Tessera", dsize, sizeof *d,
                 (unsigned) TSR_MODULE_ABI_VERSION);
       lt_dlclose (h);
       return TSR_MODULE_ABI_MISMATCH;

@@ -24,7 +24,8 @@ check_LTLIBRARIES += testsuite/modules/tessera-badabi.la \
 	testsuite/modules/tessera-partial.la \
 	testsuite/modules/tessera-asyncfail.la \
 	testsuite/modules/tessera-badflags.la \
-	testsuite/modules/tessera-undefsym.la
+	testsuite/modules/tessera-undefsym.la \
+	testsuite/modules/tessera-shortdesc.la
 testsuite_modules_tessera_badabi_la_SOURCES = testsuite/modules/badabi.c
 testsuite_modules_tessera_badabi_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DTSR_MODULE_NAME=tessera_badabi
@@ -64,6 +65,10 @@ testsuite_modules_tessera_undefsym_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DTSR_MODULE_NAME=tessera_undefsym
 testsuite_modules_tessera_undefsym_la_LDFLAGS = -module -avoid-version \
 	-rpath $(abs_builddir)/testsuite/modules
+testsuite_modules_tessera_shortdesc_la_SOURCES = testsuite/modules/shortdesc.c
+testsuite_modules_tessera_shortdesc_la_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DTSR_MODULE_NAME=tessera_shortdesc
+testsuite_modules_tessera_shortdesc_la_LDFLAGS = $(TSR_CHECK_MODULE_LDFLAGS)
 endif
 
 # The test programs themselves are built by testsuite/lib/tessera.exp.

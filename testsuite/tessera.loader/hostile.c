@@ -233,6 +233,24 @@ main (void)
              "registration");
     }
 
+  /* A descriptor shorter than this ABI's.  */
+  snprintf (path, sizeof path, "%s/tessera-shortdesc.la", mods ? mods : ".");
+  if (!mods || access (path, R_OK) != 0)
+    tsr_test_unsupported ("short descriptor: check-only modules not built "
+                          "(static build)");
+  else
+    {
+      snprintf (path, sizeof path, "%s/tessera-shortdesc", mods);
+      struct tsr_module_failure f;
+      int st = tsr_registry_load (path);
+      bool found = tsr_registry_failure_find (path, &f);
+      CHECK (st == TSR_ERR_MODULE && found
+             && f.error == TSR_MODULE_ABI_MISMATCH
+             && strstr (f.reason, "smaller than"),
+             "short descriptor: refused by its size (%s)",
+             found ? f.reason : "none");
+    }
+
   chmod (sub, 0700);
   snprintf (path, sizeof path, "rm -rf '%s'", dir);
   if (system (path) != 0)

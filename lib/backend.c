@@ -130,6 +130,7 @@ tsr_event_new (tsr_device *dev)
       free (ev);
       return NULL;
     }
+  tsri_registry_hold (dev, 1);
   return ev;
 }
 
@@ -138,8 +139,10 @@ tsr_event_free (tsr_event *ev)
 {
   if (!ev)
     return;
-  ev->device->iface.event_free (ev);
+  tsr_device *dev = ev->device;
+  dev->iface.event_free (ev);
   free (ev);
+  tsri_registry_hold (dev, -1);
 }
 
 tsr_device *
@@ -273,6 +276,7 @@ tsr_backend_new (tsr_device *dev, struct tsr_backend_iface iface,
   be->iface = iface;
   be->device = dev;
   be->context = context;
+  tsri_registry_hold (dev, 1);
   return be;
 }
 
@@ -281,9 +285,11 @@ tsr_backend_free (tsr_backend *backend)
 {
   if (!backend)
     return;
+  tsr_device *dev = backend->device;
   if (backend->iface.free)
     backend->iface.free (backend);
   free (backend);
+  tsri_registry_hold (dev, -1);
 }
 
 tsr_device *

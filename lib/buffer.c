@@ -98,6 +98,7 @@ tsr_buffer_new (tsr_buffer_type *buft, struct tsr_buffer_iface iface,
   buf->buft = buft;
   buf->context = context;
   buf->size = size;
+  tsri_registry_hold (buft ? buft->device : NULL, 1);
   return buf;
 }
 
@@ -106,9 +107,11 @@ tsr_buffer_free (tsr_buffer *buf)
 {
   if (!buf)
     return;
+  tsr_device *dev = buf->buft ? buf->buft->device : NULL;
   if (buf->iface.free_buffer)
     buf->iface.free_buffer (buf);
   free (buf);
+  tsri_registry_hold (dev, -1);
 }
 
 size_t

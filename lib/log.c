@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -11,7 +12,8 @@
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
-static tsr_log_level log_level = TSR_LOG_WARN;
+/* Atomic: set by any thread while others log (module loading).  */
+static _Atomic int log_level = TSR_LOG_WARN;
 static tsr_log_fn log_fn;
 static void *log_user;
 
@@ -26,7 +28,7 @@ log_read_env (void)
   for (int i = 0; i < 5; i++)
     if (strcasecmp (env, names[i]) == 0)
       {
-        log_level = (tsr_log_level) i;
+        atomic_store (&log_level, i);
         return;
       }
   fprintf (stderr, "tessera: TESSERA_LOG='%s' not understood (use none, "
@@ -46,14 +48,14 @@ void
 tsr_log_set_level (tsr_log_level level)
 {
   pthread_once (&log_once, log_read_env);
-  log_level = level;
+  atomic_store (&log_level, (int) level);
 }
 
 tsr_log_level
 tsr_log_get_level (void)
 {
   pthread_once (&log_once, log_read_env);
-  return log_level;
+  return (tsr_log_level) atomic_load (&log_level);
 }
 
 void

@@ -28,17 +28,18 @@ static const struct tsr_module_descriptor *const tsr_builtin_modules[] = {
 
 struct module
 {
-  char *name, *path;
+  const char *name, *path;      /* interned */
   int score;
   bool builtin;
   void *handle;
   tsr_reg *reg;
   void (*finalize) (void);      /* the descriptor's, or NULL */
+  long live;                    /* its backends, buffers and events */
 };
 
 struct failure
 {
-  char *path, *name, *reason;
+  const char *path, *name, *reason;     /* interned */
   tsr_module_error error;
 };
 
@@ -52,7 +53,9 @@ static struct
   size_t n_failures, cap_failures;
   char **dirs;                  /* added through the API */
   size_t n_dirs;
-  char *path_string;            /* last tsr_registry_search_path result */
+  const char *path_string;      /* tsr_registry_search_path's, interned */
+  const char **strings;         /* the interned strings (a hash set) */
+  size_t n_strings, cap_strings;
   int in_module;                /* inside a module's score, init or
                                    finalize (this thread: R is locked) */
 } R = { .autoload = true };
@@ -95,10 +98,54 @@ unlock (void)
   pthread_mutex_unlock (&R.lock);
 }
 
-static char *
-dup_str (const char *s)
+/* S as a string that lives as long as the process: every string the
+   registry hands out (module and failure names, paths and reasons, the
+   search path) is interned, so that a caller's copy stays valid while
+   other threads reload modules, record failures or add directories.
+   Equal strings share one copy, so memory grows with the distinct
+   strings seen, not with reloads.  NULL for NULL or when out of memory.
+   Called with the lock held.  */
+static const char *
+intern (const char *s)
 {
-  return s ? strdup (s) : NULL;
+  if (!s)
+    return NULL;
+  size_t len = strlen (s);
+  if (R.n_strings + 1 > R.cap_strings / 2)
+    {
+      size_t cap = R.cap_strings ? 2 * R.cap_strings : 64;
+      const char **t = calloc (cap, sizeof *t);
+      if (!t)
+        return NULL;
+      for (size_t i = 0; i < R.cap_strings; i++)
+        if (R.strings[i])
+          {
+            size_t h = (size_t) tsri_hash (R.strings[i],
+                                           strlen (R.strings[i]));
+            while (t[h & (cap - 1)])
+              h++;
+            t[h & (cap - 1)] = R.strings[i];
+          }
+      free (R.strings);
+      R.strings = t;
+      R.cap_strings = cap;
+    }
+  size_t h = (size_t) tsri_hash (s, len);
+  for (;; h++)
+    {
+      const char *e = R.strings[h & (R.cap_strings - 1)];
+      if (!e)
+        break;
+      if (strcmp (e, s) == 0)
+        return e;
+    }
+  char *copy = strdup (s);
+  if (copy)
+    {
+      R.strings[h & (R.cap_strings - 1)] = copy;
+      R.n_strings++;
+    }
+  return copy;
 }
 
 const char *
@@ -128,9 +175,6 @@ forget_failure (const char *path, const char *name)
         && (!name || !R.failures[i].name
             || strcmp (R.failures[i].name, name) == 0))
       {
-        free (R.failures[i].path);
-        free (R.failures[i].name);
-        free (R.failures[i].reason);
         memmove (&R.failures[i], &R.failures[i + 1],
                  (R.n_failures - i - 1) * sizeof *R.failures);
         R.n_failures--;
@@ -159,20 +203,14 @@ record_failure (const char *path, const char *name, tsr_module_error error,
       R.cap_failures = cap;
     }
   struct failure *f = &R.failures[R.n_failures];
-  f->path = dup_str (path);
-  f->name = dup_str (name);
+  f->path = intern (path);
+  f->name = intern (name);
   char shown[2048];             /* reasons quote file names */
   tsr_escape_text (shown, sizeof shown, reason);
-  f->reason = dup_str (shown);
+  f->reason = intern (shown);
   f->error = error;
   if (f->path && f->reason)
-    R.n_failures++;
-  else
-    {
-      free (f->path);
-      free (f->name);
-      free (f->reason);
-    }
+    R.n_failures++;             /* else out of memory: logged above */
 }
 
 static struct module *
@@ -329,12 +367,10 @@ add_module (const struct tsr_module_descriptor *d, const char *path,
       R.cap_modules = cap;
     }
   struct module *m = &R.modules[R.n_modules];
-  m->name = dup_str (name);
-  m->path = dup_str (path);
+  m->name = intern (name);
+  m->path = intern (path);
   if (!m->name || !m->path)
     {
-      free (m->name);
-      free (m->path);
       give_back (d->finalize, reg);
       tsri_loader_close (handle);
       return tsr_set_error (TSR_ERR_NO_MEMORY, "registry: out of memory");
@@ -344,6 +380,7 @@ add_module (const struct tsr_module_descriptor *d, const char *path,
   m->handle = handle;
   m->reg = reg;
   m->finalize = d->finalize;
+  m->live = 0;
   R.n_modules++;
   forget_failure (path, name);
   tsr_log (TSR_LOG_DEBUG, "backend module %s loaded from %s (score %d)",
@@ -480,8 +517,7 @@ tsr_registry_add_search_dir (const char *dir)
   else
     {
       R.dirs[R.n_dirs++] = copy;
-      free (R.path_string);
-      R.path_string = NULL;
+      R.path_string = NULL;     /* the old one stays valid (interned) */
       if (R.initialized && R.autoload)
         load_entry (copy, true);
     }
@@ -510,7 +546,8 @@ tsr_registry_search_path (void)
             strcat (strcat (s, R.dirs[i]), ":");
           strcat (s, TSR_BACKEND_DIR);
         }
-      R.path_string = s;
+      R.path_string = intern (s);
+      free (s);
     }
   const char *p = R.path_string ? R.path_string : TSR_BACKEND_DIR;
   unlock ();
@@ -558,12 +595,15 @@ tsr_registry_unload (const char *name)
   else if (m->builtin)
     st = tsr_set_error (TSR_ERR_INVALID_ARG, "registry unload: '%s' is "
                         "compiled into libtessera", name);
+  else if (m->live > 0)
+    st = tsr_set_error (TSR_ERR_STATE, "registry unload: module '%s' still "
+                        "has %ld object%s in use (backends, buffers, "
+                        "events made from its devices); free them first",
+                        name, m->live, m->live == 1 ? "" : "s");
   else
     {
       give_back (m->finalize, m->reg);
       tsri_loader_close (m->handle);
-      free (m->name);
-      free (m->path);
       size_t i = (size_t) (m - R.modules);
       memmove (m, m + 1, (R.n_modules - i - 1) * sizeof *m);
       R.n_modules--;
@@ -643,6 +683,21 @@ tsr_registry_failure_find (const char *key, struct tsr_module_failure *f)
       }
   unlock ();
   return ok;
+}
+
+void
+tsri_registry_hold (tsr_device *dev, int delta)
+{
+  if (!dev || !dev->reg)
+    return;
+  lock ();
+  for (size_t i = 0; i < R.n_modules; i++)
+    if (R.modules[i].reg == dev->reg)
+      {
+        R.modules[i].live += delta;
+        break;
+      }
+  unlock ();
 }
 
 /* Registrations and devices.  */

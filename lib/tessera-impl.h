@@ -62,6 +62,11 @@ int tsri_name_index_add (struct tsri_name_index *ix, int64_t pos,
                          tsri_name_at name_at, const void *owner);
 void tsri_name_index_free (struct tsri_name_index *ix);
 
+/* registry.c: DELTA more (or fewer) live objects made from device
+   DEV's module (backends, buffers, events); a module is not unloaded
+   while it has any.  DEV may be NULL (nothing to count).  */
+void tsri_registry_hold (tsr_device *dev, int delta);
+
 /* files.c */
 struct stat;
 /* "a directory", "a FIFO"... for a st_mode.  */

@@ -86,5 +86,14 @@ EXTRA_DIST += testsuite/config/default.exp testsuite/lib/tessera.exp \
 	testsuite/tessera.vocab testsuite/tessera.validate
 clean-local: clean-testsuite
 clean-testsuite:
-	-rm -rf testsuite/bin
+	-rm -rf testsuite/bin sanitize
 .PHONY: clean-testsuite
+
+# The sanitizer job: ASan+UBSan and TSan builds of their own in
+# sanitize/, running the areas that handle hostile input and the
+# registry's threaded tests (testsuite/check-sanitize.sh).
+check-sanitize:
+	$(SHELL) $(srcdir)/testsuite/check-sanitize.sh $(abs_top_srcdir) \
+	  $(abs_top_builddir)/sanitize
+.PHONY: check-sanitize
+EXTRA_DIST += testsuite/check-sanitize.sh

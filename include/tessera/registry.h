@@ -6,8 +6,19 @@
  * order, the directories and files of TESSERA_BACKEND_PATH (separated
  * by ':'), the directories added with tsr_registry_add_search_dir, and
  * the configured backend directory.  Every module that could not be
- * used is recorded with its path and the reason.  All functions are
- * thread-safe.  */
+ * used is recorded with its path and the reason.
+ *
+ * Thread safety: every function may be called from any thread at any
+ * time (one recursive lock; a module's score, init and finalize may not
+ * load or unload, which returns TSR_ERR_STATE).  Lifetimes:
+ *   - strings returned (module names, paths and failure reasons in
+ *     struct tsr_module_info and tsr_module_failure, the search path)
+ *     live as long as the process, whatever other threads load, reload
+ *     or add meanwhile;
+ *   - registrations and devices live until their module is unloaded,
+ *     which tsr_registry_unload refuses (TSR_ERR_STATE) while a backend,
+ *     buffer or event made from its devices exists; unloading while
+ *     another thread still looks a device up is the caller's race.  */
 #ifndef TESSERA_REGISTRY_H
 #define TESSERA_REGISTRY_H
 
@@ -60,8 +71,9 @@ int tsr_registry_load_all (void);
    the registry is initialized (with autoload on), DIR is searched at
    once.  */
 int tsr_registry_add_search_dir (const char *dir);
-/* The search path, ':'-separated, as the registry uses it.  The string
-   stays valid until the next tsr_registry_add_search_dir.  */
+/* The search path, ':'-separated, as the registry uses it (valid for
+   the life of the process; a later tsr_registry_add_search_dir makes a
+   new one).  */
 const char *tsr_registry_search_path (void);
 /* The configured backend directory.  */
 const char *tsr_registry_backend_dir (void);
@@ -71,7 +83,8 @@ const char *tsr_registry_backend_dir (void);
    or TSR_ERR_MODULE; every failure is recorded.  */
 int tsr_registry_load (const char *path);
 /* Unload the module named NAME and drop its registration and devices.
-   Backends and buffers made from it must have been freed.  */
+   TSR_ERR_STATE while backends, buffers or events made from its
+   devices exist: free them first.  */
 int tsr_registry_unload (const char *name);
 
 size_t tsr_registry_module_count (void);

@@ -51,6 +51,13 @@ main (void)
   CHECK (be && tsr_backend_device (be) == dev, "init_best prefers the GPU");
   CHECK (be && !tsr_backend_supports_op (be, NULL), "supports_op (NULL) is "
          "false");
+  /* Not while its backend lives (the later free would call into an
+     unmapped module).  */
+  CHECK (tsr_registry_unload ("mockgpu") == TSR_ERR_STATE
+         && strstr (tsr_last_error (), "in use")
+         && tsr_device_by_name ("mockgpu0") == dev,
+         "unload refused while a backend of the module lives: %s",
+         tsr_last_error ());
   tsr_backend_free (be);
 
   CHECK (tsr_registry_unload ("MockGPU") == TSR_OK, "unload by name");

@@ -439,7 +439,8 @@ tensor_bytes (tsr_type type, const int64_t ne[TSR_MAX_DIMS], size_t *bytes)
       span *= k;
       n *= (uint64_t) ne[d];
     }
-  if (ne[0] > (int64_t) (INT64_MAX / 2 / tr->type_size))
+  if (ne[0] > (int64_t) (INT64_MAX / 2 / tr->type_size)
+      || !tsri_shape_fits (type, ne))     /* as tsr_new_tensor requires */
     return false;
   *bytes = (size_t) n;
   return true;

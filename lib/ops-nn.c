@@ -272,12 +272,28 @@ tsr_mul_mat_id (tsr_context *ctx, tsr_tensor *as, tsr_tensor *b,
 /* im2col: src kernel, input; op_params s0, s1, p0, p1, d0, d1, is_2d;
    the result type (f32 or f16) is the builder's argument.  */
 
-/* Output length of a convolution along one axis (< 1 when none).  */
+/* Output length of a convolution along one axis (< 1 when none;
+   INT64_MAX when too long to exist), in overflow-free arithmetic:
+   (in + 2 p - d (k - 1) - 1) / s + 1 with s, d >= 1, p >= 0.  */
 static int64_t
 conv_out (int64_t in, int64_t k, int s, int p, int d)
 {
-  int64_t span = in + 2 * (int64_t) p - (int64_t) d * (k - 1) - 1;
-  return span < 0 ? 0 : span / s + 1;
+  if (k < 1 || s < 1 || d < 1 || p < 0)
+    return 0;
+  /* The window's reach, d (k - 1) + 1.  */
+  int64_t reach = tsri_mul_sat (d, k - 1);
+  if (reach == INT64_MAX)
+    return 0;
+  reach += 1;
+  uint64_t pad2 = 2 * (uint64_t) p, span;
+  if (in >= reach)
+    span = (uint64_t) (in - reach) + pad2;
+  else if ((uint64_t) (reach - in) <= pad2)
+    span = pad2 - (uint64_t) (reach - in);
+  else
+    return 0;
+  uint64_t out = span / (uint64_t) s + 1;
+  return out > (uint64_t) INT64_MAX ? INT64_MAX : (int64_t) out;
 }
 
 int
@@ -303,7 +319,8 @@ tsri_rule_im2col (const tsr_tensor *n, struct tsri_result *r,
                         "%d) >= 0", s0, s1, d0, d1, p0, p1);
   if (is_2d)
     {
-      r->ne[0] = kernel->ne[0] * kernel->ne[1] * kernel->ne[2];
+      r->ne[0] = tsri_mul_sat (tsri_mul_sat (kernel->ne[0], kernel->ne[1]),
+                               kernel->ne[2]);
       r->ne[1] = conv_out (input->ne[0], kernel->ne[0], s0, p0, d0);
       r->ne[2] = conv_out (input->ne[1], kernel->ne[1], s1, p1, d1);
       r->ne[3] = input->ne[3];
@@ -311,7 +328,7 @@ tsri_rule_im2col (const tsr_tensor *n, struct tsri_result *r,
     }
   else
     {
-      r->ne[0] = kernel->ne[0] * kernel->ne[1];
+      r->ne[0] = tsri_mul_sat (kernel->ne[0], kernel->ne[1]);
       r->ne[1] = conv_out (input->ne[0], kernel->ne[0], s0, p0, d0);
       r->ne[2] = input->ne[2];
       r->ne[3] = 1;

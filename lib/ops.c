@@ -349,15 +349,48 @@ tsr_cont (tsr_context *ctx, tsr_tensor *a)
 
 /* Views.  */
 
+/* A view of A shaped NE with strides NB (NULL: dense) at byte OFFSET,
+   with PARAMS (NULL or TSR_MAX_OP_PARAMS words).  The node is judged by
+   the same checks tsr_node_validate makes (positive sizes, inside the
+   memory it views) before it is made, so that a builder never returns
+   a node the validator refuses.  */
 static tsr_tensor *
 new_view (tsr_context *ctx, tsr_op op, tsr_tensor *a,
-          const int64_t ne[TSR_MAX_DIMS], size_t offset)
+          const int64_t ne[TSR_MAX_DIMS], const size_t *nb, size_t offset,
+          const int32_t *params)
 {
+  tsr_tensor proto = { .type = a->type, .op = op };
+  memcpy (proto.ne, ne, sizeof proto.ne);
+  if (nb)
+    memcpy (proto.nb, nb, sizeof proto.nb);
+  else
+    {
+      proto.nb[0] = tsr_type_traits (a->type)->type_size;
+      proto.nb[1] = tsr_row_size (a->type, ne[0] > 0 ? ne[0] : 0);
+      for (int i = 2; i < TSR_MAX_DIMS; i++)
+        proto.nb[i] = proto.nb[i - 1] * (size_t) (ne[i - 1] > 0 ? ne[i - 1]
+                                                                 : 0);
+    }
+  proto.src[0] = a;
+  proto.view_src = a->view_src ? a->view_src : a;
+  proto.view_offs = offset + (a->view_src ? a->view_offs : 0);
+  if (params)
+    memcpy (proto.op_params, params, sizeof proto.op_params);
+  struct tsri_verdict v;
+  if (tsri_node_check (&proto, &v) != TSR_OK)
+    {
+      tsr_set_error (v.status, "%s", v.msg);
+      return NULL;
+    }
   tsr_tensor *r = tsri_new_tensor_impl (ctx, a->type, ne, a, offset);
   if (r)
     {
       r->op = op;
       r->src[0] = a;
+      if (nb)
+        memcpy (r->nb, nb, sizeof r->nb);
+      if (params)
+        memcpy (r->op_params, params, sizeof r->op_params);
     }
   return r;
 }
@@ -375,8 +408,17 @@ reshape (tsr_context *ctx, tsr_tensor *a, int64_t ne0, int64_t ne1,
                      "(use tsr_cont first)", tsri_shape_str (a, sa, sizeof sa));
       return NULL;
     }
-  if (ne0 < 0 || ne1 < 0 || ne2 < 0 || ne3 < 0
-      || ne0 * ne1 * ne2 * ne3 != tsr_nelements (a))
+  /* The product without overflow: a factor too large for it cannot
+     match the operand's count anyway.  */
+  const int64_t f[4] = { ne0, ne1, ne2, ne3 };
+  int64_t prod = 1;
+  bool fits = true;
+  for (int i = 0; i < 4 && fits; i++)
+    if (f[i] < 0 || (f[i] > 0 && prod > INT64_MAX / f[i]))
+      fits = false;
+    else
+      prod *= f[i];
+  if (!fits || prod != tsr_nelements (a))
     {
       tsr_set_error (TSR_ERR_SHAPE, "reshape: [%lld, %lld, %lld, %lld] does "
                      "not hold the %lld elements of %s", (long long) ne0,
@@ -386,7 +428,7 @@ reshape (tsr_context *ctx, tsr_tensor *a, int64_t ne0, int64_t ne1,
       return NULL;
     }
   int64_t ne[TSR_MAX_DIMS] = { ne0, ne1, ne2, ne3 };
-  return new_view (ctx, TSR_OP_RESHAPE, a, ne, 0);
+  return new_view (ctx, TSR_OP_RESHAPE, a, ne, NULL, 0, NULL);
 }
 
 tsr_tensor *
@@ -445,10 +487,7 @@ tsr_view_4d (tsr_context *ctx, tsr_tensor *a, int64_t ne0, int64_t ne1,
                      tsri_shape_str (a, sa, sizeof sa));
       return NULL;
     }
-  tsr_tensor *r = new_view (ctx, TSR_OP_VIEW, a, ne, offset);
-  if (r)
-    memcpy (r->nb, probe.nb, sizeof r->nb);
-  return r;
+  return new_view (ctx, TSR_OP_VIEW, a, ne, probe.nb, offset, NULL);
 }
 
 tsr_tensor *
@@ -508,13 +547,9 @@ tsr_permute (tsr_context *ctx, tsr_tensor *a, int axis0, int axis1,
       ne[axes[i]] = a->ne[i];
       nb[axes[i]] = a->nb[i];
     }
-  tsr_tensor *r = new_view (ctx, TSR_OP_PERMUTE, a, ne, 0);
-  if (r)
-    {
-      memcpy (r->nb, nb, sizeof nb);
-      memcpy (r->op_params, axes, sizeof axes);
-    }
-  return r;
+  int32_t params[TSR_MAX_OP_PARAMS] = { axes[0], axes[1], axes[2],
+                                         axes[3] };
+  return new_view (ctx, TSR_OP_PERMUTE, a, ne, nb, 0, params);
 }
 
 tsr_tensor *

@@ -92,6 +92,35 @@ set_strides (tsr_tensor *t)
     t->nb[i] = t->nb[i - 1] * (size_t) t->ne[i - 1];
 }
 
+bool
+tsri_shape_fits (tsr_type type, const int64_t ne[TSR_MAX_DIMS])
+{
+  const struct tsr_type_traits *tr = tsr_type_traits (type);
+  /* With a dimension of 0 counted as 1, so that any later product of
+     the sizes, in any order, fits: the element count in int64_t (block
+     types have fewer bytes than elements) and the bytes in half the
+     address space.  */
+  uint64_t elems = 1, blocks = (uint64_t) (ne[0] ? ne[0] : tr->block_size)
+                               / (uint64_t) tr->block_size;
+  if (blocks > (uint64_t) (SIZE_MAX / 2) / tr->type_size)
+    return false;
+  uint64_t bytes = blocks * tr->type_size;
+  for (int i = 0; i < TSR_MAX_DIMS; i++)
+    {
+      uint64_t k = ne[i] ? (uint64_t) ne[i] : 1;
+      if (elems > (uint64_t) INT64_MAX / k)
+        return false;
+      elems *= k;
+      if (i > 0)
+        {
+          if (bytes > (uint64_t) (SIZE_MAX / 2) / k)
+            return false;
+          bytes *= k;
+        }
+    }
+  return bytes <= (uint64_t) (SIZE_MAX / 2);
+}
+
 static bool
 shape_ok (tsr_type type, const int64_t ne[TSR_MAX_DIMS])
 {
@@ -101,17 +130,13 @@ shape_ok (tsr_type type, const int64_t ne[TSR_MAX_DIMS])
       tsr_set_error (TSR_ERR_TYPE, "new tensor: invalid type %d", (int) type);
       return false;
     }
-  double bytes = (double) tr->type_size;
   for (int i = 0; i < TSR_MAX_DIMS; i++)
-    {
-      if (ne[i] < 0)
-        {
-          tsr_set_error (TSR_ERR_SHAPE, "new tensor: dimension %d is "
-                         "negative (%lld)", i, (long long) ne[i]);
-          return false;
-        }
-      bytes *= (double) (ne[i] ? ne[i] : 1);
-    }
+    if (ne[i] < 0)
+      {
+        tsr_set_error (TSR_ERR_SHAPE, "new tensor: dimension %d is "
+                       "negative (%lld)", i, (long long) ne[i]);
+        return false;
+      }
   if (ne[0] % tr->block_size != 0)
     {
       tsr_set_error (TSR_ERR_SHAPE, "new tensor: row length %lld is not a "
@@ -119,9 +144,12 @@ shape_ok (tsr_type type, const int64_t ne[TSR_MAX_DIMS])
                      (long long) ne[0], tr->name, (long long) tr->block_size);
       return false;
     }
-  if (bytes / (double) tr->block_size > (double) (SIZE_MAX / 2))
+  if (!tsri_shape_fits (type, ne))
     {
-      tsr_set_error (TSR_ERR_SHAPE, "new tensor: size overflows");
+      tsr_set_error (TSR_ERR_SHAPE, "new tensor: size overflows ([%lld, "
+                     "%lld, %lld, %lld] elements of %s)", (long long) ne[0],
+                     (long long) ne[1], (long long) ne[2], (long long) ne[3],
+                     tr->name);
       return false;
     }
   return true;

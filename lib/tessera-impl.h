@@ -67,6 +67,21 @@ void tsri_name_index_free (struct tsri_name_index *ix);
    while it has any.  DEV may be NULL (nothing to count).  */
 void tsri_registry_hold (tsr_device *dev, int delta);
 
+/* tensor.c: whether a tensor of TYPE shaped NE (non-negative, whole
+   blocks) can exist: its element count fits in int64_t and its bytes in
+   half the address space, with dimensions of 0 counted as 1.  */
+bool tsri_shape_fits (tsr_type type, const int64_t ne[TSR_MAX_DIMS]);
+
+/* A * B for sizes (A, B >= 0), INT64_MAX when the product does not fit:
+   a saturated size is refused later as too large, never wrapped.  */
+static inline int64_t
+tsri_mul_sat (int64_t a, int64_t b)
+{
+  if (a < 0 || b < 0)
+    return INT64_MAX;
+  return b != 0 && a > INT64_MAX / b ? INT64_MAX : a * b;
+}
+
 /* files.c */
 struct stat;
 /* "a directory", "a FIFO"... for a st_mode.  */

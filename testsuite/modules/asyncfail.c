@@ -7,8 +7,9 @@
    TSR_TEST_BREAK, when it is loaded, makes it a bad module: "entry"
    (its device lacks supports_buft, which module ABI 3 requires),
    "name" (its device's name is NULL), "count" (its registration claims
-   2^31 devices), "reenter" (its init calls tsr_registry_load_all and
-   fails with what that returned).  */
+   2^31 devices), "regname" (its registration's name is NULL),
+   "noreason" (its score is 0 with no reason), "reenter" (its init calls
+   tsr_registry_load_all and fails with what that returned).  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +18,13 @@
 
 static int pending;             /* a failure queued work will report */
 
+static const char *breakage = "";
+
 static const char *
 reg_name (tsr_reg *reg)
 {
-  return "asyncfail";
+  return strcmp (breakage, "regname") == 0 ? NULL : "asyncfail";
 }
-
-static const char *breakage = "";
 
 static size_t
 reg_count (tsr_reg *reg)
@@ -201,7 +202,9 @@ static tsr_device async_device = {
 static int
 score (const char **reason)
 {
-  return 1;
+  /* "noreason": unusable, without saying why.  */
+  const char *b = getenv ("TSR_TEST_BREAK");
+  return b && strcmp (b, "noreason") == 0 ? 0 : 1;
 }
 
 static tsr_reg *

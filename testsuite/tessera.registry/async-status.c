@@ -153,6 +153,8 @@ main (void)
       "devices" },
     { "reenter", "called from a module's", "an init that calls "
       "tsr_registry_load_all" },
+    { "regname", "registration has no name", "a registration whose name "
+      "is NULL" },
   };
   bool found = false;
   for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
@@ -167,6 +169,14 @@ main (void)
              "recorded as an init failure saying '%s': %s", bad[k].what,
              bad[k].word, found ? f.reason : "(none)");
     }
+  /* A score of 0 without a reason: a reason of the registry's own.  */
+  setenv ("TSR_TEST_BREAK", "noreason", 1);
+  st = tsr_registry_load (path);
+  found = tsr_registry_failure_find ("asyncfail", &f);
+  CHECK (st == TSR_ERR_MODULE && found && f.error == TSR_MODULE_UNUSABLE
+         && f.reason && strstr (f.reason, "gave no reason"), "a score of 0 "
+         "with no reason is recorded with one: %s", found ? f.reason
+                                                          : "(none)");
   unsetenv ("TSR_TEST_BREAK");
 
   /* Unknown descriptor flags.  */

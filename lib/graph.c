@@ -14,6 +14,7 @@ struct tsri_visited
 {
   size_t cap, count;
   const tsr_tensor **slots;
+  bool *done;                   /* per slot: its walk finished */
 };
 
 tsr_graph *
@@ -41,7 +42,9 @@ hash_ptr (const void *p, size_t cap)
   return (size_t) (x ^ (x >> 29)) & (cap - 1);
 }
 
-/* Insert T; returns 1 if added, 0 if present, -1 on allocation failure.  */
+/* Insert T; returns 1 if added, 0 if present and its walk is finished,
+   2 if present and still being walked (T depends on itself: a cycle),
+   -1 on allocation failure.  */
 static int
 visited_add (tsr_graph *g, const tsr_tensor *t)
 {
@@ -51,8 +54,10 @@ visited_add (tsr_graph *g, const tsr_tensor *t)
       size_t cap = v->cap ? v->cap * 2 : 64;
       const tsr_tensor **slots = tsri_context_alloc (g->ctx,
                                                      cap * sizeof *slots);
-      if (!slots)
+      bool *done = tsri_context_alloc (g->ctx, cap * sizeof *done);
+      if (!slots || !done)
         return -1;
+      memset (done, 0, cap * sizeof *done);
       for (size_t i = 0; i < v->cap; i++)
         if (v->slots[i])
           {
@@ -60,20 +65,34 @@ visited_add (tsr_graph *g, const tsr_tensor *t)
             while (slots[h])
               h = (h + 1) & (cap - 1);
             slots[h] = v->slots[i];
+            done[h] = v->done[i];
           }
-      v->slots = slots;         /* old array stays in the arena */
+      v->slots = slots;         /* old arrays stay in the arena */
+      v->done = done;
       v->cap = cap;
     }
   size_t h = hash_ptr (t, v->cap);
   while (v->slots[h])
     {
       if (v->slots[h] == t)
-        return 0;
+        return v->done[h] ? 0 : 2;
       h = (h + 1) & (v->cap - 1);
     }
   v->slots[h] = t;
+  v->done[h] = false;
   v->count++;
   return 1;
+}
+
+/* T's walk is finished (it is in the graph).  */
+static void
+visited_done (tsr_graph *g, const tsr_tensor *t)
+{
+  struct tsri_visited *v = g->visited;
+  size_t h = hash_ptr (t, v->cap);
+  while (v->slots[h] != t)
+    h = (h + 1) & (v->cap - 1);
+  v->done[h] = true;
 }
 
 static int
@@ -124,6 +143,15 @@ visit (tsr_graph *g, tsr_tensor *root)
           added = visited_add (g, s);
           if (added < 0)
             return TSR_ERR_NO_MEMORY;
+          if (added == 2)
+            /* S is on the path from the root to T: T reads S, which
+               depends on T.  A graph must not be computed in a
+               circle (it would read results before they exist).  */
+            return tsr_set_error (TSR_ERR_INVALID_ARG, "graph build: a "
+                                  "cycle: %s '%s' reads %s '%s', which "
+                                  "depends on it",
+                                  tsr_op_name (t->op), tsr_tensor_label (t),
+                                  tsr_op_name (s->op), tsr_tensor_label (s));
           if (!added)
             continue;
           if (depth == cap)
@@ -140,6 +168,7 @@ visit (tsr_graph *g, tsr_tensor *root)
           continue;
         }
       depth--;
+      visited_done (g, t);
       int st = t->op == TSR_OP_NONE
         ? push (g, &g->leafs, &g->n_leafs, &g->cap_leafs, t)
         : push (g, &g->nodes, &g->n_nodes, &g->cap_nodes, t);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "run.h"
 #include "tool-util.h"
@@ -411,6 +412,76 @@ run_prompt (tsr_session *s, const struct run_options *o,
   return st == TSR_OK ? 0 : -1;
 }
 
+/* Generated text.  Into a pipe or file it goes as it is; on a terminal
+   the bytes a terminal would take as commands (a vocabulary is input:
+   a token may hold ESC sequences) are shown as \xNN by tsr_escape_text,
+   newlines and tabs kept.  A character split across tokens waits for
+   its last byte (PENDING), so it is not taken for malformed UTF-8.  */
+static char pending[8];
+static size_t n_pending;
+
+static void
+print_run (const char *s, size_t n)
+{
+  char in[512], out[4 * sizeof in];
+  while (n)
+    {
+      size_t k = n < sizeof in - 1 ? n : sizeof in - 1;
+      while (k < n && k > 1 && (s[k] & 0xc0) == 0x80)
+        k--;
+      memcpy (in, s, k);
+      in[k] = '\0';
+      tsr_escape_text (out, sizeof out, in);
+      fputs (out, stdout);
+      s += k;
+      n -= k;
+    }
+}
+
+static void
+print_text (const char *p, size_t n, bool final)
+{
+  static int tty = -1;
+  if (tty < 0)
+    tty = isatty (STDOUT_FILENO);
+  if (!tty)
+    {
+      fwrite (p, 1, n, stdout);
+      return;
+    }
+  char buf[sizeof pending + 256];
+  if (n > sizeof buf - n_pending)
+    n = sizeof buf - n_pending;
+  memcpy (buf, pending, n_pending);
+  memcpy (buf + n_pending, p, n);
+  size_t total = n_pending + n, cut = total;
+  /* An unfinished UTF-8 sequence at the end waits for the next token.  */
+  for (size_t back = 1; !final && back <= 3 && back <= total; back++)
+    {
+      unsigned char c = (unsigned char) buf[total - back];
+      if ((c & 0xc0) == 0x80)
+        continue;               /* a continuation byte: look further */
+      size_t len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+      if (len > back)
+        cut = total - back;
+      break;
+    }
+  size_t run = 0;
+  for (size_t i = 0; i < cut; i++)
+    if (buf[i] == '\n' || buf[i] == '\t' || buf[i] == '\0')
+      {
+        print_run (buf + run, i - run);
+        if (buf[i])
+          putchar (buf[i]);
+        else
+          fputs ("\\x00", stdout);
+        run = i + 1;
+      }
+  print_run (buf + run, cut - run);
+  n_pending = total - cut;
+  memcpy (pending, buf + cut, n_pending);
+}
+
 static void
 print_token (const tsr_vocab *v, int32_t id, bool special)
 {
@@ -419,8 +490,8 @@ print_token (const tsr_vocab *v, int32_t id, bool special)
     return;
   int64_t n = tsr_vocab_token_to_piece (v, id, special, buf, sizeof buf);
   if (n > 0)
-    fwrite (buf, 1, n < (int64_t) sizeof buf ? (size_t) n : sizeof buf,
-            stdout);
+    print_text (buf, n < (int64_t) sizeof buf ? (size_t) n : sizeof buf,
+                false);
   fflush (stdout);
 }
 
@@ -460,7 +531,10 @@ generate (tsr_session *s, const struct run_options *o, const tsr_vocab *v,
     }
   tm->gen_us = tt_now_us () - t0;
   if (v)
-    putchar ('\n');
+    {
+      print_text ("", 0, true);         /* what waited, escaped */
+      putchar ('\n');
+    }
   if (o->print_ids)
     for (int i = 0; i < tm->n_gen; i++)
       printf ("%d%c", ids[i], i + 1 < tm->n_gen ? ' ' : '\n');

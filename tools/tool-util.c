@@ -119,15 +119,24 @@ void
 tt_for_each_name (const char *list,
                   void (*each) (const char *name, void *data), void *data)
 {
-  char *copy = strdup (list), *save = NULL;
+  char *copy = strdup (list);
   if (!copy)
     {
       fprintf (stderr, "out of memory\n");
       exit (1);
     }
-  for (char *tok = strtok_r (copy, ",", &save); tok;
-       tok = strtok_r (NULL, ",", &save))
-    each (tok, data);
+  /* Every item, empty ones included ("1,,2", "cpu,"): EACH refuses an
+     empty name like any other it does not know, rather than the list
+     silently losing it.  */
+  for (char *tok = copy, *end;; tok = end + 1)
+    {
+      end = strchr (tok, ',');
+      if (end)
+        *end = '\0';
+      each (tok, data);
+      if (!end)
+        break;
+    }
   free (copy);
 }
 

@@ -8,8 +8,10 @@
  *   values and tensor names carry such bytes prints none of them raw.
  * - Library messages quoting such a name are escaped.
  * - tessera-info with a module file whose name carries ESC.
- * - Every tool refuses an empty option argument with a usage error
- *   (exit 2) naming the option.  */
+ * - tessera-run's generated text on a terminal (script(1)) escapes the
+ *   ESC sequences a vocabulary holds; into a pipe it is unchanged.
+ * - Every tool refuses an empty option argument, and an empty item of a
+ *   comma-separated list, with a usage error (exit 2).  */
 #include <sys/stat.h>
 #include "gguf-test.h"
 
@@ -151,6 +153,85 @@ info_case (const char *bld, const char *dir)
   remove (path);
 }
 
+/* tessera-run's generated text on a terminal: a model whose every
+   token is "\033[31mN" (ESC sequences in the vocabulary), run under
+   script(1) so that its standard output is a terminal; and into a pipe,
+   where the text goes as it is.  */
+static void
+run_text_case (const char *bld, const char *dir)
+{
+  char tiny[4200], evil[4200], cmd[13000];
+  snprintf (tiny, sizeof tiny, "%s/tiny.gguf", dir);
+  snprintf (evil, sizeof evil, "%s/evil-vocab.gguf", dir);
+  snprintf (cmd, sizeof cmd, "%s/tools/tessera-gguf synth --tokenizer=llama "
+            "%s 2>&1", bld, tiny);
+  if (run (cmd) != 0 || run ("command -v script >/dev/null") != 0)
+    {
+      tsr_test_unsupported ("tessera-run on a terminal: no synth model or "
+                            "no script(1)");
+      return;
+    }
+  tsr_gguf *g = tsr_gguf_open (tiny, NULL);
+  uint64_t n = 0;
+  tsr_gguf_type et;
+  tsr_gguf_writer *w = tsr_gguf_writer_new ();
+  tsr_context *ctx = tsr_context_new (false);
+  bool ok = g && w && ctx
+            && tsr_gguf_get_array_info (g, "tokenizer.ggml.tokens", &et, &n)
+               == TSR_OK
+            && tsr_gguf_writer_copy_kv (w, g) == TSR_OK
+            && tsr_gguf_new_tensors (g, ctx) == TSR_OK;
+  char **toks = ok ? calloc (n, sizeof *toks) : NULL;
+  for (uint64_t i = 0; toks && i < n; i++)
+    {
+      toks[i] = malloc (32);
+      snprintf (toks[i], 32, "\033[31m%llu", (unsigned long long) i);
+    }
+  /* Every token an ordinary one (no byte or control tokens, whose text
+     is not printed as it is).  */
+  int32_t *types = ok ? malloc (n * sizeof *types) : NULL;
+  for (uint64_t i = 0; types && i < n; i++)
+    types[i] = 1;
+  ok = ok && toks && types
+       && tsr_gguf_set_array_str (w, "tokenizer.ggml.tokens",
+                                  (const char *const *) toks, n) == TSR_OK
+       && tsr_gguf_set_array (w, "tokenizer.ggml.token_type", TSR_GGUF_INT32,
+                              types, n) == TSR_OK;
+  free (types);
+  for (tsr_tensor *t = ok ? tsr_context_first_tensor (ctx) : NULL; t;
+       t = tsr_context_next_tensor (ctx, t))
+    ok = ok && tsr_gguf_writer_add_tensor (w, t) == TSR_OK;
+  ok = ok && tsr_gguf_writer_write_file (w, evil) == TSR_OK;
+  for (uint64_t i = 0; toks && i < n; i++)
+    free (toks[i]);
+  free (toks);
+  tsr_gguf_writer_free (w);
+  tsr_context_free (ctx);
+  tsr_gguf_close (g);
+  CHECK (ok, "a model whose tokens hold ESC sequences is written (%s)",
+         tsr_last_error ());
+  if (!ok)
+    return;
+  snprintf (cmd, sizeof cmd, "script -qec '%s/tools/tessera-run -m %s "
+            "--tokens=1 -n 4 2>/dev/null' /dev/null", bld, evil);
+  int st = run (cmd);
+  CHECK (st == 0 && !memchr (out_buf, 0x1b, strlen (out_buf))
+         && strstr (out_buf, "\\x1b[31m"),
+         "tessera-run on a terminal shows ESC as \\x1b: %s", out_buf);
+  snprintf (cmd, sizeof cmd, "%s/tools/tessera-run -m %s --tokens=1 -n 4 "
+            "2>/dev/null", bld, evil);
+  st = run (cmd);
+  CHECK (st == 0 && memchr (out_buf, 0x1b, strlen (out_buf)),
+         "into a pipe the generated text is unchanged");
+  snprintf (cmd, sizeof cmd, "%s/tools/tessera-run -m %s --tokens=1,,2 "
+            "-n 1 2>&1", bld, evil);
+  st = run (cmd);
+  CHECK (st == 2 && strstr (out_buf, "''"), "an empty item of --tokens is "
+         "refused (exit %d: %s)", st, out_buf);
+  remove (evil);
+  remove (tiny);
+}
+
 static void
 empty_arguments (const char *bld)
 {
@@ -161,6 +242,7 @@ empty_arguments (const char *bld)
     "tessera-bench --device ''", "tessera-opcheck --case=",
     "tessera-opcheck -d ''", "tessera-run --model=", "tessera-run -m x "
     "--tokens=", "tessera-run -m x --device ''",
+    "tessera-bench --type=f32,",
   };
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
     {
@@ -168,7 +250,7 @@ empty_arguments (const char *bld)
       snprintf (cmd, sizeof cmd, "%s/tools/%s 2>&1", bld, cmds[i]);
       int st = run (cmd);
       CHECK (st == 2 && (strstr (out_buf, "not an empty argument")
-                         || strstr (out_buf, "empty")),
+                         || strstr (out_buf, "''")),
              "empty argument refused with usage: %s (exit %d: %s)", cmds[i],
              st, out_buf);
     }
@@ -194,6 +276,7 @@ main (void)
     }
   dump_case (bld, dir);
   info_case (bld, dir);
+  run_text_case (bld, dir);
   empty_arguments (bld);
   rmdir (dir);
   return TSR_TEST_EXIT ();

@@ -169,7 +169,9 @@ tsr_buffer_place_tensor (tsr_buffer *buf, tsr_tensor *t, size_t offset)
 int
 tsri_tensor_init_view (tsr_tensor *t)
 {
-  TSR_ASSERT (t->view_src && t->view_src->data);
+  if (!t->view_src || !t->view_src->data)
+    return tsr_set_error (TSR_ERR_STATE, "view '%s': the tensor it views "
+                          "has no memory yet", tsr_tensor_label (t));
   t->buffer = t->view_src->buffer;
   t->data = (char *) t->view_src->data + t->view_offs;
   if (t->buffer && t->buffer->iface.init_tensor)

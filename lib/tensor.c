@@ -417,7 +417,13 @@ tsr_can_repeat (const tsr_tensor *b, const tsr_tensor *a)
 int32_t
 tsr_get_op_param_i32 (const tsr_tensor *t, int i)
 {
-  TSR_ASSERT (i >= 0 && i < TSR_MAX_OP_PARAMS);
+  if (!t || i < 0 || i >= TSR_MAX_OP_PARAMS)
+    {
+      tsr_set_error (TSR_ERR_INVALID_ARG, "op parameter %d of %s: %s", i,
+                     t ? tsr_tensor_label (t) : "(null)",
+                     t ? "out of range" : "no tensor");
+      return 0;
+    }
   return t->op_params[i];
 }
 
@@ -425,7 +431,11 @@ float
 tsr_get_op_param_f32 (const tsr_tensor *t, int i)
 {
   float f;
-  TSR_ASSERT (i >= 0 && i < TSR_MAX_OP_PARAMS);
+  if (!t || i < 0 || i >= TSR_MAX_OP_PARAMS)
+    {
+      tsr_get_op_param_i32 (t, i);        /* records the error */
+      return 0.0f;
+    }
   memcpy (&f, &t->op_params[i], sizeof f);
   return f;
 }

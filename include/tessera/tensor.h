@@ -108,6 +108,9 @@ bool tsr_can_repeat (const tsr_tensor *b, const tsr_tensor *a);
 const char *tsr_op_name (tsr_op op);
 tsr_op_kind tsr_op_get_kind (tsr_op op);
 
+/* Parameter word I (0 to TSR_MAX_OP_PARAMS - 1) of T, as an int32 or
+   a float; 0 with TSR_ERR_INVALID_ARG recorded when I is out of range
+   or T is NULL.  */
 int32_t tsr_get_op_param_i32 (const tsr_tensor *t, int i);
 float tsr_get_op_param_f32 (const tsr_tensor *t, int i);
 

@@ -83,6 +83,15 @@ main (void)
   CHECK (ok && ok->ne[0] == 18 && ok->ne[1] == 32 && ok->ne[2] == 32
          && tsr_node_validate (ok) == TSR_OK, "an ordinary im2col still "
          "builds (%s)", tsr_last_error ());
+  /* An out-of-range parameter index is an error, not an abort.  */
+  tsr_clear_error ();
+  int32_t w = tsr_get_op_param_i32 (ok ? ok : a, 16);
+  CHECK (w == 0 && tsr_last_status () == TSR_ERR_INVALID_ARG,
+         "op parameter 16: 0 and an error (%s)", tsr_last_error ());
+  tsr_clear_error ();
+  float fw = tsr_get_op_param_f32 (a, -1);
+  CHECK (fw == 0.0f && tsr_last_status () == TSR_ERR_INVALID_ARG,
+         "op parameter -1: 0 and an error");
   tsr_context_free (ctx);
   return TSR_TEST_EXIT ();
 }

@@ -80,29 +80,6 @@ usage (FILE *f)
 
 /* Output helpers.  */
 
-/* The LEN bytes at S (no NUL, '"' or '\\' among them) made safe for a
-   terminal: C-style \xNN for controls, C1 controls, bidirectional
-   overrides and malformed UTF-8 (tsr_escape_text).  */
-static void
-print_text_run (const char *s, size_t len)
-{
-  char in[1024], out[4 * sizeof in];
-  while (len)
-    {
-      /* Pieces end at a character boundary (not before a UTF-8
-         continuation byte), so no character is split.  */
-      size_t n = len < sizeof in - 1 ? len : sizeof in - 1;
-      while (n < len && n > 1 && (s[n] & 0xc0) == 0x80)
-        n--;
-      memcpy (in, s, n);
-      in[n] = '\0';
-      tsr_escape_text (out, sizeof out, in);
-      fputs (out, stdout);
-      s += n;
-      len -= n;
-    }
-}
-
 /* S quoted, escaped for JSON or, in text, with C-style \xNN escapes of
    everything a terminal could take as a command.  */
 static void
@@ -118,7 +95,7 @@ print_string (const char *s, size_t len, bool json)
         continue;               /* part of a run printed below */
       if (!json)
         {
-          print_text_run (s + run, i - run);
+          tt_print_escaped (s + run, i - run, stdout);
           run = i + 1;
           if (c)
             printf ("\\%c", c);
@@ -137,7 +114,7 @@ print_string (const char *s, size_t len, bool json)
         putchar (c);
     }
   if (!json)
-    print_text_run (s + run, len - run);
+    tt_print_escaped (s + run, len - run, stdout);
   putchar ('"');
 }
 

@@ -421,24 +421,6 @@ static char pending[8];
 static size_t n_pending;
 
 static void
-print_run (const char *s, size_t n)
-{
-  char in[512], out[4 * sizeof in];
-  while (n)
-    {
-      size_t k = n < sizeof in - 1 ? n : sizeof in - 1;
-      while (k < n && k > 1 && (s[k] & 0xc0) == 0x80)
-        k--;
-      memcpy (in, s, k);
-      in[k] = '\0';
-      tsr_escape_text (out, sizeof out, in);
-      fputs (out, stdout);
-      s += k;
-      n -= k;
-    }
-}
-
-static void
 print_text (const char *p, size_t n, bool final)
 {
   static int tty = -1;
@@ -470,14 +452,14 @@ print_text (const char *p, size_t n, bool final)
   for (size_t i = 0; i < cut; i++)
     if (buf[i] == '\n' || buf[i] == '\t' || buf[i] == '\0')
       {
-        print_run (buf + run, i - run);
+        tt_print_escaped (buf + run, i - run, stdout);
         if (buf[i])
           putchar (buf[i]);
         else
           fputs ("\\x00", stdout);
         run = i + 1;
       }
-  print_run (buf + run, cut - run);
+  tt_print_escaped (buf + run, cut - run, stdout);
   n_pending = total - cut;
   memcpy (pending, buf + cut, n_pending);
 }

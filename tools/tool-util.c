@@ -151,6 +151,26 @@ tt_shown (const char *s)
 }
 
 void
+tt_print_escaped (const char *s, size_t n, FILE *f)
+{
+  char in[1024], out[4 * sizeof in];
+  while (n)
+    {
+      /* A piece never ends before a UTF-8 continuation byte, so that no
+         character is split and taken for malformed.  */
+      size_t k = n < sizeof in - 1 ? n : sizeof in - 1;
+      while (k < n && k > 1 && (s[k] & 0xc0) == 0x80)
+        k--;
+      memcpy (in, s, k);
+      in[k] = '\0';
+      tsr_escape_text (out, sizeof out, in);
+      fputs (out, f);
+      s += k;
+      n -= k;
+    }
+}
+
+void
 tt_vmessage (char *buf, size_t size, const char *fmt, va_list ap)
 {
   vsnprintf (buf, size, fmt, ap);

@@ -37,6 +37,9 @@ double tt_now_us (void);
    rotating buffers of this thread (so a printf may take up to 8), and
    is cut at 4 KiB.  */
 const char *tt_shown (const char *s);
+/* The N bytes at S (no NUL among them; any length) written to F made
+   safe the same way, in pieces cut only between characters.  */
+void tt_print_escaped (const char *s, size_t n, FILE *f);
 
 /* Print "PROGRAM: " and FMT (one %s, ARG) and a pointer to --help on
    standard error, and exit with status 2.  */

@@ -364,13 +364,7 @@ new_view (tsr_context *ctx, tsr_op op, tsr_tensor *a,
   if (nb)
     memcpy (proto.nb, nb, sizeof proto.nb);
   else
-    {
-      proto.nb[0] = tsr_type_traits (a->type)->type_size;
-      proto.nb[1] = tsr_row_size (a->type, ne[0] > 0 ? ne[0] : 0);
-      for (int i = 2; i < TSR_MAX_DIMS; i++)
-        proto.nb[i] = proto.nb[i - 1] * (size_t) (ne[i - 1] > 0 ? ne[i - 1]
-                                                                 : 0);
-    }
+    tsri_set_strides (&proto);      /* as the view will have */
   proto.src[0] = a;
   proto.view_src = a->view_src ? a->view_src : a;
   proto.view_offs = offset + (a->view_src ? a->view_offs : 0);

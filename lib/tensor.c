@@ -82,8 +82,8 @@ tsri_context_alloc (tsr_context *ctx, size_t size)
   return (char *) c + head;
 }
 
-static void
-set_strides (tsr_tensor *t)
+void
+tsri_set_strides (tsr_tensor *t)
 {
   const struct tsr_type_traits *tr = tsr_type_traits (t->type);
   t->nb[0] = tr->type_size;
@@ -179,7 +179,7 @@ tsri_new_tensor_impl (tsr_context *ctx, tsr_type type,
   box->ctx = ctx;
   t->type = type;
   memcpy (t->ne, ne, sizeof t->ne);
-  set_strides (t);
+  tsri_set_strides (t);
   t->view_src = view_src;
   t->view_offs = view_offs;
   if (view_src)

@@ -67,6 +67,8 @@ void tsri_name_index_free (struct tsri_name_index *ix);
    while it has any.  DEV may be NULL (nothing to count).  */
 void tsri_registry_hold (tsr_device *dev, int delta);
 
+/* tensor.c: T's dense strides from its type and shape.  */
+void tsri_set_strides (tsr_tensor *t);
 /* tensor.c: whether a tensor of TYPE shaped NE (non-negative, whole
    blocks) can exist: its element count fits in int64_t and its bytes in
    half the address space, with dimensions of 0 counted as 1.  */

@@ -54,8 +54,9 @@ static struct
   char **dirs;                  /* added through the API */
   size_t n_dirs;
   const char *path_string;      /* tsr_registry_search_path's, interned */
-  const char **strings;         /* the interned strings (a hash set) */
+  const char **strings;         /* the interned strings, never freed */
   size_t n_strings, cap_strings;
+  struct tsri_name_index string_index;
   int in_module;                /* inside a module's score, init or
                                    finalize (this thread: R is locked) */
 } R = { .autoload = true };
@@ -98,6 +99,15 @@ unlock (void)
   pthread_mutex_unlock (&R.lock);
 }
 
+/* Interned string I, for the index.  */
+static void
+string_at (const void *owner, int64_t i, const char **s, size_t *len)
+{
+  (void) owner;
+  *s = R.strings[i];
+  *len = strlen (*s);
+}
+
 /* S as a string that lives as long as the process: every string the
    registry hands out (module and failure names, paths and reasons, the
    search path) is interned, so that a caller's copy stays valid while
@@ -110,41 +120,30 @@ intern (const char *s)
 {
   if (!s)
     return NULL;
-  size_t len = strlen (s);
-  if (R.n_strings + 1 > R.cap_strings / 2)
+  int64_t i = tsri_name_index_find (&R.string_index, s, strlen (s),
+                                    string_at, NULL);
+  if (i >= 0)
+    return R.strings[i];
+  if (R.n_strings == R.cap_strings)
     {
       size_t cap = R.cap_strings ? 2 * R.cap_strings : 64;
-      const char **t = calloc (cap, sizeof *t);
+      const char **t = realloc (R.strings, cap * sizeof *t);
       if (!t)
         return NULL;
-      for (size_t i = 0; i < R.cap_strings; i++)
-        if (R.strings[i])
-          {
-            size_t h = (size_t) tsri_hash (R.strings[i],
-                                           strlen (R.strings[i]));
-            while (t[h & (cap - 1)])
-              h++;
-            t[h & (cap - 1)] = R.strings[i];
-          }
-      free (R.strings);
       R.strings = t;
       R.cap_strings = cap;
     }
-  size_t h = (size_t) tsri_hash (s, len);
-  for (;; h++)
-    {
-      const char *e = R.strings[h & (R.cap_strings - 1)];
-      if (!e)
-        break;
-      if (strcmp (e, s) == 0)
-        return e;
-    }
   char *copy = strdup (s);
-  if (copy)
+  if (!copy)
+    return NULL;
+  R.strings[R.n_strings] = copy;
+  if (tsri_name_index_add (&R.string_index, (int64_t) R.n_strings,
+                           string_at, NULL) != TSR_OK)
     {
-      R.strings[h & (R.cap_strings - 1)] = copy;
-      R.n_strings++;
+      free (copy);
+      return NULL;
     }
+  R.n_strings++;
   return copy;
 }
 

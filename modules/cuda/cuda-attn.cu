@@ -2,18 +2,23 @@
  * softmax, K and V f32 or f16, an optional f32 or f16 mask, grouped
  * key/value heads.
  *
- * One warp per query row (q1, h, b).  For each key j the lanes split
- * the dot product q . k_j and sum it with tsr_cuda_warp_sum, so every lane
- * holds the same score and takes the same branches; each lane keeps
- * the output accumulator of the elements i = lane, lane + 32, ...
- * The softmax follows the CPU kernel step by step (in float where it
+ * One thread block per query row (q1, h, b), its ATTN_WARPS warps
+ * taking every ATTN_WARPS-th key: with one warp walking all the keys
+ * of a row, token generation (32 rows) kept 8 multiprocessors busy and
+ * took 65 us a layer on an H100.  For each key j a warp's lanes split
+ * the dot product q . k_j and sum it with tsr_cuda_warp_sum, so every
+ * lane holds the same score and takes the same branches; each lane
+ * keeps the output accumulator of the elements i = lane, lane + 32, ...
+ * Each warp's softmax follows the CPU kernel's steps (in float where it
  * uses double): keys whose mask is -inf, or whose score is -inf, are
- * skipped; a larger score rescales the sum and the accumulator; a row
- * with no key left is zeros.  The query row and the accumulator live
- * in shared memory, a warp's own part touched by its own lanes only.  */
+ * skipped; a larger score rescales the sum and the accumulator.  Then
+ * the warps' partial results are rescaled to the largest maximum and
+ * added; a row with no key left is zeros.  Each warp's query row and
+ * accumulator live in shared memory, touched by its own lanes until
+ * the block combines them.  */
 #include "cuda-common.cuh"
 
-#define ATTN_WARPS 4
+#define ATTN_WARPS 8
 
 struct attn_args
 {
@@ -31,9 +36,9 @@ k_flash_attn (attn_args a, int64_t nrows)
   const int64_t dk = a.q.ne[0], dv = a.v.ne[0], n_kv = a.k.ne[1];
   const int64_t group = a.q.ne[2] / a.k.ne[2];
   float *qs = attn_shared + w * (dk + dv), *acc = qs + dk;
+  float *wmax = attn_shared + ATTN_WARPS * (dk + dv), *wsum = wmax + ATTN_WARPS;
 
-  for (int64_t r = (int64_t) blockIdx.x * ATTN_WARPS + w; r < nrows;
-       r += (int64_t) gridDim.x * ATTN_WARPS)
+  for (int64_t r = blockIdx.x; r < nrows; r += gridDim.x)
     {
       int64_t q1, h, b;
       tsr_cuda_split_row (r, a.d, &q1, &h, &b);
@@ -47,7 +52,8 @@ k_flash_attn (attn_args a, int64_t nrows)
         qs[i] = tsr_cuda_f32 (a.q, i, q1, h, b);
       for (int64_t i = lane; i < dv; i += 32)
         acc[i] = 0.0f;
-      for (int64_t j = 0; j < n_kv; j++)
+      /* Warp W takes keys W, W + ATTN_WARPS, ...  */
+      for (int64_t j = w; j < n_kv; j += ATTN_WARPS)
         {
           float mv = 0.0f;
           if (mrow)
@@ -77,15 +83,37 @@ k_flash_attn (attn_args a, int64_t nrows)
           for (int64_t i = lane; i < dv; i += 32)
             acc[i] += p * tsr_cuda_load (vrow, i, a.v.nb[0], VT);
         }
-      for (int64_t i = lane; i < dv; i += 32)
-        tsr_cuda_f32 (a.d, i, q1, h, b) = sum > 0.0f ? acc[i] / sum : 0.0f;
+      if (lane == 0)
+        {
+          wmax[w] = mx;
+          wsum[w] = sum;
+        }
+      __syncthreads ();
+      /* The warps' partial softmaxes, rescaled to the largest maximum:
+         a warp that kept no key (maximum -inf) adds nothing.  */
+      float m = -INFINITY, total = 0.0f;
+      for (int k = 0; k < ATTN_WARPS; k++)
+        m = fmaxf (m, wmax[k]);
+      for (int k = 0; k < ATTN_WARPS; k++)
+        if (wmax[k] != -INFINITY)
+          total += wsum[k] * expf (wmax[k] - m);
+      for (int64_t i = threadIdx.x; i < dv; i += blockDim.x)
+        {
+          float o = 0.0f;
+          for (int k = 0; k < ATTN_WARPS; k++)
+            if (wmax[k] != -INFINITY)
+              o += attn_shared[k * (dk + dv) + dk + i] * expf (wmax[k] - m);
+          tsr_cuda_f32 (a.d, i, q1, h, b) = total > 0.0f ? o / total : 0.0f;
+        }
+      __syncthreads ();         /* the shared rows are rewritten next */
     }
 }
 
 size_t
 tsr_cuda_flash_attn_shared (int64_t dk, int64_t dv)
 {
-  return (size_t) ATTN_WARPS * (size_t) (dk + dv) * sizeof (float);
+  return ((size_t) ATTN_WARPS * (size_t) (dk + dv) + 2 * ATTN_WARPS)
+         * sizeof (float);
 }
 
 int
@@ -95,8 +123,7 @@ tsr_cuda_flash_attn (cudaStream_t st, tsr_cuda_tdesc d, tsr_cuda_tdesc q, tsr_cu
 {
   attn_args a = { d, q, k, v, mask, mtype, scale };
   int64_t nrows = host_nrows (d);
-  int64_t blocks = (nrows + ATTN_WARPS - 1) / ATTN_WARPS;
-  unsigned grid = (unsigned) (blocks > CU_MAX_BLOCKS ? CU_MAX_BLOCKS : blocks);
+  unsigned grid = (unsigned) (nrows > CU_MAX_BLOCKS ? CU_MAX_BLOCKS : nrows);
   size_t shared = tsr_cuda_flash_attn_shared (q.ne[0], v.ne[0]);
   const unsigned threads = 32 * ATTN_WARPS;
   bool k16 = ktype == TSR_TYPE_F16, v16 = vtype == TSR_TYPE_F16;

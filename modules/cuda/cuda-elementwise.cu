@@ -95,7 +95,11 @@ k_glu (int op, tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc b, int split, 
     }
 }
 
-/* The same three a row per thread block.  */
+/* The same three over a row-wise grid (tsr_cuda_row_grid): y walks the
+   rows, x a row's elements, so that a single long row (token
+   generation: one row of 2048 or 8192) is spread over many thread
+   blocks instead of being walked by one (measured on an H100: a glu
+   row of 8192 took 30 us a block, latency-bound).  */
 
 static __device__ inline float
 binary (int op, float x, float y)
@@ -107,7 +111,7 @@ binary (int op, float x, float y)
 static __global__ void
 k_binary_rows (int op, tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc b, int64_t rows)
 {
-  CU_FOR_ROWS (r, rows)
+  CU_FOR_GRID_ROWS (r, rows)
     {
       int64_t i1, i2, i3;
       tsr_cuda_split_row (r, d, &i1, &i2, &i3);
@@ -116,12 +120,12 @@ k_binary_rows (int op, tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc b, int
       const char *br = tsr_cuda_at (b, 0, i1 % b.ne[1], i2 % b.ne[2],
                               i3 % b.ne[3]);
       if (b.ne[0] == d.ne[0])
-        for (int64_t i0 = threadIdx.x; i0 < d.ne[0]; i0 += blockDim.x)
+        CU_FOR_ROW_ITEMS (i0, d.ne[0])
           *(float *) (dr + i0 * d.nb[0])
             = binary (op, *(const float *) (ar + i0 * a.nb[0]),
                       *(const float *) (br + i0 * b.nb[0]));
       else
-        for (int64_t i0 = threadIdx.x; i0 < d.ne[0]; i0 += blockDim.x)
+        CU_FOR_ROW_ITEMS (i0, d.ne[0])
           *(float *) (dr + i0 * d.nb[0])
             = binary (op, *(const float *) (ar + i0 * a.nb[0]),
                       *(const float *) (br + (i0 % b.ne[0]) * b.nb[0]));
@@ -132,13 +136,13 @@ static __global__ void
 k_unary_rows (int op, float p0, float p1, tsr_cuda_tdesc d, tsr_cuda_tdesc a,
               int64_t rows)
 {
-  CU_FOR_ROWS (r, rows)
+  CU_FOR_GRID_ROWS (r, rows)
     {
       int64_t i1, i2, i3;
       tsr_cuda_split_row (r, d, &i1, &i2, &i3);
       char *dr = tsr_cuda_at (d, 0, i1, i2, i3);
       const char *ar = tsr_cuda_at (a, 0, i1, i2, i3);
-      for (int64_t i0 = threadIdx.x; i0 < d.ne[0]; i0 += blockDim.x)
+      CU_FOR_ROW_ITEMS (i0, d.ne[0])
         *(float *) (dr + i0 * d.nb[0])
           = unary (op, *(const float *) (ar + i0 * a.nb[0]), p0, p1);
     }
@@ -148,7 +152,7 @@ static __global__ void
 k_glu_rows (int op, tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc b, int split,
             int64_t rows)
 {
-  CU_FOR_ROWS (r, rows)
+  CU_FOR_GRID_ROWS (r, rows)
     {
       int64_t i1, i2, i3;
       tsr_cuda_split_row (r, d, &i1, &i2, &i3);
@@ -157,7 +161,7 @@ k_glu_rows (int op, tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc b, int sp
       const char *gr = split ? ar + d.ne[0] * a.nb[0]
                              : tsr_cuda_at (b, 0, i1, i2, i3);
       int64_t gs = split ? a.nb[0] : b.nb[0];
-      for (int64_t i0 = threadIdx.x; i0 < d.ne[0]; i0 += blockDim.x)
+      CU_FOR_ROW_ITEMS (i0, d.ne[0])
         {
           float x = *(const float *) (ar + i0 * a.nb[0]);
           float g = *(const float *) (gr + i0 * gs);
@@ -175,8 +179,11 @@ tsr_cuda_binary (cudaStream_t s, int op, tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr
 {
   int64_t n = host_nelements (d);
   if (d.ne[0] >= CU_ROW_MIN)
-    k_binary_rows<<<tsr_cuda_row_blocks (host_nrows (d)), CU_THREADS, 0, s>>> (
-      op, d, a, b, host_nrows (d));
+    {
+      dim3 grid, block;
+      tsr_cuda_row_grid (d.ne[0], host_nrows (d), &grid, &block);
+      k_binary_rows<<<grid, block, 0, s>>> (op, d, a, b, host_nrows (d));
+    }
   else
     k_binary<<<tsr_cuda_blocks (n), CU_THREADS, 0, s>>> (op, d, a, b, n);
   return tsr_cuda_launched ();
@@ -188,8 +195,11 @@ tsr_cuda_unary (cudaStream_t s, int op, float p0, float p1, tsr_cuda_tdesc d,
 {
   int64_t n = host_nelements (d);
   if (d.ne[0] >= CU_ROW_MIN)
-    k_unary_rows<<<tsr_cuda_row_blocks (host_nrows (d)), CU_THREADS, 0, s>>> (
-      op, p0, p1, d, a, host_nrows (d));
+    {
+      dim3 grid, block;
+      tsr_cuda_row_grid (d.ne[0], host_nrows (d), &grid, &block);
+      k_unary_rows<<<grid, block, 0, s>>> (op, p0, p1, d, a, host_nrows (d));
+    }
   else
     k_unary<<<tsr_cuda_blocks (n), CU_THREADS, 0, s>>> (op, p0, p1, d, a, n);
   return tsr_cuda_launched ();
@@ -201,8 +211,12 @@ tsr_cuda_glu (cudaStream_t s, int op, tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cu
 {
   int64_t n = host_nelements (d);
   if (d.ne[0] >= CU_ROW_MIN)
-    k_glu_rows<<<tsr_cuda_row_blocks (host_nrows (d)), CU_THREADS, 0, s>>> (
-      op, d, a, b, split, host_nrows (d));
+    {
+      dim3 grid, block;
+      tsr_cuda_row_grid (d.ne[0], host_nrows (d), &grid, &block);
+      k_glu_rows<<<grid, block, 0, s>>> (op, d, a, b, split,
+                                         host_nrows (d));
+    }
   else
     k_glu<<<tsr_cuda_blocks (n), CU_THREADS, 0, s>>> (op, d, a, b, split, n);
   return tsr_cuda_launched ();

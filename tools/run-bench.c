@@ -6,9 +6,11 @@
  * an empty cache), the median of --repetitions timed runs after one
  * untimed warm-up, and what they imply: GFLOP/s-equivalent for pp
  * (2 x parameters x tokens / time) and, for tg, the weight bytes read
- * per second against the host's read bandwidth measured in the same
- * run (the memory roof: tokens/s can be at most bandwidth / bytes per
- * token).  */
+ * per second against the read bandwidth of the memory the weights are
+ * in, measured in the same run (the memory roof: tokens/s can be at
+ * most bandwidth / bytes per token): the host's when the set's first
+ * device is the CPU, else that device's own (its backend sums a 1 GiB
+ * tensor in its memory).  */
 #include <config.h>
 
 #include <stdio.h>
@@ -32,6 +34,7 @@ struct set_report
   char devices[256];
   char model[256];
   uint64_t bytes_per_token, n_params;
+  double roof;                  /* device sets: its memory's GB/s */
   struct result r[2];
   int n_results;
 };
@@ -183,6 +186,19 @@ bench_set (const struct run_options *o, const char *list,
       rep->bytes_per_token = tsr_model_bytes_per_token (m);
       rep->n_params = tsr_model_n_params (m);
       st = bench_session (m, o, rep);
+      tsr_backend *first = tsr_model_backend (m, 0);
+      if (st == TSR_OK && first
+          && tsr_device_get_type (tsr_backend_device (first))
+             != TSR_DEVICE_CPU)
+        {
+          tsr_clear_error ();
+          rep->roof = tt_device_bandwidth (first);
+          if (rep->roof <= 0)
+            fprintf (stderr, "%s: %s: cannot measure the device's read "
+                     "bandwidth (%s); its roof is the host's\n", program,
+                     rep->devices, *tsr_last_error () ? tsr_last_error ()
+                     : "sum not supported");
+        }
     }
   if (st != TSR_OK && st != -1)
     fprintf (stderr, "%s: %s: %s\n", program, list ? list : "default devices",
@@ -217,7 +233,7 @@ figures_of (const struct set_report *rep, const struct result *r,
 
 static void
 report (const struct run_options *o, const struct set_report *reps, int n,
-        double roof)
+        double host_roof)
 {
   bool csv = strcmp (o->format, "csv") == 0;
   bool json = strcmp (o->format, "json") == 0;
@@ -227,17 +243,24 @@ report (const struct run_options *o, const struct set_report *reps, int n,
           "roof_pct");
   else if (json)
     printf ("{\n  \"model\": \"%s\",\n  \"read_roof_gb_per_s\": %.2f,\n"
-            "  \"results\": [", o->model, roof);
+            "  \"results\": [", o->model, host_roof);
   else
-    printf ("model: %s\nhost read bandwidth (roof): %.1f GB/s\n\n"
-            "%-20s %-6s %10s %14s %10s %10s %8s\n", n ? reps[0].model : "",
-            roof, "devices", "test", "tokens/s", "(min-max)", "GFLOP/s",
-            "wGB/s", "roof");
+    {
+      printf ("model: %s\nhost read bandwidth (roof): %.1f GB/s\n",
+              n ? reps[0].model : "", host_roof);
+      for (int i = 0; i < n; i++)
+        if (reps[i].roof > 0)
+          printf ("%s: read bandwidth of its first device (roof): %.1f "
+                  "GB/s\n", reps[i].devices, reps[i].roof);
+      printf ("\n%-20s %-6s %10s %14s %10s %10s %8s\n", "devices", "test",
+              "tokens/s", "(min-max)", "GFLOP/s", "wGB/s", "roof");
+    }
   const char *sep = "";
   for (int i = 0; i < n; i++)
     for (int k = 0; k < reps[i].n_results; k++)
       {
         const struct result *r = &reps[i].r[k];
+        double roof = reps[i].roof > 0 ? reps[i].roof : host_roof;
         struct figures f = figures_of (&reps[i], r, roof);
         double lo = r->n * 1e6 / r->max_us, hi = r->n * 1e6 / r->min_us;
         if (csv)
@@ -251,11 +274,12 @@ report (const struct run_options *o, const struct set_report *reps, int n,
             printf ("%s\n    { \"devices\": \"%s\", \"test\": \"%s%d\", "
                     "\"n_tokens\": %d, \"runs\": %d, \"tokens_per_s\": %.3f, "
                     "\"gflops\": %.2f, \"bytes_per_token\": %llu, "
-                    "\"gb_per_s\": %.2f, \"roof_pct\": %.1f }", sep,
+                    "\"gb_per_s\": %.2f, \"read_roof_gb_per_s\": %.2f, "
+                    "\"roof_pct\": %.1f }", sep,
                     reps[i].devices, r->test, r->n, r->n, o->repetitions,
                     f.tps, f.gflops,
                     (unsigned long long) reps[i].bytes_per_token, f.gbps,
-                    f.roof_pct);
+                    roof, f.roof_pct);
             sep = ",";
           }
         else

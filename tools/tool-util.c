@@ -402,3 +402,52 @@ tt_read_bandwidth (int threads)
      faster than their roof.  */
   return best;
 }
+
+/* The read bandwidth of BE's memory: the sum of a 1 GiB f32 tensor
+   ([4096, 65536], so that a device spreads the rows over its cores),
+   or the sums of its rows, computed by BE: the best of the passes
+   after a first one, five at most, fewer once a second has gone by
+   (a slow device: PoCL's).  0 when the tensor cannot be had or the
+   backend cannot run either op.  */
+double
+tt_device_bandwidth (tsr_backend *be)
+{
+  enum { COLS = 4096, ROWS = BW_BYTES / 4 / COLS, CHUNK = 64 };
+  double best = 0, spent = 0;
+  float *zero = calloc ((size_t) COLS * CHUNK, sizeof *zero);
+  tsr_context *ctx = zero ? tsr_context_new (true) : NULL;
+  tsr_gallocr *ga = NULL;
+  tsr_tensor *x = ctx ? tsr_new_tensor_2d (ctx, TSR_TYPE_F32, COLS, ROWS)
+                      : NULL;
+  /* Not every backend sums everything; the sums of the rows read as
+     much.  */
+  tsr_tensor *out = x ? tsr_sum (ctx, x) : NULL;
+  if (x && (!out || !tsr_backend_supports_op (be, out)))
+    out = tsr_sum_rows (ctx, x);
+  tsr_graph *g = out ? tsr_graph_new (ctx) : NULL;
+  bool ok = g && tsr_graph_build (g, out) == TSR_OK
+            && tsr_backend_supports_op (be, out)
+            && (ga = tsr_gallocr_new (tsr_backend_buffer_type (be)))
+            && tsr_gallocr_alloc_graph (ga, g) == TSR_OK;
+  /* Defined contents, 1 MiB at a time.  */
+  size_t chunk = sizeof *zero * COLS * CHUNK;
+  for (size_t r = 0; r < ROWS / CHUNK && ok; r++)
+    ok = tsr_tensor_set (x, zero, r * chunk, chunk) == TSR_OK;
+  for (int pass = 0; ok && pass <= BW_PASSES; pass++)
+    {
+      double t0 = tt_now_us ();
+      ok = tsr_backend_graph_compute (be, g) == TSR_OK
+           && tsr_backend_synchronize (be) == TSR_OK;
+      double us = tt_now_us () - t0;
+      double gbps = us > 0 ? BW_BYTES / (us * 1e3) : 0;
+      if (ok && pass > 0 && gbps > best)        /* pass 0 warms */
+        best = gbps;
+      spent += us;
+      if (pass > 0 && spent > 1e6)
+        break;
+    }
+  tsr_gallocr_free (ga);
+  tsr_context_free (ctx);
+  free (zero);
+  return ok ? best : 0;
+}

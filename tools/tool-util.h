@@ -101,4 +101,9 @@ size_t tt_select_devices (const char *program, const char *name,
    widest vectors the CPU has, the best of several passes.  0 when the buffer cannot be had.  */
 double tt_read_bandwidth (int threads);
 
+/* The read bandwidth of BE's own memory in GB/s: BE sums a 1 GiB f32
+   tensor in its buffer type, the best of several passes.  For devices
+   that are not the host.  0 when it cannot be measured.  */
+double tt_device_bandwidth (tsr_backend *be);
+
 #endif /* TOOL_UTIL_H */

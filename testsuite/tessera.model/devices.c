@@ -12,8 +12,12 @@
    may sum in another order or round activations to f16 in their
    kernels), 2e-3 for q8_0 (the CPU rounds activations to q8_0 for few
    tokens, another device may not).
+   tessera-run --bench on each such device takes the roof of the set
+   from the device's own memory (a positive figure), or says on
+   standard error why it cannot and uses the host's.
    Limitations: a device that cannot run some op leaves it to the CPU;
-   the result is still compared.  */
+   the result is still compared.  The device's figure itself is not
+   checked (no reference for it here).  */
 #include "model-test.h"
 
 #define N_TOK 9
@@ -66,6 +70,26 @@ check_device (tsr_backend *dev, tsr_backend *cpu, const struct model_case *c,
              k ? "last layer on it" : "all layers on it", e, c->max_nmse,
              st == TSR_OK ? "" : tsr_last_error ());
     }
+}
+
+/* tessera-run --bench with NAME first: a roof of NAME's own.  */
+static void
+check_bench_roof (const char *name, const char *path)
+{
+  char cmd[8192], want[128];
+  snprintf (cmd, sizeof cmd, "TESSERA_LOG=none '%s/tools/tessera-run' -m "
+            "'%s' --bench --pp=4 --tg=2 -r 1 -t 2 -d %s,CPU", mt_bld, path,
+            name);
+  int st = mt_shell (cmd);
+  snprintf (want, sizeof want, "%s+CPU: read bandwidth of its first device "
+            "(roof): ", name);
+  const char *at = strstr (mt_out, want);
+  double gbps = at ? strtod (at + strlen (want), NULL) : 0;
+  bool said = strstr (mt_out, "cannot measure the device's read "
+                      "bandwidth") != NULL;
+  CHECK (st == 0 && (gbps > 0 || said), "%s: tessera-run --bench takes the "
+         "set's roof from the device's memory (%s)", name,
+         at ? "measured" : said ? "said it cannot" : mt_out);
 }
 
 static void
@@ -144,6 +168,9 @@ main (void)
              st == TSR_OK ? "" : tsr_last_error ());
       for (int d = 0; d < n_dev && st == TSR_OK; d++)
         check_device (devs[d], cpu, &cases[c], path, want, got, n);
+      for (int d = 0; d < n_dev && c == 0; d++)
+        if (devs[d] != part)
+          check_bench_roof (tsr_backend_name (devs[d]), path);
       free (want);
       free (got);
       unlink (path);

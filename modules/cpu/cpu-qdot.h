@@ -37,12 +37,22 @@ load_le32 (const char *p)
    cache line of them.  gemv streams its weights from memory once; the
    hardware prefetchers alone did not keep two Zen 5 cores busy, and one
    prefetch per block (blocks of 17 to 210 bytes do not start on lines)
-   left most lines to them.  Measured on a gemv far larger than the
-   caches (16384 x 14336, two threads, alternated runs, medians of 4-5):
-   8192 bytes ahead read q4_0 at 71 GB/s, q4_K 58, q6_K 69; 4096 ahead
-   66, 56, 60; without (one line per super-block for q4_K / q6_K) 57,
-   44, 58.  q8_0 read the same (~63) either way.  */
-#define TSR_CPU_PREFETCH_AHEAD 8192
+   left most lines to them.  Measured on gemvs far larger than the
+   caches (two threads, runs of each distance alternated, roof 26-27
+   GB/s), in GB/s at 131072 x 2048 and 16384 x 16384:
+     ahead   q8_0        q4_0        q4_K        q6_K        q5_0 (2048)
+     1024    23-25 24-26 24    22    21    21    24-26 22-24
+     2048    25-26 27-28 28    26-27 25-26 23-25 28    25-26  24-25
+     4096    19-20 23-25 24-26 24    22-26 24-27 25    24-27  21-22
+     8192    18    22-23 23    28    26-27 26-28 25-26 26-27  16-17
+   and in a model's token generation (Llama-3.2-1B shape, tg64): q8_0
+   11.0 -> 12.5-12.9 tokens/s, q4_0 20.6 -> 27.2-27.9, Q4_K_M 23.8-24.3
+   -> 24.9-25.0 going from 8192 to 2048.  Rows of 2048 elements, most of
+   a model's, suffered most at 8192.  (-DTSR_CPU_PREFETCH_AHEAD=N
+   overrides it, for such measurements.)  */
+#ifndef TSR_CPU_PREFETCH_AHEAD
+#define TSR_CPU_PREFETCH_AHEAD 2048
+#endif
 
 /* Prefetch the lines of the BYTES at P + TSR_CPU_PREFETCH_AHEAD.
    always_inline: GCC 12 found a plain static wrapper of the prefetch

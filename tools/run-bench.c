@@ -35,6 +35,8 @@ struct set_report
   char model[256];
   uint64_t bytes_per_token, n_params;
   double roof;                  /* device sets: its memory's GB/s */
+  bool mapped;                  /* the file's mapping was seen: */
+  uint64_t map_kb, pmd_kb;      /* its size, in 2 MiB pages */
   struct result r[2];
   int n_results;
 };
@@ -186,6 +188,12 @@ bench_set (const struct run_options *o, const char *list,
       rep->bytes_per_token = tsr_model_bytes_per_token (m);
       rep->n_params = tsr_model_n_params (m);
       st = bench_session (m, o, rep);
+      /* Weights read in place from the file: whether the page cache let
+         the kernel map them with 2 MiB pages changes tg by a quarter
+         (see the manual).  */
+      if (!o->no_mmap)
+        rep->mapped = tt_mapped_pages (o->model, &rep->map_kb,
+                                       &rep->pmd_kb);
       tsr_backend *first = tsr_model_backend (m, 0);
       if (st == TSR_OK && first
           && tsr_device_get_type (tsr_backend_device (first))
@@ -248,6 +256,12 @@ report (const struct run_options *o, const struct set_report *reps, int n,
     {
       printf ("model: %s\nhost read bandwidth (roof): %.1f GB/s\n",
               n ? reps[0].model : "", host_roof);
+      for (int i = 0; i < n; i++)
+        if (reps[i].mapped && reps[i].roof <= 0)
+          printf ("%s: the file's mapping, %.0f MiB: %.0f%% in 2 MiB "
+                  "pages\n", reps[i].devices, reps[i].map_kb / 1024.0,
+                  reps[i].map_kb ? 100.0 * (double) reps[i].pmd_kb
+                                   / (double) reps[i].map_kb : 0.0);
       for (int i = 0; i < n; i++)
         if (reps[i].roof > 0)
           printf ("%s: read bandwidth of its first device (roof): %.1f "

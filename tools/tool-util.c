@@ -9,6 +9,10 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <sys/stat.h>
+#ifdef __linux__
+#include <sys/sysmacros.h>          /* major, minor */
+#endif
 
 #include <tessera/module.h>  /* tsr_host_buffer_type */
 
@@ -450,4 +454,48 @@ tt_device_bandwidth (tsr_backend *be)
   tsr_context_free (ctx);
   free (zero);
   return ok ? best : 0;
+}
+
+/* How much of the mapping of PATH in this process the kernel maps with
+   2 MiB pages (FilePmdMapped in /proc/self/smaps, Linux).  */
+bool
+tt_mapped_pages (const char *path, uint64_t *kb, uint64_t *pmd_kb)
+{
+#ifdef __linux__
+  struct stat st;
+  FILE *f;
+  char line[4352];
+  bool mine = false, found = false;
+
+  *kb = *pmd_kb = 0;
+  if (stat (path, &st) != 0 || !(f = fopen ("/proc/self/smaps", "r")))
+    return false;
+  while (fgets (line, sizeof line, f))
+    {
+      unsigned long long v, ino;
+      unsigned maj, mnr;
+      char key[64];
+      /* A mapping's first line: range perms offset dev inode [path].  */
+      if (sscanf (line, "%*[0-9a-f]-%*[0-9a-f] %*s %*[0-9a-f] %x:%x %llu",
+                  &maj, &mnr, &ino) == 3)
+        {
+          mine = ino != 0 && ino == (unsigned long long) st.st_ino
+                 && maj == major (st.st_dev) && mnr == minor (st.st_dev);
+          found |= mine;
+        }
+      else if (mine && sscanf (line, "%63[^:]: %llu kB", key, &v) == 2)
+        {
+          if (strcmp (key, "Size") == 0)
+            *kb += v;
+          else if (strcmp (key, "FilePmdMapped") == 0)
+            *pmd_kb += v;
+        }
+    }
+  fclose (f);
+  return found;
+#else
+  (void) path;
+  *kb = *pmd_kb = 0;
+  return false;
+#endif
 }

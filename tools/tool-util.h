@@ -106,4 +106,9 @@ double tt_read_bandwidth (int threads);
    that are not the host.  0 when it cannot be measured.  */
 double tt_device_bandwidth (tsr_backend *be);
 
+/* The kB of this process's mappings of the file PATH, and how many of
+   them the kernel maps with 2 MiB pages (Linux's /proc/self/smaps);
+   false where that cannot be read or PATH is not mapped.  */
+bool tt_mapped_pages (const char *path, uint64_t *kb, uint64_t *pmd_kb);
+
 #endif /* TOOL_UTIL_H */

@@ -9,6 +9,8 @@
    1, with a message).
    Limitations: speeds are printed, never checked.  */
 #include <stdint.h>
+#include <sys/stat.h>
+
 #include "model-test.h"
 
 enum { N_GEN = 8 };
@@ -146,6 +148,24 @@ check_bench (void)
   st = run_tool ("--bench --pp=8 --tg=2 -r 1 -f json");
   CHECK (st == 0 && strstr (mt_out, "\"test\": \"pp8\""),
          "--bench json (exit %d)", st);
+#ifdef __linux__
+  /* The table says how much of the mapped file got 2 MiB pages (the
+     tiny file: none, but its size is the file's, rounded to pages).  */
+  st = run_tool ("--bench --pp=0 --tg=2 -r 1 -t 2");
+  const char *at = strstr (mt_out, "CPU: the file's mapping, ");
+  double mib = -1, pct = -1;
+  if (at)
+    sscanf (at, "CPU: the file's mapping, %lf MiB: %lf%% in 2 MiB pages",
+            &mib, &pct);
+  struct stat fst;
+  double want = stat (model, &fst) == 0 ? fst.st_size / 1048576.0 : -10;
+  CHECK (st == 0 && mib >= want - 1 && mib <= want + 1 && pct >= 0
+         && pct <= 100, "--bench: the mapped file's share in 2 MiB pages "
+         "(%.0f MiB, %.0f%%; the file %.1f MiB)", mib, pct, want);
+  st = run_tool ("--bench --pp=0 --tg=2 -r 1 -t 2 --no-mmap");
+  CHECK (st == 0 && !strstr (mt_out, "the file's mapping"),
+         "--bench --no-mmap: no mapping to report");
+#endif
 }
 
 static void

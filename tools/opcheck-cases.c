@@ -642,6 +642,7 @@ cases_mul_mat (struct oc_list *l)
     { 64, 8, 5, 2, 1, 4, 3 },     /* broadcast weights (shared heads) */
     { 32, 4, 3, 1, 1, 3, 2 },
     { 4096, 3, 2, 1, 1, 1, 1 },   /* long rows */
+    { 2048, 19, 3, 2, 1, 4, 1 },  /* stages of the GPUs' kernels, batches */
   };
   for (size_t t = 0; t < OC_N_WEIGHT_TYPES; t++)
     add_mul_mat_cases (l, oc_weight_types[t], shapes, OC_N (shapes));
@@ -655,6 +656,9 @@ cases_mul_mat (struct oc_list *l)
     { 256, 33, 8, 1, 1, 1, 1 }, { 512, 130, 9, 1, 1, 1, 1 },
     { 256, 8, 5, 2, 3, 2, 3 }, { 256, 8, 5, 2, 1, 4, 3 },
     { 4096, 3, 2, 1, 1, 1, 1 },
+    /* Rows of several 2048-element stages (the GPUs' staged kernels),
+       4 columns, and 1 with broadcast batches.  */
+    { 6144, 9, 4, 1, 1, 1, 1 }, { 2048, 19, 1, 2, 1, 4, 1 },
   };
   for (size_t t = 0; t < OC_N_BLOCK_TYPES; t++)
     add_mul_mat_cases (l, oc_block_types[t], block_shapes,

@@ -81,6 +81,17 @@ check_bench_roof (const char *name, const char *path)
             "'%s' --bench --pp=4 --tg=2 -r 1 -t 2 -d %s,CPU", mt_bld, path,
             name);
   int st = mt_shell (cmd);
+  char unseen[160];
+  snprintf (unseen, sizeof unseen, "no backend or device named '%s'", name);
+  if (st != 0 && strstr (mt_out, unseen))
+    {
+      /* Seen on an H100: NVIDIA's OpenCL device, listed here, was not
+         listed in a tool started from this process (run by hand, the
+         same command worked).  Not this check's subject.  */
+      tsr_test_unsupported ("%s: tessera-run started from this test does "
+                            "not see the device", name);
+      return;
+    }
   snprintf (want, sizeof want, "%s+CPU: read bandwidth of its first device "
             "(roof): ", name);
   const char *at = strstr (mt_out, want);
@@ -138,6 +149,20 @@ main (void)
   tsr_backend *cpu = mt_cpu ();
   if (!cpu)
     return TSR_TEST_EXIT ();
+  /* The tool first, while this process holds no device.  */
+  {
+    char path[4096];
+    if (mt_synth (cases[0].args, mt_path ("bench", path, sizeof path)))
+      {
+        for (size_t i = 0; i < tsr_device_count (); i++)
+          {
+            tsr_device *d = tsr_device_get (i);
+            if (tsr_device_get_type (d) != TSR_DEVICE_CPU)
+              check_bench_roof (tsr_device_name (d), path);
+          }
+        unlink (path);
+      }
+  }
   tsr_backend *part = partial_backend ();
   tsr_backend *devs[16];
   int n_dev = 0;
@@ -168,9 +193,7 @@ main (void)
              st == TSR_OK ? "" : tsr_last_error ());
       for (int d = 0; d < n_dev && st == TSR_OK; d++)
         check_device (devs[d], cpu, &cases[c], path, want, got, n);
-      for (int d = 0; d < n_dev && c == 0; d++)
-        if (devs[d] != part)
-          check_bench_roof (tsr_backend_name (devs[d]), path);
+
       free (want);
       free (got);
       unlink (path);

@@ -22,6 +22,7 @@
 #include "gguf-impl.h"
 
 #define COPY_CHUNK (1u << 20)
+#define WRITE_BUFFER ((size_t) 4 << 20)   /* see tsr_gguf_writer_write_file */
 
 struct bytes
 {
@@ -573,12 +574,22 @@ tsr_gguf_writer_write_file (tsr_gguf_writer *w, const char *path)
       return tsr_set_error (TSR_ERR_NOT_FOUND, "gguf writer: cannot create "
                             "a file beside '%s': %s", path, strerror (e));
     }
+  /* Written WRITE_BUFFER bytes at a time: Linux's page cache keeps a
+     file written in small writes (stdio's 4 KiB) in 4 KiB pages, and a
+     model mapped from such pages generated tokens a quarter slower than
+     from the 2 MiB pages that large, aligned writes give (measured: q4_0
+     written 64 KiB at a time, 0% of its mapping in 2 MiB pages, 70% of
+     the read roof; 4 MiB at a time, 100% and 91%).  */
+  char *vbuf = malloc (WRITE_BUFFER);
+  if (vbuf)
+    setvbuf (f, vbuf, _IOFBF, WRITE_BUFFER);
   if (existed)
     fchmod (fd, st.st_mode & 07777);    /* keep the old file's mode */
   int status = write_all (w, file_sink, f);
   if (fclose (f) != 0 && status == TSR_OK)
     status = tsr_set_error (TSR_ERR_BACKEND, "gguf writer: cannot write "
                             "'%s': %s", tmp, strerror (errno));
+  free (vbuf);
   if (status == TSR_OK && rename (tmp, path) != 0)
     status = tsr_set_error (TSR_ERR_BACKEND, "gguf writer: cannot rename "
                             "'%s' to '%s': %s", tmp, path, strerror (errno));

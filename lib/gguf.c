@@ -286,6 +286,15 @@ tsr_gguf_open (const char *path, struct tsr_gguf_error *err)
                       strerror (e));
       return NULL;
     }
+#if defined(MADV_HUGEPAGE)
+  /* A hint (its failure is harmless): where the file's pages are not
+     cached yet, Linux then reads them in as 2 MiB folios and maps them
+     with 2 MiB pages.  Measured (q4_0 Llama-3.2-1B shape, file dropped
+     from the cache first): 20% of the mapping in 2 MiB pages and 64%
+     of the read roof without, 98% and 87-93% with.  Pages cached
+     small (a file just written in small writes) stay small.  */
+  madvise (addr, (size_t) st.st_size, MADV_HUGEPAGE);
+#endif
   struct tsri_gguf_map *map = malloc (sizeof *map);
   if (!map)
     {

@@ -16,6 +16,9 @@ extern "C" {
 typedef struct tsr_gallocr tsr_gallocr;
 
 tsr_gallocr *tsr_gallocr_new (tsr_buffer_type *buft);
+/* Free GALLOC and its buffer.  The tensors it placed still point into
+   that buffer: do not use them afterwards (another allocator would take
+   them as placed).  */
 void tsr_gallocr_free (tsr_gallocr *galloc);
 /* Compute the layout of G and size the buffer for it without placing
    tensors (call once with the largest graph).  */

@@ -160,6 +160,11 @@ tensor_size (tsr_gallocr *ga, struct layout *L, const tsr_tensor *t)
 static int
 place (tsr_gallocr *ga, struct layout *L, const tsr_tensor *t, bool keep)
 {
+  const tsr_tensor *root = t->view_src ? t->view_src : t;
+  if (root->buffer && !tsri_buffer_live (root->buffer))
+    return tsr_set_error (TSR_ERR_STATE, "graph allocator: tensor '%s' is "
+                          "in a buffer that has been freed (placed by an "
+                          "allocator since freed?)", tsr_tensor_label (t));
   if (t->data || t->view_src)
     return TSR_OK;
   struct slot *s = slot_of (L, t);

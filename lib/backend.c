@@ -341,6 +341,11 @@ tsr_no_kernel_error (const char *who, const tsr_tensor *node)
 static int
 check_memory (tsr_device *dev, const tsr_tensor *t)
 {
+  if (t->buffer && !tsri_buffer_live (t->buffer))
+    return tsr_set_error (TSR_ERR_STATE, "%s: tensor '%s' is in a buffer "
+                          "that has been freed (its graph allocator or "
+                          "buffer is gone)", tsr_device_name (dev),
+                          tsr_tensor_label (t));
   tsr_buffer_type *buft = t->buffer ? tsr_buffer_get_type (t->buffer)
                                     : tsr_host_buffer_type ();
 

@@ -4,6 +4,7 @@
  * buffers, and host memory any backend may use.  */
 #include <config.h>
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,111 @@
    hardware prefetchers at every page boundary, which held the CPU's
    matrix-vector products well below the memory bandwidth.  */
 #define HUGE_PAGE ((size_t) 2 << 20)
+
+/* The buffers that exist: a tensor keeps a pointer to its buffer, and
+   after tsr_buffer_free (a graph allocator freed, say) that pointer
+   dangles; computing the tensor, or handing its graph to another
+   allocator that takes it as placed, would read and write freed
+   memory.  The core asks tsri_buffer_live before it trusts one.  An
+   open-addressing set of pointers (no deletion marks: removal
+   re-inserts the run after the slot), under a lock: buffers come and
+   go rarely, lookups are a hash and a probe or two.  */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static const tsr_buffer **live;
+static size_t live_cap, live_n;
+
+static size_t
+live_slot (const tsr_buffer *b)
+{
+  uintptr_t x = (uintptr_t) b;
+  x ^= x >> 17;
+  x *= (uintptr_t) 0x9e3779b97f4a7c15ull;
+  return (size_t) (x ^ (x >> 29)) & (live_cap - 1);
+}
+
+static void
+live_put (const tsr_buffer *b)
+{
+  size_t i = live_slot (b);
+  while (live[i])
+    i = (i + 1) & (live_cap - 1);
+  live[i] = b;
+}
+
+/* Record B; false when there is no memory to.  */
+static bool
+live_add (const tsr_buffer *b)
+{
+  bool ok = true;
+  pthread_mutex_lock (&live_lock);
+  if (2 * (live_n + 1) > live_cap)
+    {
+      size_t cap = live_cap ? 2 * live_cap : 64;
+      const tsr_buffer **old = live, **t = calloc (cap, sizeof *t);
+      size_t old_cap = live_cap;
+      if (!t)
+        ok = false;
+      else
+        {
+          live = t;
+          live_cap = cap;
+          for (size_t i = 0; i < old_cap; i++)
+            if (old[i])
+              live_put (old[i]);
+          free (old);
+        }
+    }
+  if (ok)
+    {
+      live_put (b);
+      live_n++;
+    }
+  pthread_mutex_unlock (&live_lock);
+  return ok;
+}
+
+static void
+live_remove (const tsr_buffer *b)
+{
+  pthread_mutex_lock (&live_lock);
+  if (live_cap)
+    {
+      size_t i = live_slot (b);
+      while (live[i] && live[i] != b)
+        i = (i + 1) & (live_cap - 1);
+      if (live[i])
+        {
+          live[i] = NULL;
+          live_n--;
+          /* Re-insert the rest of the run, which may have probed past
+             the freed slot.  */
+          for (size_t j = (i + 1) & (live_cap - 1); live[j];
+               j = (j + 1) & (live_cap - 1))
+            {
+              const tsr_buffer *m = live[j];
+              live[j] = NULL;
+              live_put (m);
+            }
+        }
+    }
+  pthread_mutex_unlock (&live_lock);
+}
+
+bool
+tsri_buffer_live (const tsr_buffer *b)
+{
+  bool found = false;
+  pthread_mutex_lock (&live_lock);
+  if (live_cap)
+    {
+      size_t i = live_slot (b);
+      while (live[i] && live[i] != b)
+        i = (i + 1) & (live_cap - 1);
+      found = live[i] == b;
+    }
+  pthread_mutex_unlock (&live_lock);
+  return found;
+}
 
 /* Generic calls.  */
 
@@ -94,6 +200,12 @@ tsr_buffer_new (tsr_buffer_type *buft, struct tsr_buffer_iface iface,
       tsr_set_error (TSR_ERR_NO_MEMORY, "buffer: out of memory");
       return NULL;
     }
+  if (!live_add (buf))
+    {
+      free (buf);
+      tsr_set_error (TSR_ERR_NO_MEMORY, "buffer: out of memory");
+      return NULL;
+    }
   buf->iface = iface;
   buf->buft = buft;
   buf->context = context;
@@ -108,6 +220,7 @@ tsr_buffer_free (tsr_buffer *buf)
   if (!buf)
     return;
   tsr_device *dev = buf->buft ? buf->buft->device : NULL;
+  live_remove (buf);
   if (buf->iface.free_buffer)
     buf->iface.free_buffer (buf);
   free (buf);

@@ -187,6 +187,9 @@ int tsri_node_check (const tsr_tensor *n, struct tsri_verdict *v);
 
 /* alloc.c */
 tsr_buffer *tsri_gallocr_buffer (const tsr_gallocr *ga);
+/* Whether B is a buffer that exists (not yet given to tsr_buffer_free):
+   a tensor's buffer pointer outlives its buffer.  */
+bool tsri_buffer_live (const tsr_buffer *b);
 
 /* graph.c */
 struct tsr_graph

@@ -17,8 +17,8 @@ typedef struct tsr_gallocr tsr_gallocr;
 
 tsr_gallocr *tsr_gallocr_new (tsr_buffer_type *buft);
 /* Free GALLOC and its buffer.  The tensors it placed still point into
-   that buffer: do not use them afterwards (another allocator would take
-   them as placed).  */
+   that buffer: computing them afterwards, or allocating their graph
+   with another allocator, fails with TSR_ERR_STATE ("freed").  */
 void tsr_gallocr_free (tsr_gallocr *galloc);
 /* Compute the layout of G and size the buffer for it without placing
    tensors (call once with the largest graph).  */

@@ -41,19 +41,10 @@ struct layout
   size_t end, max_end, unshared, align;
 };
 
-static size_t
-hash_ptr (const void *p, size_t cap)
-{
-  uintptr_t x = (uintptr_t) p;
-  x ^= x >> 15;
-  x *= (uintptr_t) 0xbf58476d1ce4e5b9ULL;
-  return (size_t) (x ^ (x >> 31)) & (cap - 1);
-}
-
 static struct slot *
 slot_of (struct layout *L, const tsr_tensor *t)
 {
-  size_t h = hash_ptr (t, L->cap);
+  size_t h = tsri_hash_ptr (t, L->cap);
   while (L->slots[h].t && L->slots[h].t != t)
     h = (h + 1) & (L->cap - 1);
   if (!L->slots[h].t)

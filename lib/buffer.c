@@ -35,19 +35,10 @@ static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static const tsr_buffer **live;
 static size_t live_cap, live_n;
 
-static size_t
-live_slot (const tsr_buffer *b)
-{
-  uintptr_t x = (uintptr_t) b;
-  x ^= x >> 17;
-  x *= (uintptr_t) 0x9e3779b97f4a7c15ull;
-  return (size_t) (x ^ (x >> 29)) & (live_cap - 1);
-}
-
 static void
 live_put (const tsr_buffer *b)
 {
-  size_t i = live_slot (b);
+  size_t i = tsri_hash_ptr (b, live_cap);
   while (live[i])
     i = (i + 1) & (live_cap - 1);
   live[i] = b;
@@ -91,7 +82,7 @@ live_remove (const tsr_buffer *b)
   pthread_mutex_lock (&live_lock);
   if (live_cap)
     {
-      size_t i = live_slot (b);
+      size_t i = tsri_hash_ptr (b, live_cap);
       while (live[i] && live[i] != b)
         i = (i + 1) & (live_cap - 1);
       if (live[i])
@@ -119,7 +110,7 @@ tsri_buffer_live (const tsr_buffer *b)
   pthread_mutex_lock (&live_lock);
   if (live_cap)
     {
-      size_t i = live_slot (b);
+      size_t i = tsri_hash_ptr (b, live_cap);
       while (live[i] && live[i] != b)
         i = (i + 1) & (live_cap - 1);
       found = live[i] == b;

@@ -286,7 +286,7 @@ tsr_gguf_open (const char *path, struct tsr_gguf_error *err)
                       strerror (e));
       return NULL;
     }
-#if defined(MADV_HUGEPAGE)
+#if HAVE_DECL_MADV_HUGEPAGE
   /* A hint (its failure is harmless): where the file's pages are not
      cached yet, Linux then reads them in as 2 MiB folios and maps them
      with 2 MiB pages.  Measured (q4_0 Llama-3.2-1B shape, file dropped

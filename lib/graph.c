@@ -33,15 +33,6 @@ tsr_graph_new (tsr_context *ctx)
   return g->visited ? g : NULL;
 }
 
-static size_t
-hash_ptr (const void *p, size_t cap)
-{
-  uintptr_t x = (uintptr_t) p;
-  x ^= x >> 17;
-  x *= (uintptr_t) 0x9e3779b97f4a7c15ULL;
-  return (size_t) (x ^ (x >> 29)) & (cap - 1);
-}
-
 /* Insert T; returns 1 if added, 0 if present and its walk is finished,
    2 if present and still being walked (T depends on itself: a cycle),
    -1 on allocation failure.  */
@@ -61,7 +52,7 @@ visited_add (tsr_graph *g, const tsr_tensor *t)
       for (size_t i = 0; i < v->cap; i++)
         if (v->slots[i])
           {
-            size_t h = hash_ptr (v->slots[i], cap);
+            size_t h = tsri_hash_ptr (v->slots[i], cap);
             while (slots[h])
               h = (h + 1) & (cap - 1);
             slots[h] = v->slots[i];
@@ -71,7 +62,7 @@ visited_add (tsr_graph *g, const tsr_tensor *t)
       v->done = done;
       v->cap = cap;
     }
-  size_t h = hash_ptr (t, v->cap);
+  size_t h = tsri_hash_ptr (t, v->cap);
   while (v->slots[h])
     {
       if (v->slots[h] == t)
@@ -89,7 +80,7 @@ static void
 visited_done (tsr_graph *g, const tsr_tensor *t)
 {
   struct tsri_visited *v = g->visited;
-  size_t h = hash_ptr (t, v->cap);
+  size_t h = tsri_hash_ptr (t, v->cap);
   while (v->slots[h] != t)
     h = (h + 1) & (v->cap - 1);
   v->done[h] = true;

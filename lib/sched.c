@@ -84,19 +84,10 @@ struct tsr_sched
 
 /* Placement maps: open addressing keyed by tensor pointer.  */
 
-static size_t
-hash_ptr (const void *p, size_t cap)
-{
-  uintptr_t x = (uintptr_t) p;
-  x ^= x >> 16;
-  x *= (uintptr_t) 0x7feb352dU;
-  return (size_t) (x ^ (x >> 15)) & (cap - 1);
-}
-
 static struct placement *
 map_slot (struct placement *m, size_t cap, const tsr_tensor *t)
 {
-  size_t h = hash_ptr (t, cap);
+  size_t h = tsri_hash_ptr (t, cap);
   while (m[h].t && m[h].t != t)
     h = (h + 1) & (cap - 1);
   return &m[h];

@@ -34,6 +34,19 @@ struct tsr_context
 /* Memory owned by CTX, zeroed, aligned to 64 bytes; NULL + error.  */
 void *tsri_context_alloc (tsr_context *ctx, size_t size);
 
+/* The slot of pointer P in an open-addressing table of CAP slots (a
+   power of two): a fixed mix of the address, for tables keyed by
+   objects this process allocated (tensors, buffers), which input cannot
+   choose.  */
+static inline size_t
+tsri_hash_ptr (const void *p, size_t cap)
+{
+  uintptr_t x = (uintptr_t) p;
+  x ^= x >> 17;
+  x *= (uintptr_t) 0x9e3779b97f4a7c15ULL;
+  return (size_t) (x ^ (x >> 29)) & (cap - 1);
+}
+
 /* hash.c: keyed hashes (SipHash-2-4, a random key per process) for
    tables indexed by what input supplies, which therefore cannot be
    made to collide.  */

@@ -35,6 +35,16 @@ static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static const tsr_buffer **live;
 static size_t live_cap, live_n;
 
+/* The slot holding B, or the empty slot that ends its run.  */
+static size_t
+live_find (const tsr_buffer *b)
+{
+  size_t i = tsri_hash_ptr (b, live_cap);
+  while (live[i] && live[i] != b)
+    i = (i + 1) & (live_cap - 1);
+  return i;
+}
+
 static void
 live_put (const tsr_buffer *b)
 {
@@ -82,9 +92,7 @@ live_remove (const tsr_buffer *b)
   pthread_mutex_lock (&live_lock);
   if (live_cap)
     {
-      size_t i = tsri_hash_ptr (b, live_cap);
-      while (live[i] && live[i] != b)
-        i = (i + 1) & (live_cap - 1);
+      size_t i = live_find (b);
       if (live[i])
         {
           live[i] = NULL;
@@ -109,12 +117,7 @@ tsri_buffer_live (const tsr_buffer *b)
   bool found = false;
   pthread_mutex_lock (&live_lock);
   if (live_cap)
-    {
-      size_t i = tsri_hash_ptr (b, live_cap);
-      while (live[i] && live[i] != b)
-        i = (i + 1) & (live_cap - 1);
-      found = live[i] == b;
-    }
+    found = live[live_find (b)] == b;
   pthread_mutex_unlock (&live_lock);
   return found;
 }

@@ -312,10 +312,38 @@ decode (enum ktype t, const void *blk, struct sb *s)
    share.  */
 #if defined(__AVX2__) && defined(__F16C__) && defined(__BMI2__)
 
-static inline float
-half_r (tsr_fp16_t h)
+static inline uint64_t
+ld64 (const void *p)
 {
-  return _cvtsh_ss (h);
+  uint64_t u;
+
+  memcpy (&u, p, sizeof u);
+  return u;
+}
+
+static inline uint32_t
+ld32 (const void *p)
+{
+  uint32_t u;
+
+  memcpy (&u, p, sizeof u);
+  return u;
+}
+
+/* The two float factors of a super-block, lanes 0 and 1 of one
+   vector: d and -dmin from the adjacent halves at P (the sign flipped
+   in the half itself, an exact negation), or d twice.  One conversion
+   instead of two scalar ones and a negation.  */
+static inline __m128
+dd_mins_r (const tsr_fp16_t *p)
+{
+  return _mm_cvtph_ps (_mm_cvtsi32_si128 ((int) (ld32 (p) ^ 0x80000000u)));
+}
+
+static inline __m128
+dd_same_r (tsr_fp16_t h)
+{
+  return _mm_cvtph_ps (_mm_cvtsi32_si128 ((int) (h | (uint32_t) h << 16)));
 }
 
 /* q4_K, q5_K: the 8 scales in lanes 0..7, minimums in 8..15, from the
@@ -343,6 +371,22 @@ scales_k4_r (const uint8_t *p)
 static inline __m256i
 scales_q3_K_r (const struct tsr_block_q3_K *b)
 {
+#if defined(__AVX512VL__)
+  /* In vector registers: the low nibbles of bytes 0..7, then their high
+     nibbles; the two bits of group g, bits 2 (g / 4) of byte 8 + g % 4,
+     rotated to bits 4-5 of that byte (left 4, 2, 0, right 2 in the
+     four dwords of word 8..11 broadcast).  */
+  const __m128i lo = _mm_and_si128
+    (_mm_srlv_epi64 (_mm_set1_epi64x ((long long) ld64 (b->scales)),
+                     _mm_set_epi64x (4, 0)), _mm_set1_epi8 (0x0f));
+  const __m128i top = _mm_rolv_epi32 (_mm_set1_epi32 ((int) ld32 (b->scales
+                                                                  + 8)),
+                                      _mm_setr_epi32 (4, 2, 0, 30));
+  return _mm256_cvtepi8_epi16 (_mm_sub_epi8 (_mm_ternarylogic_epi32
+                                             (lo, top, _mm_set1_epi8 (0x30),
+                                              0xf8),
+                                             _mm_set1_epi8 (32)));
+#else
   uint64_t lo;
   uint32_t hi;
 
@@ -357,6 +401,7 @@ scales_q3_K_r (const struct tsr_block_q3_K *b)
   return _mm256_cvtepi8_epi16 (_mm_sub_epi8 (_mm_or_si128
                                              (low, _mm_slli_epi16 (top, 4)),
                                              _mm_set1_epi8 (32)));
+#endif
 }
 
 /* iq4_xs: the 8 signed scales (stored plus 32) of the groups of 32, in
@@ -394,7 +439,7 @@ struct sbv
   __m512i w[4], scr[4];
   __m256i bias;
   __mmask64 neg[4];
-  float d, dbias;
+  __m128 dd;
 };
 
 /* Lane i of the pair sums of register r is in group of 16 4 r + i / 8,
@@ -472,8 +517,7 @@ decode_q4_K_r (const void *blk, struct sbv *v)
   const struct tsr_block_q4_K *b = blk;
 
   decode_k4_v4 (b->qs, b->scales, v);
-  v->d = half_r (b->d);
-  v->dbias = -half_r (b->dmin);
+  v->dd = dd_mins_r (&b->d);
 }
 
 /* The bytes (1 << 2r) in the low half, (1 << (2r + 1)) in the high:
@@ -499,8 +543,7 @@ decode_q5_K_r (const void *blk, struct sbv *v)
     v->w[r] = _mm512_mask_add_epi8 (v->w[r],
                                     _mm512_test_epi8_mask (qh, bit_pair (r)),
                                     v->w[r], _mm512_set1_epi8 (16));
-  v->d = half_r (b->d);
-  v->dbias = -half_r (b->dmin);
+  v->dd = dd_mins_r (&b->d);
 }
 
 /* q6_K: register 2h + k holds elements 128 h + 64 k ..: the low (k = 0)
@@ -536,8 +579,7 @@ decode_q6_K_r (const void *blk, struct sbv *v)
   scales16_v4 (sc, v);
   v->bias = _mm256_sub_epi16 (_mm256_setzero_si256 (),
                               _mm256_slli_epi16 (sc, 5));
-  v->d = half_r (b->d);
-  v->dbias = v->d;
+  v->dd = dd_same_r (b->d);
 }
 
 /* q2_K, q3_K: register r holds elements 64 r ..: bits 2c and 2c + 2
@@ -574,8 +616,7 @@ decode_q2_K_r (const void *blk, struct sbv *v)
   crumbs_v4 (b->qs, v);
   scales16_v4 (_mm256_cvtepu8_epi16 (_mm_and_si128 (s, m4)), v);
   v->bias = _mm256_cvtepu8_epi16 (_mm_and_si128 (_mm_srli_epi16 (s, 4), m4));
-  v->d = half_r (b->d);
-  v->dbias = -half_r (b->dmin);
+  v->dd = dd_mins_r (&b->d);
 }
 
 static inline void
@@ -587,44 +628,52 @@ decode_q3_K_r (const void *blk, struct sbv *v)
   const __m256i sc = scales_q3_K_r (b);
 
   crumbs_v4 (b->qs, v);
+  /* The high bit of register r's elements, bit 2r (low half) or 2r + 1
+     (high half) of hmask, tested into a mask (port 5 on Intel: the
+     shifts and products of this loop all queue on port 0) that selects
+     the 4s or-ed in (the crumbs are below bit 2).  */
   UNROLL
   for (int r = 0; r < 4; r++)
-    v->w[r] = _mm512_mask_add_epi8 (v->w[r],
-                                    _mm512_test_epi8_mask (hm, bit_pair (r)),
-                                    v->w[r], _mm512_set1_epi8 (4));
+    v->w[r] = _mm512_or_si512 (v->w[r], _mm512_maskz_mov_epi8
+                               (_mm512_test_epi8_mask (hm, bit_pair (r)),
+                                _mm512_set1_epi8 (4)));
   scales16_v4 (sc, v);
   v->bias = _mm256_sub_epi16 (_mm256_setzero_si256 (),
                               _mm256_slli_epi16 (sc, 2));
-  v->d = half_r (b->d);
-  v->dbias = v->d;
+  v->dd = dd_same_r (b->d);
 }
 
 /* iq4_xs: register r holds groups 2r, 2r + 1: the low then high nibbles
-   of qs[32 r ..] 0..15, then those of 16..31, through the table.  */
+   of qs[32 r ..] 0..15, then those of 16..31 (the 32 bytes spread as
+   [0..15, 0..15, 16..31, 16..31], shifted by 0 or 4 per 128-bit lane),
+   through the table of magnitudes; the negative entries are the first
+   eight, so the lanes to negate are the nibbles without bit 3.  */
 static inline void
 decode_iq4_xs_r (const void *blk, struct sbv *v)
 {
   const struct tsr_block_iq4_xs *b = blk;
-  const __m512i table = _mm512_broadcast_i32x4
-    (_mm_loadu_si128 ((const __m128i *) iq4_values));
-  const __m256i m4 = _mm256_set1_epi8 (0x0f);
+  const __m512i mag = _mm512_abs_epi8 (_mm512_broadcast_i32x4
+                                       (_mm_loadu_si128 ((const __m128i *)
+                                                         iq4_values)));
+  const __m512i m4 = _mm512_set1_epi8 (0x0f), m8 = _mm512_set1_epi8 (8);
+  const __m512i shift = _mm512_setr_epi64 (0, 0, 0x0004000400040004,
+                                           0x0004000400040004, 0, 0,
+                                           0x0004000400040004,
+                                           0x0004000400040004);
 
   UNROLL
   for (int r = 0; r < 4; r++)
     {
-      __m256i q = _mm256_loadu_si256 ((const __m256i *) (b->qs + 32 * r));
-      __m512i x = _mm512_inserti64x4
-        (_mm512_castsi256_si512 (_mm256_and_si256 (q, m4)),
-         _mm256_and_si256 (_mm256_srli_epi16 (q, 4), m4), 1);
-      x = _mm512_shuffle_epi8 (table, _mm512_shuffle_i64x2
-                                        (x, x, _MM_SHUFFLE (3, 1, 2, 0)));
-      v->neg[r] = _mm512_movepi8_mask (x);
-      v->w[r] = _mm512_abs_epi8 (x);
+      __m512i q = _mm512_castsi256_si512
+        (_mm256_loadu_si256 ((const __m256i *) (b->qs + 32 * r)));
+      q = _mm512_shuffle_i64x2 (q, q, _MM_SHUFFLE (1, 1, 0, 0));
+      __m512i x = _mm512_and_si512 (_mm512_srlv_epi16 (q, shift), m4);
+      v->neg[r] = _mm512_testn_epi8_mask (x, m8);
+      v->w[r] = _mm512_shuffle_epi8 (mag, x);
     }
   scales32_v4 (scales_iq4_xs_r (b), v);
   v->bias = _mm256_setzero_si256 ();
-  v->d = half_r (b->d);
-  v->dbias = 0;
+  v->dd = dd_same_r (b->d);
 }
 
 struct acc
@@ -633,36 +682,69 @@ struct acc
   __m256 b;
 };
 
+/* SUM plus the int16 pair sums of W.Y times the int16 scales SCR: one
+   vpdpwssd with VNNI (no saturation in either form: the pair sums of
+   pmaddwd stay far inside int32).  */
+static inline __m512i
+scaled_dot_v4 (__m512i sum, __m512i w, __m512i y, __m512i scr)
+{
+#if defined(__AVX512VNNI__)
+  return _mm512_dpwssd_epi32 (sum, _mm512_maddubs_epi16 (w, y), scr);
+#else
+  return _mm512_add_epi32 (sum, _mm512_madd_epi16 (_mm512_maddubs_epi16
+                                                   (w, y), scr));
+#endif
+}
+
 static inline __attribute__ ((always_inline)) void
-sbv_dot (const struct sbv *v, bool sgn, int64_t j, int64_t k, const int ny,
-         const void *const *y, struct acc *acc)
+sbv_dot (const struct sbv *v, enum ktype t, int64_t j, int64_t k,
+         const int ny, const void *const *y, struct acc *acc)
 {
   UNROLL
   for (int c = 0; c < ny; c++)
     {
       const int8_t *yq = (const int8_t *) y[c] + j * QK;
-      const float dy = tsr_cpu_kact_scales (y[c], k)[j];
+      const __m128 f = _mm_mul_ps (v->dd, _mm_set1_ps
+                                   (tsr_cpu_kact_scales (y[c], k)[j]));
       __m512i sum = _mm512_setzero_si512 ();
 
       UNROLL
       for (int r = 0; r < 4; r++)
         {
           __m512i yr = _mm512_load_si512 (yq + 64 * r);
-          if (sgn)
+          if (t == KIQ4XS)
             yr = _mm512_mask_sub_epi8 (yr, v->neg[r], _mm512_setzero_si512 (),
                                        yr);
-          sum = _mm512_add_epi32 (sum, _mm512_madd_epi16
-                                         (_mm512_maddubs_epi16 (v->w[r], yr),
-                                          v->scr[r]));
+          sum = scaled_dot_v4 (sum, v->w[r], yr, v->scr[r]);
         }
-      __m256i bs = _mm256_madd_epi16
-        (_mm256_loadu_si256 ((const __m256i *)
-                             (tsr_cpu_kact_sums (y[c], k) + j * GROUPS)),
-         v->bias);
+      if (!has_mins (t) && t != KIQ4XS)
+        {
+          /* q3_K, q6_K: the bias has the factor d too, so its sums go
+             into the integer sum (within int32: below 2^29 for q6_K).  */
+          const __m256i ys = _mm256_loadu_si256
+            ((const __m256i *) (tsr_cpu_kact_sums (y[c], k) + j * GROUPS));
+#if defined(__AVX512VNNI__)
+          sum = _mm512_dpwssd_epi32 (sum, _mm512_zextsi256_si512 (ys),
+                                     _mm512_zextsi256_si512 (v->bias));
+#else
+          sum = _mm512_add_epi32 (sum, _mm512_zextsi256_si512
+                                         (_mm256_madd_epi16 (ys, v->bias)));
+#endif
+        }
       acc[c].a = _mm512_fmadd_ps (_mm512_cvtepi32_ps (sum),
-                                  _mm512_set1_ps (v->d * dy), acc[c].a);
-      acc[c].b = _mm256_fmadd_ps (_mm256_cvtepi32_ps (bs),
-                                  _mm256_set1_ps (v->dbias * dy), acc[c].b);
+                                  _mm512_broadcastss_ps (f), acc[c].a);
+      if (has_mins (t))
+        {
+          __m256i bs = _mm256_madd_epi16
+            (_mm256_loadu_si256 ((const __m256i *)
+                                 (tsr_cpu_kact_sums (y[c], k) + j * GROUPS)),
+             v->bias);
+          acc[c].b = _mm256_fmadd_ps (_mm256_cvtepi32_ps (bs),
+                                      _mm256_permutexvar_ps
+                                      (_mm256_set1_epi32 (1),
+                                       _mm256_castps128_ps256 (f)),
+                                      acc[c].b);
+        }
     }
 }
 
@@ -700,7 +782,7 @@ struct sbv
 {
   __m256i w[8], scr[8];
   __m256i bias;
-  float d, dbias;
+  __m128 dd;
 };
 
 /* Both 128-bit lanes of a register: int16 lane A of X in the low, B in
@@ -771,8 +853,7 @@ decode_q4_K_r (const void *blk, struct sbv *v)
   const struct tsr_block_q4_K *b = blk;
 
   decode_k4_v3 (b->qs, b->scales, v);
-  v->d = half_r (b->d);
-  v->dbias = -half_r (b->dmin);
+  v->dd = dd_mins_r (&b->d);
 }
 
 /* Bytes whose bit R is set in Q: 0xff, else 0.  */
@@ -794,8 +875,7 @@ decode_q5_K_r (const void *blk, struct sbv *v)
   for (int r = 0; r < 8; r++)
     v->w[r] = _mm256_add_epi8 (v->w[r], _mm256_and_si256
                                (bit_set (qh, r), _mm256_set1_epi8 (16)));
-  v->d = half_r (b->d);
-  v->dbias = -half_r (b->dmin);
+  v->dd = dd_mins_r (&b->d);
 }
 
 /* q6_K: per 128 elements, ql[64] and qh[32]: elements l, 32 + l, 64 + l,
@@ -832,8 +912,7 @@ decode_q6_K_r (const void *blk, struct sbv *v)
   scales16_v3 (sc, v);
   v->bias = _mm256_sub_epi16 (_mm256_setzero_si256 (),
                               _mm256_slli_epi16 (sc, 5));
-  v->d = half_r (b->d);
-  v->dbias = v->d;
+  v->dd = dd_same_r (b->d);
 }
 
 /* q2_K, q3_K: per 128 elements, qs[32]: elements 32 j + l are bits 2j,
@@ -864,8 +943,7 @@ decode_q2_K_r (const void *blk, struct sbv *v)
   crumbs_v3 (b->qs, v);
   scales16_v3 (_mm256_cvtepu8_epi16 (_mm_and_si128 (s, m4)), v);
   v->bias = _mm256_cvtepu8_epi16 (_mm_and_si128 (_mm_srli_epi16 (s, 4), m4));
-  v->d = half_r (b->d);
-  v->dbias = -half_r (b->dmin);
+  v->dd = dd_mins_r (&b->d);
 }
 
 static inline void
@@ -883,8 +961,7 @@ decode_q3_K_r (const void *blk, struct sbv *v)
   scales16_v3 (sc, v);
   v->bias = _mm256_sub_epi16 (_mm256_setzero_si256 (),
                               _mm256_slli_epi16 (sc, 2));
-  v->d = half_r (b->d);
-  v->dbias = v->d;
+  v->dd = dd_same_r (b->d);
 }
 
 /* iq4_xs: register r holds group of 32 r: the low nibbles of qs[16 r ..]
@@ -908,8 +985,7 @@ decode_iq4_xs_r (const void *blk, struct sbv *v)
     }
   scales32_v3 (scales_iq4_xs_r (b), v);
   v->bias = _mm256_setzero_si256 ();
-  v->d = half_r (b->d);
-  v->dbias = 0;
+  v->dd = dd_same_r (b->d);
 }
 
 struct acc
@@ -917,40 +993,69 @@ struct acc
   __m256 a, b;
 };
 
+/* SUM plus the int16 pair sums of W.Y times the int16 scales SCR: one
+   vpdpwssd with AVX-VNNI.  */
+static inline __m256i
+scaled_dot_v3 (__m256i sum, __m256i w, __m256i y, __m256i scr)
+{
+#if defined(__AVXVNNI__)
+  return _mm256_dpwssd_avx_epi32 (sum, _mm256_maddubs_epi16 (w, y), scr);
+#else
+  return _mm256_add_epi32 (sum, _mm256_madd_epi16 (_mm256_maddubs_epi16
+                                                   (w, y), scr));
+#endif
+}
+
 static inline __attribute__ ((always_inline)) void
-sbv_dot (const struct sbv *v, bool sgn, int64_t j, int64_t k, const int ny,
-         const void *const *y, struct acc *acc)
+sbv_dot (const struct sbv *v, enum ktype t, int64_t j, int64_t k,
+         const int ny, const void *const *y, struct acc *acc)
 {
   __m256i w[8];
 
   UNROLL
   for (int r = 0; r < 8; r++)
-    w[r] = sgn ? _mm256_abs_epi8 (v->w[r]) : v->w[r];
+    w[r] = t == KIQ4XS ? _mm256_abs_epi8 (v->w[r]) : v->w[r];
   UNROLL
   for (int c = 0; c < ny; c++)
     {
       const int8_t *yq = (const int8_t *) y[c] + j * QK;
       const float dy = tsr_cpu_kact_scales (y[c], k)[j];
+      const __m128 f = _mm_mul_ps (v->dd, _mm_set1_ps (dy));
       __m256i sum = _mm256_setzero_si256 ();
 
       UNROLL
       for (int r = 0; r < 8; r++)
         {
           __m256i yr = _mm256_load_si256 ((const __m256i *) (yq + 32 * r));
-          if (sgn)
+          if (t == KIQ4XS)
             yr = _mm256_sign_epi8 (yr, v->w[r]);
-          sum = _mm256_add_epi32 (sum, _mm256_madd_epi16
-                                         (_mm256_maddubs_epi16 (w[r], yr),
-                                          v->scr[r]));
+          sum = scaled_dot_v3 (sum, w[r], yr, v->scr[r]);
         }
-      __m256i bs = _mm256_madd_epi16
-        (_mm256_loadu_si256 ((const __m256i *)
-                             (tsr_cpu_kact_sums (y[c], k) + j * GROUPS)),
-         v->bias);
+      if (!has_mins (t) && t != KIQ4XS)
+        {
+          /* q3_K, q6_K: the bias has the factor d too (as AVX-512).  */
+          const __m256i ys = _mm256_loadu_si256
+            ((const __m256i *) (tsr_cpu_kact_sums (y[c], k) + j * GROUPS));
+#if defined(__AVXVNNI__)
+          sum = _mm256_dpwssd_avx_epi32 (sum, ys, v->bias);
+#else
+          sum = _mm256_add_epi32 (sum, _mm256_madd_epi16 (ys, v->bias));
+#endif
+        }
       acc[c].a = _mm256_fmadd_ps (_mm256_cvtepi32_ps (sum),
-                                  _mm256_set1_ps (v->d * dy), acc[c].a);
-      acc[c].b = _mm256_fmadd_ps (_mm256_cvtepi32_ps (bs),
-                                  _mm256_set1_ps (v->dbias * dy), acc[c].b);
+                                  _mm256_broadcastss_ps (f), acc[c].a);
+      if (has_mins (t))
+        {
+          __m256i bs = _mm256_madd_epi16
+            (_mm256_loadu_si256 ((const __m256i *)
+                                 (tsr_cpu_kact_sums (y[c], k) + j * GROUPS)),
+             v->bias);
+          acc[c].b = _mm256_fmadd_ps (_mm256_cvtepi32_ps (bs),
+                                      _mm256_permutevar8x32_ps
+                                      (_mm256_castps128_ps256 (f),
+                                       _mm256_set1_epi32 (1)),
+                                      acc[c].b);
+        }
     }
 }
 
@@ -1156,7 +1261,7 @@ kdot (enum ktype t, int64_t k, const char *x, const int ny,
 #ifdef KQ_REGS
       struct sbv v;
       decode_regs (t, x, &v);
-      sbv_dot (&v, t == KIQ4XS, j, k, ny, y, acc);
+      sbv_dot (&v, t, j, k, ny, y, acc);
 #else
       struct sb s;
       decode (t, x, &s);
@@ -1194,8 +1299,8 @@ decode_wide (enum ktype t, const void *blk, struct sb *s)
   for (int g = 0; g < GROUPS; g++)
     s->sc[g] = scr[g / 4][8 * (g % 4)];
   _mm256_store_si256 ((__m256i *) s->bias, v.bias);
-  s->d = v.d;
-  s->dmin = has_mins (t) ? -v.dbias : 0;
+  s->d = _mm_cvtss_f32 (v.dd);
+  s->dmin = has_mins (t) ? -_mm_cvtss_f32 (_mm_movehdup_ps (v.dd)) : 0;
 #elif defined(KQ_REGS)
   struct sbv v;
   _Alignas (32) int16_t scr[8][16];
@@ -1211,8 +1316,8 @@ decode_wide (enum ktype t, const void *blk, struct sb *s)
   for (int g = 0; g < GROUPS; g++)
     s->sc[g] = scr[g / 2][8 * (g % 2)];
   _mm256_store_si256 ((__m256i *) s->bias, v.bias);
-  s->d = v.d;
-  s->dmin = has_mins (t) ? -v.dbias : 0;
+  s->d = _mm_cvtss_f32 (v.dd);
+  s->dmin = has_mins (t) ? -_mm_cvtss_f32 (_mm_movehdup_ps (v.dd)) : 0;
 #else
   decode (t, blk, s);
 #endif

@@ -86,7 +86,7 @@ EXTRA_DIST += testsuite/config/default.exp testsuite/lib/tessera.exp \
 	testsuite/tessera.vocab testsuite/tessera.validate
 clean-local: clean-testsuite
 clean-testsuite:
-	-rm -rf testsuite/bin sanitize
+	-rm -rf testsuite/bin sanitize levels
 .PHONY: clean-testsuite
 
 # The sanitizer job: ASan+UBSan and TSan builds of their own in
@@ -97,3 +97,12 @@ check-sanitize:
 	  $(abs_top_builddir)/sanitize
 .PHONY: check-sanitize
 EXTRA_DIST += testsuite/check-sanitize.sh
+
+# The levels job: a --disable-ifunc build (the function-table dispatch
+# at every level) and an aarch64 cross build run under qemu-user with
+# three CPU models, in levels/ (testsuite/check-levels.sh).
+check-levels:
+	$(SHELL) $(srcdir)/testsuite/check-levels.sh $(abs_top_srcdir) \
+	  $(abs_top_builddir)/levels
+.PHONY: check-levels
+EXTRA_DIST += testsuite/check-levels.sh

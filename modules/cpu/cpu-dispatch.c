@@ -390,7 +390,9 @@ choose_level (void)
 {
   if (chosen != -2)
     return chosen;
+#if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init ();
+#endif
   int best = -1;
   for (int l = 0; l < LVL_COUNT; l++)
     if (level_built (l) && level_runs (l))
@@ -568,6 +570,72 @@ tsr_cpu_levels_runnable (void)
       if (!len)
         snprintf (buf, sizeof buf, "none");
     }
+  return buf;
+}
+
+/* The CPU features the levels test, those this CPU has: why the level
+   is what it is (tessera-info prints them).  */
+const char *
+tsr_cpu_features_seen (void)
+{
+  static char buf[256];
+  size_t len = 0;
+
+  if (buf[0])
+    return buf;
+#define SEEN(name, have)                                                \
+  do                                                                    \
+    if ((have) && len < sizeof buf)                                     \
+      len += (size_t) snprintf (buf + len, sizeof buf - len, "%s%s",     \
+                                len ? " " : "", name);                   \
+  while (0)
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init ();
+  SEEN ("popcnt", __builtin_cpu_supports ("popcnt"));
+  SEEN ("sse3", __builtin_cpu_supports ("sse3"));
+  SEEN ("ssse3", __builtin_cpu_supports ("ssse3"));
+  SEEN ("sse4.1", __builtin_cpu_supports ("sse4.1"));
+  SEEN ("sse4.2", __builtin_cpu_supports ("sse4.2"));
+  SEEN ("avx", __builtin_cpu_supports ("avx"));
+  SEEN ("avx2", __builtin_cpu_supports ("avx2"));
+  SEEN ("fma", __builtin_cpu_supports ("fma"));
+#ifdef TSR_CPU_SUPPORTS_F16C
+  SEEN ("f16c", __builtin_cpu_supports ("f16c"));
+#endif
+  SEEN ("bmi", __builtin_cpu_supports ("bmi"));
+  SEEN ("bmi2", __builtin_cpu_supports ("bmi2"));
+#ifdef TSR_CPU_HAVE_LEVEL_V3VNNI
+  SEEN ("avxvnni", __builtin_cpu_supports ("avxvnni"));
+#endif
+  SEEN ("avx512f", __builtin_cpu_supports ("avx512f"));
+  SEEN ("avx512bw", __builtin_cpu_supports ("avx512bw"));
+  SEEN ("avx512dq", __builtin_cpu_supports ("avx512dq"));
+  SEEN ("avx512vl", __builtin_cpu_supports ("avx512vl"));
+#ifdef TSR_CPU_HAVE_LEVEL_V4VNNI
+  SEEN ("avx512vnni", __builtin_cpu_supports ("avx512vnni"));
+#endif
+#elif defined(__aarch64__) && defined(__linux__)
+  unsigned long hw = getauxval (AT_HWCAP), hw2 = getauxval (AT_HWCAP2);
+  (void) hw2;
+#ifdef HWCAP_ASIMD
+  SEEN ("asimd", hw & HWCAP_ASIMD);
+#endif
+#ifdef HWCAP_ASIMDHP
+  SEEN ("asimdhp", hw & HWCAP_ASIMDHP);
+#endif
+#ifdef HWCAP_ASIMDDP
+  SEEN ("asimddp", hw & HWCAP_ASIMDDP);
+#endif
+#ifdef HWCAP_SVE
+  SEEN ("sve", hw & HWCAP_SVE);
+#endif
+#ifdef HWCAP2_I8MM
+  SEEN ("i8mm", hw2 & HWCAP2_I8MM);
+#endif
+#endif
+#undef SEEN
+  if (!len)
+    snprintf (buf, sizeof buf, "none tested");
   return buf;
 }
 

@@ -13,6 +13,9 @@ TSR_MODULE_HIDDEN const char *tsr_cpu_level_name (void);
 /* Levels built, and those of them this CPU (and OS) can run.  */
 TSR_MODULE_HIDDEN const char *tsr_cpu_levels_built (void);
 TSR_MODULE_HIDDEN const char *tsr_cpu_levels_runnable (void);
+/* The CPU features the levels test that this CPU has ("avx2 fma ...",
+   "asimd asimddp ..."): why the level is what it is.  */
+TSR_MODULE_HIDDEN const char *tsr_cpu_features_seen (void);
 /* Why TESSERA_CPU_LEVEL was not followed, or NULL.  */
 TSR_MODULE_HIDDEN const char *tsr_cpu_level_note (void);
 /* "ifunc" or "function table".  */

@@ -371,7 +371,7 @@ cpu_init_backend (tsr_device *dev, const char *params)
 
 /* Device.  */
 
-static char cpu_description[256];
+static char cpu_description[1024];
 
 /* The CPU model from /proc/cpuinfo ("model name", or "Model" on some
    ARM systems) into BUF; false when there is none.  */
@@ -416,9 +416,10 @@ describe_cpu (void)
     snprintf (model, sizeof model, "%s",
               uname (&u) == 0 ? u.machine : "unknown processor");
   snprintf (cpu_description, sizeof cpu_description, "CPU: %s, %d threads, "
-            "ISA level %s (%s; built: %s; this CPU runs: %s)", model,
-            hardware_threads (), tsr_cpu_level_name (),
-            tsr_cpu_dispatch_kind (), tsr_cpu_levels_built (),
+            "ISA level %s (%s; CPU features: %s; built: %s; "
+            "this CPU runs: %s)", model, hardware_threads (),
+            tsr_cpu_level_name (), tsr_cpu_dispatch_kind (),
+            tsr_cpu_features_seen (), tsr_cpu_levels_built (),
             tsr_cpu_levels_runnable ());
 }
 

@@ -12,14 +12,30 @@
 
 static char desc[1024], built[256], runs[256];
 
+/* This program's path: /proc/self/exe as the program sees it (under
+   qemu-user that is the emulated program, not the emulator).  */
+static const char *
+self_path (void)
+{
+  static char path[4096];
+  if (!path[0])
+    {
+      ssize_t n = readlink ("/proc/self/exe", path, sizeof path - 1);
+      path[n > 0 ? n : 0] = '\0';
+    }
+  return path;
+}
+
 /* Run this program's checks in a child with ENV set; the child's
-   description line and log go to OUT.  */
+   description line and log go to OUT.  The child runs under
+   TESSERA_TEST_WRAPPER too (qemu-user for a cross build, valgrind).  */
 static int
 child (const char *env, char *out, size_t size)
 {
-  char cmd[1024];
-  snprintf (cmd, sizeof cmd, "%s TESSERA_LOG=warn /proc/%ld/exe --child 2>&1",
-            env, (long) getpid ());
+  char cmd[8192];
+  const char *wrap = getenv ("TESSERA_TEST_WRAPPER");
+  snprintf (cmd, sizeof cmd, "%s TESSERA_LOG=warn %s '%s' --child 2>&1",
+            env, wrap ? wrap : "", self_path ());
   FILE *p = popen (cmd, "r");
   size_t n = p ? fread (out, 1, size - 1, p) : 0;
   out[n] = '\0';
@@ -121,6 +137,17 @@ main (int argc, char **argv)
   CHECK (field (desc, "built: ", built, sizeof built)
          && field (desc, "this CPU runs: ", runs, sizeof runs),
          "device description lists levels built and runnable (%s)", desc);
+  /* Why: the CPU features the levels test, as seen.  */
+  char feats[512] = "";
+  CHECK (field (desc, "CPU features: ", feats, sizeof feats) && feats[0],
+         "device description lists the CPU features seen (%s)", feats);
+  if (strstr (runs, "v3"))
+    CHECK (strstr (feats, "avx2") && strstr (feats, "fma"),
+           "a CPU running v3 is seen with avx2 and fma (%s)", feats);
+  if (strstr (runs, "armv8.2-a"))
+    CHECK (strstr (feats, "asimddp") && strstr (feats, "asimdhp"),
+           "a CPU running armv8.2-a is seen with asimddp and asimdhp (%s)",
+           feats);
   char best[64] = "", cur[64] = "";
   /* The best runnable level is the last word of RUNS.  */
   const char *sp = strrchr (runs, ' ');
@@ -157,22 +184,44 @@ main (int argc, char **argv)
   CHECK (strstr (out, "TESSERA_CPU_LEVEL=bogus is not a CPU level")
          && strstr (out, best), "unknown level named in a warning, best "
          "level used");
-  if (strstr (built, "x86-64") && strstr (runs, "v3"))
+  /* Refusal of a level above what the CPU supports, on any family:
+     the CPU capped at the next-best level it runs (CAP), the best (TOP)
+     asked for.  */
+  char cap[64] = "", top[64] = "", upto[256] = "";
+  {
+    const char *q = runs;
+    int n = 0;
+    while (sscanf (q, "%63s", word) == 1)
+      {
+        q = strstr (q, word) + strlen (word);
+        snprintf (cap, sizeof cap, "%s", top);
+        snprintf (top, sizeof top, "%s", word);
+        n++;
+      }
+    if (n >= 2)
+      snprintf (upto, sizeof upto, "%.*s)",
+                (int) (strstr (runs, top) - runs - 1), runs);
+  }
+  if (cap[0])
     {
-      child ("TESSERA_CPU_LEVEL_CAP=v2 TESSERA_CPU_LEVEL=v3", out,
-             sizeof out);
-      CHECK (strstr (out, "TESSERA_CPU_LEVEL=v3 refused")
-             && strstr (out, "ISA level v2 "),
-             "a level above what the CPU supports is refused; the best "
-             "supported one runs");
-      child ("TESSERA_CPU_LEVEL_CAP=v2", out, sizeof out);
-      CHECK (strstr (out, "ISA level v2 ") && strstr (out, "runs: x86-64 "
-                                                      "v2)"),
-             "a CPU of level v2 gets v2 and runs nothing above");
+      snprintf (env, sizeof env, "TESSERA_CPU_LEVEL_CAP=%s "
+                "TESSERA_CPU_LEVEL=%s", cap, top);
+      child (env, out, sizeof out);
+      char refused[96], level[96];
+      snprintf (refused, sizeof refused, "TESSERA_CPU_LEVEL=%s refused", top);
+      snprintf (level, sizeof level, "ISA level %s ", cap);
+      CHECK (strstr (out, refused) && strstr (out, level),
+             "a level above what the CPU supports (%s above %s) is refused; "
+             "the best supported one runs", top, cap);
+      snprintf (env, sizeof env, "TESSERA_CPU_LEVEL_CAP=%s", cap);
+      child (env, out, sizeof out);
+      CHECK (strstr (out, level) && strstr (out, upto),
+             "a CPU of level %s gets %s and runs nothing above (%s)", cap,
+             cap, upto);
     }
   else
-    tsr_test_unsupported ("refusal of a higher level: needs an x86-64 "
-                          "machine of level v3");
+    tsr_test_unsupported ("refusal of a higher level: this CPU runs only "
+                          "one level built");
   child ("TESSERA_CPU_LEVEL=baseline", out, sizeof out);
   char lowest[64] = "";
   sscanf (runs, "%63s", lowest);

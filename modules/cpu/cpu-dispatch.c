@@ -8,20 +8,30 @@
  * TESSERA_CPU_LEVEL.  A higher level than the CPU supports is refused,
  * never run: the note says so and the best supported level is used.
  *
- * With GNU ifunc (configure's TSR_USE_IFUNC) each tsr_cpu_<name> is an
- * indirect function resolved once by the dynamic loader.  Resolvers run
- * before everything else of this module is relocated, so they touch no
- * relocated data: levels are looked up through switch statements and
- * functions named directly.  Without ifunc, a table of function
- * pointers is filled once by tsr_cpu_dispatch_init and the entries call
- * through it.  */
+ * One mechanism, two forms.  The entry points tsr_cpu_<name> call
+ * through a pointer to a table of one level's functions; the pointer
+ * starts at a table of entries that initialize the dispatch and call
+ * again (the GMP "fat binary" way), so nothing needs an init call
+ * first.  With GNU ifunc (configure's TSR_USE_IFUNC), the level the
+ * CPU's features allow is also bound by ifunc resolvers that test
+ * features only (x86: __builtin_cpu_supports; aarch64: the hardware
+ * capabilities glibc passes them), and the pointer is NULL when that is
+ * the level chosen: the entry points call the resolved functions.
+ * TESSERA_CPU_LEVEL and TESSERA_CPU_LEVEL_CAP are read once, by
+ * ordinary code (tsr_cpu_dispatch_init), never by a resolver; a level
+ * they force goes through the table.  Resolvers run while the module
+ * is relocated (in a static program, before the C library is set up),
+ * so they touch no relocated data: levels are looked up through switch
+ * statements and functions named directly.  */
 #include <config.h>
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <pthread.h>
 #if defined(__aarch64__) && defined(__linux__)
 #include <sys/auxv.h>
 #endif
@@ -217,32 +227,6 @@ level_name (int l)
     }
 }
 
-/* Resolvers may run before this module's calls into the C library are
-   bound, so what they use is written here: no libc calls.  */
-static bool
-str_eq (const char *a, const char *b)
-{
-  while (*a && *a == *b)
-    a++, b++;
-  return *a == *b;
-}
-
-extern char **environ;
-
-static const char *
-env_var (const char *key)
-{
-  for (char **e = environ; e && *e; e++)
-    {
-      size_t i = 0;
-      while (key[i] && (*e)[i] == key[i])
-        i++;
-      if (!key[i])
-        return *e + i;
-    }
-  return NULL;
-}
-
 /* The name TESSERA_CPU_LEVEL may use: the short name or the -march.  */
 static int
 level_from_name (const char *s)
@@ -255,10 +239,10 @@ level_from_name (const char *s)
     { "armv8.6-a+i8mm+sve", LVL_ARMV8_6 }
   };
   for (int l = 0; l < LVL_COUNT; l++)
-    if (str_eq (s, level_name (l)))
+    if (strcmp (s, level_name (l)) == 0)
       return l;
   for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
-    if (str_eq (s, aliases[i].alias))
+    if (strcmp (s, aliases[i].alias) == 0)
       return aliases[i].level;
   return -2;
 }
@@ -310,31 +294,21 @@ x86_v4vnni (void)
 #endif
 #endif
 
-static int level_from_name (const char *s);
-static const char *env_var (const char *key);
-
-/* TESSERA_CPU_LEVEL_CAP (for testing) makes the CPU look as if it ran
-   nothing above that level.  */
-static bool
-level_capped (int l)
+/* What the levels test of the CPU.  x86: nothing here, the compiler's
+   __builtin_cpu_supports (initialized by __builtin_cpu_init); aarch64:
+   the kernel's hardware capabilities, which glibc passes to ifunc
+   resolvers and getauxval gives elsewhere.  */
+struct cpu_caps
 {
-  const char *cap = env_var ("TESSERA_CPU_LEVEL_CAP=");
-  int c = cap ? level_from_name (cap) : -2;
-  return c >= 0 && l > c;
-}
+  unsigned long hwcap, hwcap2;
+};
 
+/* Whether the CPU described by C has the features of level L.  No
+   library calls and no relocated data: the ifunc resolvers use it.  */
 static bool
-level_runs_really (int l);
-
-static bool
-level_runs (int l)
+level_has_features (int l, const struct cpu_caps *c)
 {
-  return !level_capped (l) && level_runs_really (l);
-}
-
-static bool
-level_runs_really (int l)
-{
+  (void) c;
   switch (l)
     {
 #if defined(__x86_64__)
@@ -353,14 +327,13 @@ level_runs_really (int l)
     case LVL_ARMV8: return true;
 #if defined(__linux__) && defined(HWCAP_ASIMDDP) && defined(HWCAP_ASIMDHP)
     case LVL_ARMV8_2:
-      return (getauxval (AT_HWCAP) & (HWCAP_ASIMDDP | HWCAP_ASIMDHP))
+      return (c->hwcap & (HWCAP_ASIMDDP | HWCAP_ASIMDHP))
              == (HWCAP_ASIMDDP | HWCAP_ASIMDHP);
 #endif
 #if defined(__linux__) && defined(HWCAP2_I8MM) && defined(HWCAP_SVE)
     case LVL_ARMV8_6:
-      return level_runs_really (LVL_ARMV8_2)
-             && (getauxval (AT_HWCAP) & HWCAP_SVE)
-             && (getauxval (AT_HWCAP2) & HWCAP2_I8MM);
+      return level_has_features (LVL_ARMV8_2, c) && (c->hwcap & HWCAP_SVE)
+             && (c->hwcap2 & HWCAP2_I8MM);
 #endif
 #endif
     case LVL_GENERIC: return true;
@@ -368,13 +341,16 @@ level_runs_really (int l)
     }
 }
 
-/* The choice, made once.  -2: not yet; -1: no level built runs here.
-   Why TESSERA_CPU_LEVEL was not followed is kept as a code and turned
-   into words later (resolvers cannot call snprintf).  */
-static int chosen = -2;
-static enum { NOTE_NONE, NOTE_UNKNOWN, NOTE_NOT_BUILT, NOTE_NOT_RUNNABLE,
-              NOTE_HIGHER } note_kind;
-static const char *note_value;
+/* The best level built that the CPU has the features of, or -1.  */
+static int
+best_by_features (const struct cpu_caps *c)
+{
+  int best = -1;
+  for (int l = 0; l < LVL_COUNT; l++)
+    if (level_built (l) && level_has_features (l, c))
+      best = l;
+  return best;
+}
 
 static int
 lowest_built (void)
@@ -385,53 +361,7 @@ lowest_built (void)
   return 0;
 }
 
-static int
-choose_level (void)
-{
-  if (chosen != -2)
-    return chosen;
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init ();
-#endif
-  int best = -1;
-  for (int l = 0; l < LVL_COUNT; l++)
-    if (level_built (l) && level_runs (l))
-      best = l;
-  const char *env = env_var ("TESSERA_CPU_LEVEL=");
-  if (env && *env && best >= 0)
-    {
-      int want = level_from_name (env);
-      if (want == -1)           /* "baseline": the lowest that runs */
-        for (want = 0; !(level_built (want) && level_runs (want)); want++)
-          ;
-      note_value = env;
-      if (want == -2)
-        note_kind = NOTE_UNKNOWN;
-      else if (!level_built (want))
-        note_kind = NOTE_NOT_BUILT;
-      else if (!level_runs (want))
-        note_kind = NOTE_NOT_RUNNABLE;
-      else if (want > best)
-        note_kind = NOTE_HIGHER;
-      else
-        best = want;
-    }
-  chosen = best;
-  return chosen;
-}
-
-#include <pthread.h>
-
-/* The function table: the dispatch without ifunc, and with ifunc too
-   when the resolvers ran before the environment was set up (see
-   below).  Filled once, by tsr_cpu_dispatch_init.  */
-static struct
-{
-#define TSR_CPU_VEC(ret, name, params, args) ret (*name) params;
-#include "cpu-vec.def"
-#undef TSR_CPU_VEC
-} table;
-
+/* Level L's function NAME (the lowest level built for L < 0).  */
 #define TSR_CPU_VEC(ret, name, params, args)                            \
   static ret (*pick_##name (int l)) params                             \
   {                                                                    \
@@ -444,110 +374,237 @@ static struct
 #include "cpu-vec.def"
 #undef TSR_CPU_VEC
 
-/* Entries that call through the table.  */
+/* The choice, made once by tsr_cpu_dispatch_init (ordinary code: the
+   environment and the C library are there): the best level the CPU
+   runs, or the one TESSERA_CPU_LEVEL names when it may.
+   TESSERA_CPU_LEVEL_CAP (for testing) makes the CPU look as if it ran
+   nothing above that level.  -1: no level built runs here.  */
+static int chosen = -1;
+static bool runs[LVL_COUNT];
+static enum { NOTE_NONE, NOTE_UNKNOWN, NOTE_NOT_BUILT, NOTE_NOT_RUNNABLE,
+              NOTE_HIGHER } note_kind;
+static const char *note_value;
+static char features_buf[256];
+static char runnable_buf[128];
+
+static void
+runtime_caps (struct cpu_caps *c)
+{
+  c->hwcap = c->hwcap2 = 0;
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init ();
+#endif
+#if defined(__aarch64__) && defined(__linux__)
+  c->hwcap = getauxval (AT_HWCAP);
+  c->hwcap2 = getauxval (AT_HWCAP2);
+#endif
+}
+
+static void
+choose (void)
+{
+  struct cpu_caps c;
+  runtime_caps (&c);
+  const char *cap_env = getenv ("TESSERA_CPU_LEVEL_CAP");
+  int cap = cap_env ? level_from_name (cap_env) : -2;
+  int best = -1;
+  for (int l = 0; l < LVL_COUNT; l++)
+    {
+      runs[l] = level_built (l) && level_has_features (l, &c)
+                && !(cap >= 0 && l > cap);
+      if (runs[l])
+        best = l;
+    }
+  const char *env = getenv ("TESSERA_CPU_LEVEL");
+  if (env && *env && best >= 0)
+    {
+      int want = level_from_name (env);
+      if (want == -1)           /* "baseline": the lowest that runs */
+        for (want = 0; !runs[want]; want++)
+          ;
+      note_value = env;
+      if (want == -2)
+        note_kind = NOTE_UNKNOWN;
+      else if (!level_built (want))
+        note_kind = NOTE_NOT_BUILT;
+      else if (!level_has_features (want, &c) || (cap >= 0 && want > cap))
+        note_kind = NOTE_NOT_RUNNABLE;
+      else if (want > best)
+        note_kind = NOTE_HIGHER;
+      else
+        best = want;
+    }
+  chosen = best;
+}
+
+/* The kernels of one level, and the entry points' way to them.  KERN
+   starts at LAZY, whose entries initialize the dispatch and call again
+   (the GMP "fat binary" way: no function may be called before an init
+   function, the first call is the init); tsr_cpu_dispatch_init then
+   points it at TABLE, filled with the chosen level's functions.  With
+   ifunc, KERN becomes NULL instead when the chosen level is the one
+   the resolvers picked from the CPU's features alone (no
+   TESSERA_CPU_LEVEL or TESSERA_CPU_LEVEL_CAP in effect), and the
+   entry points call the ifunc-resolved functions.  */
+struct kernels
+{
+#define TSR_CPU_VEC(ret, name, params, args) ret (*name) params;
+#include "cpu-vec.def"
+#undef TSR_CPU_VEC
+};
+
 #undef TSR_CPU_VEC_V
-#define TSR_CPU_VEC(ret, name, params, args) \
-  static ret via_table_##name params { return table.name args; }
-#define TSR_CPU_VEC_V(name, params, args) \
-  static void via_table_##name params { table.name args; }
+#define TSR_CPU_VEC(ret, name, params, args)                            \
+  static ret lazy_##name params                                        \
+  {                                                                    \
+    tsr_cpu_dispatch_init ();                                          \
+    return tsr_cpu_##name args;                                        \
+  }
+#define TSR_CPU_VEC_V(name, params, args)                               \
+  static void lazy_##name params                                       \
+  {                                                                    \
+    tsr_cpu_dispatch_init ();                                          \
+    tsr_cpu_##name args;                                               \
+  }
 #include "cpu-vec.def"
 #undef TSR_CPU_VEC
 #undef TSR_CPU_VEC_V
 #define TSR_CPU_VEC_V(name, params, args) TSR_CPU_VEC (void, name, params, args)
 
+static const struct kernels lazy = {
+#define TSR_CPU_VEC(ret, name, params, args) .name = lazy_##name,
+#include "cpu-vec.def"
+#undef TSR_CPU_VEC
+};
+
+static struct kernels table;
+static const struct kernels *_Atomic kern = &lazy;
+
+static inline const struct kernels *
+kernels (void)
+{
+  return atomic_load_explicit (&kern, memory_order_acquire);
+}
+
 #ifdef TSR_USE_IFUNC
-static bool use_table;          /* entries go through the table */
+
+/* The resolvers: the best level built that the CPU's features allow,
+   nothing else (no environment, no library calls: they run while the
+   module is relocated, in a static program before the C library is
+   set up).  On aarch64 glibc passes the hardware capabilities.  */
+#if defined(__aarch64__)
+#include <sys/ifunc.h>
+#define RESOLVER_PARAMS (uint64_t hwcap, const __ifunc_arg_t *arg)
+#define RESOLVER_CAPS(c)                                                \
+  ((c).hwcap = (unsigned long) hwcap,                                   \
+   (c).hwcap2 = (hwcap & _IFUNC_ARG_HWCAP) ? (unsigned long) arg->_hwcap2 \
+                                           : 0)
+#else
+#define RESOLVER_PARAMS (void)
+#define RESOLVER_CAPS(c) (__builtin_cpu_init (), (c).hwcap = (c).hwcap2 = 0)
 #endif
 
-static void
-fill_table (void)
-{
-  /* Choose again: the first choice may have been made without the
-     environment, so without TESSERA_CPU_LEVEL.  */
-  chosen = -2;
-  note_kind = NOTE_NONE;
-  int l = choose_level ();
-#define TSR_CPU_VEC(ret, name, params, args) table.name = pick_##name (l);
-#include "cpu-vec.def"
-#undef TSR_CPU_VEC
-}
-
-static pthread_once_t table_once = PTHREAD_ONCE_INIT;
-
-#ifdef TSR_USE_IFUNC
-
-/* One resolver per function; the first to run makes the choice.  When
-   the CPU backend is compiled into a program (static builds), the
-   resolvers run while the program is relocated, before the C library
-   has set up environ: TESSERA_CPU_LEVEL cannot be read yet, so they
-   return the table entries and tsr_cpu_dispatch_init chooses later,
-   with the same rules.  */
 #define TSR_CPU_VEC(ret, name, params, args)                            \
   typedef ret (*name##_fn) params;                                     \
-  static name##_fn resolve_##name (void)                               \
+  static name##_fn resolve_##name RESOLVER_PARAMS                      \
   {                                                                    \
-    if (!environ)                                                      \
-      {                                                                \
-        use_table = true;                                              \
-        return via_table_##name;                                       \
-      }                                                                \
-    int l = choose_level ();                                           \
-    switch (l < 0 ? lowest_built () : l)                               \
-      {                                                                \
-        ALL_CASES (name)                                               \
-      default: return NULL;                                            \
-      }                                                                \
+    struct cpu_caps c;                                                 \
+    RESOLVER_CAPS (c);                                                 \
+    return pick_##name (best_by_features (&c));                        \
   }                                                                    \
-  ret tsr_cpu_##name params __attribute__ ((ifunc ("resolve_" #name)));
+  TSR_MODULE_HIDDEN ret tsr_cpu_##name##_best params                   \
+    __attribute__ ((ifunc ("resolve_" #name)));
 #include "cpu-vec.def"
 #undef TSR_CPU_VEC
 
-const char *
-tsr_cpu_dispatch_kind (void)
-{
-  return use_table ? "ifunc, resolved through a table at start-up"
-                   : "ifunc";
-}
+#undef TSR_CPU_VEC_V
+#define TSR_CPU_VEC(ret, name, params, args)                            \
+  ret tsr_cpu_##name params                                            \
+  {                                                                    \
+    const struct kernels *kt_ = kernels ();                            \
+    return kt_ ? kt_->name args : tsr_cpu_##name##_best args;          \
+  }
+#define TSR_CPU_VEC_V(name, params, args)                               \
+  void tsr_cpu_##name params                                           \
+  {                                                                    \
+    const struct kernels *kt_ = kernels ();                            \
+    if (kt_)                                                           \
+      kt_->name args;                                                  \
+    else                                                               \
+      tsr_cpu_##name##_best args;                                      \
+  }
+#include "cpu-vec.def"
+#undef TSR_CPU_VEC
+#undef TSR_CPU_VEC_V
+#define TSR_CPU_VEC_V(name, params, args) TSR_CPU_VEC (void, name, params, args)
 
 #else /* !TSR_USE_IFUNC */
 
 #undef TSR_CPU_VEC_V
 #define TSR_CPU_VEC(ret, name, params, args) \
-  ret tsr_cpu_##name params { return via_table_##name args; }
+  ret tsr_cpu_##name params { return kernels ()->name args; }
 #define TSR_CPU_VEC_V(name, params, args) \
-  void tsr_cpu_##name params { via_table_##name args; }
+  void tsr_cpu_##name params { kernels ()->name args; }
 #include "cpu-vec.def"
 #undef TSR_CPU_VEC
 #undef TSR_CPU_VEC_V
 #define TSR_CPU_VEC_V(name, params, args) TSR_CPU_VEC (void, name, params, args)
 
-const char *
-tsr_cpu_dispatch_kind (void)
+#endif /* !TSR_USE_IFUNC */
+
+static void features_seen (void);
+
+static void
+init_once (void)
 {
-  return "function table";
+  choose ();
+  features_seen ();
+  size_t len = 0;
+  for (int l = 0; l < LVL_COUNT; l++)
+    if (runs[l])
+      len += (size_t) snprintf (runnable_buf + len, sizeof runnable_buf - len,
+                                "%s%s", len ? " " : "", level_name (l));
+  if (!len)
+    snprintf (runnable_buf, sizeof runnable_buf, "none");
+#define TSR_CPU_VEC(ret, name, params, args) \
+  table.name = pick_##name (chosen);
+#include "cpu-vec.def"
+#undef TSR_CPU_VEC
+  const struct kernels *k = &table;
+#ifdef TSR_USE_IFUNC
+  struct cpu_caps c;
+  runtime_caps (&c);
+  if (chosen == best_by_features (&c))
+    k = NULL;                   /* what the resolvers chose */
+#endif
+  atomic_store_explicit (&kern, k, memory_order_release);
 }
 
-#endif /* !TSR_USE_IFUNC */
+static pthread_once_t init_control = PTHREAD_ONCE_INIT;
 
 void
 tsr_cpu_dispatch_init (void)
 {
+  pthread_once (&init_control, init_once);
+}
+
+const char *
+tsr_cpu_dispatch_kind (void)
+{
+  tsr_cpu_dispatch_init ();
 #ifdef TSR_USE_IFUNC
-  if (use_table)
-    pthread_once (&table_once, fill_table);
-  else
-    choose_level ();
+  return kernels () ? "ifunc; the level forced through a function table"
+                    : "ifunc";
 #else
-  pthread_once (&table_once, fill_table);
+  return "function table";
 #endif
-  tsr_cpu_levels_runnable ();
 }
 
 const char *
 tsr_cpu_level_name (void)
 {
-  int l = choose_level ();
-  return l < 0 ? NULL : level_name (l);
+  tsr_cpu_dispatch_init ();
+  return chosen < 0 ? NULL : level_name (chosen);
 }
 
 const char *
@@ -559,34 +616,22 @@ tsr_cpu_levels_built (void)
 const char *
 tsr_cpu_levels_runnable (void)
 {
-  static char buf[128];
-  if (!buf[0])
-    {
-      size_t len = 0;
-      for (int l = 0; l < LVL_COUNT; l++)
-        if (level_built (l) && level_runs (l))
-          len += (size_t) snprintf (buf + len, sizeof buf - len, "%s%s",
-                                    len ? " " : "", level_name (l));
-      if (!len)
-        snprintf (buf, sizeof buf, "none");
-    }
-  return buf;
+  tsr_cpu_dispatch_init ();
+  return runnable_buf;
 }
 
 /* The CPU features the levels test, those this CPU has: why the level
    is what it is (tessera-info prints them).  */
-const char *
-tsr_cpu_features_seen (void)
+static void
+features_seen (void)
 {
-  static char buf[256];
-  size_t len = 0;
+  char *buf = features_buf;
+  size_t size = sizeof features_buf, len = 0;
 
-  if (buf[0])
-    return buf;
 #define SEEN(name, have)                                                \
   do                                                                    \
-    if ((have) && len < sizeof buf)                                     \
-      len += (size_t) snprintf (buf + len, sizeof buf - len, "%s%s",     \
+    if ((have) && len < size)                                     \
+      len += (size_t) snprintf (buf + len, size - len, "%s%s",     \
                                 len ? " " : "", name);                   \
   while (0)
 #if defined(__x86_64__) || defined(__i386__)
@@ -635,8 +680,14 @@ tsr_cpu_features_seen (void)
 #endif
 #undef SEEN
   if (!len)
-    snprintf (buf, sizeof buf, "none tested");
-  return buf;
+    snprintf (buf, size, "none tested");
+}
+
+const char *
+tsr_cpu_features_seen (void)
+{
+  tsr_cpu_dispatch_init ();
+  return features_buf;
 }
 
 const char *
@@ -644,6 +695,9 @@ tsr_cpu_level_note (void)
 {
   static char note[256];
   const char *best = tsr_cpu_level_name ();
+
+  if (!best)
+    best = "none";
   switch (note_kind)
     {
     case NOTE_NONE:

@@ -90,7 +90,8 @@ AC_DEFUN([TSR_CPU_LEVELS], [
 ])
 
 # TSR_CHECK_IFUNC: GNU indirect functions, trusted on glibc and FreeBSD
-# only, checked with a link test under -Werror.  --disable-ifunc uses
+# only (x86, and aarch64 with <sys/ifunc.h>: resolvers get the hardware
+# capabilities as arguments), checked with a link test under -Werror.  --disable-ifunc uses
 # the function-pointer table everywhere, and so do instrumented builds
 # (-fsanitize in CFLAGS, --enable-fuzzing) unless --enable-ifunc.
 AC_DEFUN([TSR_CHECK_IFUNC], [
@@ -122,7 +123,17 @@ AC_DEFUN([TSR_CHECK_IFUNC], [
 # error "ifunc is trusted on glibc and FreeBSD only"
 #endif
 static int impl (void) { return 42; }
+#if defined (__aarch64__)
+/* The resolvers read the hardware capabilities glibc passes them.  */
+#include <stdint.h>
+#include <sys/ifunc.h>
+static void *resolve (uint64_t hwcap, const __ifunc_arg_t *arg)
+{ (void) arg; return hwcap ? (void *) impl : (void *) impl; }
+#elif defined (__x86_64__) || defined (__i386__)
 static void *resolve (void) { __builtin_cpu_init (); return (void *) impl; }
+#else
+# error "no resolvers written for this architecture"
+#endif
 int probe (void) __attribute__ ((ifunc ("resolve")));
 ]], [[return probe () != 42;]])],
         [tsr_cv_ifunc=yes], [tsr_cv_ifunc=no])

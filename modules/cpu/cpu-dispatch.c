@@ -25,6 +25,7 @@
  * statements and functions named directly.  */
 #include <config.h>
 
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,171 +40,58 @@
 #include "cpu-dispatch.h"
 #include "cpu-vec.h"
 
-/* Level positions, lowest first within a family; "generic" (the
-   compiler's default target) is below everything.  */
+/* The levels, from the one table (cpu-levels.def).  configure defines
+   TSR_CPU_BUILT_<suffix> (the level's kernels are built) and
+   TSR_CPU_TESTABLE_<suffix> (the compiler can test its features: the
+   host's family) as 0 or 1 for every level of the table;
+   TSR_CPU_IF (C) (CODE) is CODE where C is 1.  */
+#include "cpu-levels.def"
+
+#define TSR_CPU_IF(c) TSR_CPU_IF_ (c)
+#define TSR_CPU_IF_(c) TSR_CPU_IF_##c
+#define TSR_CPU_IF_0(...)
+#define TSR_CPU_IF_1(...) __VA_ARGS__
+#define TSR_CPU_UNPAREN(...) __VA_ARGS__
+#define TSR_CPU_CALL(m, ...) m (__VA_ARGS__)
+
+/* Level positions, in table order: lowest first within a family;
+   "generic" (the compiler's default target) is below everything.  */
 enum
 {
-  LVL_GENERIC,
-  LVL_X86_64, LVL_V2, LVL_V3, LVL_V3VNNI, LVL_V4, LVL_V4VNNI,
-  LVL_ARMV8, LVL_ARMV8_2, LVL_ARMV8_6,
+#define X_ENUM(s, n, f, fl, m, ft, c) LVL_##s,
+  TSR_CPU_LEVELS (X_ENUM, )
+#undef X_ENUM
   LVL_COUNT
 };
 
-/* Per-level prototypes of the levels built.  */
 #define TSR_CPU_VEC_V(name, params, args) TSR_CPU_VEC (void, name, params, args)
-#ifdef TSR_CPU_HAVE_LEVEL_X86_64
+
+/* Per-level prototypes of the levels built: every function of
+   cpu-vec.def for every level.  */
+#define X_PROTO_(s, ret, name, params) \
+  TSR_MODULE_HIDDEN ret tsr_cpu_##name##_##s params;
+#define X_PROTO(s, n, f, fl, m, ft, c) \
+  TSR_CPU_IF (TSR_CPU_BUILT_##s) (TSR_CPU_CALL (X_PROTO_, s, TSR_CPU_UNPAREN c))
 #define TSR_CPU_VEC(ret, name, params, args) \
-  TSR_MODULE_HIDDEN ret tsr_cpu_##name##_x86_64 params;
+  TSR_CPU_LEVELS (X_PROTO, (ret, name, params))
 #include "cpu-vec.def"
 #undef TSR_CPU_VEC
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_V2
-#define TSR_CPU_VEC(ret, name, params, args) \
-  TSR_MODULE_HIDDEN ret tsr_cpu_##name##_v2 params;
-#include "cpu-vec.def"
-#undef TSR_CPU_VEC
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_V3
-#define TSR_CPU_VEC(ret, name, params, args) \
-  TSR_MODULE_HIDDEN ret tsr_cpu_##name##_v3 params;
-#include "cpu-vec.def"
-#undef TSR_CPU_VEC
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_V3VNNI
-#define TSR_CPU_VEC(ret, name, params, args) \
-  TSR_MODULE_HIDDEN ret tsr_cpu_##name##_v3vnni params;
-#include "cpu-vec.def"
-#undef TSR_CPU_VEC
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_V4
-#define TSR_CPU_VEC(ret, name, params, args) \
-  TSR_MODULE_HIDDEN ret tsr_cpu_##name##_v4 params;
-#include "cpu-vec.def"
-#undef TSR_CPU_VEC
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_V4VNNI
-#define TSR_CPU_VEC(ret, name, params, args) \
-  TSR_MODULE_HIDDEN ret tsr_cpu_##name##_v4vnni params;
-#include "cpu-vec.def"
-#undef TSR_CPU_VEC
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_ARMV8
-#define TSR_CPU_VEC(ret, name, params, args) \
-  TSR_MODULE_HIDDEN ret tsr_cpu_##name##_armv8 params;
-#include "cpu-vec.def"
-#undef TSR_CPU_VEC
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_ARMV8_2
-#define TSR_CPU_VEC(ret, name, params, args) \
-  TSR_MODULE_HIDDEN ret tsr_cpu_##name##_armv8_2 params;
-#include "cpu-vec.def"
-#undef TSR_CPU_VEC
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_ARMV8_6
-#define TSR_CPU_VEC(ret, name, params, args) \
-  TSR_MODULE_HIDDEN ret tsr_cpu_##name##_armv8_6 params;
-#include "cpu-vec.def"
-#undef TSR_CPU_VEC
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_GENERIC
-#define TSR_CPU_VEC(ret, name, params, args) \
-  TSR_MODULE_HIDDEN ret tsr_cpu_##name##_generic params;
-#include "cpu-vec.def"
-#undef TSR_CPU_VEC
-#endif
 
 /* "case LVL: return that level's function" for the levels built.  */
-#ifdef TSR_CPU_HAVE_LEVEL_X86_64
-#define CASE_X86_64(n) case LVL_X86_64: return tsr_cpu_##n##_x86_64;
-#else
-#define CASE_X86_64(n)
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_V2
-#define CASE_V2(n) case LVL_V2: return tsr_cpu_##n##_v2;
-#else
-#define CASE_V2(n)
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_V3
-#define CASE_V3(n) case LVL_V3: return tsr_cpu_##n##_v3;
-#else
-#define CASE_V3(n)
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_V3VNNI
-#define CASE_V3VNNI(n) case LVL_V3VNNI: return tsr_cpu_##n##_v3vnni;
-#else
-#define CASE_V3VNNI(n)
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_V4
-#define CASE_V4(n) case LVL_V4: return tsr_cpu_##n##_v4;
-#else
-#define CASE_V4(n)
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_V4VNNI
-#define CASE_V4VNNI(n) case LVL_V4VNNI: return tsr_cpu_##n##_v4vnni;
-#else
-#define CASE_V4VNNI(n)
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_ARMV8
-#define CASE_ARMV8(n) case LVL_ARMV8: return tsr_cpu_##n##_armv8;
-#else
-#define CASE_ARMV8(n)
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_ARMV8_2
-#define CASE_ARMV8_2(n) \
-  case LVL_ARMV8_2: return tsr_cpu_##n##_armv8_2;
-#else
-#define CASE_ARMV8_2(n)
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_ARMV8_6
-#define CASE_ARMV8_6(n) \
-  case LVL_ARMV8_6: return tsr_cpu_##n##_armv8_6;
-#else
-#define CASE_ARMV8_6(n)
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_GENERIC
-#define CASE_GENERIC(n) case LVL_GENERIC: return tsr_cpu_##n##_generic;
-#else
-#define CASE_GENERIC(n)
-#endif
-#define ALL_CASES(n) CASE_X86_64 (n) CASE_V2 (n) CASE_V3 (n) \
-  CASE_V3VNNI (n) CASE_V4 (n) CASE_V4VNNI (n) \
-  CASE_ARMV8 (n) CASE_ARMV8_2 (n) CASE_ARMV8_6 (n) CASE_GENERIC (n)
+#define X_CASE_(s, name) case LVL_##s: return tsr_cpu_##name##_##s;
+#define X_CASE(s, n, f, fl, m, ft, c) \
+  TSR_CPU_IF (TSR_CPU_BUILT_##s) (X_CASE_ (s, c))
+#define ALL_CASES(name) TSR_CPU_LEVELS (X_CASE, name)
 
 static bool
 level_built (int l)
 {
   switch (l)
     {
-#ifdef TSR_CPU_HAVE_LEVEL_X86_64
-    case LVL_X86_64: return true;
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_V2
-    case LVL_V2: return true;
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_V3
-    case LVL_V3: return true;
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_V3VNNI
-    case LVL_V3VNNI: return true;
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_V4
-    case LVL_V4: return true;
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_V4VNNI
-    case LVL_V4VNNI: return true;
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_ARMV8
-    case LVL_ARMV8: return true;
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_ARMV8_2
-    case LVL_ARMV8_2: return true;
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_ARMV8_6
-    case LVL_ARMV8_6: return true;
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_GENERIC
-    case LVL_GENERIC: return true;
-#endif
+#define X_BUILT(s, n, f, fl, m, ft, c) \
+  TSR_CPU_IF (TSR_CPU_BUILT_##s) (case LVL_##s: return true;)
+      TSR_CPU_LEVELS (X_BUILT, )
+#undef X_BUILT
     default: return false;
     }
 }
@@ -211,88 +99,31 @@ level_built (int l)
 static const char *
 level_name (int l)
 {
-  switch (l)
-    {
-    case LVL_X86_64: return "x86-64";
-    case LVL_V2: return "v2";
-    case LVL_V3: return "v3";
-    case LVL_V3VNNI: return "v3-vnni";
-    case LVL_V4: return "v4";
-    case LVL_V4VNNI: return "v4-vnni";
-    case LVL_ARMV8: return "armv8-a";
-    case LVL_ARMV8_2: return "armv8.2-a";
-    case LVL_ARMV8_6: return "armv8.6-a";
-    case LVL_GENERIC: return "generic";
-    default: return "?";
-    }
+  static const char *const names[] = {
+#define X_NAME(s, n, f, fl, m, ft, c) n,
+    TSR_CPU_LEVELS (X_NAME, )
+#undef X_NAME
+  };
+  return l >= 0 && l < LVL_COUNT ? names[l] : "?";
 }
 
-/* The name TESSERA_CPU_LEVEL may use: the short name or the -march.  */
+/* The name TESSERA_CPU_LEVEL may use: the level's name, its -march
+   spelling, or "baseline" (-1).  -2: none of them.  */
 static int
 level_from_name (const char *s)
 {
-  static const struct { const char *alias; int level; } aliases[] = {
-    { "baseline", -1 }, { "x86-64-v2", LVL_V2 }, { "x86-64-v3", LVL_V3 },
-    { "x86-64-v3+avxvnni", LVL_V3VNNI }, { "x86-64-v4", LVL_V4 },
-    { "x86-64-v4+avx512vnni", LVL_V4VNNI },
-    { "armv8.2-a+dotprod+fp16", LVL_ARMV8_2 },
-    { "armv8.6-a+i8mm+sve", LVL_ARMV8_6 }
+  static const char *const march[] = {
+#define X_MARCH(s, n, f, fl, m, ft, c) m,
+    TSR_CPU_LEVELS (X_MARCH, )
+#undef X_MARCH
   };
+  if (strcmp (s, "baseline") == 0)
+    return -1;
   for (int l = 0; l < LVL_COUNT; l++)
-    if (strcmp (s, level_name (l)) == 0)
+    if (strcmp (s, level_name (l)) == 0 || strcmp (s, march[l]) == 0)
       return l;
-  for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
-    if (strcmp (s, aliases[i].alias) == 0)
-      return aliases[i].level;
   return -2;
 }
-
-#if defined(__x86_64__) || defined(__i386__)
-static bool
-x86_v2 (void)
-{
-  return __builtin_cpu_supports ("popcnt") && __builtin_cpu_supports ("sse3")
-         && __builtin_cpu_supports ("ssse3")
-         && __builtin_cpu_supports ("sse4.1")
-         && __builtin_cpu_supports ("sse4.2");
-}
-
-static bool
-x86_v3 (void)
-{
-  return x86_v2 () && __builtin_cpu_supports ("avx")
-         && __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma")
-#ifdef TSR_CPU_SUPPORTS_F16C
-         && __builtin_cpu_supports ("f16c")
-#endif
-         && __builtin_cpu_supports ("bmi") && __builtin_cpu_supports ("bmi2");
-}
-
-static bool
-x86_v4 (void)
-{
-  return x86_v3 () && __builtin_cpu_supports ("avx512f")
-         && __builtin_cpu_supports ("avx512bw")
-         && __builtin_cpu_supports ("avx512dq")
-         && __builtin_cpu_supports ("avx512vl");
-}
-
-#ifdef TSR_CPU_HAVE_LEVEL_V3VNNI
-static bool
-x86_v3vnni (void)
-{
-  return x86_v3 () && __builtin_cpu_supports ("avxvnni");
-}
-#endif
-
-#ifdef TSR_CPU_HAVE_LEVEL_V4VNNI
-static bool
-x86_v4vnni (void)
-{
-  return x86_v4 () && __builtin_cpu_supports ("avx512vnni");
-}
-#endif
-#endif
 
 /* What the levels test of the CPU.  x86: nothing here, the compiler's
    __builtin_cpu_supports (initialized by __builtin_cpu_init); aarch64:
@@ -303,6 +134,17 @@ struct cpu_caps
   unsigned long hwcap, hwcap2;
 };
 
+/* The feature terms of cpu-levels.def as tests.  */
+#define TSR_CPU_ABOVE(s) && level_has_features (LVL_##s, c)
+#define TSR_CPU_X86(f) && __builtin_cpu_supports (f)
+#ifdef TSR_CPU_SUPPORTS_F16C
+#define TSR_CPU_X86_F16C && __builtin_cpu_supports ("f16c")
+#else
+#define TSR_CPU_X86_F16C
+#endif
+#define TSR_CPU_HWCAP(f) && (c->hwcap & HWCAP_##f)
+#define TSR_CPU_HWCAP2(f) && (c->hwcap2 & HWCAP2_##f)
+
 /* Whether the CPU described by C has the features of level L.  No
    library calls and no relocated data: the ifunc resolvers use it.  */
 static bool
@@ -311,35 +153,19 @@ level_has_features (int l, const struct cpu_caps *c)
   (void) c;
   switch (l)
     {
-#if defined(__x86_64__)
-    case LVL_X86_64: return true;
-    case LVL_V2: return x86_v2 ();
-    case LVL_V3: return x86_v3 ();
-    case LVL_V4: return x86_v4 ();
-#ifdef TSR_CPU_HAVE_LEVEL_V3VNNI
-    case LVL_V3VNNI: return x86_v3vnni ();
-#endif
-#ifdef TSR_CPU_HAVE_LEVEL_V4VNNI
-    case LVL_V4VNNI: return x86_v4vnni ();
-#endif
-#endif
-#if defined(__aarch64__)
-    case LVL_ARMV8: return true;
-#if defined(__linux__) && defined(HWCAP_ASIMDDP) && defined(HWCAP_ASIMDHP)
-    case LVL_ARMV8_2:
-      return (c->hwcap & (HWCAP_ASIMDDP | HWCAP_ASIMDHP))
-             == (HWCAP_ASIMDDP | HWCAP_ASIMDHP);
-#endif
-#if defined(__linux__) && defined(HWCAP2_I8MM) && defined(HWCAP_SVE)
-    case LVL_ARMV8_6:
-      return level_has_features (LVL_ARMV8_2, c) && (c->hwcap & HWCAP_SVE)
-             && (c->hwcap2 & HWCAP2_I8MM);
-#endif
-#endif
-    case LVL_GENERIC: return true;
+#define X_FEAT(s, n, f, fl, m, ft, cx) \
+  TSR_CPU_IF (TSR_CPU_TESTABLE_##s) (case LVL_##s: return true ft;)
+      TSR_CPU_LEVELS (X_FEAT, )
+#undef X_FEAT
     default: return false;
     }
 }
+
+#undef TSR_CPU_ABOVE
+#undef TSR_CPU_X86
+#undef TSR_CPU_X86_F16C
+#undef TSR_CPU_HWCAP
+#undef TSR_CPU_HWCAP2
 
 /* The best level built that the CPU has the features of, or -1.  */
 static int
@@ -620,64 +446,47 @@ tsr_cpu_levels_runnable (void)
   return runnable_buf;
 }
 
-/* The CPU features the levels test, those this CPU has: why the level
-   is what it is (tessera-info prints them).  */
+/* The CPU features the levels test (each level's own terms in
+   cpu-levels.def), those this CPU has: why the level is what it is
+   (tessera-info prints them).  */
 static void
 features_seen (void)
 {
   char *buf = features_buf;
   size_t size = sizeof features_buf, len = 0;
+  struct cpu_caps caps;
+  const struct cpu_caps *c = &caps;
 
+  runtime_caps (&caps);
+  (void) c;
 #define SEEN(name, have)                                                \
   do                                                                    \
-    if ((have) && len < size)                                     \
-      len += (size_t) snprintf (buf + len, size - len, "%s%s",     \
-                                len ? " " : "", name);                   \
-  while (0)
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init ();
-  SEEN ("popcnt", __builtin_cpu_supports ("popcnt"));
-  SEEN ("sse3", __builtin_cpu_supports ("sse3"));
-  SEEN ("ssse3", __builtin_cpu_supports ("ssse3"));
-  SEEN ("sse4.1", __builtin_cpu_supports ("sse4.1"));
-  SEEN ("sse4.2", __builtin_cpu_supports ("sse4.2"));
-  SEEN ("avx", __builtin_cpu_supports ("avx"));
-  SEEN ("avx2", __builtin_cpu_supports ("avx2"));
-  SEEN ("fma", __builtin_cpu_supports ("fma"));
+    if ((have) && len < size)                                           \
+      {                                                                 \
+        size_t at_ = len;                                               \
+        len += (size_t) snprintf (buf + len, size - len, "%s%s",        \
+                                  len ? " " : "", name);                \
+        for (; at_ < len && at_ < size; at_++)                          \
+          buf[at_] = (char) tolower ((unsigned char) buf[at_]);         \
+      }                                                                 \
+  while (0);
+#define TSR_CPU_ABOVE(s)
+#define TSR_CPU_X86(f) SEEN (f, __builtin_cpu_supports (f))
 #ifdef TSR_CPU_SUPPORTS_F16C
-  SEEN ("f16c", __builtin_cpu_supports ("f16c"));
+#define TSR_CPU_X86_F16C SEEN ("f16c", __builtin_cpu_supports ("f16c"))
+#else
+#define TSR_CPU_X86_F16C
 #endif
-  SEEN ("bmi", __builtin_cpu_supports ("bmi"));
-  SEEN ("bmi2", __builtin_cpu_supports ("bmi2"));
-#ifdef TSR_CPU_HAVE_LEVEL_V3VNNI
-  SEEN ("avxvnni", __builtin_cpu_supports ("avxvnni"));
-#endif
-  SEEN ("avx512f", __builtin_cpu_supports ("avx512f"));
-  SEEN ("avx512bw", __builtin_cpu_supports ("avx512bw"));
-  SEEN ("avx512dq", __builtin_cpu_supports ("avx512dq"));
-  SEEN ("avx512vl", __builtin_cpu_supports ("avx512vl"));
-#ifdef TSR_CPU_HAVE_LEVEL_V4VNNI
-  SEEN ("avx512vnni", __builtin_cpu_supports ("avx512vnni"));
-#endif
-#elif defined(__aarch64__) && defined(__linux__)
-  unsigned long hw = getauxval (AT_HWCAP), hw2 = getauxval (AT_HWCAP2);
-  (void) hw2;
-#ifdef HWCAP_ASIMD
-  SEEN ("asimd", hw & HWCAP_ASIMD);
-#endif
-#ifdef HWCAP_ASIMDHP
-  SEEN ("asimdhp", hw & HWCAP_ASIMDHP);
-#endif
-#ifdef HWCAP_ASIMDDP
-  SEEN ("asimddp", hw & HWCAP_ASIMDDP);
-#endif
-#ifdef HWCAP_SVE
-  SEEN ("sve", hw & HWCAP_SVE);
-#endif
-#ifdef HWCAP2_I8MM
-  SEEN ("i8mm", hw2 & HWCAP2_I8MM);
-#endif
-#endif
+#define TSR_CPU_HWCAP(f) SEEN (#f, c->hwcap & HWCAP_##f)
+#define TSR_CPU_HWCAP2(f) SEEN (#f, c->hwcap2 & HWCAP2_##f)
+#define X_SEEN(s, n, f, fl, m, ft, cx) TSR_CPU_IF (TSR_CPU_TESTABLE_##s) (ft)
+  TSR_CPU_LEVELS (X_SEEN, )
+#undef X_SEEN
+#undef TSR_CPU_ABOVE
+#undef TSR_CPU_X86
+#undef TSR_CPU_X86_F16C
+#undef TSR_CPU_HWCAP
+#undef TSR_CPU_HWCAP2
 #undef SEEN
   if (!len)
     snprintf (buf, size, "none tested");

@@ -3,89 +3,106 @@
 # end (the CPU backend is always built).
 
 # TSR_CPU_LEVELS: choose the ISA levels the CPU backend's hot loops are
-# compiled for.  Default: every level of the host CPU family that the
-# compiler accepts; --with-cpu-levels=LIST names them (an unknown or
-# unaccepted level is then an error).  Defines TSR_CPU_LEVELS_BUILT,
-# TSR_CPU_HAVE_LEVEL_<L> and the automake conditionals TSR_LEVEL_<L>.
+# compiled for, from the one table of levels, modules/cpu/cpu-levels.def
+# (read at configure time through gen-levels-mk.sh --table).  Default:
+# every level of the host's family whose flags and feature tests the
+# compiler accepts (generic on other hosts); --with-cpu-levels=LIST
+# names them (an unknown or unaccepted level is then an error).  Sets
+# TSR_CPU_LEVELS_BUILT (names), TSR_CPU_LEVEL_LIBS (the per-level
+# libraries to build) and TSR_CPU_LEVEL_CPPFLAGS (-DTSR_CPU_BUILT_<s>=0
+# or 1 for every level of the table: what cpu-dispatch.c and the tests
+# expand).
 AC_DEFUN([TSR_CPU_LEVELS], [
   AC_REQUIRE([AC_CANONICAL_HOST])
   AC_ARG_WITH([cpu-levels],
     [AS_HELP_STRING([--with-cpu-levels=LIST],
-      [ISA levels for the CPU backend, space or comma separated:
-       x86-64, x86-64-v2, x86-64-v3, x86-64-v3+avxvnni, x86-64-v4,
-       x86-64-v4+avx512vnni (x86_64 hosts);
-       armv8-a, armv8.2-a+dotprod+fp16, armv8.6-a+i8mm+sve (aarch64);
-       generic (default: every level of the host family the compiler
-       accepts)])],
-    [tsr_levels_asked=yes; tsr_levels=`echo "$withval" | tr ',' ' '`],
-    [tsr_levels_asked=no
-     AS_CASE([$host_cpu],
-       [x86_64|amd64], [tsr_levels="x86-64 x86-64-v2 x86-64-v3 x86-64-v3+avxvnni x86-64-v4 x86-64-v4+avx512vnni"],
-       [aarch64|arm64], [tsr_levels="armv8-a armv8.2-a+dotprod+fp16 armv8.6-a+i8mm+sve"],
-       [tsr_levels=generic])])
-  m4_foreach_w([tsr_l], [X86_64 V2 V3 V3VNNI V4 V4VNNI ARMV8 ARMV8_2 ARMV8_6 GENERIC],
-    [AH_TEMPLATE([TSR_CPU_HAVE_LEVEL_]tsr_l,
-      [The CPU backend is built for this ISA level.])])
+      [ISA levels for the CPU backend, space or comma separated, by name
+       or -march spelling (modules/cpu/cpu-levels.def): x86-64, v2, v3,
+       v3-vnni, v4, v4-vnni (x86_64 hosts); armv8-a, armv8.2-a,
+       armv8.6-a (aarch64); generic (default: every level of the host
+       family the compiler accepts)])],
+    [tsr_levels_asked=yes; tsr_levels_want=`echo "$withval" | tr ',' ' '`],
+    [tsr_levels_asked=no; tsr_levels_want=])
+  AS_CASE([$host_cpu],
+    [x86_64|amd64], [tsr_family=x86_64],
+    [aarch64|arm64], [tsr_family=aarch64],
+    [tsr_family=none])
+  tsr_levels_table=`$SHELL "$srcdir/modules/cpu/gen-levels-mk.sh" --table \
+    "$srcdir/modules/cpu/cpu-levels.def"` ||
+    AC_MSG_ERROR([cannot read $srcdir/modules/cpu/cpu-levels.def])
+  test "$tsr_levels_asked" = yes ||
+    echo "$tsr_levels_table" | grep "^[[^|]]*|[[^|]]*|$tsr_family|" >/dev/null ||
+    tsr_levels_want=generic
   tsr_levels_built=
   tsr_levels_names=
-  for tsr_level in $tsr_levels; do
-    AS_CASE([$tsr_level],
-      [x86-64], [tsr_suffix=x86_64; tsr_name=x86-64],
-      [x86-64-v2], [tsr_suffix=v2; tsr_name=v2],
-      [x86-64-v3], [tsr_suffix=v3; tsr_name=v3],
-      [x86-64-v3+avxvnni], [tsr_suffix=v3vnni; tsr_name=v3-vnni],
-      [x86-64-v4], [tsr_suffix=v4; tsr_name=v4],
-      [x86-64-v4+avx512vnni], [tsr_suffix=v4vnni; tsr_name=v4-vnni],
-      [armv8-a], [tsr_suffix=armv8; tsr_name=armv8-a],
-      [armv8.2-a+dotprod+fp16], [tsr_suffix=armv8_2; tsr_name=armv8.2-a],
-      [armv8.6-a+i8mm+sve], [tsr_suffix=armv8_6; tsr_name=armv8.6-a],
-      [generic], [tsr_suffix=generic; tsr_name=generic],
-      [AC_MSG_ERROR([unknown CPU level '$tsr_level' (see --help)])])
-    # A level named -march=BASE+EXT compiles with -march=BASE -mEXT, and
-    # its CPU test needs __builtin_cpu_supports ("EXT").
-    tsr_probe=
-    AS_CASE([$tsr_level],
-      [generic], [tsr_flag=],
-      [*+avxvnni|*+avx512vnni],
-        [tsr_ext=`echo "$tsr_level" | sed 's/^.*+//'`
-         tsr_flag="-march=`echo "$tsr_level" | sed 's/+.*$//'` -m$tsr_ext"
-         tsr_probe="return __builtin_cpu_supports (\"$tsr_ext\");"],
-      [tsr_flag="-march=$tsr_level"])
-    AC_MSG_CHECKING([whether $CC can compile for CPU level $tsr_level])
-    tsr_save_CFLAGS=$CFLAGS
-    CFLAGS="$CFLAGS $tsr_flag"
-    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([], [$tsr_probe])], [tsr_ok=yes],
-                      [tsr_ok=no])
-    CFLAGS=$tsr_save_CFLAGS
-    AC_MSG_RESULT([$tsr_ok])
-    if test "$tsr_ok" = yes; then
-      tsr_levels_built="$tsr_levels_built $tsr_suffix"
-      tsr_levels_names="$tsr_levels_names $tsr_name"
-      eval "TSR_LEVEL_CFLAGS_$tsr_suffix=\$tsr_flag"
-      AC_DEFINE_UNQUOTED(AS_TR_CPP([TSR_CPU_HAVE_LEVEL_$tsr_suffix]), [1],
-        [The CPU backend is built for this ISA level.])
-    elif test "$tsr_levels_asked" = yes; then
-      AC_MSG_ERROR([$CC cannot compile for CPU level $tsr_level])
+  tsr_levels_seen=
+  TSR_CPU_LEVEL_LIBS=
+  TSR_CPU_LEVEL_CPPFLAGS=
+  while IFS='|' read -r tsr_suffix tsr_name tsr_fam tsr_flags tsr_march tsr_feats; do
+    test -n "$tsr_suffix" || continue
+    tsr_want=no
+    if test -n "$tsr_levels_want"; then
+      for tsr_w in $tsr_levels_want; do
+        case $tsr_w in
+          "$tsr_name"|"$tsr_march"|"$tsr_suffix")
+            tsr_want=yes
+            tsr_levels_seen="$tsr_levels_seen $tsr_w" ;;
+        esac
+      done
+    elif test "$tsr_fam" = "$tsr_family"; then
+      tsr_want=yes
     fi
+    tsr_built=0
+    tsr_testable=0
+    dnl Every level of the host's family is probed (its feature test
+    dnl serves the levels above it), the wanted ones are built.
+    if test "$tsr_want" = yes || test "$tsr_fam" = "$tsr_family" ||
+       test "$tsr_fam" = any; then
+      AC_MSG_CHECKING([whether $CC can compile for CPU level $tsr_name])
+      tsr_save_CFLAGS=$CFLAGS
+      CFLAGS="$CFLAGS $tsr_flags"
+      dnl The level's feature test as cpu-dispatch.c writes it (the terms
+      dnl of cpu-levels.def): the compiler must know every feature name.
+      AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[
+#if defined (__linux__) && defined (__aarch64__)
+#include <sys/auxv.h>
+#endif
+#define TSR_CPU_ABOVE(s)
+#define TSR_CPU_X86(f) && __builtin_cpu_supports (f)
+#define TSR_CPU_X86_F16C
+#define TSR_CPU_HWCAP(f) && (getauxval (AT_HWCAP) & HWCAP_##f)
+#define TSR_CPU_HWCAP2(f) && (getauxval (AT_HWCAP2) & HWCAP2_##f)
+]], [[return 1 $tsr_feats;]])], [tsr_ok=yes], [tsr_ok=no])
+      CFLAGS=$tsr_save_CFLAGS
+      AC_MSG_RESULT([$tsr_ok])
+      test "$tsr_ok" = yes && tsr_testable=1
+      if test "$tsr_ok" = yes && test "$tsr_want" = yes; then
+        tsr_built=1
+        tsr_levels_built="$tsr_levels_built $tsr_suffix"
+        tsr_levels_names="$tsr_levels_names $tsr_name"
+        TSR_CPU_LEVEL_LIBS="$TSR_CPU_LEVEL_LIBS modules/cpu/libcpu-$tsr_suffix.la"
+      elif test "$tsr_want" = yes && test "$tsr_levels_asked" = yes; then
+        AC_MSG_ERROR([$CC cannot compile for CPU level $tsr_name])
+      fi
+    fi
+    TSR_CPU_LEVEL_CPPFLAGS="$TSR_CPU_LEVEL_CPPFLAGS -DTSR_CPU_BUILT_$tsr_suffix=$tsr_built -DTSR_CPU_TESTABLE_$tsr_suffix=$tsr_testable"
+  done <<TSR_LEVELS_EOF
+$tsr_levels_table
+TSR_LEVELS_EOF
+  for tsr_w in $tsr_levels_want; do
+    case " $tsr_levels_seen " in
+      *" $tsr_w "*) ;;
+      *) AC_MSG_ERROR([unknown CPU level '$tsr_w' (see --help)]) ;;
+    esac
   done
   test -n "$tsr_levels_built" ||
     AC_MSG_ERROR([no CPU level can be compiled; try --with-cpu-levels=generic])
   tsr_levels_names=`echo $tsr_levels_names`
   AC_DEFINE_UNQUOTED([TSR_CPU_LEVELS_BUILT], ["$tsr_levels_names"],
     [ISA levels the CPU backend is built for.])
-  AC_SUBST([TSR_LEVEL_CFLAGS_x86_64])
-  AC_SUBST([TSR_LEVEL_CFLAGS_v2])
-  AC_SUBST([TSR_LEVEL_CFLAGS_v3])
-  AC_SUBST([TSR_LEVEL_CFLAGS_v3vnni])
-  AC_SUBST([TSR_LEVEL_CFLAGS_v4])
-  AC_SUBST([TSR_LEVEL_CFLAGS_v4vnni])
-  AC_SUBST([TSR_LEVEL_CFLAGS_armv8])
-  AC_SUBST([TSR_LEVEL_CFLAGS_armv8_2])
-  AC_SUBST([TSR_LEVEL_CFLAGS_armv8_6])
   AC_SUBST([TSR_CPU_LEVELS_BUILT], [$tsr_levels_names])
-  m4_foreach_w([tsr_l], [x86_64 v2 v3 v3vnni v4 v4vnni armv8 armv8_2 armv8_6 generic], [
-    AM_CONDITIONAL(AS_TR_CPP([TSR_LEVEL_]tsr_l),
-      [case " $tsr_levels_built " in *" ]tsr_l[ "*) true;; *) false;; esac])])
+  AC_SUBST([TSR_CPU_LEVEL_LIBS])
+  AC_SUBST([TSR_CPU_LEVEL_CPPFLAGS])
   tsr_summary_cpu_levels=$tsr_levels_names
 ])
 

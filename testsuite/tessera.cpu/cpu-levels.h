@@ -1,6 +1,7 @@
 /* cpu-levels.h - what the level programs of tessera.cpu share: the ISA
-   levels built (cpu.exp defines TSR_TEST_LEVEL_<suffix> for each and
-   links their libraries) and whether this CPU runs one.
+   levels built (from modules/cpu/cpu-levels.def; cpu.exp passes
+   configure's TSR_CPU_BUILT_<suffix> flags and links the built levels'
+   libraries) and whether this CPU runs one.
 
    TSR_TEST_EACH_LEVEL (X) expands to X (suffix, name) for every level
    built, NAME as the device description spells it.  */
@@ -11,63 +12,15 @@
 #include <string.h>
 #include <tessera.h>
 #include "tsr-test.h"
+#include "cpu-levels.def"
 
-#ifdef TSR_TEST_LEVEL_x86_64
-#define TSR_TEST_LEVEL_X86_64_(X) X (x86_64, "x86-64")
-#else
-#define TSR_TEST_LEVEL_X86_64_(X)
-#endif
-#ifdef TSR_TEST_LEVEL_v2
-#define TSR_TEST_LEVEL_V2_(X) X (v2, "v2")
-#else
-#define TSR_TEST_LEVEL_V2_(X)
-#endif
-#ifdef TSR_TEST_LEVEL_v3
-#define TSR_TEST_LEVEL_V3_(X) X (v3, "v3")
-#else
-#define TSR_TEST_LEVEL_V3_(X)
-#endif
-#ifdef TSR_TEST_LEVEL_v3vnni
-#define TSR_TEST_LEVEL_V3VNNI_(X) X (v3vnni, "v3-vnni")
-#else
-#define TSR_TEST_LEVEL_V3VNNI_(X)
-#endif
-#ifdef TSR_TEST_LEVEL_v4
-#define TSR_TEST_LEVEL_V4_(X) X (v4, "v4")
-#else
-#define TSR_TEST_LEVEL_V4_(X)
-#endif
-#ifdef TSR_TEST_LEVEL_v4vnni
-#define TSR_TEST_LEVEL_V4VNNI_(X) X (v4vnni, "v4-vnni")
-#else
-#define TSR_TEST_LEVEL_V4VNNI_(X)
-#endif
-#ifdef TSR_TEST_LEVEL_armv8
-#define TSR_TEST_LEVEL_ARMV8_(X) X (armv8, "armv8-a")
-#else
-#define TSR_TEST_LEVEL_ARMV8_(X)
-#endif
-#ifdef TSR_TEST_LEVEL_armv8_2
-#define TSR_TEST_LEVEL_ARMV8_2_(X) X (armv8_2, "armv8.2-a")
-#else
-#define TSR_TEST_LEVEL_ARMV8_2_(X)
-#endif
-#ifdef TSR_TEST_LEVEL_armv8_6
-#define TSR_TEST_LEVEL_ARMV8_6_(X) X (armv8_6, "armv8.6-a")
-#else
-#define TSR_TEST_LEVEL_ARMV8_6_(X)
-#endif
-#ifdef TSR_TEST_LEVEL_generic
-#define TSR_TEST_LEVEL_GENERIC_(X) X (generic, "generic")
-#else
-#define TSR_TEST_LEVEL_GENERIC_(X)
-#endif
-#define TSR_TEST_EACH_LEVEL(X)                                          \
-  TSR_TEST_LEVEL_X86_64_ (X) TSR_TEST_LEVEL_V2_ (X) TSR_TEST_LEVEL_V3_ (X) \
-  TSR_TEST_LEVEL_V3VNNI_ (X) TSR_TEST_LEVEL_V4_ (X)                     \
-  TSR_TEST_LEVEL_V4VNNI_ (X) TSR_TEST_LEVEL_ARMV8_ (X)                  \
-  TSR_TEST_LEVEL_ARMV8_2_ (X) TSR_TEST_LEVEL_ARMV8_6_ (X)               \
-  TSR_TEST_LEVEL_GENERIC_ (X)
+#define TSR_TEST_IF(c) TSR_TEST_IF_ (c)
+#define TSR_TEST_IF_(c) TSR_TEST_IF_##c
+#define TSR_TEST_IF_0(...)
+#define TSR_TEST_IF_1(...) __VA_ARGS__
+#define TSR_TEST_LEVEL_ONE(s, n, f, fl, m, ft, X) \
+  TSR_TEST_IF (TSR_CPU_BUILT_##s) (X (s, n))
+#define TSR_TEST_EACH_LEVEL(X) TSR_CPU_LEVELS (TSR_TEST_LEVEL_ONE, X)
 
 /* Whether the CPU runs the level named NAME, from the device
    description's "this CPU runs: ..." list.  */

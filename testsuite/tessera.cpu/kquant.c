@@ -1,7 +1,7 @@
 /* The super-block kernels of the CPU backend (cpu-kquant.c) for q2_K,
    q3_K, q4_K, q5_K, q6_K and iq4_xs, called directly at every ISA
    level built that this CPU runs (cpu.exp links the per-level
-   libraries and defines TSR_TEST_LEVEL_<suffix> for each, see
+   libraries and defines TSR_CPU_BUILT_<suffix> for each level, see
    cpu-levels.h).
 
    - quantize_act_q8_K gives exactly the values, float scales and sums

@@ -1,7 +1,7 @@
 /* The integer dot product kernels of the CPU backend (cpu-qdot.c,
    cpu-qdot-32.c) and its rows of block types to f32, called directly at
    every ISA level built that this CPU runs.  cpu.exp links the
-   per-level libraries of the module and defines TSR_TEST_LEVEL_<suffix>
+   per-level libraries of the module and defines TSR_CPU_BUILT_<suffix>
    for each.  Block types: q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, mxfp4.
 
    - quantize_act_q8_0 gives exactly the values and f16 scales of the

@@ -227,16 +227,14 @@ runtime_caps (struct cpu_caps *c)
 }
 
 static void
-choose (void)
+choose (const struct cpu_caps *c)
 {
-  struct cpu_caps c;
-  runtime_caps (&c);
   const char *cap_env = getenv ("TESSERA_CPU_LEVEL_CAP");
   int cap = cap_env ? level_from_name (cap_env) : -2;
   int best = -1;
   for (int l = 0; l < LVL_COUNT; l++)
     {
-      runs[l] = level_built (l) && level_has_features (l, &c)
+      runs[l] = level_built (l) && level_has_features (l, c)
                 && !(cap >= 0 && l > cap);
       if (runs[l])
         best = l;
@@ -253,7 +251,7 @@ choose (void)
         note_kind = NOTE_UNKNOWN;
       else if (!level_built (want))
         note_kind = NOTE_NOT_BUILT;
-      else if (!level_has_features (want, &c) || (cap >= 0 && want > cap))
+      else if (!level_has_features (want, c) || (cap >= 0 && want > cap))
         note_kind = NOTE_NOT_RUNNABLE;
       else if (want > best)
         note_kind = NOTE_HIGHER;
@@ -378,13 +376,16 @@ kernels (void)
 
 #endif /* !TSR_USE_IFUNC */
 
-static void features_seen (void);
+static void features_seen (const struct cpu_caps *c);
 
 static void
 init_once (void)
 {
-  choose ();
-  features_seen ();
+  struct cpu_caps c;
+
+  runtime_caps (&c);
+  choose (&c);
+  features_seen (&c);
   size_t len = 0;
   for (int l = 0; l < LVL_COUNT; l++)
     if (runs[l])
@@ -398,8 +399,6 @@ init_once (void)
 #undef TSR_CPU_VEC
   const struct kernels *k = &table;
 #ifdef TSR_USE_IFUNC
-  struct cpu_caps c;
-  runtime_caps (&c);
   if (chosen == best_by_features (&c))
     k = NULL;                   /* what the resolvers chose */
 #endif
@@ -450,14 +449,11 @@ tsr_cpu_levels_runnable (void)
    cpu-levels.def), those this CPU has: why the level is what it is
    (tessera-info prints them).  */
 static void
-features_seen (void)
+features_seen (const struct cpu_caps *c)
 {
   char *buf = features_buf;
   size_t size = sizeof features_buf, len = 0;
-  struct cpu_caps caps;
-  const struct cpu_caps *c = &caps;
 
-  runtime_caps (&caps);
   (void) c;
 #define SEEN(name, have)                                                \
   do                                                                    \

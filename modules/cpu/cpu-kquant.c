@@ -321,15 +321,6 @@ ld64 (const void *p)
   return u;
 }
 
-static inline uint32_t
-ld32 (const void *p)
-{
-  uint32_t u;
-
-  memcpy (&u, p, sizeof u);
-  return u;
-}
-
 /* The two float factors of a super-block, lanes 0 and 1 of one
    vector: d and -dmin from the adjacent halves at P (the sign flipped
    in the half itself, an exact negation), or d twice.  One conversion
@@ -337,7 +328,8 @@ ld32 (const void *p)
 static inline __m128
 dd_mins_r (const tsr_fp16_t *p)
 {
-  return _mm_cvtph_ps (_mm_cvtsi32_si128 ((int) (ld32 (p) ^ 0x80000000u)));
+  return _mm_cvtph_ps (_mm_cvtsi32_si128
+                       ((int) (load_le32 ((const char *) p) ^ 0x80000000u)));
 }
 
 static inline __m128
@@ -379,9 +371,9 @@ scales_q3_K_r (const struct tsr_block_q3_K *b)
   const __m128i lo = _mm_and_si128
     (_mm_srlv_epi64 (_mm_set1_epi64x ((long long) ld64 (b->scales)),
                      _mm_set_epi64x (4, 0)), _mm_set1_epi8 (0x0f));
-  const __m128i top = _mm_rolv_epi32 (_mm_set1_epi32 ((int) ld32 (b->scales
-                                                                  + 8)),
-                                      _mm_setr_epi32 (4, 2, 0, 30));
+  const __m128i top = _mm_rolv_epi32
+    (_mm_set1_epi32 ((int) load_le32 ((const char *) b->scales + 8)),
+     _mm_setr_epi32 (4, 2, 0, 30));
   return _mm256_cvtepi8_epi16 (_mm_sub_epi8 (_mm_ternarylogic_epi32
                                              (lo, top, _mm_set1_epi8 (0x30),
                                               0xf8),

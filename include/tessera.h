@@ -15,6 +15,7 @@
 #include <tessera/vocab.h>
 #include <tessera/sched.h>
 #include <tessera/model.h>
+#include <tessera/comm.h>
 #include <tessera/version.h>
 
 #endif /* TESSERA_H */

@@ -40,6 +40,7 @@ tsr_device_type_name (tsr_device_type type)
     case TSR_DEVICE_GPU: return "GPU";
     case TSR_DEVICE_IGPU: return "IGPU";
     case TSR_DEVICE_ACCEL: return "ACCEL";
+    case TSR_DEVICE_COMM: return "COMM";
     }
   return "unknown";
 }

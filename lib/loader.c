@@ -312,12 +312,23 @@ tsri_loader_open (const char *path, struct tsri_opened *out, char *reason,
       lt_dlclose (h);
       return TSR_MODULE_ABI_MISMATCH;
     }
-  if (d->flags != 0)
+  if (d->flags & ~TSR_MODULE_KNOWN_FLAGS)
     {
       snprintf (reason, reason_size, "its descriptor sets flags 0x%x, "
                 "which this libtessera (module ABI version %u) does not "
                 "know; rebuild the module against this Tessera",
-                (unsigned) d->flags, (unsigned) TSR_MODULE_ABI_VERSION);
+                (unsigned) (d->flags & ~TSR_MODULE_KNOWN_FLAGS),
+                (unsigned) TSR_MODULE_ABI_VERSION);
+      lt_dlclose (h);
+      return TSR_MODULE_ABI_MISMATCH;
+    }
+  if ((d->flags & TSR_MODULE_FLAG_PROC) && dsize != 0
+      && dsize < sizeof (struct tsr_module_descriptor_ext))
+    {
+      snprintf (reason, reason_size, "its descriptor sets the flag of "
+                "named entry points but is %lu bytes, not the %zu of "
+                "that descriptor", dsize,
+                sizeof (struct tsr_module_descriptor_ext));
       lt_dlclose (h);
       return TSR_MODULE_ABI_MISMATCH;
     }
@@ -362,7 +373,9 @@ tsri_loader_scan_dir (const char *dir,
     {
       const char *name = e->d_name;
       size_t len = strlen (name), ext;
-      if (strncmp (name, "tessera-", 8) != 0)
+      /* tessera-comm-NAME: loaded on demand only (tessera/module.h).  */
+      if (strncmp (name, "tessera-", 8) != 0
+          || strncmp (name, "tessera-comm-", 13) == 0)
         continue;
       if (has_suffix (name, ".la"))
         ext = 3;

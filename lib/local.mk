@@ -9,7 +9,7 @@ pkginclude_HEADERS += include/tessera/status.h include/tessera/log.h \
 	include/tessera/backend.h include/tessera/alloc.h \
 	include/tessera/registry.h include/tessera/module.h \
 	include/tessera/gguf.h include/tessera/model.h \
-	include/tessera/vocab.h \
+	include/tessera/vocab.h include/tessera/comm.h \
 	include/tessera/sched.h
 nodist_pkginclude_HEADERS += include/tessera/version.h
 
@@ -21,7 +21,7 @@ lib_libtessera_la_SOURCES = lib/tessera-impl.h lib/status.c lib/log.c \
 	lib/backend.c lib/alloc.c lib/sched.c lib/registry.c lib/loader.c \
 	lib/gguf-impl.h lib/gguf.c lib/gguf-parse.c lib/gguf-write.c \
 	lib/gguf-load.c lib/model-impl.h lib/model-load.c lib/model-graph.c \
-	lib/model-session.c lib/sample.c \
+	lib/model-session.c lib/sample.c lib/comm.c \
 	lib/vocab-impl.h lib/vocab.c lib/vocab-load.c \
 	lib/vocab-unicode.c lib/vocab-pretok.c lib/vocab-tokenize.c
 nodist_lib_libtessera_la_SOURCES = lib/builtin-modules.h

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <strings.h>
 
 #include "tessera-impl.h"
@@ -20,6 +21,10 @@
 static const struct tsr_module_descriptor *const tsr_builtin_modules[] = {
   NULL
 };
+#endif
+
+#ifndef LT_MODULE_EXT
+#define LT_MODULE_EXT ".so"
 #endif
 
 #ifndef TSR_BACKEND_DIR
@@ -34,6 +39,7 @@ struct module
   void *handle;
   tsr_reg *reg;
   void (*finalize) (void);      /* the descriptor's, or NULL */
+  void *(*get_proc) (const char *name);   /* TSR_MODULE_FLAG_PROC */
   long live;                    /* its backends, buffers and events */
 };
 
@@ -379,6 +385,8 @@ add_module (const struct tsr_module_descriptor *d, const char *path,
   m->handle = handle;
   m->reg = reg;
   m->finalize = d->finalize;
+  m->get_proc = d->flags & TSR_MODULE_FLAG_PROC
+    ? ((const struct tsr_module_descriptor_ext *) d)->get_proc : NULL;
   m->live = 0;
   R.n_modules++;
   forget_failure (path, name);
@@ -697,6 +705,102 @@ tsri_registry_hold (tsr_device *dev, int delta)
         break;
       }
   unlock ();
+}
+
+/* Communication modules, loaded on demand.  */
+
+/* Whether STEM.la or STEM + the module extension exists.  */
+static bool
+stem_exists (const char *stem)
+{
+  static const char *const ext[] = { ".la", LT_MODULE_EXT };
+  char path[4096];
+  for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
+    {
+      int len = snprintf (path, sizeof path, "%s%s", stem, ext[i]);
+      if (len > 0 && (size_t) len < sizeof path && access (path, F_OK) == 0)
+        return true;
+    }
+  return false;
+}
+
+/* Load tessera-comm-NAME from the first directory of the search path
+   that has it.  Called with the lock held.  */
+static int
+load_comm_locked (const char *name, char *tried, size_t n_tried)
+{
+  char stem[4096];
+  const char *env = getenv ("TESSERA_BACKEND_PATH");
+  char *copy = env ? strdup (env) : NULL, *save = NULL;
+  size_t n_dirs = 0;
+  const char *dirs[64];
+  for (char *p = copy ? strtok_r (copy, ":", &save) : NULL; p && n_dirs < 60;
+       p = strtok_r (NULL, ":", &save))
+    dirs[n_dirs++] = p;
+  for (size_t i = 0; i < R.n_dirs && n_dirs < 63; i++)
+    dirs[n_dirs++] = R.dirs[i];
+  dirs[n_dirs++] = TSR_BACKEND_DIR;
+  int st = TSR_ERR_NOT_FOUND;
+  tried[0] = '\0';
+  for (size_t i = 0; i < n_dirs && st == TSR_ERR_NOT_FOUND; i++)
+    {
+      if (!tsri_is_dir (dirs[i]))
+        continue;
+      snprintf (stem, sizeof stem, "%s/tessera-comm-%s", dirs[i], name);
+      size_t len = strlen (tried);
+      snprintf (tried + len, n_tried - len, "%s%s", len ? ", " : "", dirs[i]);
+      if (stem_exists (stem))
+        st = load_path (stem);
+    }
+  free (copy);
+  return st;
+}
+
+tsr_reg *
+tsri_registry_comm_module (const char *name)
+{
+  char tried[2048];
+  tsr_reg *reg = NULL;
+  lock ();
+  int st = reentered ("tsr_comm");
+  if (st == TSR_OK)
+    {
+      init_locked ();
+      struct module *m = find_module (name);
+      if (!m)
+        {
+          st = load_comm_locked (name, tried, sizeof tried);
+          if (st == TSR_ERR_NOT_FOUND)
+            st = tsr_set_error (TSR_ERR_NOT_FOUND, "the %s communication "
+                                "module tessera-comm-%s is not installed "
+                                "(looked in %s): configure Tessera "
+                                "--with-%s", name, name,
+                                tried[0] ? tried : "no existing directory",
+                                name);
+          m = st == TSR_OK ? find_module (name) : NULL;
+        }
+      if (m && !m->get_proc)
+        st = tsr_set_error (TSR_ERR_MODULE, "module %s (%s) has no "
+                            "communication interface", name, m->path);
+      else if (m)
+        reg = m->reg;
+    }
+  unlock ();
+  return reg;
+}
+
+void *
+tsr_reg_get_proc (tsr_reg *reg, const char *name)
+{
+  void *(*get_proc) (const char *) = NULL;
+  if (!reg || !name)
+    return NULL;
+  lock ();
+  for (size_t i = 0; i < R.n_modules; i++)
+    if (R.modules[i].reg == reg)
+      get_proc = R.modules[i].get_proc;
+  unlock ();
+  return get_proc ? get_proc (name) : NULL;
 }
 
 /* Registrations and devices.  */

@@ -27,6 +27,7 @@ tsr_status_string (tsr_status status)
     case TSR_ERR_BACKEND: return "backend failure";
     case TSR_ERR_STATE: return "call made in the wrong state";
     case TSR_ERR_FORMAT: return "malformed input";
+    case TSR_ERR_TIMEOUT: return "timed out";
     }
   return "unknown status";
 }

@@ -79,6 +79,10 @@ void tsri_name_index_free (struct tsri_name_index *ix);
    DEV's module (backends, buffers, events); a module is not unloaded
    while it has any.  DEV may be NULL (nothing to count).  */
 void tsri_registry_hold (tsr_device *dev, int delta);
+/* The registration of communication module NAME (tessera-comm-NAME),
+   loaded from the search path when it is not yet; NULL with an error
+   naming the directories tried (registry.c).  */
+tsr_reg *tsri_registry_comm_module (const char *name);
 
 /* tensor.c: T's dense strides from its type and shape.  */
 void tsri_set_strides (tsr_tensor *t);
@@ -173,6 +177,8 @@ tsri_rule_fn tsri_rule_glu, tsri_rule_sum, tsri_rule_mean,
   tsri_rule_top_k;                                      /* ops-math.c */
 tsri_rule_fn tsri_rule_rope, tsri_rule_set_rows, tsri_rule_flash_attn_ext,
   tsri_rule_mul_mat_id, tsri_rule_im2col, tsri_rule_pool_2d; /* ops-nn.c */
+tsri_rule_fn tsri_rule_all_reduce, tsri_rule_all_gather, tsri_rule_send,
+  tsri_rule_recv;                                       /* comm.c */
 /* What PROTO's op makes of its sources and parameters, checked; the
    new result node, or NULL with the rule's error recorded.  */
 tsr_tensor *tsri_build (tsr_context *ctx, const tsr_tensor *proto);

@@ -63,6 +63,10 @@ static tsri_rule_fn *const rules[TSR_OP_COUNT] = {
   [TSR_OP_IM2COL] = tsri_rule_im2col,
   [TSR_OP_POOL_2D] = tsri_rule_pool_2d,
   [TSR_OP_GELU_ERF] = tsri_rule_unary,
+  [TSR_OP_ALL_REDUCE] = tsri_rule_all_reduce,
+  [TSR_OP_ALL_GATHER] = tsri_rule_all_gather,
+  [TSR_OP_SEND] = tsri_rule_send,
+  [TSR_OP_RECV] = tsri_rule_recv,
 };
 
 int

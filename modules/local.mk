@@ -29,3 +29,4 @@ include modules/cpu/local.mk
 include modules/blas/local.mk
 include modules/opencl/local.mk
 include modules/cuda/local.mk
+include modules/mpi/local.mk

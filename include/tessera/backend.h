@@ -27,7 +27,10 @@ typedef enum tsr_device_type {
   TSR_DEVICE_CPU = 0,
   TSR_DEVICE_GPU,
   TSR_DEVICE_IGPU,    /* integrated GPU sharing host memory */
-  TSR_DEVICE_ACCEL    /* accelerator working with a CPU (e.g. BLAS) */
+  TSR_DEVICE_ACCEL,   /* accelerator working with a CPU (e.g. BLAS) */
+  TSR_DEVICE_COMM     /* communication with other processes (MPI):
+                         runs only the communication ops, never
+                         chosen as a compute device */
 } tsr_device_type;
 
 struct tsr_device_caps {

@@ -187,6 +187,52 @@ struct tsr_module_descriptor {
   uint32_t flags;
 };
 
+/* Bits of the descriptor's FLAGS (ABI 3 minor additions).
+   TSR_MODULE_FLAG_PROC: the descriptor is the first member of a struct
+   tsr_module_descriptor_ext, whose GET_PROC returns the module's named
+   entry points beyond the backend interface (NULL for a name it does
+   not know).  The communication interface below is one.  */
+#define TSR_MODULE_FLAG_PROC 0x1u
+#define TSR_MODULE_KNOWN_FLAGS TSR_MODULE_FLAG_PROC
+
+struct tsr_module_descriptor_ext {
+  struct tsr_module_descriptor base;
+  void *(*get_proc) (const char *name);
+};
+
+/* Communication modules (modules/mpi).  A module named
+   tessera-comm-NAME is never loaded by the registry's scans: only
+   when a program asks for a communicator (tessera/comm.h), so that a
+   program that does not never loads the communication library.  Its
+   get_proc ("tsr_comm_iface_1") returns this table; its registration
+   has one device of type TSR_DEVICE_COMM whose backends (one per
+   communicator, made by OPEN) compute the communication ops.  Each
+   entry returns TSR_OK or a status with the error recorded.  */
+#define TSR_COMM_IFACE_NAME "tsr_comm_iface_1"
+struct tsr_comm_iface {
+  /* A communicator over the whole job (MPI_COMM NULL: the library is
+     initialized first if the program has not done it) or over a
+     duplicate of the program's communicator *MPI_COMM.  ID is the
+     number libtessera gives it, which its ops carry in op_params[0]:
+     *BACKEND runs the nodes of that ID only.  */
+  int (*open) (const void *mpi_comm, int32_t id, void **comm, int *rank,
+               int *size, tsr_backend **backend);
+  /* Frees the backend too.  */
+  void (*close) (void *comm);
+  /* Seconds any wait for other ranks may take before TSR_ERR_TIMEOUT
+     (the communicator is unusable after one: stop the job).  */
+  void (*set_timeout) (void *comm, double seconds);
+  int (*broadcast) (void *comm, void *data, size_t size, int root);
+  /* The largest of each rank's N values, on every rank.  */
+  int (*max_u64) (void *comm, uint64_t *values, int n);
+  int (*barrier) (void *comm);
+  /* Stop every process of the job with exit status CODE; does not
+     return.  */
+  void (*abort) (void *comm, int code);
+  /* "Open MPI v4.1.4, 2 ranks, thread level serialized".  */
+  const char *(*describe) (void *comm);
+};
+
 /* The mark of a module's internal functions and data, shared between
    its files but never exported from it (the module exports only its
    descriptor).  In-tree backends name them tsr_NAME_..., so a copy

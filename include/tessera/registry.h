@@ -100,6 +100,10 @@ size_t tsr_reg_count (void);
 tsr_reg *tsr_reg_get (size_t i);
 tsr_reg *tsr_reg_by_name (const char *name);   /* case-insensitive */
 const char *tsr_reg_name (tsr_reg *reg);
+/* A module's named entry point beyond the backend interface (for its
+   own companion API, e.g. the communication interface of
+   tessera/module.h), or NULL when it has none of that name.  */
+void *tsr_reg_get_proc (tsr_reg *reg, const char *name);
 size_t tsr_reg_device_count (tsr_reg *reg);
 tsr_device *tsr_reg_device_get (tsr_reg *reg, size_t i);
 

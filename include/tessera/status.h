@@ -24,7 +24,8 @@ typedef enum tsr_status {
   TSR_ERR_MODULE,        /* a backend module could not be used */
   TSR_ERR_BACKEND,       /* a backend reported a failure */
   TSR_ERR_STATE,         /* call made in the wrong state */
-  TSR_ERR_FORMAT         /* malformed input data (a GGUF file...) */
+  TSR_ERR_FORMAT,        /* malformed input data (a GGUF file...) */
+  TSR_ERR_TIMEOUT        /* other processes did not answer in time */
 } tsr_status;
 
 /* A short English description of STATUS ("shape mismatch", ...).  */

@@ -17,6 +17,33 @@ struct tsri_layer
   int backend;                  /* index into tsr_model.backends */
 };
 
+/* This process's share of the model (model-load.c): the whole of it
+   without a communicator.  */
+struct tsri_split
+{
+  tsr_comm *comm;               /* NULL: one process */
+  enum tsr_model_split mode;
+  int rank, size;
+  /* Heads, key/value heads and feed-forward rows held here.  */
+  int64_t n_head, n_head_kv, n_ff;
+  /* Rows of the output matrix held here: all n_vocab, or n_vocab / size
+     when the logits are gathered.  */
+  int64_t n_vocab_out;
+  bool gather_logits;
+  /* Layers held here: [layer0, layer1).  */
+  int64_t layer0, layer1;
+};
+
+/* A weight held as a slice of the file's tensor: rows (DIM 1) or
+   columns (DIM 0) [START, START + COUNT).  */
+struct tsri_slice
+{
+  tsr_tensor *t;
+  int64_t file_index;
+  int dim;
+  int64_t start, count;
+};
+
 struct tsr_model
 {
   tsr_gguf *gguf;
@@ -27,6 +54,12 @@ struct tsr_model
   /* Per backend: the weights placed there and their buffer.  */
   tsr_context *ctx[TSRI_MODEL_MAX_BACKENDS];
   tsr_buffer *buf[TSRI_MODEL_MAX_BACKENDS];
+  /* Per backend: the sliced weights (tensor parallel), copied.  */
+  tsr_context *slice_ctx[TSRI_MODEL_MAX_BACKENDS];
+  tsr_buffer *slice_buf[TSRI_MODEL_MAX_BACKENDS];
+  struct tsri_slice *slices;
+  int n_slices, cap_slices;
+  struct tsri_split split;
   tsr_tensor *tok_embd;         /* on embd_backend, for get_rows */
   tsr_tensor *out_norm, *output, *rope_freqs;
   int embd_backend, out_backend;
@@ -43,13 +76,20 @@ struct tsri_graph_inputs
   tsr_tensor *kv_idx;           /* i32 [n_tokens, n_head_kv]: cache rows */
   tsr_tensor *mask;             /* f32 [n_kv, n_tokens] */
   tsr_tensor *out_idx;          /* i32 [n_out] (NULL: every token) */
-  tsr_tensor *logits;           /* f32 [n_vocab, n_out] */
+  tsr_tensor *logits;           /* f32 [n_vocab, n_out]; NULL on the
+                                   pipeline's ranks but the last */
+  tsr_tensor *result;           /* what the graph is built from: the
+                                   logits, or the send to the next
+                                   rank */
 };
 
 /* Build in CTX the forward pass of N_TOKENS tokens attending to the
    first N_KV cache positions, with logits for N_OUT of the tokens (the
    ones out_idx names; every token when N_OUT == N_TOKENS).  K_CACHE and
-   V_CACHE hold one tensor per layer, [head_dim, n_ctx, n_head_kv].  */
+   V_CACHE hold one tensor per layer, [head_dim, n_ctx, n_head_kv of
+   this rank] (NULL for the layers other ranks hold).  Inputs a rank
+   does not read (tokens past the pipeline's first rank, out_idx before
+   its last) are NULL.  */
 int tsri_model_build (const tsr_model *m, tsr_context *ctx,
                       tsr_tensor *const *k_cache, tsr_tensor *const *v_cache,
                       int n_tokens, int n_kv, int n_out,

@@ -242,6 +242,123 @@ place_layer (const tsr_model *m, int gpu_layers, int64_t il)
   return il >= m->hp.n_layer - gpu_layers ? 0 : 1;
 }
 
+/* Several processes.  */
+
+/* What every rank must agree on: the split, the hyper-parameters, the
+   tensors' names, types, shapes and offsets, and the first bytes of
+   each tensor's data (a file with the same layout but other weights
+   differs there), in one string for tsr_comm_check_same.  */
+static int
+check_same_file (tsr_model *m, const struct tsr_model_params *p)
+{
+  const tsr_gguf *g = m->gguf;
+  const struct tsr_model_hparams *hp = &m->hp;
+  int64_t n = tsr_gguf_n_tensors (g);
+  size_t cap = 256 + (size_t) n * (TSR_MAX_NAME + 160), len = 0;
+  char *d = malloc (cap);
+  if (!d)
+    return tsr_set_error (TSR_ERR_NO_MEMORY, "model: out of memory");
+  len += (size_t) snprintf (d + len, cap - len, "split %d over %d; %s %"
+                            PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %"
+                            PRId64 " %" PRId64 " %a %a %a\n", (int) p->split,
+                            tsr_comm_size (p->comm), hp->arch, hp->n_embd,
+                            hp->n_layer, hp->n_head, hp->n_head_kv, hp->n_ff,
+                            hp->head_dim, (double) hp->norm_eps,
+                            (double) hp->rope_freq_base,
+                            (double) hp->rope_freq_scale);
+  for (int64_t i = 0; i < n && len < cap; i++)
+    {
+      struct tsr_gguf_tensor_info info;
+      tsr_gguf_get_tensor_info (g, i, &info);
+      const unsigned char *data = tsr_gguf_tensor_data (g, i);
+      uint64_t head = 0;
+      for (size_t k = 0; data && k < info.size && k < 64; k++)
+        head = head * 131 + data[k];
+      len += (size_t) snprintf (d + len, cap - len, "%s %d %" PRId64 " %"
+                                PRId64 " %" PRId64 " %" PRId64 " %" PRIu64
+                                " %" PRIx64 "\n", info.name, (int) info.type,
+                                info.ne[0], info.ne[1], info.ne[2],
+                                info.ne[3], (uint64_t) info.offset, head);
+    }
+  int st = tsr_comm_check_same (p->comm, d, len < cap ? len : cap,
+                                "the model file (its tensors, "
+                                "hyper-parameters or split)");
+  free (d);
+  return st;
+}
+
+/* This process's share: the whole model, or its rank's part of a
+   split, with the split's refusals (the same on every rank).  */
+static int
+split_init (tsr_model *m, const struct tsr_model_params *p)
+{
+  struct tsri_split *sp = &m->split;
+  const struct tsr_model_hparams *hp = &m->hp;
+  *sp = (struct tsri_split) { .mode = TSR_SPLIT_NONE, .size = 1,
+                              .n_head = hp->n_head,
+                              .n_head_kv = hp->n_head_kv, .n_ff = hp->n_ff,
+                              .layer0 = 0, .layer1 = hp->n_layer };
+  if (!p || p->split == TSR_SPLIT_NONE)
+    return TSR_OK;
+  if (p->split != TSR_SPLIT_TENSOR && p->split != TSR_SPLIT_PIPELINE)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "model: split %d is not a "
+                          "split", (int) p->split);
+  if (!p->comm)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "model: a %s split needs a "
+                          "communicator", p->split == TSR_SPLIT_TENSOR
+                          ? "tensor" : "pipeline");
+  int st = check_same_file (m, p);
+  if (st != TSR_OK)
+    return st;
+  sp->comm = p->comm;
+  sp->mode = p->split;
+  sp->rank = tsr_comm_rank (p->comm);
+  sp->size = tsr_comm_size (p->comm);
+  const int64_t n = sp->size;
+  if (sp->mode == TSR_SPLIT_TENSOR)
+    {
+      if (hp->n_head_kv % n != 0)
+        return tsr_set_error (TSR_ERR_SHAPE, "model: tensor parallel over %"
+                              PRId64 " ranks: the %" PRId64 " key/value heads "
+                              "do not divide among them (use a number of "
+                              "ranks that divides %" PRId64 ")", n,
+                              hp->n_head_kv, hp->n_head_kv);
+      if (hp->n_ff % n != 0)
+        return tsr_set_error (TSR_ERR_SHAPE, "model: tensor parallel over %"
+                              PRId64 " ranks: the %" PRId64 " feed-forward "
+                              "rows do not divide among them", n, hp->n_ff);
+      sp->n_head = hp->n_head / n;
+      sp->n_head_kv = hp->n_head_kv / n;
+      sp->n_ff = hp->n_ff / n;
+      return TSR_OK;
+    }
+  if (hp->n_layer < n)
+    return tsr_set_error (TSR_ERR_SHAPE, "model: pipeline parallel over %"
+                          PRId64 " ranks, but the model has %" PRId64
+                          " layers", n, hp->n_layer);
+  sp->layer0 = sp->rank * hp->n_layer / n;
+  sp->layer1 = (sp->rank + 1) * hp->n_layer / n;
+  return TSR_OK;
+}
+
+static bool
+tensor_parallel (const tsr_model *m)
+{
+  return m->split.mode == TSR_SPLIT_TENSOR && m->split.size > 1;
+}
+
+static bool
+first_stage (const tsr_model *m)
+{
+  return m->split.layer0 == 0;
+}
+
+static bool
+last_stage (const tsr_model *m)
+{
+  return m->split.layer1 == m->hp.n_layer;
+}
+
 /* Tensors.  */
 
 /* Declare in the context of backend BE the file's tensor NAME, which
@@ -294,6 +411,73 @@ want_tensor (tsr_model *m, int be, const char *name, int64_t ne0,
   return t;
 }
 
+/* Like want_tensor, for the rank's slice of the file's tensor NAME of
+   shape NE0 x NE1 along DIM (0: columns, 1: rows; a vector's elements
+   are its columns): COUNT of them from RANK * COUNT.  The whole tensor
+   without tensor parallelism.  */
+static tsr_tensor *
+want_split (tsr_model *m, int be, const char *name, int64_t ne0, int64_t ne1,
+            bool f32, bool optional, int dim, int64_t count, int *st)
+{
+  if (!tensor_parallel (m))
+    return want_tensor (m, be, name, ne0, ne1, f32, optional, st);
+  /* The checks of the whole tensor, on a context of its own.  */
+  tsr_context *saved = m->ctx[be];
+  tsr_context *probe = tsr_context_new (true);
+  if (!probe)
+    {
+      *st = tsr_set_error (TSR_ERR_NO_MEMORY, "model: out of memory");
+      return NULL;
+    }
+  m->ctx[be] = probe;
+  tsr_tensor *whole = want_tensor (m, be, name, ne0, ne1, f32, optional, st);
+  m->ctx[be] = saved;
+  tsr_type type = whole ? whole->type : TSR_TYPE_F32;
+  tsr_context_free (probe);
+  if (!whole)
+    return NULL;
+  int64_t start = m->split.rank * count;
+  int64_t bs = tsr_type_traits (type)->block_size;
+  if (dim == 0 && (start % bs != 0 || count % bs != 0))
+    {
+      *st = tsr_set_error (TSR_ERR_SHAPE, "model: tensor parallel over %d "
+                           "ranks cuts the rows of %s (%s, blocks of %"
+                           PRId64 ") at column %" PRId64 ", inside a block",
+                           m->split.size, name, tsr_type_name (type), bs,
+                           start ? start : count);
+      return NULL;
+    }
+  if (!m->slice_ctx[be] && !(m->slice_ctx[be] = tsr_context_new (true)))
+    {
+      *st = tsr_set_error (TSR_ERR_NO_MEMORY, "model: out of memory");
+      return NULL;
+    }
+  if (m->n_slices == m->cap_slices)
+    {
+      int cap = m->cap_slices ? 2 * m->cap_slices : 64;
+      struct tsri_slice *ns = realloc (m->slices, (size_t) cap * sizeof *ns);
+      if (!ns)
+        {
+          *st = tsr_set_error (TSR_ERR_NO_MEMORY, "model: out of memory");
+          return NULL;
+        }
+      m->slices = ns;
+      m->cap_slices = cap;
+    }
+  tsr_tensor *t = tsr_new_tensor_2d (m->slice_ctx[be], type,
+                                     dim == 0 ? count : ne0,
+                                     dim == 1 ? count : (ne1 ? ne1 : 1));
+  if (!t)
+    {
+      *st = tsr_last_status ();
+      return NULL;
+    }
+  tsr_set_param (tsr_set_name (t, name));
+  m->slices[m->n_slices++] = (struct tsri_slice) {
+    t, tsr_gguf_find_tensor (m->gguf, name), dim, start, count };
+  return t;
+}
+
 static tsr_tensor *
 want_layer (tsr_model *m, int64_t il, const char *what, int64_t ne0,
             int64_t ne1, bool f32, bool optional, int *st)
@@ -304,38 +488,57 @@ want_layer (tsr_model *m, int64_t il, const char *what, int64_t ne0,
                       optional, st);
 }
 
+static tsr_tensor *
+want_layer_split (tsr_model *m, int64_t il, const char *what, int64_t ne0,
+                  int64_t ne1, bool f32, bool optional, int dim,
+                  int64_t count, int *st)
+{
+  char name[TSR_MAX_NAME];
+  snprintf (name, sizeof name, "blk.%" PRId64 ".%s", il, what);
+  return want_split (m, m->layers[il].backend, name, ne0, ne1, f32,
+                     optional, dim, count, st);
+}
+
 static int
 want_layers (tsr_model *m, int gpu_layers)
 {
   const struct tsr_model_hparams *hp = &m->hp;
+  const struct tsri_split *sp = &m->split;
   const int64_t d = hp->n_embd, dq = hp->n_head * hp->head_dim;
   const int64_t dkv = hp->n_head_kv * hp->head_dim;
+  /* This rank's rows of q and of k, v (tensor parallel).  */
+  const int64_t lq = sp->n_head * hp->head_dim;
+  const int64_t lkv = sp->n_head_kv * hp->head_dim;
   int st = TSR_OK;
-  for (int64_t il = 0; il < hp->n_layer && st == TSR_OK; il++)
+  for (int64_t il = 0; il < hp->n_layer; il++)
+    m->layers[il].backend = place_layer (m, gpu_layers, il);
+  for (int64_t il = sp->layer0; il < sp->layer1 && st == TSR_OK; il++)
     {
       struct tsri_layer *l = &m->layers[il];
-      l->backend = place_layer (m, gpu_layers, il);
       l->attn_norm = want_layer (m, il, "attn_norm.weight", d, 0, true,
                                  false, &st);
-      l->wq = want_layer (m, il, "attn_q.weight", d, dq, false, false, &st);
-      l->wk = want_layer (m, il, "attn_k.weight", d, dkv, false, false, &st);
-      l->wv = want_layer (m, il, "attn_v.weight", d, dkv, false, false, &st);
-      l->bq = want_layer (m, il, "attn_q.bias", dq, 0, true, !hp->qkv_bias,
-                          &st);
-      l->bk = want_layer (m, il, "attn_k.bias", dkv, 0, true, !hp->qkv_bias,
-                          &st);
-      l->bv = want_layer (m, il, "attn_v.bias", dkv, 0, true, !hp->qkv_bias,
-                          &st);
-      l->wo = want_layer (m, il, "attn_output.weight", dq, d, false, false,
-                          &st);
+      l->wq = want_layer_split (m, il, "attn_q.weight", d, dq, false, false,
+                                1, lq, &st);
+      l->wk = want_layer_split (m, il, "attn_k.weight", d, dkv, false, false,
+                                1, lkv, &st);
+      l->wv = want_layer_split (m, il, "attn_v.weight", d, dkv, false, false,
+                                1, lkv, &st);
+      l->bq = want_layer_split (m, il, "attn_q.bias", dq, 0, true,
+                                !hp->qkv_bias, 0, lq, &st);
+      l->bk = want_layer_split (m, il, "attn_k.bias", dkv, 0, true,
+                                !hp->qkv_bias, 0, lkv, &st);
+      l->bv = want_layer_split (m, il, "attn_v.bias", dkv, 0, true,
+                                !hp->qkv_bias, 0, lkv, &st);
+      l->wo = want_layer_split (m, il, "attn_output.weight", dq, d, false,
+                                false, 0, lq, &st);
       l->ffn_norm = want_layer (m, il, "ffn_norm.weight", d, 0, true, false,
                                 &st);
-      l->gate = want_layer (m, il, "ffn_gate.weight", d, hp->n_ff, false,
-                            false, &st);
-      l->up = want_layer (m, il, "ffn_up.weight", d, hp->n_ff, false, false,
-                          &st);
-      l->down = want_layer (m, il, "ffn_down.weight", hp->n_ff, d, false,
-                            false, &st);
+      l->gate = want_layer_split (m, il, "ffn_gate.weight", d, hp->n_ff,
+                                  false, false, 1, sp->n_ff, &st);
+      l->up = want_layer_split (m, il, "ffn_up.weight", d, hp->n_ff, false,
+                                false, 1, sp->n_ff, &st);
+      l->down = want_layer_split (m, il, "ffn_down.weight", hp->n_ff, d,
+                                  false, false, 0, sp->n_ff, &st);
     }
   return st;
 }
@@ -365,19 +568,33 @@ want_globals (tsr_model *m, int gpu_layers)
                         vocab_key, hp->n_vocab);
   m->embd_backend = m->hp.n_layer > 0 ? m->layers[0].backend : 0;
   m->out_backend = place_layer (m, gpu_layers, hp->n_layer);
-  m->tok_embd = want_tensor (m, m->embd_backend, "token_embd.weight",
-                             hp->n_embd, hp->n_vocab, false, false, &st);
-  m->out_norm = want_tensor (m, m->out_backend, "output_norm.weight",
-                             hp->n_embd, 0, true, false, &st);
+  /* Tensor parallel: the output's rows split when the ranks divide the
+     vocabulary, the logits gathered.  */
+  struct tsri_split *sp = &m->split;
+  sp->gather_logits = tensor_parallel (m) && hp->n_vocab % sp->size == 0;
+  sp->n_vocab_out = sp->gather_logits ? hp->n_vocab / sp->size : hp->n_vocab;
+  /* Pipeline: the embedding on the first stage, the output on the
+     last.  */
+  if (first_stage (m))
+    m->tok_embd = want_tensor (m, m->embd_backend, "token_embd.weight",
+                               hp->n_embd, hp->n_vocab, false, false, &st);
   hp->tied_output = tsr_gguf_find_tensor (m->gguf, "output.weight") < 0;
-  if (!hp->tied_output)
-    m->output = want_tensor (m, m->out_backend, "output.weight", hp->n_embd,
-                             hp->n_vocab, false, false, &st);
-  else if (m->out_backend == m->embd_backend)
-    m->output = m->tok_embd;
-  else
-    m->output = want_tensor (m, m->out_backend, "token_embd.weight",
-                             hp->n_embd, hp->n_vocab, false, false, &st);
+  if (last_stage (m))
+    {
+      m->out_norm = want_tensor (m, m->out_backend, "output_norm.weight",
+                                 hp->n_embd, 0, true, false, &st);
+      if (!hp->tied_output || sp->gather_logits)
+        m->output = want_split (m, m->out_backend, hp->tied_output
+                                ? "token_embd.weight" : "output.weight",
+                                hp->n_embd, hp->n_vocab, false, false, 1,
+                                sp->n_vocab_out, &st);
+      else if (m->tok_embd && m->out_backend == m->embd_backend)
+        m->output = m->tok_embd;
+      else
+        m->output = want_tensor (m, m->out_backend, "token_embd.weight",
+                                 hp->n_embd, hp->n_vocab, false, false,
+                                 &st);
+    }
   m->rope_freqs = want_tensor (m, m->out_backend, "rope_freqs.weight",
                                hp->n_rot / 2, 0, true, true, &st);
   hp->rope_freqs = m->rope_freqs != NULL;
@@ -398,15 +615,20 @@ count_sizes (tsr_model *m)
       m->n_params += (uint64_t) (info.ne[0] * info.ne[1] * info.ne[2]
                                  * info.ne[3]);
     }
-  /* Every weight once per token, except the embedding: one row.  */
-  uint64_t bytes = tsr_row_size (m->tok_embd->type, m->hp.n_embd);
+  /* Every weight this process holds once per token, except the
+     embedding: one row.  */
+  uint64_t bytes = m->tok_embd ? tsr_row_size (m->tok_embd->type,
+                                               m->hp.n_embd) : 0;
   for (int b = 0; b < m->n_backends; b++)
-    for (tsr_tensor *t = m->ctx[b] ? tsr_context_first_tensor (m->ctx[b])
-                                   : NULL;
-         t; t = tsr_context_next_tensor (m->ctx[b], t))
-      if (t != m->tok_embd)
-        bytes += tsr_nbytes (t);
-  if (m->output == m->tok_embd)         /* tied, read whole as output */
+    for (int k = 0; k < 2; k++)
+      {
+        tsr_context *c = k ? m->slice_ctx[b] : m->ctx[b];
+        for (tsr_tensor *t = c ? tsr_context_first_tensor (c) : NULL; t;
+             t = tsr_context_next_tensor (c, t))
+          if (t != m->tok_embd)
+            bytes += tsr_nbytes (t);
+      }
+  if (m->tok_embd && m->output == m->tok_embd)  /* tied, read whole */
     bytes += tsr_nbytes (m->output);
   m->bytes_per_token = bytes;
 }
@@ -417,7 +639,7 @@ describe (tsr_model *m)
 {
   const struct tsr_model_hparams *hp = &m->hp;
   uint64_t by_type[TSR_TYPE_COUNT] = { 0 };
-  for (int64_t il = 0; il < hp->n_layer; il++)
+  for (int64_t il = m->split.layer0; il < m->split.layer1; il++)
     {
       const struct tsri_layer *l = &m->layers[il];
       const tsr_tensor *mats[] = { l->wq, l->wk, l->wv, l->wo, l->gate,
@@ -425,7 +647,9 @@ describe (tsr_model *m)
       for (size_t k = 0; k < sizeof mats / sizeof mats[0]; k++)
         by_type[mats[k]->type] += tsr_nbytes (mats[k]);
     }
-  int best = m->tok_embd->type;
+  /* (A pipeline's middle rank has neither embedding nor output.)  */
+  const tsr_tensor *io = m->tok_embd ? m->tok_embd : m->output;
+  int best = io ? io->type : m->layers[m->split.layer0].wq->type;
   for (int t = 0; t < TSR_TYPE_COUNT; t++)
     if (by_type[t] > by_type[best])
       best = t;
@@ -438,12 +662,25 @@ describe (tsr_model *m)
                       hp->n_ff, hp->n_vocab, p >= 1e9 ? p / 1e9 : p / 1e6,
                       p >= 1e9 ? "B" : "M", tsr_type_name ((tsr_type) best),
                       hp->tied_output ? ", tied output" : "");
+  const struct tsri_split *sp = &m->split;
+  if (sp->mode == TSR_SPLIT_TENSOR && len > 0
+      && (size_t) len < sizeof m->describe)
+    len += snprintf (m->describe + len, sizeof m->describe - (size_t) len,
+                     "rank %d of %d (tensor parallel: %" PRId64 " heads, %"
+                     PRId64 " kv, n_ff %" PRId64 "%s), ", sp->rank, sp->size,
+                     sp->n_head, sp->n_head_kv, sp->n_ff,
+                     sp->gather_logits ? ", vocabulary split" : "");
+  else if (sp->mode == TSR_SPLIT_PIPELINE && len > 0
+           && (size_t) len < sizeof m->describe)
+    len += snprintf (m->describe + len, sizeof m->describe - (size_t) len,
+                     "rank %d of %d (pipeline: layers %" PRId64 "-%" PRId64
+                     "), ", sp->rank, sp->size, sp->layer0, sp->layer1 - 1);
   /* Where the layers are: "CPU", or "CUDA0 (16 layers), CPU (6)".  */
   for (int b = 0; b < m->n_backends && len > 0
                   && (size_t) len < sizeof m->describe; b++)
     {
       int64_t n = 0;
-      for (int64_t il = 0; il < hp->n_layer; il++)
+      for (int64_t il = sp->layer0; il < sp->layer1; il++)
         n += m->layers[il].backend == b;
       if (n == 0 && b > 0)
         continue;
@@ -507,6 +744,34 @@ check_memory (const tsr_model *m, int b, size_t bytes, bool copied)
                         total / 1048576.0);
 }
 
+/* Copy slice SL from the mapping: only its bytes are read.  Rows are
+   one span of the file; columns a span per row, gathered first.  */
+static int
+load_slice (tsr_model *m, const struct tsri_slice *sl)
+{
+  struct tsr_gguf_tensor_info info;
+  tsr_gguf_get_tensor_info (m->gguf, sl->file_index, &info);
+  const unsigned char *src = tsr_gguf_tensor_data (m->gguf, sl->file_index);
+  if (!src)
+    return tsr_set_error (TSR_ERR_FORMAT, "model: tensor %s has no data",
+                          info.name);
+  size_t row = tsr_row_size (info.type, info.ne[0]);
+  if (sl->dim == 1)
+    return tsr_tensor_set (sl->t, src + (size_t) sl->start * row, 0,
+                           (size_t) sl->count * row);
+  size_t off = tsr_row_size (info.type, sl->start);
+  size_t part = tsr_row_size (info.type, sl->count);
+  int64_t rows = info.ne[1];
+  unsigned char *tmp = malloc (part * (size_t) rows);
+  if (!tmp)
+    return tsr_set_error (TSR_ERR_NO_MEMORY, "model: out of memory");
+  for (int64_t r = 0; r < rows; r++)
+    memcpy (tmp + (size_t) r * part, src + (size_t) r * row + off, part);
+  int st = tsr_tensor_set (sl->t, tmp, 0, part * (size_t) rows);
+  free (tmp);
+  return st;
+}
+
 static int
 load_weights (tsr_model *m, bool no_mmap)
 {
@@ -518,7 +783,25 @@ load_weights (tsr_model *m, bool no_mmap)
       for (tsr_tensor *t = tsr_context_first_tensor (m->ctx[b]); t;
            t = tsr_context_next_tensor (m->ctx[b], t))
         bytes += tsr_nbytes (t);
+      for (tsr_tensor *t = m->slice_ctx[b]
+                           ? tsr_context_first_tensor (m->slice_ctx[b]) : NULL;
+           t; t = tsr_context_next_tensor (m->slice_ctx[b], t))
+        bytes += tsr_nbytes (t);
       int st = check_memory (m, b, bytes, true);
+      if (st != TSR_OK)
+        return st;
+    }
+  for (int b = 0; b < m->n_backends; b++)
+    if (m->slice_ctx[b])
+      {
+        tsr_buffer_type *buft = tsr_backend_buffer_type (m->backends[b]);
+        if (!(m->slice_buf[b] = tsr_context_alloc_tensors (m->slice_ctx[b],
+                                                            buft)))
+          return tsr_last_status ();
+      }
+  for (int i = 0; i < m->n_slices; i++)
+    {
+      int st = load_slice (m, &m->slices[i]);
       if (st != TSR_OK)
         return st;
     }
@@ -548,6 +831,8 @@ model_init (tsr_model *m, const char *path,
   if (st == TSR_OK)
     st = take_backends (m, p);
   if (st != TSR_OK)
+    return st;
+  if ((st = split_init (m, p)) != TSR_OK)
     return st;
   m->hp.qkv_bias = tsr_gguf_find_tensor (m->gguf, "blk.0.attn_q.bias") >= 0;
   m->layers = calloc ((size_t) m->hp.n_layer, sizeof *m->layers);
@@ -602,7 +887,10 @@ tsr_model_free (tsr_model *m)
     {
       tsr_buffer_free (m->buf[b]);
       tsr_context_free (m->ctx[b]);
+      tsr_buffer_free (m->slice_buf[b]);
+      tsr_context_free (m->slice_ctx[b]);
     }
+  free (m->slices);
   if (m->own_backends)
     for (int b = 0; b < m->n_backends; b++)
       tsr_backend_free (m->backends[b]);

@@ -44,15 +44,16 @@ static bool
 cache_ok (const tsr_session *s, int b, tsr_type type)
 {
   const struct tsr_model_hparams *hp = &s->m->hp;
+  const struct tsri_split *sp = &s->m->split;
   tsr_backend *be = s->m->backends[b];
   tsr_context *c = tsr_context_new (true);
   tsr_tensor *cache = tsr_new_tensor_3d (c, type, hp->head_dim, s->n_ctx,
-                                         hp->n_head_kv);
+                                         sp->n_head_kv);
   tsr_tensor *rows = tsr_new_tensor_3d (c, TSR_TYPE_F32, hp->head_dim, 1,
-                                        hp->n_head_kv);
-  tsr_tensor *idx = tsr_new_tensor_2d (c, TSR_TYPE_I32, 1, hp->n_head_kv);
+                                        sp->n_head_kv);
+  tsr_tensor *idx = tsr_new_tensor_2d (c, TSR_TYPE_I32, 1, sp->n_head_kv);
   tsr_tensor *q = tsr_new_tensor_3d (c, TSR_TYPE_F32, hp->head_dim, 1,
-                                     hp->n_head);
+                                     sp->n_head);
   tsr_tensor *mask = tsr_new_tensor_2d (c, TSR_TYPE_F32, s->n_ctx, 1);
   tsr_tensor *w = tsr_set_rows (c, cache, rows, idx);
   tsr_tensor *a = tsr_flash_attn_ext (c, q, cache, cache, mask, 1.0f);
@@ -84,7 +85,8 @@ make_caches (tsr_session *s, tsr_type type)
   s->v = calloc ((size_t) hp->n_layer, sizeof *s->v);
   if (!s->k || !s->v)
     return tsr_set_error (TSR_ERR_NO_MEMORY, "session: out of memory");
-  for (int64_t il = 0; il < hp->n_layer; il++)
+  /* The layers this rank holds, with its key/value heads.  */
+  for (int64_t il = m->split.layer0; il < m->split.layer1; il++)
     {
       int b = cache_backend (s, m->layers[il].backend, type);
       if (b < 0)
@@ -94,9 +96,9 @@ make_caches (tsr_session *s, tsr_type type)
       if (!s->cache_ctx[b] && !(s->cache_ctx[b] = tsr_context_new (true)))
         return tsr_set_error (TSR_ERR_NO_MEMORY, "session: out of memory");
       s->k[il] = tsr_new_tensor_3d (s->cache_ctx[b], type, hp->head_dim,
-                                    s->n_ctx, hp->n_head_kv);
+                                    s->n_ctx, m->split.n_head_kv);
       s->v[il] = tsr_new_tensor_3d (s->cache_ctx[b], type, hp->head_dim,
-                                    s->n_ctx, hp->n_head_kv);
+                                    s->n_ctx, m->split.n_head_kv);
       if (!s->k[il] || !s->v[il])
         return tsr_last_status ();
       tsr_set_name (s->k[il], "cache_k");
@@ -126,7 +128,9 @@ session_init (tsr_session *s, const struct tsr_session_params *p)
   if (s->n_batch > s->n_ctx)
     s->n_batch = s->n_ctx;
   tsr_type kv = p && p->kv_type != TSR_TYPE_F32 ? p->kv_type : TSR_TYPE_F16;
-  if (kv != TSR_TYPE_F16)
+  if (p && p->kv_f32)
+    kv = TSR_TYPE_F32;
+  else if (kv != TSR_TYPE_F16)
     return tsr_set_error (TSR_ERR_TYPE, "session: cache type %s is not "
                           "supported (f16 is)", tsr_type_name (kv));
   if (p && p->n_threads > 0)
@@ -139,8 +143,18 @@ session_init (tsr_session *s, const struct tsr_session_params *p)
   if (!s->ibuf)
     return tsr_set_error (TSR_ERR_NO_MEMORY, "session: out of memory");
   int st = make_caches (s, kv);
-  if (st == TSR_OK && !(s->sched = tsr_sched_new (s->m->backends,
-                                                  s->m->n_backends)))
+  /* Over several processes, the communicator's backend runs the
+     communication ops.  */
+  tsr_backend *be[TSRI_MODEL_MAX_BACKENDS + 1];
+  int n_be = s->m->n_backends;
+  memcpy (be, s->m->backends, sizeof *be * (size_t) n_be);
+  if (s->m->split.comm && s->m->split.size > 1)
+    be[n_be++] = tsr_comm_backend (s->m->split.comm);
+  if (st == TSR_OK && n_be > TSR_SCHED_MAX_BACKENDS)
+    st = tsr_set_error (TSR_ERR_INVALID_ARG, "session: %d backends and "
+                        "the communicator's, at most %d in all",
+                        s->m->n_backends, TSR_SCHED_MAX_BACKENDS);
+  if (st == TSR_OK && !(s->sched = tsr_sched_new (be, n_be)))
     st = tsr_last_status ();
   return st;
 }
@@ -216,7 +230,7 @@ prepare_graph (tsr_session *s, int n, int n_kv, int n_out)
   if (st == TSR_OK && !(s->graph = tsr_graph_new (s->gctx)))
     st = tsr_last_status ();
   if (st == TSR_OK)
-    st = tsr_graph_build (s->graph, s->in.logits);
+    st = tsr_graph_build (s->graph, s->in.result);
   if (st == TSR_OK)
     st = tsr_sched_alloc_graph (s->sched, s->graph);
   if (st != TSR_OK)
@@ -234,7 +248,7 @@ static int
 set_inputs (tsr_session *s, const int32_t *tokens, int n, int n_kv,
             int n_out)
 {
-  const int64_t n_head_kv = s->m->hp.n_head_kv;
+  const int64_t n_head_kv = s->m->split.n_head_kv;
   int32_t *pos = s->ibuf, *rows = pos + n, *out = rows + n * n_head_kv;
   size_t need = (size_t) n * (size_t) n_kv;
   if (need > s->mask_cap)
@@ -257,7 +271,8 @@ set_inputs (tsr_session *s, const int32_t *tokens, int n, int n_kv,
   for (int i = 0; i < n_out; i++)
     out[i] = n - n_out + i;
   const struct tsri_graph_inputs *in = &s->in;
-  int st = tsr_tensor_set (in->tokens, tokens, 0, sizeof *tokens * n);
+  int st = in->tokens ? tsr_tensor_set (in->tokens, tokens, 0,
+                                        sizeof *tokens * n) : TSR_OK;
   if (st == TSR_OK)
     st = tsr_tensor_set (in->pos, pos, 0, sizeof *pos * n);
   if (st == TSR_OK)
@@ -288,6 +303,38 @@ check_batch (const tsr_session *s, const int32_t *tokens, int n)
   return TSR_OK;
 }
 
+/* One batch of N tokens through this rank's graph, with N_OUT rows of
+   logits (on the rank that computes them).  */
+static int
+run_batch (tsr_session *s, const int32_t *tokens, int n, int n_out)
+{
+  int n_kv = (s->n_past + n + KV_STEP - 1) / KV_STEP * KV_STEP;
+  if (n_kv > s->n_ctx)
+    n_kv = s->n_ctx;
+  int st = prepare_graph (s, n, n_kv, n_out);
+  if (st == TSR_OK)
+    st = set_inputs (s, tokens, n, n_kv, n_out);
+  if (st == TSR_OK)
+    st = tsr_sched_graph_compute (s->sched, s->graph);
+  if (st == TSR_OK)
+    s->n_past += n;
+  return st;
+}
+
+/* N_OUT rows of logits into DST, on every rank: a pipeline's last rank
+   has them and broadcasts them.  */
+static int
+fetch_logits (tsr_session *s, float *dst, int n_out)
+{
+  const struct tsri_split *sp = &s->m->split;
+  size_t bytes = sizeof *dst * (size_t) n_out * (size_t) s->m->hp.n_vocab;
+  int st = s->in.logits ? tsr_tensor_get (s->in.logits, dst, 0, bytes)
+                        : TSR_OK;
+  if (st == TSR_OK && sp->mode == TSR_SPLIT_PIPELINE && sp->size > 1)
+    st = tsr_comm_broadcast (sp->comm, dst, bytes, sp->size - 1);
+  return st;
+}
+
 int
 tsr_session_decode (tsr_session *s, const int32_t *tokens, int n,
                     float *logits, bool all_logits)
@@ -297,22 +344,23 @@ tsr_session_decode (tsr_session *s, const int32_t *tokens, int n,
   int st = check_batch (s, tokens, n);
   if (st != TSR_OK)
     return st;
-  int n_kv = (s->n_past + n + KV_STEP - 1) / KV_STEP * KV_STEP;
-  if (n_kv > s->n_ctx)
-    n_kv = s->n_ctx;
-  int n_out = all_logits ? n : 1;
-  st = prepare_graph (s, n, n_kv, n_out);
-  if (st == TSR_OK)
-    st = set_inputs (s, tokens, n, n_kv, n_out);
-  if (st == TSR_OK)
-    st = tsr_sched_graph_compute (s->sched, s->graph);
-  if (st != TSR_OK)
-    return st;
-  s->n_past += n;
-  if (logits)
-    st = tsr_tensor_get (s->in.logits, logits, 0,
-                         sizeof *logits * (size_t) n_out
-                         * (size_t) s->m->hp.n_vocab);
+  /* A pipeline cuts a batch into one micro-batch per rank: the first
+     rank computes the second while the next computes the first.  */
+  const struct tsri_split *sp = &s->m->split;
+  int chunk = n;
+  if (sp->mode == TSR_SPLIT_PIPELINE && sp->size > 1)
+    chunk = (n + sp->size - 1) / sp->size;
+  for (int off = 0; off < n && st == TSR_OK; off += chunk)
+    {
+      int k = n - off < chunk ? n - off : chunk;
+      bool final = off + k == n;
+      int n_out = all_logits ? k : 1;
+      st = run_batch (s, tokens + off, k, n_out);
+      if (st == TSR_OK && logits && (all_logits || final))
+        st = fetch_logits (s, logits + (all_logits ? (size_t) off
+                                        * (size_t) s->m->hp.n_vocab : 0),
+                           n_out);
+    }
   return st;
 }
 

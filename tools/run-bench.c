@@ -122,7 +122,8 @@ bench_session (tsr_model *m, const struct run_options *o,
   int need = (o->pp > o->tg ? o->pp : o->tg) + 1;
   struct tsr_session_params sp = { .n_ctx = need,
                                    .n_batch = o->pp > 0 ? o->pp : 1,
-                                   .n_threads = o->n_threads };
+                                   .n_threads = o->n_threads,
+                                   .kv_f32 = o->kv_f32 };
   tsr_session *s = tsr_session_new (m, &sp);
   int st = s ? TSR_OK : tsr_last_status ();
   if (st == TSR_OK && tsr_session_n_ctx (s) < need)
@@ -178,7 +179,8 @@ bench_set (const struct run_options *o, const char *list,
   struct tsr_model_params mp = { .backends = n_be ? be : NULL,
                                  .n_backends = n_be,
                                  .gpu_layers = o->gpu_layers,
-                                 .no_mmap = o->no_mmap };
+                                 .no_mmap = o->no_mmap,
+                                 .comm = o->comm, .split = o->split };
   tsr_model *m = tsr_model_load (o->model, &mp);
   int st = m ? TSR_OK : tsr_last_status ();
   if (m)

@@ -23,6 +23,11 @@ struct run_options
   int n_ctx, n_batch, n_threads;
   struct tsr_sampler_params sampling;
   bool print_ids, ignore_eos, no_mmap, special;
+  bool kv_f32;                  /* --cache-type=f32 */
+  /* --tensor-parallel, --pipeline-parallel: the ranks of the MPI job
+     share the model (COMM opened by main).  */
+  enum tsr_model_split split;
+  tsr_comm *comm;
   /* --bench */
   bool bench;
   int pp, tg, repetitions;

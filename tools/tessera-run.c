@@ -63,8 +63,15 @@ usage (FILE *f)
            "  -c, --ctx=N           cache positions (default 4096)\n"
            "  -b, --batch=N         prompt tokens per batch (default 512)\n"
            "  -t, --threads=N       CPU threads (default: the backend's)\n"
+           "      --cache-type=T    key/value cache elements: f16 (default) "
+           "or f32\n"
            "      --no-mmap         copy the weights instead of mapping "
            "the file\n\n"
+           "Several processes (under mpirun; rank 0 prints):\n"
+           "      --tensor-parallel   each rank holds 1/N of the heads and "
+           "feed-forward\n"
+           "                          rows (N must divide the KV heads)\n"
+           "      --pipeline-parallel each rank holds 1/N of the layers\n\n"
            "Benchmark:\n"
            "      --bench           time prompt processing and generation "
            "instead\n"
@@ -85,7 +92,7 @@ enum
 {
   OPT_TOKENS = 256, OPT_PRINT_IDS, OPT_LOGITS, OPT_IGNORE_EOS, OPT_SPECIAL,
   OPT_TEMP, OPT_TOP_K, OPT_TOP_P, OPT_SEED, OPT_GPU_LAYERS, OPT_NO_MMAP,
-  OPT_BENCH, OPT_PP, OPT_TG
+  OPT_BENCH, OPT_PP, OPT_TG, OPT_TENSOR_PARALLEL, OPT_PIPELINE_PARALLEL, OPT_CACHE_TYPE
 };
 
 static float
@@ -151,6 +158,19 @@ parse_one (struct run_options *o, int c)
                                             1024);
       break;
     case OPT_NO_MMAP: o->no_mmap = true; break;
+    case OPT_CACHE_TYPE:
+      if (strcmp (optarg, "f16") && strcmp (optarg, "f32"))
+        tt_usage_error (program, "--cache-type %s: f16 or f32", optarg);
+      o->kv_f32 = strcmp (optarg, "f32") == 0;
+      break;
+    case OPT_TENSOR_PARALLEL:
+    case OPT_PIPELINE_PARALLEL:
+      if (o->split != TSR_SPLIT_NONE)
+        tt_usage_error (program, "--tensor-parallel and --pipeline-parallel "
+                        "both given%s", "");
+      o->split = c == OPT_TENSOR_PARALLEL ? TSR_SPLIT_TENSOR
+                                          : TSR_SPLIT_PIPELINE;
+      break;
     case OPT_BENCH: o->bench = true; break;
     case OPT_PP: o->pp = (int) tt_parse_number (program, optarg, "--pp", 0,
                                                 1 << 16);
@@ -196,6 +216,9 @@ parse_options (int argc, char **argv, struct run_options *o)
     { "batch", required_argument, NULL, 'b' },
     { "threads", required_argument, NULL, 't' },
     { "no-mmap", no_argument, NULL, OPT_NO_MMAP },
+    { "cache-type", required_argument, NULL, OPT_CACHE_TYPE },
+    { "tensor-parallel", no_argument, NULL, OPT_TENSOR_PARALLEL },
+    { "pipeline-parallel", no_argument, NULL, OPT_PIPELINE_PARALLEL },
     { "bench", no_argument, NULL, OPT_BENCH },
     { "pp", required_argument, NULL, OPT_PP },
     { "tg", required_argument, NULL, OPT_TG },
@@ -493,6 +516,14 @@ generate (tsr_session *s, const struct run_options *o, const tsr_vocab *v,
   for (int i = 0; i < o->n_predict && rc == 0; i++)
     {
       int32_t id = tsr_sampler_sample (smp, logits, n_vocab);
+      /* Every rank goes on with rank 0's token.  */
+      if (o->comm && tsr_comm_size (o->comm) > 1
+          && tsr_comm_broadcast (o->comm, &id, sizeof id, 0) != TSR_OK)
+        {
+          fprintf (stderr, "%s: %s\n", program, tsr_last_error ());
+          rc = -1;
+          break;
+        }
       if (id < 0)
         {
           fprintf (stderr, "%s: every logit is NaN\n", program);
@@ -574,7 +605,8 @@ run_model (const struct run_options *o, tsr_model *m)
   float *logits = malloc ((size_t) hp->n_vocab * sizeof *logits);
   int rc = logits ? prompt_tokens (o, v, &p) : -1;
   struct tsr_session_params sp = { .n_ctx = o->n_ctx, .n_batch = o->n_batch,
-                                   .n_threads = o->n_threads };
+                                   .n_threads = o->n_threads,
+                                   .kv_f32 = o->kv_f32 };
   tsr_session *s = rc == 0 ? tsr_session_new (m, &sp) : NULL;
   if (rc == 0 && !s)
     {
@@ -609,33 +641,79 @@ run_model (const struct run_options *o, tsr_model *m)
   return rc == 0 ? 0 : 1;
 }
 
+/* Several processes: the job's communicator; rank 0 alone prints to
+   stdout, and the others' messages name their rank.  */
+static char rank_program[64];
+
+static int
+start_ranks (struct run_options *o)
+{
+  if (!(o->comm = tsr_comm_world ()))
+    {
+      fprintf (stderr, "%s: %s: %s\n", program, o->split == TSR_SPLIT_TENSOR
+               ? "--tensor-parallel" : "--pipeline-parallel",
+               tsr_last_error ());
+      return -1;
+    }
+  int rank = tsr_comm_rank (o->comm);
+  if (rank != 0)
+    {
+      snprintf (rank_program, sizeof rank_program, "%s (rank %d)", program,
+                rank);
+      program = rank_program;
+      if (!freopen ("/dev/null", "w", stdout))
+        fclose (stdout);
+    }
+  return 0;
+}
+
+/* The exit status RC; after a failure on any rank of several, the job
+   stops (the others would wait for this one).  */
+static int
+end_ranks (struct run_options *o, int rc)
+{
+  if (!o->comm)
+    return rc;
+  if (rc != 0 && tsr_comm_size (o->comm) > 1)
+    {
+      fflush (stdout);
+      tsr_comm_abort (o->comm, rc, NULL);
+    }
+  tsr_comm_free (o->comm);
+  return rc;
+}
+
 int
 main (int argc, char **argv)
 {
   struct run_options o;
   tsr_backend *be[TSR_SCHED_MAX_BACKENDS];
   parse_options (argc, argv, &o);
+  if (o.split != TSR_SPLIT_NONE && start_ranks (&o) != 0)
+    return 1;
   if (o.bench)
-    return run_bench (&o);
+    return end_ranks (&o, run_bench (&o));
   int n_be = run_open_backends (o.n_sets ? o.devices[0] : NULL,
                                 o.gpu_layers, be, TSR_SCHED_MAX_BACKENDS);
   if (n_be < 0)
-    return 1;
+    return end_ranks (&o, 1);
   struct tsr_model_params mp = { .backends = n_be ? be : NULL,
                                  .n_backends = n_be,
                                  .gpu_layers = o.gpu_layers,
-                                 .no_mmap = o.no_mmap };
+                                 .no_mmap = o.no_mmap,
+                                 .comm = o.comm, .split = o.split };
   tsr_model *m = tsr_model_load (o.model, &mp);
   int rc = 1;
   if (!m)
     fprintf (stderr, "%s: %s\n", program, tsr_last_error ());
   else
     {
-      fprintf (stderr, "%s: %s\n", program, tsr_model_describe (m));
+      if (!o.comm || tsr_comm_rank (o.comm) == 0)
+        fprintf (stderr, "%s: %s\n", program, tsr_model_describe (m));
       rc = run_model (&o, m);
     }
   tsr_model_free (m);
   for (int i = 0; i < n_be; i++)
     tsr_backend_free (be[i]);
-  return rc;
+  return end_ranks (&o, rc);
 }

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <tessera/backend.h>
+#include <tessera/comm.h>
 #include <tessera/gguf.h>
 #include <tessera/ops.h>
 
@@ -59,6 +60,25 @@ struct tsr_model_hparams
 
 typedef struct tsr_model tsr_model;
 
+/* How the processes of a communicator share a model.  */
+enum tsr_model_split
+{
+  TSR_SPLIT_NONE = 0,   /* every process runs the whole model */
+  /* Tensor parallel: each rank holds 1/N of the attention heads (with
+     their key/value heads: N must divide the KV heads) and of the
+     feed-forward rows; q, k, v, gate and up are split by rows, the
+     attention output and down by columns, each followed by one
+     all_reduce; the output matrix by rows with an all_gather of the
+     logits (when N divides the vocabulary; else every rank computes
+     them whole).  */
+  TSR_SPLIT_TENSOR,
+  /* Pipeline parallel: each rank holds a contiguous 1/N of the layers
+     (the first the embedding, the last the output); activations go
+     from rank to rank with send/recv, a batch of several tokens in N
+     micro-batches so that the ranks work at once.  */
+  TSR_SPLIT_PIPELINE
+};
+
 /* How to load a model.  A zero-filled struct (or NULL) means: the best
    device of the machine, with the CPU behind it.  */
 struct tsr_model_params
@@ -76,6 +96,17 @@ struct tsr_model_params
   int gpu_layers;
   /* Copy host weights out of the mapping instead of computing on it.  */
   bool no_mmap;
+  /* Several processes: with a communicator (tessera/comm.h, kept alive
+     by the caller until the model and its sessions are freed) and a
+     split other than NONE, every rank of COMM loads the same file with
+     the same split and holds only its share of the weights (read from
+     the file by offset, never whole); sessions then decode together:
+     every rank must call tsr_session_decode with the same tokens, and
+     every rank receives the logits.  Errors, the same on every rank: a
+     shape the split cannot cut, ranks with different files or
+     splits.  */
+  tsr_comm *comm;
+  enum tsr_model_split split;
 };
 
 /* Load the model file PATH.  NULL on failure with tsr_last_error()
@@ -117,6 +148,9 @@ struct tsr_session_params
   int n_threads;          /* CPU threads (0: the backend's default) */
   tsr_type kv_type;       /* cache element type: f16, the one
                              supported now (0 selects it too) */
+  bool kv_f32;            /* an f32 cache instead: twice the memory, no
+                             rounding of keys and values (comparisons
+                             that must not depend on f16 rounding) */
 };
 
 tsr_session *tsr_session_new (tsr_model *model,

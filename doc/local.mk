@@ -1,7 +1,7 @@
 ## doc/local.mk - manual and man pages.
 
 info_TEXINFOS = doc/tessera.texi
-doc_tessera_TEXINFOS = doc/model.texi
+doc_tessera_TEXINFOS = doc/model.texi doc/parallel.texi
 man_MANS += doc/tessera-info.1
 EXTRA_DIST += doc/tessera-info.1
 

@@ -139,6 +139,15 @@ tsr_comm_set_timeout (tsr_comm *c, double seconds)
 }
 
 int
+tsr_comm_get_stats (const tsr_comm *c, struct tsr_comm_stats *stats)
+{
+  if (!c || !stats)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "comm stats: NULL argument");
+  c->iface->stats (c->impl, &stats->ops, &stats->bytes, &stats->seconds);
+  return TSR_OK;
+}
+
+int
 tsr_comm_broadcast (tsr_comm *c, void *data, size_t size, int root)
 {
   if (!c || (!data && size))

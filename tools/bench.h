@@ -128,4 +128,11 @@ void bench_report_result (FILE *f, enum bench_format fmt,
 void bench_report_end (FILE *f, enum bench_format fmt, double roof,
                        int threads);
 
+/* tessera-bench -o all_reduce (bench-comm.c): all_reduce of SIZES[i]
+   floats (N_SIZES 0: the default sizes) over the ranks of the MPI job,
+   REPEAT timed runs each (<= 0: 9); rank 0 prints in FORMAT.  Exit
+   status.  */
+int bench_comm (const int64_t *sizes, int n_sizes, int repeat,
+                enum bench_format format, const char *program);
+
 #endif /* BENCH_H */

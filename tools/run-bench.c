@@ -39,6 +39,9 @@ struct set_report
   uint64_t map_kb, pmd_kb;      /* its size, in 2 MiB pages */
   struct result r[2];
   int n_results;
+  /* Over several processes: communication per generated token (this
+     rank's), measured over the tg runs.  */
+  double comm_ops, comm_bytes, comm_us;
 };
 
 static int
@@ -142,10 +145,22 @@ bench_session (tsr_model *m, const struct run_options *o,
     }
   if (st == TSR_OK && o->tg > 0)
     {
+      struct tsr_comm_stats c0 = { 0 }, c1 = { 0 };
+      if (o->comm)
+        tsr_comm_get_stats (o->comm, &c0);
       rep->r[rep->n_results].test = "tg";
       st = time_test (s, o, run_tg, o->tg, hp->n_vocab,
                       &rep->r[rep->n_results]);
       rep->n_results += st == TSR_OK;
+      if (o->comm && st == TSR_OK)
+        {
+          /* The warm-up run and the timed ones.  */
+          double tokens = (double) o->tg * (o->repetitions + 1);
+          tsr_comm_get_stats (o->comm, &c1);
+          rep->comm_ops = (double) (c1.ops - c0.ops) / tokens;
+          rep->comm_bytes = (double) (c1.bytes - c0.bytes) / tokens;
+          rep->comm_us = (c1.seconds - c0.seconds) * 1e6 / tokens;
+        }
     }
   tsr_session_free (s);
   return st;
@@ -314,6 +329,11 @@ report (const struct run_options *o, const struct set_report *reps, int n,
       }
   if (json)
     puts ("\n  ]\n}");
+  for (int i = 0; i < n && o->comm && !csv && !json; i++)
+    if (reps[i].comm_ops > 0)
+      printf ("%s: communication per generated token (rank 0): %.1f "
+              "operations, %.0f bytes, %.1f us in them\n", reps[i].devices,
+              reps[i].comm_ops, reps[i].comm_bytes, reps[i].comm_us);
 }
 
 int

@@ -144,7 +144,12 @@ usage (FILE *f)
            "4*%d*N*M*K\n"
            "  soft_max, rms_norm, add   f32 [M, N]\n"
            "  add (%d nodes)  a chain of %d adds of f32 [M, N]: the cost "
-           "per node\n\n",
+           "per node\n"
+           "  all_reduce      M floats summed over the ranks of an MPI job "
+           "(run under\n"
+           "                  mpirun; K and N unused): microseconds and "
+           "bandwidth per\n"
+           "                  size, 4 B to 64 MiB by default\n\n",
            BENCH_EXPERTS, BENCH_EXPERTS_USED, BENCH_EXPERTS_USED,
            BENCH_KV_HEADS, BENCH_HEADS, BENCH_HEADS, BENCH_CHAIN,
            BENCH_CHAIN);
@@ -176,10 +181,10 @@ parse_ops (struct options *o, const char *arg)
 {
   tt_parse_ops (program, arg, o->ops);
   for (int op = 0; op < TSR_OP_COUNT; op++)
-    if (o->ops[op] && !has_kind ((tsr_op) op))
+    if (o->ops[op] && !has_kind ((tsr_op) op) && op != TSR_OP_ALL_REDUCE)
       tt_usage_error (program, "no benchmark for '%s' (mul_mat, "
                       "mul_mat_id, get_rows, flash_attn_ext, soft_max, "
-                      "rms_norm, add)", tsr_op_name ((tsr_op) op));
+                      "rms_norm, add, all_reduce)", tsr_op_name ((tsr_op) op));
   o->op_filter = true;
 }
 
@@ -413,6 +418,18 @@ main (int argc, char **argv)
 
   argv[0] = (char *) program;   /* getopt's messages name it so */
   parse_options (argc, argv, &o);
+  if (o.ops[TSR_OP_ALL_REDUCE])
+    {
+      /* Between processes: a benchmark of its own (bench-comm.c).  */
+      int64_t sizes[MAX_SHAPES];
+      for (int i = 0; i < TSR_OP_COUNT; i++)
+        if (o.ops[i] && i != TSR_OP_ALL_REDUCE)
+          tt_usage_error (program, "all_reduce is timed on its own (not "
+                          "with %s)", tsr_op_name ((tsr_op) i));
+      for (int i = 0; i < o.n_shapes; i++)
+        sizes[i] = o.shapes[i].m;
+      return bench_comm (sizes, o.n_shapes, o.repeat, o.format, program);
+    }
   make_cases (&o, &l);
   if (l.n == 0)
     tt_usage_error (program, "%s", "no case matches --op and --type");

@@ -56,6 +56,18 @@ tsr_backend *tsr_comm_backend (tsr_comm *comm);
    else 300).  */
 int tsr_comm_set_timeout (tsr_comm *comm, double seconds);
 
+/* What COMM did since it was opened: communication operations (graph
+   ops and the calls below), the bytes this rank passed to them (an
+   all_reduce's operand, its part of an all_gather, what it sent or
+   broadcast from the root), and the seconds it spent in them.  */
+struct tsr_comm_stats
+{
+  uint64_t ops;
+  uint64_t bytes;
+  double seconds;
+};
+int tsr_comm_get_stats (const tsr_comm *comm, struct tsr_comm_stats *stats);
+
 /* Host memory, outside graphs.  */
 /* SIZE bytes of DATA from rank ROOT to every rank.  */
 int tsr_comm_broadcast (tsr_comm *comm, void *data, size_t size, int root);

@@ -231,6 +231,11 @@ struct tsr_comm_iface {
   void (*abort) (void *comm, int code);
   /* "Open MPI v4.1.4, 2 ranks, thread level serialized".  */
   const char *(*describe) (void *comm);
+  /* Since the communicator opened: the operations that waited for
+     other ranks (graph ops and the calls above), the bytes this rank
+     passed to them, and the seconds spent waiting.  */
+  void (*stats) (void *comm, uint64_t *ops, uint64_t *bytes,
+                 double *seconds);
 };
 
 /* The mark of a module's internal functions and data, shared between

@@ -41,6 +41,9 @@ struct mpi_comm
   MPI_Request *sends;
   const tsr_tensor **send_srcs;
   int n_sends, cap_sends;
+  /* tsr_comm_get_stats.  */
+  uint64_t ops, bytes;
+  double seconds;
   tsr_backend *backend;
   char describe[256];
 };
@@ -93,11 +96,32 @@ check_usable (const struct mpi_comm *c, const char *what)
                         c->rank, c->size);
 }
 
+/* One operation of BYTES for the statistics.  */
+static void
+count (struct mpi_comm *c, size_t bytes)
+{
+  c->ops++;
+  c->bytes += bytes;
+}
+
+static int wait_poll (struct mpi_comm *c, MPI_Request *req,
+                      MPI_Status *status, const char *what);
+
 /* Wait for REQ, polling, at most the communicator's timeout.  WHAT
    names the operation for messages.  */
 static int
 wait_for (struct mpi_comm *c, MPI_Request *req, MPI_Status *status,
           const char *what)
+{
+  double start = MPI_Wtime ();
+  int st = wait_poll (c, req, status, what);
+  c->seconds += MPI_Wtime () - start;
+  return st;
+}
+
+static int
+wait_poll (struct mpi_comm *c, MPI_Request *req, MPI_Status *status,
+           const char *what)
 {
   double start = MPI_Wtime ();
   long polls = 0;
@@ -141,6 +165,7 @@ all_reduce (struct mpi_comm *c, tsr_tensor *node, const char *what)
   const float *src = node->src[0]->data;
   float *dst = node->data;
   int64_t n = tsr_nelements (node);
+  count (c, tsr_nbytes (node));
   /* Counts are ints: chunks of at most 2^30 elements.  */
   for (int64_t off = 0; off < n; off += INT64_C (1) << 30)
     {
@@ -166,6 +191,7 @@ all_gather (struct mpi_comm *c, tsr_tensor *node, const char *what)
     return tsr_set_error (TSR_ERR_SHAPE, "mpi: %s: %zu bytes per rank, at "
                           "most %d", what, bytes, INT_MAX);
   MPI_Request req;
+  count (c, bytes);
   int rc = MPI_Iallgather (node->src[0]->data, (int) bytes, MPI_BYTE,
                            node->data, (int) bytes, MPI_BYTE, c->comm, &req);
   if (rc != MPI_SUCCESS)
@@ -241,6 +267,7 @@ send_recv (struct mpi_comm *c, tsr_tensor *node, const char *what)
           c->send_srcs = t;
           c->cap_sends = cap;
         }
+      count (c, bytes);
       rc = MPI_Isend (node->src[0]->data, (int) bytes, MPI_BYTE, peer, tag,
                       c->comm, &c->sends[c->n_sends]);
       if (rc != MPI_SUCCESS)
@@ -255,6 +282,7 @@ send_recv (struct mpi_comm *c, tsr_tensor *node, const char *what)
     return st;
   MPI_Request req;
   MPI_Status status;
+  count (c, 0);
   rc = MPI_Irecv (node->data, (int) bytes, MPI_BYTE, peer, tag, c->comm,
                   &req);
   if (rc != MPI_SUCCESS)
@@ -465,6 +493,8 @@ comm_broadcast (void *comm, void *data, size_t size, int root)
 {
   struct mpi_comm *c = comm;
   int st = check_usable (c, "broadcast");
+  if (st == TSR_OK)
+    count (c, c->rank == root ? size : 0);
   /* Counts are ints: chunks of at most 2^30 bytes.  */
   for (size_t off = 0; st == TSR_OK && off < size; off += (size_t) 1 << 30)
     {
@@ -486,6 +516,7 @@ comm_max_u64 (void *comm, uint64_t *values, int n)
   int st = check_usable (c, "all_reduce (max)");
   if (st != TSR_OK)
     return st;
+  count (c, sizeof *values * (size_t) n);
   MPI_Request req;
   int rc = MPI_Iallreduce (MPI_IN_PLACE, values, n, MPI_UINT64_T, MPI_MAX,
                            c->comm, &req);
@@ -501,6 +532,7 @@ comm_barrier (void *comm)
   int st = check_usable (c, "barrier");
   if (st != TSR_OK)
     return st;
+  count (c, 0);
   MPI_Request req;
   int rc = MPI_Ibarrier (c->comm, &req);
   if (rc != MPI_SUCCESS)
@@ -522,6 +554,15 @@ comm_describe (void *comm)
   return ((struct mpi_comm *) comm)->describe;
 }
 
+static void
+comm_stats (void *comm, uint64_t *ops, uint64_t *bytes, double *seconds)
+{
+  struct mpi_comm *c = comm;
+  *ops = c->ops;
+  *bytes = c->bytes;
+  *seconds = c->seconds;
+}
+
 static const struct tsr_comm_iface comm_iface = {
   .open = comm_open,
   .close = comm_close,
@@ -531,6 +572,7 @@ static const struct tsr_comm_iface comm_iface = {
   .barrier = comm_barrier,
   .abort = comm_abort,
   .describe = comm_describe,
+  .stats = comm_stats,
 };
 
 /* Device.  */

@@ -68,10 +68,18 @@ test_all_reduce (tsr_backend *cpu, tsr_comm *comm)
   tsr_tensor *y = tsr_all_reduce (ctx, comm, tsr_add (ctx, x, x));
   tsr_tensor *z = tsr_add (ctx, y, y);
   int st;
+  struct tsr_comm_stats s0, s1;
   fill (xd, rank, R * C);
+  tsr_comm_get_stats (comm, &s0);
   tsr_sched *s = run (cpu, comm, ctx, &z, 1, x, xd, &st);
+  tsr_comm_get_stats (comm, &s1);
   CHECK (st == TSR_OK, "rank %d: all_reduce graph computes (%s)", rank,
          st == TSR_OK ? "ok" : tsr_last_error ());
+  CHECK (s1.ops - s0.ops == 1 && s1.bytes - s0.bytes == sizeof xd
+         && s1.seconds >= s0.seconds, "rank %d: the statistics count one "
+         "operation of %zu bytes (%llu, %llu)", rank, sizeof xd,
+         (unsigned long long) (s1.ops - s0.ops),
+         (unsigned long long) (s1.bytes - s0.bytes));
   CHECK (tsr_sched_get_backend (s, y) == tsr_comm_backend (comm)
          && tsr_sched_get_backend (s, z) == cpu,
          "rank %d: all_reduce placed on the communicator's backend, the "

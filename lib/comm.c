@@ -139,6 +139,18 @@ tsr_comm_set_timeout (tsr_comm *c, double seconds)
 }
 
 int
+tsr_comm_set_host_buffer_type (tsr_comm *c, tsr_buffer_type *buft)
+{
+  if (!c)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "comm: NULL communicator");
+  if (buft && !tsr_buffer_type_is_host (buft))
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "comm: buffer type %s is "
+                          "not host memory", tsr_buffer_type_name (buft));
+  c->iface->set_host_buffer_type (buft);
+  return TSR_OK;
+}
+
+int
 tsr_comm_get_stats (const tsr_comm *c, struct tsr_comm_stats *stats)
 {
   if (!c || !stats)

@@ -25,6 +25,7 @@ struct tsr_session
   tsr_context *cache_ctx[TSRI_MODEL_MAX_BACKENDS];
   tsr_buffer *cache_buf[TSRI_MODEL_MAX_BACKENDS];
   tsr_tensor **k, **v;          /* per layer */
+  tsr_buffer_type *staging;     /* set for the communicator, or NULL */
   tsr_sched *sched;
   /* The graph of the last batch shape.  */
   tsr_context *gctx;
@@ -149,7 +150,19 @@ session_init (tsr_session *s, const struct tsr_session_params *p)
   int n_be = s->m->n_backends;
   memcpy (be, s->m->backends, sizeof *be * (size_t) n_be);
   if (s->m->split.comm && s->m->split.size > 1)
-    be[n_be++] = tsr_comm_backend (s->m->split.comm);
+    {
+      /* Device tensors go to the other ranks through the first GPU's
+         pinned host memory.  */
+      for (int b = 0; b < n_be && !s->staging; b++)
+        {
+          tsr_device *dev = tsr_backend_device (be[b]);
+          if (tsr_device_get_type (dev) != TSR_DEVICE_CPU)
+            s->staging = tsr_device_host_buffer_type (dev);
+        }
+      if (s->staging && st == TSR_OK)
+        st = tsr_comm_set_host_buffer_type (s->m->split.comm, s->staging);
+      be[n_be++] = tsr_comm_backend (s->m->split.comm);
+    }
   if (st == TSR_OK && n_be > TSR_SCHED_MAX_BACKENDS)
     st = tsr_set_error (TSR_ERR_INVALID_ARG, "session: %d backends and "
                         "the communicator's, at most %d in all",
@@ -202,6 +215,8 @@ tsr_session_free (tsr_session *s)
     return;
   drop_graph (s);
   tsr_sched_free (s->sched);
+  if (s->staging)
+    tsr_comm_set_host_buffer_type (s->m->split.comm, NULL);
   for (int b = 0; b < TSRI_MODEL_MAX_BACKENDS; b++)
     {
       tsr_buffer_free (s->cache_buf[b]);

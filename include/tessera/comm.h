@@ -51,6 +51,14 @@ const char *tsr_comm_describe (const tsr_comm *comm);
 /* The backend that computes COMM's communication ops: give it to the
    scheduler (any priority: it runs nothing else).  Owned by COMM.  */
 tsr_backend *tsr_comm_backend (tsr_comm *comm);
+/* The host memory the communication ops work in, BUFT (a host buffer
+   type; NULL: plain host memory): a GPU's pinned host memory
+   (tsr_device_host_buffer_type) makes the scheduler's copies of device
+   tensors to and from it faster.  For every communicator of the
+   process; it takes effect in schedulers made afterwards, and BUFT's
+   device must outlive them.  Sessions of a split model set it to their
+   GPU's pinned memory, and back when freed.  */
+int tsr_comm_set_host_buffer_type (tsr_comm *comm, tsr_buffer_type *buft);
 /* Seconds any wait for other ranks may last before the op fails with
    TSR_ERR_TIMEOUT (default: TESSERA_COMM_TIMEOUT from the environment,
    else 300).  */

@@ -236,6 +236,9 @@ struct tsr_comm_iface {
      passed to them, and the seconds spent waiting.  */
   void (*stats) (void *comm, uint64_t *ops, uint64_t *bytes,
                  double *seconds);
+  /* The host memory the communication ops work in, for every
+     communicator (NULL: plain host memory); BUFT is a host type.  */
+  void (*set_host_buffer_type) (tsr_buffer_type *buft);
 };
 
 /* The mark of a module's internal functions and data, shared between

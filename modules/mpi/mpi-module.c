@@ -20,6 +20,7 @@
 #include <mpi.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,8 @@ static int n_open;
 static bool we_initialized;
 static int thread_level = -1;
 static tsr_device *mpi_device;
+/* tsr_comm_set_host_buffer_type: a GPU's pinned memory, or NULL.  */
+static _Atomic (tsr_buffer_type *) staging;
 static char library[128];
 
 static const char *
@@ -563,6 +566,12 @@ comm_stats (void *comm, uint64_t *ops, uint64_t *bytes, double *seconds)
   *seconds = c->seconds;
 }
 
+static void
+comm_set_host_buffer_type (tsr_buffer_type *buft)
+{
+  atomic_store (&staging, buft);
+}
+
 static const struct tsr_comm_iface comm_iface = {
   .open = comm_open,
   .close = comm_close,
@@ -573,6 +582,7 @@ static const struct tsr_comm_iface comm_iface = {
   .abort = comm_abort,
   .describe = comm_describe,
   .stats = comm_stats,
+  .set_host_buffer_type = comm_set_host_buffer_type,
 };
 
 /* Device.  */
@@ -612,7 +622,8 @@ static tsr_buffer_type *
 mpi_dev_buffer_type (tsr_device *dev)
 {
   (void) dev;
-  return tsr_host_buffer_type ();
+  tsr_buffer_type *buft = atomic_load (&staging);
+  return buft ? buft : tsr_host_buffer_type ();
 }
 
 static bool

@@ -8,6 +8,7 @@
  * scans never load it (tessera-comm-* are loaded on demand only).  */
 #include <string.h>
 #include <tessera.h>
+#include <tessera/module.h>     /* tsr_host_buffer_type */
 #include "tsr-test.h"
 
 int
@@ -71,6 +72,14 @@ main (int argc, char **argv)
   CHECK (tsr_device_init (tsr_backend_device (be), NULL) == NULL
          && strstr (tsr_last_error (), "tsr_comm_world"),
          "the MPI device makes backends only with communicators");
+  /* The host memory of the communication ops.  */
+  tsr_buffer_type *host = tsr_host_buffer_type ();
+  CHECK (tsr_comm_set_host_buffer_type (comm, host) == TSR_OK
+         && tsr_backend_buffer_type (be) == host
+         && tsr_comm_set_host_buffer_type (comm, NULL) == TSR_OK
+         && tsr_backend_buffer_type (be) == host
+         && tsr_comm_set_host_buffer_type (NULL, host) == TSR_ERR_INVALID_ARG,
+         "the communication ops' host memory can be chosen");
   tsr_sched_free (s);
   tsr_context_free (ctx);
   tsr_comm_free (comm);

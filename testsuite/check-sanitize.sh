@@ -54,7 +54,7 @@ esac
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   build asan "-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
-  "registry.exp loader.exp gguf.exp ops.exp validate.exp" || status=1
+  "registry.exp loader.exp gguf.exp ops.exp validate.exp mpi.exp" || status=1
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   build tsan "-fsanitize=thread" "registry.exp=threads*.c" || status=1
 exit $status

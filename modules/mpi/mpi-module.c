@@ -18,6 +18,9 @@
 
 #include <limits.h>
 #include <mpi.h>
+#ifdef HAVE_DLFCN_H
+#include <dlfcn.h>
+#endif
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -58,6 +61,29 @@ static tsr_device *mpi_device;
 /* tsr_comm_set_host_buffer_type: a GPU's pinned memory, or NULL.  */
 static _Atomic (tsr_buffer_type *) staging;
 static char library[128];
+
+/* Once MPI has started, this module (and with it the MPI library) stays
+   loaded until the process ends: MPI cannot start again once finalized,
+   and its libraries keep state and handlers to the end, which must not
+   point into unmapped code.  */
+static void
+stay_resident (void)
+{
+#if defined(HAVE_DLADDR) && defined(RTLD_NODELETE) && defined(RTLD_NOLOAD)
+  static bool done;
+  Dl_info info;
+  if (done || !dladdr ((void *) stay_resident, &info) || !info.dli_fname)
+    return;
+  void *self = dlopen (info.dli_fname, RTLD_NOW | RTLD_NOLOAD
+                                       | RTLD_NODELETE);
+  if (self)
+    {
+      /* NODELETE stays with the object; the reference is not needed.  */
+      dlclose (self);
+      done = true;
+    }
+#endif
+}
 
 static const char *
 level_name (int level)
@@ -415,6 +441,7 @@ comm_open (const void *mpi_comm, int32_t id, void **out, int *rank,
     }
   else
     MPI_Query_thread (&thread_level);
+  stay_resident ();
   if (!library[0])
     {
       char v[MPI_MAX_LIBRARY_VERSION_STRING];

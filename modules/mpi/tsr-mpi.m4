@@ -78,7 +78,14 @@ AC_DEFUN([TSR_CHECK_MPI], [
       LIBS=$tsr_save_LIBS
       AC_MSG_RESULT([$tsr_mpi_ok])])
     AS_IF([test "x$tsr_mpi_ok" = xyes],
-      [tsr_have_mpi=yes
+      [# dladdr, to keep the module and MPI loaded once MPI has started.
+       tsr_save_LIBS=$LIBS
+       LIBS=
+       AC_SEARCH_LIBS([dladdr], [dl],
+         [AC_DEFINE([HAVE_DLADDR], [1], [Define if dladdr is available.])])
+       MPI_DL_LIBS=$LIBS
+       LIBS=$tsr_save_LIBS
+       tsr_have_mpi=yes
        tsr_mpi_what="tessera-comm-mpi, loaded on demand; $tsr_mpi_how"
        AC_PATH_PROGS([MPIEXEC], [mpirun mpiexec])
        AS_IF([test -n "$MPIEXEC"],
@@ -98,6 +105,7 @@ AC_DEFUN([TSR_CHECK_MPI], [
   AS_IF([test "x$tsr_have_mpi" = xyes], [TSR_HAVE_MPI=yes], [TSR_HAVE_MPI=no])
   AC_SUBST([TSR_HAVE_MPI])
   AC_SUBST([MPIEXEC_FLAVOR])
+  AC_SUBST([MPI_DL_LIBS])
 ])
 
 TSR_BACKEND([mpi], [TSR_CHECK_MPI])

@@ -37,11 +37,12 @@ main (int argc, char **argv)
     return 1;
   CHECK (tsr_comm_rank (comm) == 0 && tsr_comm_size (comm) == 1,
          "a job of one rank");
-  CHECK (tsr_device_by_type (TSR_DEVICE_COMM) != NULL
-         && tsr_backend_init_best () != NULL
-         && tsr_device_get_type (tsr_backend_device (tsr_backend_init_best ()))
+  tsr_backend *best = tsr_backend_init_best ();
+  CHECK (tsr_device_by_type (TSR_DEVICE_COMM) != NULL && best
+         && tsr_device_get_type (tsr_backend_device (best))
             != TSR_DEVICE_COMM,
          "the MPI device is listed once opened, and never the best device");
+  tsr_backend_free (best);
   tsr_context *ctx = tsr_context_new (true);
   tsr_tensor *x = tsr_new_tensor_2d (ctx, TSR_TYPE_F32, 6, 4);
   tsr_set_input (x);

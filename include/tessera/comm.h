@@ -15,7 +15,11 @@
  * different graph makes the others wait): each wait for another rank
  * is bounded (tsr_comm_set_timeout), and a timed-out communicator
  * fails every later op with TSR_ERR_STATE.  A program that sees a
- * failure on one rank should stop the job with tsr_comm_abort.  */
+ * failure on one rank should stop the job with tsr_comm_abort.
+ *
+ * Threads: a communicator, its backend and its calls are one thread's
+ * at a time (MPI runs at thread level "serialized"); different threads
+ * may use different communicators.  */
 #ifndef TESSERA_COMM_H
 #define TESSERA_COMM_H
 

@@ -54,6 +54,18 @@ struct mpi_comm
 
 /* The process's MPI: started by us or by the program.  */
 static pthread_mutex_t mpi_lock = PTHREAD_MUTEX_INITIALIZER;
+/* RC = CALL, an MPI call, under MPI_LOCK: MPI runs at thread level
+   "serialized", so that no two threads may be in it at once, whichever
+   communicators they use.  (MPI_Wtime and MPI_Error_string, local
+   lookups, are called without it.)  */
+#define LOCKED(rc, call)                                                  \
+  do                                                                      \
+    {                                                                     \
+      pthread_mutex_lock (&mpi_lock);                                     \
+      (rc) = (call);                                                      \
+      pthread_mutex_unlock (&mpi_lock);                                   \
+    }                                                                     \
+  while (0)
 static int n_open;
 static bool we_initialized;
 static int thread_level = -1;
@@ -157,7 +169,8 @@ wait_poll (struct mpi_comm *c, MPI_Request *req, MPI_Status *status,
   for (;;)
     {
       int done = 0;
-      int rc = MPI_Test (req, &done, status ? status : MPI_STATUS_IGNORE);
+      int rc;
+      LOCKED (rc, MPI_Test (req, &done, status ? status : MPI_STATUS_IGNORE));
       if (rc != MPI_SUCCESS)
         return mpi_error (c, rc, what);
       if (done)
@@ -201,8 +214,9 @@ all_reduce (struct mpi_comm *c, tsr_tensor *node, const char *what)
       int64_t k = n - off < (INT64_C (1) << 30) ? n - off
                                                  : INT64_C (1) << 30;
       MPI_Request req;
-      int rc = MPI_Iallreduce (src + off, dst + off, (int) k, MPI_FLOAT,
-                               MPI_SUM, c->comm, &req);
+      int rc;
+      LOCKED (rc, MPI_Iallreduce (src + off, dst + off, (int) k, MPI_FLOAT,
+                                  MPI_SUM, c->comm, &req));
       if (rc != MPI_SUCCESS)
         return mpi_error (c, rc, what);
       int st = wait_for (c, &req, NULL, what);
@@ -221,8 +235,10 @@ all_gather (struct mpi_comm *c, tsr_tensor *node, const char *what)
                           "most %d", what, bytes, INT_MAX);
   MPI_Request req;
   count (c, bytes);
-  int rc = MPI_Iallgather (node->src[0]->data, (int) bytes, MPI_BYTE,
-                           node->data, (int) bytes, MPI_BYTE, c->comm, &req);
+  int rc;
+  LOCKED (rc, MPI_Iallgather (node->src[0]->data, (int) bytes, MPI_BYTE,
+                              node->data, (int) bytes, MPI_BYTE, c->comm,
+                              &req));
   if (rc != MPI_SUCCESS)
     return mpi_error (c, rc, what);
   return wait_for (c, &req, NULL, what);
@@ -297,8 +313,8 @@ send_recv (struct mpi_comm *c, tsr_tensor *node, const char *what)
           c->cap_sends = cap;
         }
       count (c, bytes);
-      rc = MPI_Isend (node->src[0]->data, (int) bytes, MPI_BYTE, peer, tag,
-                      c->comm, &c->sends[c->n_sends]);
+      LOCKED (rc, MPI_Isend (node->src[0]->data, (int) bytes, MPI_BYTE,
+                             peer, tag, c->comm, &c->sends[c->n_sends]));
       if (rc != MPI_SUCCESS)
         return mpi_error (c, rc, what);
       c->send_srcs[c->n_sends++] = node->src[0];
@@ -312,14 +328,14 @@ send_recv (struct mpi_comm *c, tsr_tensor *node, const char *what)
   MPI_Request req;
   MPI_Status status;
   count (c, 0);
-  rc = MPI_Irecv (node->data, (int) bytes, MPI_BYTE, peer, tag, c->comm,
-                  &req);
+  LOCKED (rc, MPI_Irecv (node->data, (int) bytes, MPI_BYTE, peer, tag,
+                         c->comm, &req));
   if (rc != MPI_SUCCESS)
     return mpi_error (c, rc, what);
   if ((st = wait_for (c, &req, &status, what)) != TSR_OK)
     return st;
   int got = 0;
-  MPI_Get_count (&status, MPI_BYTE, &got);
+  LOCKED (rc, MPI_Get_count (&status, MPI_BYTE, &got));
   if ((size_t) got != bytes)
     return tsr_set_error (TSR_ERR_SHAPE, "mpi: %s: rank %d sent %d bytes, "
                           "%zu expected (the ranks' shapes differ)", what,
@@ -458,28 +474,46 @@ comm_open (const void *mpi_comm, int32_t id, void **out, int *rank,
       pthread_mutex_unlock (&mpi_lock);
       return tsr_set_error (TSR_ERR_NO_MEMORY, "mpi: out of memory");
     }
-  MPI_Comm base = mpi_comm ? *(const MPI_Comm *) mpi_comm : MPI_COMM_WORLD;
-  rc = MPI_Comm_dup (base, &c->comm);
-  if (rc != MPI_SUCCESS)
-    {
-      free (c);
-      pthread_mutex_unlock (&mpi_lock);
-      return mpi_error (NULL, rc, "MPI_Comm_dup");
-    }
-  MPI_Comm_set_errhandler (c->comm, MPI_ERRORS_RETURN);
-  MPI_Comm_rank (c->comm, &c->rank);
-  MPI_Comm_size (c->comm, &c->size);
-  c->id = id;
-  c->timeout = 300;
-  c->backend = tsr_backend_new (mpi_device, mpi_backend_iface, c);
-  if (!c->backend)
-    {
-      MPI_Comm_free (&c->comm);
-      free (c);
-      pthread_mutex_unlock (&mpi_lock);
-      return TSR_ERR_NO_MEMORY;
-    }
+  /* n_open counts C from here: MPI stays up while it is being made.  */
   n_open++;
+  pthread_mutex_unlock (&mpi_lock);
+  MPI_Comm base = mpi_comm ? *(const MPI_Comm *) mpi_comm : MPI_COMM_WORLD;
+  MPI_Request req;
+  c->timeout = 300;
+  c->comm = MPI_COMM_NULL;
+  LOCKED (rc, MPI_Comm_rank (base, &c->rank));
+  LOCKED (rc, MPI_Comm_size (base, &c->size));
+  /* Collective: every rank must open its communicator, within the
+     default timeout.  */
+  LOCKED (rc, MPI_Comm_idup (base, &c->comm, &req));
+  int st = rc != MPI_SUCCESS ? mpi_error (NULL, rc, "MPI_Comm_idup")
+                             : wait_for (c, &req, NULL, "opening a "
+                                         "communicator (MPI_Comm_idup)");
+  pthread_mutex_lock (&mpi_lock);
+  if (st == TSR_OK)
+    {
+      MPI_Comm_set_errhandler (c->comm, MPI_ERRORS_RETURN);
+      MPI_Comm_rank (c->comm, &c->rank);
+      MPI_Comm_size (c->comm, &c->size);
+      c->id = id;
+      c->backend = tsr_backend_new (mpi_device, mpi_backend_iface, c);
+      if (!c->backend)
+        st = TSR_ERR_NO_MEMORY;
+    }
+  if (st != TSR_OK)
+    {
+      /* A timed-out duplicate stays pending and may still write into
+         C: C stays allocated, and MPI up.  */
+      if (!c->broken)
+        {
+          if (c->comm != MPI_COMM_NULL)
+            MPI_Comm_free (&c->comm);
+          n_open--;
+          free (c);
+        }
+      pthread_mutex_unlock (&mpi_lock);
+      return st;
+    }
   snprintf (c->describe, sizeof c->describe, "%s, rank %d of %d, thread "
             "level %s%s", library, c->rank, c->size,
             level_name (thread_level),
@@ -531,8 +565,9 @@ comm_broadcast (void *comm, void *data, size_t size, int root)
       size_t k = size - off < ((size_t) 1 << 30) ? size - off
                                                  : (size_t) 1 << 30;
       MPI_Request req;
-      int rc = MPI_Ibcast ((char *) data + off, (int) k, MPI_BYTE, root,
-                           c->comm, &req);
+      int rc;
+      LOCKED (rc, MPI_Ibcast ((char *) data + off, (int) k, MPI_BYTE, root,
+                              c->comm, &req));
       st = rc != MPI_SUCCESS ? mpi_error (c, rc, "broadcast")
                              : wait_for (c, &req, NULL, "broadcast");
     }
@@ -548,8 +583,9 @@ comm_max_u64 (void *comm, uint64_t *values, int n)
     return st;
   count (c, sizeof *values * (size_t) n);
   MPI_Request req;
-  int rc = MPI_Iallreduce (MPI_IN_PLACE, values, n, MPI_UINT64_T, MPI_MAX,
-                           c->comm, &req);
+  int rc;
+  LOCKED (rc, MPI_Iallreduce (MPI_IN_PLACE, values, n, MPI_UINT64_T,
+                              MPI_MAX, c->comm, &req));
   if (rc != MPI_SUCCESS)
     return mpi_error (c, rc, "all_reduce (max)");
   return wait_for (c, &req, NULL, "all_reduce (max)");
@@ -564,7 +600,8 @@ comm_barrier (void *comm)
     return st;
   count (c, 0);
   MPI_Request req;
-  int rc = MPI_Ibarrier (c->comm, &req);
+  int rc;
+  LOCKED (rc, MPI_Ibarrier (c->comm, &req));
   if (rc != MPI_SUCCESS)
     return mpi_error (c, rc, "barrier");
   return wait_for (c, &req, NULL, "barrier");

@@ -5,6 +5,8 @@
  * Every value is exact in f32 (small multiples of 1/4), so the sums
  * the ranks compute are compared for equality with the ones this
  * program computes itself for every rank.  */
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,6 +239,66 @@ test_other_comm (tsr_backend *cpu, tsr_comm *comm)
   tsr_comm_free (other);
 }
 
+/* Two threads, each with its own communicator, all_reduce at once
+   (the module serializes the MPI calls).  */
+struct thread_job
+{
+  tsr_comm *comm;
+  int bad, st;
+};
+
+static void *
+thread_main (void *arg)
+{
+  struct thread_job *j = arg;
+  tsr_context *ctx = tsr_context_new (true);
+  tsr_tensor *x = tsr_new_tensor_1d (ctx, TSR_TYPE_F32, 1000);
+  tsr_set_input (x);
+  tsr_tensor *y = tsr_all_reduce (ctx, j->comm, x);
+  tsr_backend *be = tsr_comm_backend (j->comm);
+  tsr_graph *g = tsr_graph_new (ctx);
+  tsr_sched *s = tsr_sched_new (&be, 1);
+  float xd[1000], yd[1000];
+  j->st = tsr_graph_build (g, y);
+  if (j->st == TSR_OK)
+    j->st = tsr_sched_alloc_graph (s, g);
+  for (int it = 0; it < 50 && j->st == TSR_OK; it++)
+    {
+      for (int i = 0; i < 1000; i++)
+        xd[i] = (float) (rank + it + i % 7);
+      j->st = tsr_tensor_set (x, xd, 0, sizeof xd);
+      if (j->st == TSR_OK)
+        j->st = tsr_sched_graph_compute (s, g);
+      if (j->st == TSR_OK)
+        j->st = tsr_tensor_get (y, yd, 0, sizeof yd);
+      for (int i = 0; i < 1000 && j->st == TSR_OK; i++)
+        j->bad += yd[i] != (float) (size * (it + i % 7)
+                                    + size * (size - 1) / 2);
+    }
+  tsr_sched_free (s);
+  tsr_context_free (ctx);
+  return NULL;
+}
+
+static void
+test_threads (void)
+{
+  struct thread_job jobs[2] = { { tsr_comm_world (), 0, 0 },
+                                { tsr_comm_world (), 0, 0 } };
+  pthread_t t[2];
+  bool ok = jobs[0].comm && jobs[1].comm;
+  for (int k = 0; k < 2 && ok; k++)
+    ok = pthread_create (&t[k], NULL, thread_main, &jobs[k]) == 0;
+  for (int k = 0; k < 2 && ok; k++)
+    pthread_join (t[k], NULL);
+  CHECK (ok && jobs[0].st == TSR_OK && jobs[1].st == TSR_OK
+         && jobs[0].bad + jobs[1].bad == 0,
+         "rank %d: two threads all_reduce at once on two communicators "
+         "(%d, %d wrong)", rank, jobs[0].bad, jobs[1].bad);
+  tsr_comm_free (jobs[0].comm);
+  tsr_comm_free (jobs[1].comm);
+}
+
 static void
 test_builders (tsr_comm *comm)
 {
@@ -303,6 +365,7 @@ main (int argc, char **argv)
   test_shape_mismatch (cpu, comm);
   test_check_same (comm);
   test_other_comm (cpu, comm);
+  test_threads ();
   tsr_backend_free (cpu);
   tsr_comm_free (comm);
   return TSR_TEST_EXIT ();

@@ -278,21 +278,37 @@ bench_report_result (FILE *f, enum bench_format fmt,
 }
 
 void
-bench_report_end (FILE *f, enum bench_format fmt, double roof, int threads)
+bench_report_end (FILE *f, enum bench_format fmt, double roof, int threads,
+                  double peak, const char *peak_unit)
 {
   if (fmt == BENCH_JSON)
     {
       fprintf (f, "\n  ]");
       if (roof > 0)
         fprintf (f, ",\n  \"read_roof_gb_per_s\": %.2f", roof);
+      if (peak > 0)
+        fprintf (f, ",\n  \"fma_peak_gflops\": %.1f", peak);
       fprintf (f, "\n}\n");
     }
-  else if (roof > 0 && fmt == BENCH_CSV)
-    fprintf (f, "host,read,u64,0,0,0,0,%d,ok,5,,,,%.2f,,read bandwidth "
-             "(roof)\n", threads, roof);
-  else if (roof > 0)
-    fprintf (f, "\nhost read bandwidth (roof): %.1f GB/s (%d threads, 1 GiB "
-             "read, best of 5 passes, better of before and after)\n",
-             roof, threads);
+  else if (fmt == BENCH_CSV)
+    {
+      if (roof > 0)
+        fprintf (f, "host,read,u64,0,0,0,0,%d,ok,5,,,,%.2f,,read bandwidth "
+                 "(roof)\n", threads, roof);
+      if (peak > 0)
+        fprintf (f, "host,fma,f32,0,0,0,0,%d,ok,3,,,%.1f,,,f32 FMA peak "
+                 "(%s)\n", threads, peak, peak_unit);
+    }
+  else
+    {
+      if (roof > 0)
+        fprintf (f, "\nhost read bandwidth (roof): %.1f GB/s (%d threads, 1 "
+                 "GiB read, best of 5 passes, better of before and after)\n",
+                 roof, threads);
+      if (peak > 0)
+        fprintf (f, "%shost f32 FMA peak: %.1f GFLOP/s (%d threads, %s, "
+                 "best of 3 passes)\n", roof > 0 ? "" : "\n", peak,
+                 threads, peak_unit);
+    }
   fflush (f);
 }

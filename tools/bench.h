@@ -126,7 +126,7 @@ void bench_report_result (FILE *f, enum bench_format fmt,
 /* ROOF: the host's read bandwidth in GB/s measured with THREADS
    threads (0: not measured, nothing printed).  */
 void bench_report_end (FILE *f, enum bench_format fmt, double roof,
-                       int threads);
+                       int threads, double peak, const char *peak_unit);
 
 /* tessera-bench -o all_reduce (bench-comm.c): all_reduce of SIZES[i]
    floats (N_SIZES 0: the default sizes) over the ranks of the MPI job,

@@ -40,6 +40,7 @@ struct options
   int repeat, warmup;           /* -1: automatic */
   enum bench_format format;
   bool quick;
+  bool sweep_n;                 /* --sweep-n: mul_mat over SWEEP_N */
   bool roof;                    /* --roof: measure the read bandwidth */
 };
 
@@ -123,6 +124,10 @@ usage (FILE *f)
            "  -f, --format=FORMAT        table (default), csv or json\n"
            "  -q, --quick                tiny shapes, %d runs (for "
            "tests)\n"
+           "      --sweep-n              mul_mat at N = 1, 2, 4, 8, 16, 24, "
+           "32, 48, 64\n"
+           "                             (M and K of --shape, default "
+           "4096, 14336)\n"
            "      --roof                 also measure the host's read "
            "bandwidth (a\n"
            "                             1 GiB buffer), the roof of the "
@@ -227,6 +232,8 @@ parse_shape (struct options *o, const char *arg)
   o->shapes[o->n_shapes++] = (struct shape) { s.v[0], s.v[1], s.v[2] };
 }
 
+enum { OPT_SWEEP_N = 256 };
+
 static void
 parse_options (int argc, char **argv, struct options *o)
 {
@@ -240,6 +247,7 @@ parse_options (int argc, char **argv, struct options *o)
     { "warmup", required_argument, NULL, 'w' },
     { "format", required_argument, NULL, 'f' },
     { "quick", no_argument, NULL, 'q' },
+    { "sweep-n", no_argument, NULL, OPT_SWEEP_N },
     { "roof", no_argument, NULL, 'R' },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
@@ -293,6 +301,9 @@ parse_options (int argc, char **argv, struct options *o)
       case 'q':
         o->quick = true;
         break;
+      case OPT_SWEEP_N:
+        o->sweep_n = true;
+        break;
       default:
         tt_common_option (program, c, usage);
       }
@@ -344,6 +355,31 @@ make_cases (const struct options *o, struct case_list *l)
   const struct default_case *table = o->quick ? quick : defaults;
   size_t n_table = o->quick ? sizeof quick / sizeof *quick
                             : sizeof defaults / sizeof *defaults;
+
+  if (o->sweep_n)
+    {
+      /* The batch sizes batched and speculative decoding live on.  */
+      static const int64_t sweep[] = { 1, 2, 4, 8, 16, 24, 32, 48, 64 };
+      const struct bench_kind *mm = NULL;
+      for (size_t i = 0; i < bench_n_kinds; i++)
+        if (bench_kinds[i].op == TSR_OP_MUL_MAT && bench_kinds[i].nodes == 1)
+          mm = &bench_kinds[i];
+      unsigned types = o->types ? o->types
+                       : (1u << TSR_TYPE_F32) | (1u << TSR_TYPE_F16)
+                         | (1u << TSR_TYPE_Q8_0) | (1u << TSR_TYPE_Q4_0);
+      int n_shapes = o->n_shapes ? o->n_shapes : 1;
+      for (int s = 0; s < n_shapes && mm; s++)
+        for (int t = 0; t < TSR_TYPE_COUNT; t++)
+          for (size_t j = 0; (types & (1u << t))
+                             && j < sizeof sweep / sizeof *sweep; j++)
+            {
+              struct shape sh = o->n_shapes ? o->shapes[s]
+                                : (struct shape) { 4096, 14336, 1 };
+              sh.n = sweep[j];
+              add_cases (l, mm, 1u << t, sh);
+            }
+      return;
+    }
 
   for (size_t i = 0; i < bench_n_kinds; i++)
     {
@@ -472,7 +508,11 @@ main (int argc, char **argv)
       double after = tt_read_bandwidth (roof_threads);
       roof = after > roof ? after : roof;
     }
-  bench_report_end (stdout, o.format, roof, roof_threads);
+  /* With --roof or --sweep-n: the FMA peak too, after the cases.  */
+  const char *peak_unit = "";
+  double peak = o.roof || o.sweep_n ? tt_fma_peak (roof_threads, &peak_unit)
+                                    : 0;
+  bench_report_end (stdout, o.format, roof, roof_threads, peak, peak_unit);
 
   for (size_t k = 0; k < n_dev; k++)
     tsr_backend_free (d[k].be);

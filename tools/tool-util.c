@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <stdbool.h>
 #include <time.h>
 #include <sys/stat.h>
 #ifdef __linux__
@@ -498,4 +499,143 @@ tt_mapped_pages (const char *path, uint64_t *kb, uint64_t *pmd_kb)
   *kb = *pmd_kb = 0;
   return false;
 #endif
+}
+
+/* The FMA peak.  Each pass runs CHAINS independent multiply-add chains
+   (more than the FMA units' latency times their count, so they issue
+   every cycle) for PEAK_ITERS steps; the values stay bounded (x -> x m
+   + a with m < 1).  */
+#define PEAK_ITERS 4000000L
+
+/* Where the passes' results go, so that they are computed.  */
+static volatile float tt_sink;
+
+/* Chains as named variables (an array would live in memory): REPn (X)
+   expands X (0) ... X (n - 1).  */
+#define REP8(X) X (0) X (1) X (2) X (3) X (4) X (5) X (6) X (7)
+#define REP12(X) REP8 (X) X (8) X (9) X (10) X (11)
+#define REP16(X) REP12 (X) X (12) X (13) X (14) X (15)
+
+#ifdef HAVE_X86_TARGET_ATTRIBUTE
+#include <immintrin.h>
+
+__attribute__ ((target ("avx512f"))) static double
+peak_avx512 (long iters)
+{
+  const __m512 m = _mm512_set1_ps (0.999999f), a = _mm512_set1_ps (1e-6f);
+#define DECL(c) __m512 acc##c = _mm512_set1_ps ((float) (c));
+#define STEP(c) acc##c = _mm512_fmadd_ps (acc##c, m, a);
+#define SUM(c) sum += _mm512_reduce_add_ps (acc##c);
+  REP16 (DECL)
+  for (long it = 0; it < iters; it++)
+    {
+      REP16 (STEP)
+    }
+  float sum = 0;
+  REP16 (SUM)
+#undef DECL
+#undef STEP
+#undef SUM
+  tt_sink = sum;
+  return 2.0 * 16 * 16 * (double) iters;
+}
+
+__attribute__ ((target ("avx2,fma"))) static double
+peak_avx2 (long iters)
+{
+  const __m256 m = _mm256_set1_ps (0.999999f), a = _mm256_set1_ps (1e-6f);
+  float lanes[8], sum = 0;
+#define DECL(c) __m256 acc##c = _mm256_set1_ps ((float) (c));
+#define STEP(c) acc##c = _mm256_fmadd_ps (acc##c, m, a);
+#define SUM(c)                                                          \
+  _mm256_storeu_ps (lanes, acc##c);                                     \
+  for (int k = 0; k < 8; k++)                                           \
+    sum += lanes[k];
+  REP12 (DECL)
+  for (long it = 0; it < iters; it++)
+    {
+      REP12 (STEP)
+    }
+  REP12 (SUM)
+#undef DECL
+#undef STEP
+#undef SUM
+  tt_sink = sum;
+  return 2.0 * 8 * 12 * (double) iters;
+}
+#endif
+
+static double
+peak_plain (long iters)
+{
+  volatile float mv = 0.999999f, av = 1e-6f;
+  const float m = mv, a = av;
+  float sum = 0;
+#define DECL(c) float acc##c = (float) (c);
+#define STEP(c) acc##c = acc##c * m + a;
+#define SUM(c) sum += acc##c;
+  REP8 (DECL)
+  for (long it = 0; it < iters; it++)
+    {
+      REP8 (STEP)
+    }
+  REP8 (SUM)
+#undef DECL
+#undef STEP
+#undef SUM
+  tt_sink = sum;
+  return 2.0 * 8 * (double) iters;
+}
+
+static double (*peak_fn) (long) = peak_plain;
+
+struct peak_job
+{
+  double flops;
+};
+
+static void *
+peak_thread (void *arg)
+{
+  ((struct peak_job *) arg)->flops = peak_fn (PEAK_ITERS);
+  return NULL;
+}
+
+double
+tt_fma_peak (int threads, const char **unit)
+{
+  *unit = "scalar multiply and add";
+  peak_fn = peak_plain;
+#ifdef HAVE_X86_TARGET_ATTRIBUTE
+  __builtin_cpu_init ();
+  if (__builtin_cpu_supports ("avx512f"))
+    peak_fn = peak_avx512, *unit = "AVX-512 FMA";
+  else if (__builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma"))
+    peak_fn = peak_avx2, *unit = "AVX2 FMA";
+#endif
+  if (threads < 1 || threads > 256)
+    threads = 1;
+  pthread_t tid[256];
+  struct peak_job jobs[256];
+  bool started[256] = { false };
+  double best = 0;
+  for (int pass = 0; pass < 3; pass++)
+    {
+      double t0 = tt_now_us ();
+      for (int t = 1; t < threads; t++)
+        started[t] = pthread_create (&tid[t], NULL, peak_thread,
+                                     &jobs[t]) == 0;
+      peak_thread (&jobs[0]);
+      double flops = jobs[0].flops;
+      for (int t = 1; t < threads; t++)
+        if (started[t])
+          {
+            pthread_join (tid[t], NULL);
+            flops += jobs[t].flops;
+          }
+      double us = tt_now_us () - t0;
+      if (us > 0 && flops / us / 1e3 > best)
+        best = flops / us / 1e3;
+    }
+  return best;
 }

@@ -223,6 +223,34 @@ mul_mat_dots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
 
       if (!a_direct)
         tsr_cpu_weight_tile_load (&tile, a, i2 / r2, i3 / r3, first, a_buf);
+      if (a_direct && b_direct && tsr_cpu_is_plain_float (a->type)
+          && j_end - ct * COL_TILE >= 2)
+        {
+          /* Several columns of float weights: register tiles of 4 rows
+             by 4 columns (tsr_cpu_vec_dot_tile).  */
+          for (int64_t j = ct * COL_TILE; j < j_end; j += 4)
+            {
+              int nc = j_end - j < 4 ? (int) (j_end - j) : 4;
+              const float *cols[4];
+              for (int q = 0; q < nc; q++)
+                cols[q] = (const float *) tsr_cpu_at (b, 0, j + q, i2, i3);
+              for (int64_t r = 0; r < count; r += 4)
+                {
+                  int mr = count - r < 4 ? (int) (count - r) : 4;
+                  const void *rows[4];
+                  float out[16];
+                  for (int q = 0; q < mr; q++)
+                    rows[q] = tsr_cpu_at (a, 0, first + r + q, i2 / r2,
+                                          i3 / r3);
+                  tsr_cpu_vec_dot_tile (k, a->type, mr, rows, nc, cols, out);
+                  for (int q = 0; q < mr; q++)
+                    for (int e = 0; e < nc; e++)
+                      *(float *) tsr_cpu_at (dst, first + r + q, j + e, i2,
+                                             i3) = out[q * 4 + e];
+                }
+            }
+          continue;
+        }
       for (int64_t j = ct * COL_TILE; j < j_end; j++)
         {
           const char *bs = tsr_cpu_at (b, 0, j, i2, i3);

@@ -489,6 +489,132 @@ bf16_to_f32 (tsr_bf16_t h)
   return bits_to_f32 ((uint32_t) h << 16);
 }
 
+/* vec_dot_tile: MR weight rows by NC activation rows in registers.
+   Per (row, column) the sums run as in the single dots (float lanes,
+   moved to double every DOT_BLOCK_ELEMS elements), with one accumulator
+   instead of two, so the results agree with them up to the order of the
+   float additions.  */
+#ifdef VF
+#if VF_WIDTH == 16
+#define TILE_MR 4               /* 16 accumulators of 32 registers */
+#else
+#define TILE_MR 2               /* 8 of 16 */
+#endif
+#define TILE_NC 4
+
+#define W1_F32(v) (v)
+#define DEFINE_DOT_TILE(NAME, T, LOADW, WIDEN1)                           \
+  static inline __attribute__ ((always_inline)) void                      \
+  NAME (int64_t n, const T *const *x, const int mr, const float *const *y,\
+        const int nc, float *out)                                         \
+  {                                                                       \
+    double total[TILE_MR][TILE_NC] = { { 0 } };                           \
+    int64_t i = 0;                                                        \
+    while (i + VF_WIDTH <= n)                                             \
+      {                                                                   \
+        int64_t end = n - i > DOT_BLOCK_ELEMS ? i + DOT_BLOCK_ELEMS : n;  \
+        VF s[TILE_MR][TILE_NC];                                           \
+        TSR_CPU_UNROLL                                                    \
+        for (int r = 0; r < mr; r++)                                      \
+          {                                                               \
+            TSR_CPU_UNROLL                                                \
+            for (int c = 0; c < nc; c++)                                  \
+              s[r][c] = VF_ZERO ();                                       \
+          }                                                               \
+        for (; i + VF_WIDTH <= end; i += VF_WIDTH)                        \
+          {                                                               \
+            VF w[TILE_MR];                                                \
+            TSR_CPU_UNROLL                                                \
+            for (int r = 0; r < mr; r++)                                  \
+              w[r] = LOADW (x[r] + i);                                    \
+            TSR_CPU_UNROLL                                                \
+            for (int c = 0; c < nc; c++)                                  \
+              {                                                           \
+                VF a = VF_LOAD (y[c] + i);                                \
+                TSR_CPU_UNROLL                                            \
+                for (int r = 0; r < mr; r++)                              \
+                  s[r][c] = VF_FMA (w[r], a, s[r][c]);                    \
+              }                                                           \
+          }                                                               \
+        TSR_CPU_UNROLL                                                    \
+        for (int r = 0; r < mr; r++)                                      \
+          {                                                               \
+            TSR_CPU_UNROLL                                                \
+            for (int c = 0; c < nc; c++)                                  \
+              total[r][c] += VF_HSUM (s[r][c]);                           \
+          }                                                               \
+      }                                                                   \
+    for (; i < n; i++)                                                    \
+      for (int r = 0; r < mr; r++)                                        \
+        {                                                                 \
+          float w = WIDEN1 (x[r][i]);                                     \
+          for (int c = 0; c < nc; c++)                                    \
+            total[r][c] += (double) (w * y[c][i]);                        \
+        }                                                                 \
+    for (int r = 0; r < mr; r++)                                          \
+      for (int c = 0; c < nc; c++)                                        \
+        out[r * TILE_NC + c] = (float) total[r][c];                       \
+  }
+
+DEFINE_DOT_TILE (dot_tile_f32, float, VF_LOAD, W1_F32)
+DEFINE_DOT_TILE (dot_tile_f16, tsr_fp16_t, LOAD_F16, fp16_to_f32)
+DEFINE_DOT_TILE (dot_tile_bf16, tsr_bf16_t, LOAD_BF16, bf16_to_f32)
+
+/* Rows of X in groups of TILE_MR, the full tile with constant sizes.  */
+#define DOT_TILE_CALL(FN, T)                                              \
+  do                                                                      \
+    {                                                                     \
+      const T *const *xt = (const T *const *) x;                          \
+      for (int r = 0; r < mr; r += TILE_MR)                               \
+        {                                                                 \
+          int k = mr - r < TILE_MR ? mr - r : TILE_MR;                    \
+          float *o = out + r * TILE_NC;                                   \
+          if (k == TILE_MR)                                               \
+            switch (nc)                                                   \
+              {                                                           \
+              case 1: FN (n, xt + r, TILE_MR, y, 1, o); break;            \
+              case 2: FN (n, xt + r, TILE_MR, y, 2, o); break;            \
+              case 3: FN (n, xt + r, TILE_MR, y, 3, o); break;            \
+              default: FN (n, xt + r, TILE_MR, y, TILE_NC, o);            \
+              }                                                           \
+          else                                                            \
+            for (int q = 0; q < k; q++)                                   \
+              switch (nc)                                                 \
+                {                                                         \
+                case 1: FN (n, xt + r + q, 1, y, 1, o + q * TILE_NC); break;\
+                case 2: FN (n, xt + r + q, 1, y, 2, o + q * TILE_NC); break;\
+                case 3: FN (n, xt + r + q, 1, y, 3, o + q * TILE_NC); break;\
+                default: FN (n, xt + r + q, 1, y, 4, o + q * TILE_NC);    \
+                }                                                         \
+        }                                                                 \
+    }                                                                     \
+  while (0)
+#endif
+
+void
+TSR_CPU_LEVEL_FN (vec_dot_tile) (int64_t n, tsr_type type, int mr,
+                                 const void *const *x, int nc,
+                                 const float *const *y, float *out)
+{
+#ifdef VF
+  switch (type)
+    {
+    case TSR_TYPE_F16: DOT_TILE_CALL (dot_tile_f16, tsr_fp16_t); break;
+    case TSR_TYPE_BF16: DOT_TILE_CALL (dot_tile_bf16, tsr_bf16_t); break;
+    default: DOT_TILE_CALL (dot_tile_f32, float); break;
+    }
+#else
+  for (int r = 0; r < mr; r++)
+    for (int c = 0; c < nc; c++)
+      out[r * 4 + c]
+        = type == TSR_TYPE_F16
+          ? TSR_CPU_LEVEL_FN (vec_dot_f16) (n, x[r], y[c])
+          : type == TSR_TYPE_BF16
+          ? TSR_CPU_LEVEL_FN (vec_dot_bf16) (n, x[r], y[c])
+          : TSR_CPU_LEVEL_FN (vec_dot_f32) (n, x[r], y[c]);
+#endif
+}
+
 float
 TSR_CPU_LEVEL_FN (vec_dot_bf16) (int64_t n, const tsr_bf16_t *x,
                                  const float *y)

@@ -96,6 +96,18 @@ TSR_MODULE_HIDDEN void tsr_cpu_vec_mad_f16_rows (int64_t n, float *const *y,
                                               int nr, const tsr_fp16_t *x,
                                               const float *a);
 
+/* The dots of MR (1 to 4) weight rows X[r], of TYPE f32, f16 or bf16,
+   with NC (1 to 4) f32 rows Y[c], into OUT[r * 4 + c]: each weight
+   vector is loaded once for the NC rows and each activation vector once
+   for the rows of a register tile, so a few columns (N = 2 .. 15) run
+   on the FMA units rather than on loads.  Each result is the single
+   dot's (tsr_cpu_vec_dot_f32 / _f16 / _bf16) up to the order of its
+   float additions.  */
+TSR_MODULE_HIDDEN void tsr_cpu_vec_dot_tile (int64_t n, tsr_type type,
+                                             int mr, const void *const *x,
+                                             int nc, const float *const *y,
+                                             float *out);
+
 /* Row conversions.  */
 TSR_MODULE_HIDDEN void tsr_cpu_row_f16_to_f32 (int64_t n, float *y,
                                             const tsr_fp16_t *x);

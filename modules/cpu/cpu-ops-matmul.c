@@ -29,8 +29,11 @@
  *   destination with strided elements): tiles of ROW_TILE rows of a by
  *   COL_TILE rows of b; each a row is dotted with each b row directly in
  *   its stored type (cpu-vec.c widens it in registers), so the weights
- *   are read once per column tile at their stored size.  Weights with
- *   strided elements are converted to f32 per tile first.
+ *   are read once per column tile at their stored size.  Two or more
+ *   columns of f32, f16 or bf16 weights go through register tiles of 4
+ *   rows by 4 columns along k in chunks of TILE_KC (tile_dots), so each
+ *   weight and each activation load feeds several multiply-adds.
+ *   Weights with strided elements are converted to f32 per tile first.
  * The tile loader is shared with mul_mat_id (cpu-ops-nn.c).  */
 #include <config.h>
 
@@ -188,6 +191,63 @@ dot_row (tsr_type type, int64_t k, const void *arow, const float *brow)
     }
 }
 
+/* Rows [FIRST, FIRST + COUNT) of float weights A times columns [J0,
+   J_END) of B (2 or more) in register tiles (tsr_cpu_vec_dot_tile) of 4
+   rows by 4 columns, along k in chunks of TILE_KC: a chunk of the
+   columns (TILE_KC floats each) stays in L1 while every row of the
+   tile passes over it, and each weight is read once for all the
+   columns.  Chunks sum in double.  */
+#define TILE_KC 1024
+
+static void
+tile_dots (const tsr_tensor *a, const tsr_tensor *b, tsr_tensor *dst,
+           int64_t first, int64_t count, int64_t j0, int64_t j_end,
+           int64_t i2, int64_t i3, int64_t r2, int64_t r3)
+{
+  const int64_t k = a->ne[0];
+  const size_t esize = tsr_type_traits (a->type)->type_size;
+  double acc[ROW_TILE][COL_TILE];
+  const char *rows[ROW_TILE];
+  const float *cols[COL_TILE];
+  const int64_t nj = j_end - j0;
+
+  for (int64_t q = 0; q < count; q++)
+    {
+      rows[q] = tsr_cpu_at (a, 0, first + q, i2 / r2, i3 / r3);
+      for (int64_t e = 0; e < nj; e++)
+        acc[q][e] = 0;
+    }
+  for (int64_t e = 0; e < nj; e++)
+    cols[e] = (const float *) tsr_cpu_at (b, 0, j0 + e, i2, i3);
+  for (int64_t k0 = 0; k0 < k; k0 += TILE_KC)
+    {
+      int64_t kl = k - k0 < TILE_KC ? k - k0 : TILE_KC;
+      for (int64_t r = 0; r < count; r += 4)
+        {
+          int mr = count - r < 4 ? (int) (count - r) : 4;
+          const void *xr[4];
+          for (int q = 0; q < mr; q++)
+            xr[q] = rows[r + q] + (size_t) k0 * esize;
+          for (int64_t j = 0; j < nj; j += 4)
+            {
+              int nc = nj - j < 4 ? (int) (nj - j) : 4;
+              const float *yc[4];
+              float out[16];
+              for (int e = 0; e < nc; e++)
+                yc[e] = cols[j + e] + k0;
+              tsr_cpu_vec_dot_tile (kl, a->type, mr, xr, nc, yc, out);
+              for (int q = 0; q < mr; q++)
+                for (int e = 0; e < nc; e++)
+                  acc[r + q][j + e] += out[q * 4 + e];
+            }
+        }
+    }
+  for (int64_t q = 0; q < count; q++)
+    for (int64_t e = 0; e < nj; e++)
+      *(float *) tsr_cpu_at (dst, first + q, j0 + e, i2, i3)
+        = (float) acc[q][e];
+}
+
 static int
 mul_mat_dots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
               int nth)
@@ -226,29 +286,8 @@ mul_mat_dots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
       if (a_direct && b_direct && tsr_cpu_is_plain_float (a->type)
           && j_end - ct * COL_TILE >= 2)
         {
-          /* Several columns of float weights: register tiles of 4 rows
-             by 4 columns (tsr_cpu_vec_dot_tile).  */
-          for (int64_t j = ct * COL_TILE; j < j_end; j += 4)
-            {
-              int nc = j_end - j < 4 ? (int) (j_end - j) : 4;
-              const float *cols[4];
-              for (int q = 0; q < nc; q++)
-                cols[q] = (const float *) tsr_cpu_at (b, 0, j + q, i2, i3);
-              for (int64_t r = 0; r < count; r += 4)
-                {
-                  int mr = count - r < 4 ? (int) (count - r) : 4;
-                  const void *rows[4];
-                  float out[16];
-                  for (int q = 0; q < mr; q++)
-                    rows[q] = tsr_cpu_at (a, 0, first + r + q, i2 / r2,
-                                          i3 / r3);
-                  tsr_cpu_vec_dot_tile (k, a->type, mr, rows, nc, cols, out);
-                  for (int q = 0; q < mr; q++)
-                    for (int e = 0; e < nc; e++)
-                      *(float *) tsr_cpu_at (dst, first + r + q, j + e, i2,
-                                             i3) = out[q * 4 + e];
-                }
-            }
+          tile_dots (a, b, dst, first, count, ct * COL_TILE, j_end, i2, i3,
+                     r2, r3);
           continue;
         }
       for (int64_t j = ct * COL_TILE; j < j_end; j++)

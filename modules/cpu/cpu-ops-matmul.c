@@ -17,7 +17,8 @@
  *   converts the weights once per JB columns, overtakes them near
  *   n = 40 and reaches about 370 GFLOP/s at n = 512, so larger n keep
  *   the GEMM.
- * - otherwise, n >= GEMM_MIN_N: a packed GEMM (cpu-gemm.c).  Per batch
+ * - otherwise, n >= GEMM_MIN_N (F32_GEMM_MIN_N, HALF_GEMM_MIN_N for
+ *   float weights): a packed GEMM (cpu-gemm.c).  Per batch
  *   the product is cut into blocks of IB weight rows by JB activation
  *   rows, dealt to threads in contiguous ranges (weight blocks vary
  *   fastest); for each run of KC along k a thread packs the activation
@@ -46,6 +47,13 @@
    quantized block size), IB weight rows (a multiple of every level's
    NR) and JB activation rows per block.  */
 #define GEMM_MIN_N 16
+/* Float weights: the register tiles (tile_dots) beat the GEMM below
+   about 32 columns of f32 and 40 of f16 or bf16, whose conversion the
+   GEMM pays per JB columns (two cores, m = 4096, k = 14336: f32 at
+   n = 16 134 against 93 GFLOP/s, 24 159 / 150, 32 156 / 163; f16 at
+   n = 16 201 / 92, 32 189 / 152, 48 179 / 196).  */
+#define F32_GEMM_MIN_N 32
+#define HALF_GEMM_MIN_N 40
 /* Integer dots below this many activation rows (see above); rows of
    weights per unit of work (when there are enough for every thread).  */
 #define QDOT_MAX_N 40
@@ -74,7 +82,10 @@ use_qdots (const tsr_tensor *dst)
 static bool
 use_gemm (const tsr_tensor *dst)
 {
-  return dst->src[1]->ne[1] >= GEMM_MIN_N && dst->nb[0] == sizeof (float)
+  tsr_type t = dst->src[0]->type;
+  int64_t min_n = t == TSR_TYPE_F32 ? F32_GEMM_MIN_N
+                  : tsr_cpu_is_plain_float (t) ? HALF_GEMM_MIN_N : GEMM_MIN_N;
+  return dst->src[1]->ne[1] >= min_n && dst->nb[0] == sizeof (float)
          && dst->nb[1] % sizeof (float) == 0;
 }
 

@@ -68,6 +68,9 @@ static pthread_mutex_t mpi_lock = PTHREAD_MUTEX_INITIALIZER;
   while (0)
 static int n_open;
 static bool we_initialized;
+/* A wait of some communicator timed out: its operation is still
+   pending, and MPI_Finalize would wait for it.  */
+static atomic_bool any_broken;
 static int thread_level = -1;
 static tsr_device *mpi_device;
 /* tsr_comm_set_host_buffer_type: a GPU's pinned memory, or NULL.  */
@@ -179,6 +182,7 @@ wait_poll (struct mpi_comm *c, MPI_Request *req, MPI_Status *status,
       if (waited > c->timeout)
         {
           c->broken = true;
+          atomic_store (&any_broken, true);
           return tsr_set_error (TSR_ERR_TIMEOUT, "mpi: %s on rank %d of %d: "
                                 "no answer from the other ranks after %.0f s "
                                 "(a rank stopped, or the ranks run different "
@@ -535,13 +539,12 @@ comm_close (void *comm)
   pthread_mutex_lock (&mpi_lock);
   tsr_backend_free (c->backend);
   MPI_Comm_free (&c->comm);
-  bool broken = c->broken;
   free (c->sends);
   free (c->send_srcs);
   free (c);
-  /* After a timeout a collective is still pending: finalizing would
-     wait for it.  */
-  if (--n_open == 0 && we_initialized && !broken)
+  /* After a timeout (of any communicator) an operation is still
+     pending: finalizing would wait for it.  */
+  if (--n_open == 0 && we_initialized && !atomic_load (&any_broken))
     MPI_Finalize ();
   pthread_mutex_unlock (&mpi_lock);
 }

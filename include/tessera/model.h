@@ -128,7 +128,8 @@ tsr_backend *tsr_model_backend (const tsr_model *m, int i);
    IL == n_layer.  -1 for a bad IL.  */
 int tsr_model_layer_backend (const tsr_model *m, int64_t il);
 /* Bytes of weights one generated token reads: every weight matrix and
-   vector once, plus one row of the token embedding.  */
+   vector once, plus one row of the token embedding (of a split model,
+   what this rank holds).  */
 uint64_t tsr_model_bytes_per_token (const tsr_model *m);
 /* Parameters (elements of every weight tensor).  */
 uint64_t tsr_model_n_params (const tsr_model *m);

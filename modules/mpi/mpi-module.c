@@ -163,6 +163,16 @@ wait_for (struct mpi_comm *c, MPI_Request *req, MPI_Status *status,
   return st;
 }
 
+/* The wait for REQ, which the non-blocking call that returned RC
+   started: that call's failure, or the wait's result.  */
+static int
+wait_started (struct mpi_comm *c, int rc, MPI_Request *req,
+              MPI_Status *status, const char *what)
+{
+  return rc != MPI_SUCCESS ? mpi_error (c, rc, what)
+                           : wait_for (c, req, status, what);
+}
+
 static int
 wait_poll (struct mpi_comm *c, MPI_Request *req, MPI_Status *status,
            const char *what)
@@ -221,9 +231,7 @@ all_reduce (struct mpi_comm *c, tsr_tensor *node, const char *what)
       int rc;
       LOCKED (rc, MPI_Iallreduce (src + off, dst + off, (int) k, MPI_FLOAT,
                                   MPI_SUM, c->comm, &req));
-      if (rc != MPI_SUCCESS)
-        return mpi_error (c, rc, what);
-      int st = wait_for (c, &req, NULL, what);
+      int st = wait_started (c, rc, &req, NULL, what);
       if (st != TSR_OK)
         return st;
     }
@@ -243,9 +251,7 @@ all_gather (struct mpi_comm *c, tsr_tensor *node, const char *what)
   LOCKED (rc, MPI_Iallgather (node->src[0]->data, (int) bytes, MPI_BYTE,
                               node->data, (int) bytes, MPI_BYTE, c->comm,
                               &req));
-  if (rc != MPI_SUCCESS)
-    return mpi_error (c, rc, what);
-  return wait_for (c, &req, NULL, what);
+  return wait_started (c, rc, &req, NULL, what);
 }
 
 /* Wait for the sends posted so far.  */
@@ -334,9 +340,7 @@ send_recv (struct mpi_comm *c, tsr_tensor *node, const char *what)
   count (c, 0);
   LOCKED (rc, MPI_Irecv (node->data, (int) bytes, MPI_BYTE, peer, tag,
                          c->comm, &req));
-  if (rc != MPI_SUCCESS)
-    return mpi_error (c, rc, what);
-  if ((st = wait_for (c, &req, &status, what)) != TSR_OK)
+  if ((st = wait_started (c, rc, &req, &status, what)) != TSR_OK)
     return st;
   int got = 0;
   LOCKED (rc, MPI_Get_count (&status, MPI_BYTE, &got));
@@ -571,8 +575,7 @@ comm_broadcast (void *comm, void *data, size_t size, int root)
       int rc;
       LOCKED (rc, MPI_Ibcast ((char *) data + off, (int) k, MPI_BYTE, root,
                               c->comm, &req));
-      st = rc != MPI_SUCCESS ? mpi_error (c, rc, "broadcast")
-                             : wait_for (c, &req, NULL, "broadcast");
+      st = wait_started (c, rc, &req, NULL, "broadcast");
     }
   return st;
 }
@@ -589,9 +592,7 @@ comm_max_u64 (void *comm, uint64_t *values, int n)
   int rc;
   LOCKED (rc, MPI_Iallreduce (MPI_IN_PLACE, values, n, MPI_UINT64_T,
                               MPI_MAX, c->comm, &req));
-  if (rc != MPI_SUCCESS)
-    return mpi_error (c, rc, "all_reduce (max)");
-  return wait_for (c, &req, NULL, "all_reduce (max)");
+  return wait_started (c, rc, &req, NULL, "all_reduce (max)");
 }
 
 static int
@@ -605,9 +606,7 @@ comm_barrier (void *comm)
   MPI_Request req;
   int rc;
   LOCKED (rc, MPI_Ibarrier (c->comm, &req));
-  if (rc != MPI_SUCCESS)
-    return mpi_error (c, rc, "barrier");
-  return wait_for (c, &req, NULL, "barrier");
+  return wait_started (c, rc, &req, NULL, "barrier");
 }
 
 static void

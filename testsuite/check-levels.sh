@@ -25,25 +25,14 @@ top=$2
 jobs=${3:-2}
 status=0
 
+. "$srcdir/testsuite/build-dir.sh"
+
 # configure_build NAME CONFIGURE-ARGS...
 configure_build () {
   name=$1
   shift
-  dir=$top/$name
-  mkdir -p "$dir" || return 1
   echo "check-levels: $name: configure $*"
-  if [ ! -f "$dir/Makefile" ]; then
-    (cd "$dir" && "$srcdir/configure" --disable-cuda --disable-opencl \
-       --without-blis "$@") > "$dir/configure.out" 2>&1 || {
-      echo "check-levels: $name: configure failed (see $dir/config.log)"
-      return 1
-    }
-  fi
-  make -C "$dir" -j"$jobs" > "$dir/make.out" 2>&1 || {
-    tail -20 "$dir/make.out"
-    echo "check-levels: $name: build failed (see $dir/make.out)"
-    return 1
-  }
+  tsr_build_dir "check-levels: $name" "$top/$name" "$@"
 }
 
 # run NAME RUN RUNTESTFLAGS [WRAPPER]: one make check, its summary kept.

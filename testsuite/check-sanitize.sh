@@ -18,26 +18,15 @@ top=$2
 jobs=${3:-2}
 status=0
 
+. "$srcdir/testsuite/build-dir.sh"
+
 levels=
 # build NAME FLAGS RUNTESTFLAGS
 build () {
   dir=$top/$1
-  mkdir -p "$dir" || return 1
   echo "check-sanitize: $1 ($2) in $dir"
-  if [ ! -f "$dir/Makefile" ]; then
-    (cd "$dir" && "$srcdir/configure" --disable-static --disable-cuda \
-       --disable-opencl --without-blis $levels \
-       CFLAGS="-O1 -g -fno-omit-frame-pointer $2" LDFLAGS="$2") \
-      > "$dir/configure.out" 2>&1 || {
-        echo "check-sanitize: $1: configure failed (see $dir/config.log)"
-        return 1
-      }
-  fi
-  make -C "$dir" -j"$jobs" > "$dir/make.out" 2>&1 || {
-    tail -20 "$dir/make.out"
-    echo "check-sanitize: $1: build failed (see $dir/make.out)"
-    return 1
-  }
+  tsr_build_dir "check-sanitize: $1" "$dir" --disable-static $levels \
+    CFLAGS="-O1 -g -fno-omit-frame-pointer $2" LDFLAGS="$2" || return 1
   make -C "$dir" check RUNTESTFLAGS="$3" > "$dir/check.out" 2>&1
   st=$?
   grep '^# of' "$dir/tessera.sum" | sed "s/^/check-sanitize: $1: /"

@@ -96,7 +96,7 @@ check-sanitize:
 	$(SHELL) $(srcdir)/testsuite/check-sanitize.sh $(abs_top_srcdir) \
 	  $(abs_top_builddir)/sanitize
 .PHONY: check-sanitize
-EXTRA_DIST += testsuite/check-sanitize.sh
+EXTRA_DIST += testsuite/check-sanitize.sh testsuite/build-dir.sh
 
 # The levels job: a --disable-ifunc build (the function-table dispatch
 # at every level) and an aarch64 cross build run under qemu-user with

@@ -442,21 +442,42 @@ load_entry (const char *entry, bool err_if_missing)
     tsr_log (TSR_LOG_DEBUG, "backend directory %s does not exist", entry);
 }
 
-static void
-load_all_locked (void)
+/* FN (ENTRY, LISTED, DATA) for each entry of the search path in order:
+   those of TESSERA_BACKEND_PATH and the added directories (LISTED: the
+   user named them), then the backend directory.  Stops at the first
+   nonzero FN, and returns it (0 after the last entry).  Called with the
+   lock held.  */
+static int
+for_each_search_entry (int (*fn) (const char *entry, bool listed,
+                                  void *data), void *data)
 {
   const char *env = getenv ("TESSERA_BACKEND_PATH");
+  int r = 0;
   if (env)
     {
       char *copy = strdup (env), *save = NULL;
-      for (char *p = copy ? strtok_r (copy, ":", &save) : NULL; p;
+      for (char *p = copy ? strtok_r (copy, ":", &save) : NULL; p && !r;
            p = strtok_r (NULL, ":", &save))
-        load_entry (p, true);
+        r = fn (p, true, data);
       free (copy);
     }
-  for (size_t i = 0; i < R.n_dirs; i++)
-    load_entry (R.dirs[i], true);
-  load_entry (TSR_BACKEND_DIR, false);
+  for (size_t i = 0; i < R.n_dirs && !r; i++)
+    r = fn (R.dirs[i], true, data);
+  return r ? r : fn (TSR_BACKEND_DIR, false, data);
+}
+
+static int
+load_listed_entry (const char *entry, bool listed, void *data)
+{
+  (void) data;
+  load_entry (entry, listed);
+  return 0;
+}
+
+static void
+load_all_locked (void)
+{
+  for_each_search_entry (load_listed_entry, NULL);
 }
 
 static void
@@ -726,34 +747,40 @@ stem_exists (const char *stem)
 
 /* Load tessera-comm-NAME from the first directory of the search path
    that has it.  Called with the lock held.  */
+struct comm_search
+{
+  const char *name;
+  char *tried;                  /* the directories looked in, for the
+                                   message */
+  size_t n_tried;
+  int status;
+};
+
+static int
+try_comm_entry (const char *entry, bool listed, void *data)
+{
+  struct comm_search *cs = data;
+  char stem[4096];
+  (void) listed;
+  if (!tsri_is_dir (entry))
+    return 0;
+  snprintf (stem, sizeof stem, "%s/tessera-comm-%s", entry, cs->name);
+  size_t len = strlen (cs->tried);
+  snprintf (cs->tried + len, cs->n_tried - len, "%s%s", len ? ", " : "",
+            entry);
+  if (!stem_exists (stem))
+    return 0;
+  cs->status = load_path (stem);
+  return cs->status != TSR_ERR_NOT_FOUND;
+}
+
 static int
 load_comm_locked (const char *name, char *tried, size_t n_tried)
 {
-  char stem[4096];
-  const char *env = getenv ("TESSERA_BACKEND_PATH");
-  char *copy = env ? strdup (env) : NULL, *save = NULL;
-  size_t n_dirs = 0;
-  const char *dirs[64];
-  for (char *p = copy ? strtok_r (copy, ":", &save) : NULL; p && n_dirs < 60;
-       p = strtok_r (NULL, ":", &save))
-    dirs[n_dirs++] = p;
-  for (size_t i = 0; i < R.n_dirs && n_dirs < 63; i++)
-    dirs[n_dirs++] = R.dirs[i];
-  dirs[n_dirs++] = TSR_BACKEND_DIR;
-  int st = TSR_ERR_NOT_FOUND;
+  struct comm_search cs = { name, tried, n_tried, TSR_ERR_NOT_FOUND };
   tried[0] = '\0';
-  for (size_t i = 0; i < n_dirs && st == TSR_ERR_NOT_FOUND; i++)
-    {
-      if (!tsri_is_dir (dirs[i]))
-        continue;
-      snprintf (stem, sizeof stem, "%s/tessera-comm-%s", dirs[i], name);
-      size_t len = strlen (tried);
-      snprintf (tried + len, n_tried - len, "%s%s", len ? ", " : "", dirs[i]);
-      if (stem_exists (stem))
-        st = load_path (stem);
-    }
-  free (copy);
-  return st;
+  for_each_search_entry (try_comm_entry, &cs);
+  return cs.status;
 }
 
 tsr_reg *

@@ -361,49 +361,62 @@ last_stage (const tsr_model *m)
 
 /* Tensors.  */
 
-/* Declare in the context of backend BE the file's tensor NAME, which
-   must have the shape NE0 x NE1 (NE1 == 0: a vector) and, when F32, be
-   f32.  NULL with an error naming it when absent (unless OPTIONAL) or
-   malformed.  */
-static tsr_tensor *
-want_tensor (tsr_model *m, int be, const char *name, int64_t ne0,
-             int64_t ne1, bool f32, bool optional, int *st)
+/* The file's tensor NAME, which must have the shape NE0 x NE1 (NE1 ==
+   0: a vector) and, when F32, be f32: its position, with *INFO filled;
+   -1 when it is absent (an error unless OPTIONAL) or malformed (an
+   error naming it, in *ST).  */
+static int64_t
+check_tensor (tsr_model *m, const char *name, int64_t ne0, int64_t ne1,
+              bool f32, bool optional, int *st,
+              struct tsr_gguf_tensor_info *info)
 {
-  struct tsr_gguf_tensor_info info;
   int64_t i = tsr_gguf_find_tensor (m->gguf, name);
   if (*st != TSR_OK)
-    return NULL;
+    return -1;
   if (i < 0)
     {
       if (!optional)
         *st = tsr_set_error (TSR_ERR_FORMAT, "model: tensor %s is missing",
                              name);
-      return NULL;
+      return -1;
     }
-  tsr_gguf_get_tensor_info (m->gguf, i, &info);
+  tsr_gguf_get_tensor_info (m->gguf, i, info);
   int64_t want1 = ne1 ? ne1 : 1;
-  if (info.ne[0] != ne0 || info.ne[1] != want1 || info.ne[2] != 1
-      || info.ne[3] != 1)
+  if (info->ne[0] != ne0 || info->ne[1] != want1 || info->ne[2] != 1
+      || info->ne[3] != 1)
     {
       *st = tsr_set_error (TSR_ERR_SHAPE, "model: tensor %s has shape "
                            "[%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
                            "], [%" PRId64 ", %" PRId64 "] expected", name,
-                           info.ne[0], info.ne[1], info.ne[2], info.ne[3],
-                           ne0, want1);
-      return NULL;
+                           info->ne[0], info->ne[1], info->ne[2],
+                           info->ne[3], ne0, want1);
+      return -1;
     }
-  if (f32 && info.type != TSR_TYPE_F32)
+  if (f32 && info->type != TSR_TYPE_F32)
     {
       *st = tsr_set_error (TSR_ERR_TYPE, "model: tensor %s is %s, f32 "
-                           "expected", name, tsr_type_name (info.type));
-      return NULL;
+                           "expected", name, tsr_type_name (info->type));
+      return -1;
     }
+  return i;
+}
+
+/* Declare in the context of backend BE the file's tensor NAME, checked
+   by check_tensor.  NULL when it is absent or malformed.  */
+static tsr_tensor *
+want_tensor (tsr_model *m, int be, const char *name, int64_t ne0,
+             int64_t ne1, bool f32, bool optional, int *st)
+{
+  struct tsr_gguf_tensor_info info;
+  if (check_tensor (m, name, ne0, ne1, f32, optional, st, &info) < 0)
+    return NULL;
   if (!m->ctx[be] && !(m->ctx[be] = tsr_context_new (true)))
     {
       *st = tsr_set_error (TSR_ERR_NO_MEMORY, "model: out of memory");
       return NULL;
     }
-  tsr_tensor *t = tsr_new_tensor_2d (m->ctx[be], info.type, ne0, want1);
+  tsr_tensor *t = tsr_new_tensor_2d (m->ctx[be], info.type, ne0,
+                                     ne1 ? ne1 : 1);
   if (!t)
     *st = tsr_last_status ();
   else
@@ -421,21 +434,12 @@ want_split (tsr_model *m, int be, const char *name, int64_t ne0, int64_t ne1,
 {
   if (!tensor_parallel (m))
     return want_tensor (m, be, name, ne0, ne1, f32, optional, st);
-  /* The checks of the whole tensor, on a context of its own.  */
-  tsr_context *saved = m->ctx[be];
-  tsr_context *probe = tsr_context_new (true);
-  if (!probe)
-    {
-      *st = tsr_set_error (TSR_ERR_NO_MEMORY, "model: out of memory");
-      return NULL;
-    }
-  m->ctx[be] = probe;
-  tsr_tensor *whole = want_tensor (m, be, name, ne0, ne1, f32, optional, st);
-  m->ctx[be] = saved;
-  tsr_type type = whole ? whole->type : TSR_TYPE_F32;
-  tsr_context_free (probe);
-  if (!whole)
+  struct tsr_gguf_tensor_info info;
+  int64_t file_index = check_tensor (m, name, ne0, ne1, f32, optional, st,
+                                     &info);
+  if (file_index < 0)
     return NULL;
+  tsr_type type = info.type;
   int64_t start = m->split.rank * count;
   int64_t bs = tsr_type_traits (type)->block_size;
   if (dim == 0 && (start % bs != 0 || count % bs != 0))
@@ -474,7 +478,7 @@ want_split (tsr_model *m, int be, const char *name, int64_t ne0, int64_t ne1,
     }
   tsr_set_param (tsr_set_name (t, name));
   m->slices[m->n_slices++] = (struct tsri_slice) {
-    t, tsr_gguf_find_tensor (m->gguf, name), dim, start, count };
+    t, file_index, dim, start, count };
   return t;
 }
 

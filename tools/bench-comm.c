@@ -19,13 +19,6 @@
 #include "bench.h"
 #include "tool-util.h"
 
-static int
-cmp_double (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return x < y ? -1 : x > y;
-}
-
 /* Median microseconds of one all_reduce of N floats; -1 on failure
    (message printed).  */
 static double
@@ -65,9 +58,7 @@ time_size (tsr_comm *comm, int64_t n, int repeat, const char *program)
   double med = -1;
   if (st == TSR_OK && us)
     {
-      qsort (us, (size_t) repeat, sizeof *us, cmp_double);
-      med = repeat % 2 ? us[repeat / 2]
-                       : (us[repeat / 2 - 1] + us[repeat / 2]) / 2;
+      med = tt_median (us, repeat);
     }
   else
     fprintf (stderr, "%s: all_reduce of %lld bytes: %s\n", program,

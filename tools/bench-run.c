@@ -337,13 +337,6 @@ fill_input (const struct bench_build *b, int i, uint64_t seed,
   return st;
 }
 
-static int
-compare_doubles (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return x < y ? -1 : x > y;
-}
-
 /* One timed compute of G, in microseconds, or a negative number.  */
 static double
 timed_compute (tsr_backend *be, tsr_graph *g)
@@ -387,10 +380,9 @@ time_graph (tsr_backend *be, tsr_graph *g, const struct bench_timing *t,
       us[n++] = x;
       total += x;
     }
-  qsort (us, (size_t) n, sizeof *us, compare_doubles);
   r->runs = n;
+  r->us_median = tt_median (us, n);
   r->us_min = us[0];
-  r->us_median = n % 2 ? us[n / 2] : (us[n / 2 - 1] + us[n / 2]) / 2;
   /* A clock too coarse for the run must not divide by zero.  */
   if (r->us_min <= 0)
     r->us_min = 1e-3;

@@ -44,13 +44,6 @@ struct set_report
   double comm_ops, comm_bytes, comm_us;
 };
 
-static int
-cmp_double (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return x < y ? -1 : x > y;
-}
-
 static int32_t
 bench_token (int i, int64_t n_vocab)
 {
@@ -103,11 +96,8 @@ time_test (tsr_session *s, const struct run_options *o, run_fn fn, int n,
     }
   if (st == TSR_OK)
     {
-      qsort (us, (size_t) o->repetitions, sizeof *us, cmp_double);
       r->n = n;
-      r->median_us = us[o->repetitions / 2];
-      if (o->repetitions % 2 == 0)
-        r->median_us = (r->median_us + us[o->repetitions / 2 - 1]) / 2;
+      r->median_us = tt_median (us, o->repetitions);
       r->min_us = us[0];
       r->max_us = us[o->repetitions - 1];
     }

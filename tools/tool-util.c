@@ -639,3 +639,17 @@ tt_fma_peak (int threads, const char **unit)
     }
   return best;
 }
+
+static int
+compare_doubles (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+double
+tt_median (double *v, int n)
+{
+  qsort (v, (size_t) n, sizeof *v, compare_doubles);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}

@@ -101,6 +101,11 @@ size_t tt_select_devices (const char *program, const char *name,
    widest vectors the CPU has, the best of several passes.  0 when the buffer cannot be had.  */
 double tt_read_bandwidth (int threads);
 
+/* The median of the N (>= 1) values of V, which it sorts in place (so
+   V[0] and V[N - 1] are then the least and the greatest): the middle
+   value, or the mean of the two middle ones for an even N.  */
+double tt_median (double *v, int n);
+
 /* The f32 multiply-add peak in GFLOP/s on THREADS threads at once:
    independent chains of fused multiply-adds in the widest vectors the
    CPU has (AVX-512, AVX2 + FMA; plain multiplies and adds elsewhere),

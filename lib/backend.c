@@ -98,6 +98,17 @@ tsr_device_host_buffer_type (tsr_device *dev)
   return dev->iface.get_host_buffer_type (dev);
 }
 
+size_t
+tsr_device_extra_buffer_types (tsr_device *dev, tsr_buffer_type **bufts,
+                               size_t max)
+{
+  if (!dev)
+    return 0;
+  tsr_extra_bufts_fn fn = (tsr_extra_bufts_fn) tsr_reg_get_proc
+    (dev->reg, TSR_EXTRA_BUFTS_NAME);
+  return fn ? fn (dev, bufts, max) : 0;
+}
+
 /* Events.  */
 
 tsr_event *

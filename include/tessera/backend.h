@@ -92,6 +92,16 @@ tsr_backend *tsr_device_init (tsr_device *dev, const char *params);
    backend of DEV run asynchronously.  NULL when DEV has none
    (caps.host_buffer false).  */
 tsr_buffer_type *tsr_device_host_buffer_type (tsr_device *dev);
+/* DEV's extra buffer types: memory its backends compute on in a layout
+   of their own for some weights (the CPU's "CPU_REPACK": q4_0 matrices
+   with rows interleaved for its integer dots), read and written
+   through tsr_tensor_get / tsr_tensor_set as usual.  Stores up to MAX
+   of them in BUFTS (may be NULL when MAX is 0) and returns how many DEV
+   has.  Only tensors whose use DEV computes belong there (the model
+   loader puts weight matrices there); other ops reading them are
+   refused (tsr_device_supports_op).  */
+size_t tsr_device_extra_buffer_types (tsr_device *dev,
+                                      tsr_buffer_type **bufts, size_t max);
 
 /* Events: points in a backend's queue of work.  Where the device has
    them (caps.events), a program records an event after some work and

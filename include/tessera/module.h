@@ -200,6 +200,14 @@ struct tsr_module_descriptor_ext {
   void *(*get_proc) (const char *name);
 };
 
+/* A backend module's extra buffer types (tsr_device_extra_buffer_types):
+   get_proc (TSR_EXTRA_BUFTS_NAME) returns a function of this type,
+   which stores up to MAX of DEV's extra buffer types in BUFTS and
+   returns how many it has.  */
+#define TSR_EXTRA_BUFTS_NAME "tsr_extra_bufts_1"
+typedef size_t (*tsr_extra_bufts_fn) (tsr_device *dev,
+                                      tsr_buffer_type **bufts, size_t max);
+
 /* Communication modules (modules/mpi).  A module named
    tessera-comm-NAME is never loaded by the registry's scans: only
    when a program asks for a communicator (tessera/comm.h), so that a

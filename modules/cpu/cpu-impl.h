@@ -109,6 +109,13 @@ TSR_CPU_DECLARE_OP (soft_max);
 TSR_CPU_DECLARE_TYPED_OP (get_rows);
 /* One f32 row of src[0] (for gathering strided rows).  */
 TSR_MODULE_HIDDEN size_t tsr_cpu_rows_scratch (const tsr_tensor *dst);
+/* cpu-repack.c: the CPU_REPACK buffer type.  Whether T is stored
+   repacked there (its type and shape allow it), whether T or the
+   tensor it views is, the buffer type, and whether BUFT is it.  */
+TSR_MODULE_HIDDEN bool tsr_cpu_repackable (const tsr_tensor *t);
+TSR_MODULE_HIDDEN bool tsr_cpu_repacked (const tsr_tensor *t);
+TSR_MODULE_HIDDEN tsr_buffer_type *tsr_cpu_repack_buffer_type (tsr_device *dev);
+TSR_MODULE_HIDDEN bool tsr_cpu_is_repack_buft (const tsr_buffer_type *buft);
 /* cpu-ops-matmul.c */
 TSR_CPU_DECLARE_TYPED_OP (mul_mat);
 TSR_MODULE_HIDDEN size_t tsr_cpu_mul_mat_scratch (const tsr_tensor *dst);

@@ -478,7 +478,27 @@ static bool
 cpu_dev_supports_buft (tsr_device *dev, tsr_buffer_type *buft)
 {
   (void) dev;
-  return buft && tsr_buffer_type_is_host (buft);
+  return buft && (tsr_buffer_type_is_host (buft)
+                  || tsr_cpu_is_repack_buft (buft));
+}
+
+/* CPU_REPACK where the level has vector code for it.  */
+static size_t
+cpu_extra_bufts (tsr_device *dev, tsr_buffer_type **bufts, size_t max)
+{
+  if (!tsr_cpu_repack_level ())
+    return 0;
+  if (max > 0 && bufts)
+    bufts[0] = tsr_cpu_repack_buffer_type (dev);
+  return 1;
+}
+
+static void *
+cpu_get_proc (const char *name)
+{
+  if (strcmp (name, TSR_EXTRA_BUFTS_NAME) == 0)
+    return (void *) cpu_extra_bufts;
+  return NULL;
 }
 
 /* Registration: one device.  */
@@ -524,6 +544,8 @@ cpu_init (void)
   return tsr_reg_new ("cpu", &cpu_device_iface, 1, NULL, NULL);
 }
 
-const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {
-  TSR_MODULE_ABI_VERSION, "cpu", cpu_score, cpu_init, NULL, 0
+const struct tsr_module_descriptor_ext TSR_MODULE_DESCRIPTOR = {
+  { TSR_MODULE_ABI_VERSION, "cpu", cpu_score, cpu_init, NULL,
+    TSR_MODULE_FLAG_PROC },
+  cpu_get_proc
 };

@@ -68,15 +68,22 @@ tsr_cpu_mul_mat_supports (const tsr_tensor *dst)
 {
   const tsr_tensor *a = dst->src[0];
 
+  /* Repacked weights only as the whole tensor the buffer packed.  */
+  if (tsr_cpu_repacked (a))
+    return !a->view_src && !tsr_cpu_repacked (dst->src[1]);
   return tsr_cpu_is_plain_float (a->type)
          || (tsr_cpu_is_quant (a->type) && tsr_cpu_dense_rows (a));
 }
 
+/* Repacked q4_0 weights (CPU_REPACK) take the integer dots at every n:
+   their 8-row by 8-column register tiles outrun the GEMM, which would
+   have to unpack them.  */
 static bool
 use_qdots (const tsr_tensor *dst)
 {
   return tsr_cpu_is_quant (dst->src[0]->type)
-         && dst->src[1]->ne[1] < QDOT_MAX_N;
+         && (dst->src[1]->ne[1] < QDOT_MAX_N
+             || tsr_cpu_repacked (dst->src[0]));
 }
 
 static bool
@@ -341,9 +348,15 @@ mul_mat_qdots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   const int64_t batches = b->ne[2] * b->ne[3];
   const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
   const size_t size = tsr_cpu_act_size (a->type, k);
-  const int64_t tile = tsr_cpu_qdot_tile (m, batches, nth);
+  const bool packed = tsr_cpu_repacked (a);
+  /* Repacked: whole groups of TSR_CPU_REPACK_ROWS rows.  */
+  const int64_t tile = packed ? (tsr_cpu_qdot_tile (m, batches, nth)
+                                 + TSR_CPU_REPACK_ROWS - 1)
+                                / TSR_CPU_REPACK_ROWS * TSR_CPU_REPACK_ROWS
+                              : tsr_cpu_qdot_tile (m, batches, nth);
   const int64_t tiles = (m + tile - 1) / tile;
-  const tsr_cpu_qdot_fn qdot = tsr_cpu_qdot_kernel (a->type);
+  const tsr_cpu_qdot_fn qdot = packed ? tsr_cpu_vec_dot_q4_0x8_q8_0
+                                      : tsr_cpu_qdot_kernel (a->type);
   float out[QDOT_TILE * TSR_CPU_QDOT_MAX_COLS];
   int64_t u0, u1;
 

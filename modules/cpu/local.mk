@@ -22,13 +22,14 @@ cpu_sources = modules/cpu/cpu-module.c modules/cpu/cpu-impl.h \
 	modules/cpu/cpu-ops-matmul.c modules/cpu/cpu-vec.h \
 	modules/cpu/cpu-ops-math.c \
 	modules/cpu/cpu-ops-nn.c modules/cpu/cpu-dispatch.c \
+	modules/cpu/cpu-repack.c \
 	modules/cpu/cpu-levels.def \
 	modules/cpu/cpu-dispatch.h modules/cpu/cpu-vec.def \
 	modules/cpu/cpu-vec-k.h modules/cpu/cpu-vec-k.def
 
 cpu_level_sources = modules/cpu/cpu-vec.c modules/cpu/cpu-vec.h \
 	modules/cpu/cpu-qdot.c modules/cpu/cpu-gemm.c \
-	modules/cpu/cpu-kquant.c \
+	modules/cpu/cpu-kquant.c modules/cpu/cpu-qdot-x8.c \
 	modules/cpu/cpu-qdot-32.c modules/cpu/cpu-qdot.h \
 	modules/cpu/cpu-level.h modules/cpu/cpu-vec.def
 

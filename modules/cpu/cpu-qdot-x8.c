@@ -1,0 +1,274 @@
+/* cpu-qdot-x8.c - integer dots of q4_0 weights repacked in groups of 8
+ * rows (the CPU_REPACK buffer type; the layout is described in
+ * cpu-repack.c) with q8_0 activations (cpu-vec.h), compiled once per ISA
+ * level.
+ *
+ * One pass over a group's blocks computes 8 rows by NY <= 8 activation
+ * columns: per block, the group's two 64-byte vectors give 4 vectors of
+ * 4-bit values (0..15) for 8 rows, two lanes a row, and each of a
+ * column's 4 broadcasts of 8 activation bytes meets all 8 rows in one
+ * multiply-add of unsigned by signed bytes summed in fours (vpdpbusd
+ * with VNNI, else pmaddubsw + pmaddwd).  The exact int32 block sums
+ * times the two scales are accumulated in f32, and the offset of 8 of
+ * q4_0 is taken off as -8 times the weight scale times the activation
+ * block sum (scale times the sum of its values, cpu-vec.h), in one lane
+ * of each row's pair.
+ * - AVX-512BW (v4, v4-vnni): the 8 rows in one register.
+ * - AVX2 (v3, v3-vnni): 4 rows a register, the two halves of the group
+ *   in turn.
+ * - Otherwise plain C (the reference; the buffer type is not offered
+ *   there, see tsr_cpu_repack_level).  */
+#include <config.h>
+
+#include <stdbool.h>
+#include <string.h>
+
+#include "cpu-vec.h"
+#include "cpu-level.h"
+#include "cpu-qdot.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+#define ROWS TSR_CPU_REPACK_ROWS
+#define GROUP_BLOCK (ROWS * 18)
+
+static inline int64_t
+load_i64 (const int8_t *p)
+{
+  int64_t v;
+  memcpy (&v, p, sizeof v);
+  return v;
+}
+
+#if defined(__AVX512BW__)
+/* The 4 step sums of one column against the 4 weight vectors.  */
+static inline __attribute__ ((always_inline)) __m512i
+x8_sum512 (__m512i w0, __m512i w1, __m512i w2, __m512i w3, const int8_t *a)
+{
+  __m512i a0 = _mm512_set1_epi64 (load_i64 (a));
+  __m512i a1 = _mm512_set1_epi64 (load_i64 (a + 8));
+  __m512i a2 = _mm512_set1_epi64 (load_i64 (a + 64));
+  __m512i a3 = _mm512_set1_epi64 (load_i64 (a + 72));
+#if defined(__AVX512VNNI__)
+  __m512i s = _mm512_dpbusd_epi32 (_mm512_setzero_si512 (), w0, a0);
+  s = _mm512_dpbusd_epi32 (s, w1, a1);
+  s = _mm512_dpbusd_epi32 (s, w2, a2);
+  return _mm512_dpbusd_epi32 (s, w3, a3);
+#else
+  return _mm512_add_epi32 (qdot_sum2_512 (w0, a0, w1, a1, 1),
+                           qdot_sum2_512 (w2, a2, w3, a3, 1));
+#endif
+}
+
+static inline __attribute__ ((always_inline)) void
+x8_group (int64_t k, const unsigned char *g, const int NY,
+          const void *const *y, float *out, int ny_out)
+{
+  const int64_t nb = k / 32;
+  const __m512i m4 = _mm512_set1_epi8 (15);
+  const __m512i pairs = _mm512_set_epi32 (7, 7, 6, 6, 5, 5, 4, 4,
+                                          3, 3, 2, 2, 1, 1, 0, 0);
+  const __m512 m8 = _mm512_set_ps (0, -8, 0, -8, 0, -8, 0, -8,
+                                   0, -8, 0, -8, 0, -8, 0, -8);
+  const int8_t *q[TSR_CPU_QDOT_MAX_COLS];
+  const float *dy[TSR_CPU_QDOT_MAX_COLS], *sy[TSR_CPU_QDOT_MAX_COLS];
+  __m512 acc[TSR_CPU_QDOT_MAX_COLS];
+
+  for (int c = 0; c < NY; c++)
+    {
+      q[c] = y[c];
+      dy[c] = tsr_cpu_qact_scales (y[c], k);
+      sy[c] = tsr_cpu_qact_sums (y[c], k);
+      acc[c] = _mm512_setzero_ps ();
+    }
+  for (int64_t j = 0; j < nb; j++)
+    {
+      const unsigned char *o = g + j * GROUP_BLOCK;
+      qdot_prefetch ((const char *) o, GROUP_BLOCK);
+      __m512i v0 = _mm512_loadu_si512 (o + 16);
+      __m512i v1 = _mm512_loadu_si512 (o + 80);
+      __m512i w0 = _mm512_and_si512 (v0, m4);
+      __m512i w1 = _mm512_and_si512 (_mm512_srli_epi16 (v0, 4), m4);
+      __m512i w2 = _mm512_and_si512 (v1, m4);
+      __m512i w3 = _mm512_and_si512 (_mm512_srli_epi16 (v1, 4), m4);
+      __m256 d8 = _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) o));
+      __m512 dw = _mm512_permutexvar_ps (pairs, _mm512_castps256_ps512 (d8));
+      __m512 dc = _mm512_mul_ps (dw, m8);
+      const int64_t at = tsr_cpu_qact_pos (j, 0);
+
+      for (int c = 0; c < NY; c++)
+        {
+          __m512 f = _mm512_cvtepi32_ps (x8_sum512 (w0, w1, w2, w3,
+                                                    q[c] + at));
+          acc[c] = _mm512_fmadd_ps (_mm512_mul_ps (dw,
+                                                   _mm512_set1_ps (dy[c][j])),
+                                    f, acc[c]);
+          acc[c] = _mm512_fmadd_ps (dc, _mm512_set1_ps (sy[c][j]), acc[c]);
+        }
+    }
+  for (int c = 0; c < NY; c++)
+    {
+      float l[16];
+      _mm512_storeu_ps (l, acc[c]);
+      for (int r = 0; r < ROWS; r++)
+        out[r * ny_out + c] = l[2 * r] + l[2 * r + 1];
+    }
+}
+#elif defined(__AVX2__)
+static inline __attribute__ ((always_inline)) __m256i
+x8_sum256 (__m256i w0, __m256i w1, __m256i w2, __m256i w3, const int8_t *a)
+{
+  __m256i a0 = _mm256_set1_epi64x (load_i64 (a));
+  __m256i a1 = _mm256_set1_epi64x (load_i64 (a + 8));
+  __m256i a2 = _mm256_set1_epi64x (load_i64 (a + 64));
+  __m256i a3 = _mm256_set1_epi64x (load_i64 (a + 72));
+#if defined(__AVXVNNI__)
+  __m256i s = _mm256_dpbusd_avx_epi32 (_mm256_setzero_si256 (), w0, a0);
+  s = _mm256_dpbusd_avx_epi32 (s, w1, a1);
+  s = _mm256_dpbusd_avx_epi32 (s, w2, a2);
+  return _mm256_dpbusd_avx_epi32 (s, w3, a3);
+#else
+  return _mm256_add_epi32 (qdot_sum2_256 (w0, a0, w1, a1, 1),
+                           qdot_sum2_256 (w2, a2, w3, a3, 1));
+#endif
+}
+
+/* Rows 4 H .. 4 H + 3 of the group (lanes 8 H .. 8 H + 7 of the
+   layout's 16).  */
+static inline __attribute__ ((always_inline)) void
+x8_half (int64_t k, const unsigned char *g, int h, const int NY,
+         const void *const *y, float *out, int ny_out)
+{
+  const int64_t nb = k / 32;
+  const __m256i m4 = _mm256_set1_epi8 (15);
+  const __m256i pairs = _mm256_set_epi32 (3, 3, 2, 2, 1, 1, 0, 0);
+  const __m256 m8 = _mm256_set_ps (0, -8, 0, -8, 0, -8, 0, -8);
+  const int8_t *q[TSR_CPU_QDOT_MAX_COLS];
+  const float *dy[TSR_CPU_QDOT_MAX_COLS], *sy[TSR_CPU_QDOT_MAX_COLS];
+  __m256 acc[TSR_CPU_QDOT_MAX_COLS];
+
+  for (int c = 0; c < NY; c++)
+    {
+      q[c] = y[c];
+      dy[c] = tsr_cpu_qact_scales (y[c], k);
+      sy[c] = tsr_cpu_qact_sums (y[c], k);
+      acc[c] = _mm256_setzero_ps ();
+    }
+  for (int64_t j = 0; j < nb; j++)
+    {
+      const unsigned char *o = g + j * GROUP_BLOCK;
+      if (h == 0)
+        qdot_prefetch ((const char *) o, GROUP_BLOCK);
+      __m256i v0 = _mm256_loadu_si256 ((const __m256i *) (o + 16 + 32 * h));
+      __m256i v1 = _mm256_loadu_si256 ((const __m256i *) (o + 80 + 32 * h));
+      __m256i w0 = _mm256_and_si256 (v0, m4);
+      __m256i w1 = _mm256_and_si256 (_mm256_srli_epi16 (v0, 4), m4);
+      __m256i w2 = _mm256_and_si256 (v1, m4);
+      __m256i w3 = _mm256_and_si256 (_mm256_srli_epi16 (v1, 4), m4);
+      __m128 d4 = _mm_cvtph_ps (_mm_loadl_epi64 ((const __m128i *)
+                                                 (o + 8 * h)));
+      __m256 dw = _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (d4),
+                                            pairs);
+      __m256 dc = _mm256_mul_ps (dw, m8);
+      const int64_t at = tsr_cpu_qact_pos (j, 0);
+
+      for (int c = 0; c < NY; c++)
+        {
+          __m256 f = _mm256_cvtepi32_ps (x8_sum256 (w0, w1, w2, w3,
+                                                    q[c] + at));
+          acc[c] = _mm256_fmadd_ps (_mm256_mul_ps (dw,
+                                                   _mm256_set1_ps (dy[c][j])),
+                                    f, acc[c]);
+          acc[c] = _mm256_fmadd_ps (dc, _mm256_set1_ps (sy[c][j]), acc[c]);
+        }
+    }
+  for (int c = 0; c < NY; c++)
+    {
+      float l[8];
+      _mm256_storeu_ps (l, acc[c]);
+      for (int r = 0; r < 4; r++)
+        out[(4 * h + r) * ny_out + c] = l[2 * r] + l[2 * r + 1];
+    }
+}
+
+static inline __attribute__ ((always_inline)) void
+x8_group (int64_t k, const unsigned char *g, const int NY,
+          const void *const *y, float *out, int ny_out)
+{
+  x8_half (k, g, 0, NY, y, out, ny_out);
+  x8_half (k, g, 1, NY, y, out, ny_out);
+}
+#else
+/* The reference: every value of the layout read back one by one.  */
+static void
+x8_group (int64_t k, const unsigned char *g, const int NY,
+          const void *const *y, float *out, int ny_out)
+{
+  const int64_t nb = k / 32;
+  float acc[ROWS][TSR_CPU_QDOT_MAX_COLS] = { { 0 } };
+
+  for (int64_t j = 0; j < nb; j++)
+    {
+      const unsigned char *o = g + j * GROUP_BLOCK;
+      const int64_t at = tsr_cpu_qact_pos (j, 0);
+      for (int r = 0; r < ROWS; r++)
+        {
+          float dw = fp16_to_f32 (load_fp16 ((const char *) o + 2 * r));
+          for (int c = 0; c < NY; c++)
+            {
+              const int8_t *a = (const int8_t *) y[c] + at;
+              int32_t s = 0;
+              for (int h = 0; h < 2; h++)
+                for (int b = 0; b < 4; b++)
+                  {
+                    int lane = (2 * r + h) * 4 + b, e = 4 * h + b;
+                    int v0 = o[16 + lane], v1 = o[80 + lane];
+                    /* Elements e, 8 + e, 16 + e, 24 + e: activation
+                       bytes e, 8 + e of the low half, then of the high
+                       half (64 bytes on).  */
+                    s += (v0 & 15) * a[e] + (v0 >> 4) * a[8 + e]
+                         + (v1 & 15) * a[64 + e] + (v1 >> 4) * a[72 + e];
+                  }
+              acc[r][c] += dw * (tsr_cpu_qact_scales (y[c], k)[j] * (float) s
+                                 - 8 * tsr_cpu_qact_sums (y[c], k)[j]);
+            }
+        }
+    }
+  for (int r = 0; r < ROWS; r++)
+    for (int c = 0; c < NY; c++)
+      out[r * ny_out + c] = acc[r][c];
+}
+#endif
+
+#define X8_CASE(N) \
+  case N: x8_group (k, g, N, y, o, ny); break;
+
+void
+TSR_CPU_LEVEL_FN (vec_dot_q4_0x8_q8_0) (int64_t k, const void *x, size_t bx,
+                                        int nr, int ny, const void *const *y,
+                                        float *out)
+{
+  for (int r0 = 0; r0 < nr; r0 += ROWS)
+    {
+      const unsigned char *g = (const unsigned char *) x + (size_t) r0 * bx;
+      float *o = out + r0 * ny;
+      switch (ny)
+        {
+          X8_CASE (1) X8_CASE (2) X8_CASE (3) X8_CASE (4)
+          X8_CASE (5) X8_CASE (6) X8_CASE (7)
+        default: x8_group (k, g, 8, y, o, ny); break;
+        }
+    }
+}
+
+int
+TSR_CPU_LEVEL_FN (repack_level) (void)
+{
+#if defined(__AVX512BW__) || defined(__AVX2__)
+  return 1;
+#else
+  return 0;
+#endif
+}

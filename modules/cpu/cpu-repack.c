@@ -1,0 +1,356 @@
+/* cpu-repack.c - the CPU's repacked weight buffer type, "CPU_REPACK".
+ *
+ * A tensor of q4_0 weights whose rows come in multiples of 8 (dense,
+ * 2 to 4 dimensions) is stored in this buffer with every 8 consecutive
+ * rows interleaved block by block, so that the integer dots
+ * (tsr_cpu_vec_dot_q4_0x8_q8_0, cpu-qdot-x8.c) load one 64-byte vector
+ * of weights for 8 rows at once and reuse each activation load for all
+ * 8 (a register tile of 8 rows by up to 8 columns).  The layout of one
+ * group of 8 rows, for each block index j of the rows (the same bytes
+ * the 8 rows take in the plain layout, 8 x 18 per block):
+ *
+ *   bytes 0..15     the 8 rows' f16 scales, row 0 first;
+ *   bytes 16..79    V0, 64 bytes = 16 lanes of 4 bytes;
+ *   bytes 80..143   V1, likewise.
+ *
+ * Lane 2r + h (row r < 8, half h < 2), byte b < 4 of V0 holds in its
+ * low nibble the stored 4-bit value (0..15) of element 4h + b of row
+ * r's block j, and in its high nibble that of element 8 + 4h + b; V1
+ * the same for elements 16 + 4h + b and 24 + 4h + b.  So the low
+ * nibbles of V0 are elements 0..7 of each row, two lanes a row, which
+ * one broadcast of 8 activation values feeds; V0's high nibbles are
+ * elements 8..15, V1's 16..23 and 24..31.  (In a plain q4_0 block,
+ * element e < 16 is the low nibble of byte e, element e >= 16 the high
+ * nibble of byte e - 16.)
+ *
+ * Other tensors (other types, rows not a multiple of 8, strided
+ * elements) are stored plain.  Reads and writes (tsr_tensor_get /
+ * tsr_tensor_set) convert, so the layout is invisible to them: any
+ * byte range of the plain layout may be read or written, a group that
+ * is only partly written being read back, changed and packed again.
+ * The buffer is not "host" memory to the core (the bytes are not the
+ * tensor's plain bytes), so nothing reads them but this module; the CPU
+ * backend computes mul_mat from them and refuses every other op that
+ * would read them (tsr_cpu_repacked, cpu-ops.c).
+ *
+ * The buffer type is offered (tsr_device_extra_buffer_types) where the
+ * CPU's ISA level has vector code for the repacked dots (AVX2 and
+ * AVX-512); the model loader puts the matrices of q4_0 weights there.  */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+#if HAVE_DECL_MADV_HUGEPAGE
+#include <sys/mman.h>
+#endif
+
+#include "cpu-impl.h"
+
+#define Q4_BYTES 18
+#define GROUP_ROWS TSR_CPU_REPACK_ROWS
+#define GROUP_BLOCK (GROUP_ROWS * Q4_BYTES)     /* 144 */
+#define REPACK_ALIGN 64
+/* Large buffers in transparent huge pages (as host buffers): the
+   dots stream them.  */
+#define HUGE_PAGE ((size_t) 2 << 20)
+
+/* Whether T, in this buffer type, is stored repacked.  */
+bool
+tsr_cpu_repackable (const tsr_tensor *t)
+{
+  return t->type == TSR_TYPE_Q4_0 && t->ne[1] % GROUP_ROWS == 0
+         && t->nb[0] == Q4_BYTES && tsr_is_contiguous (t);
+}
+
+static inline int
+nibble (const unsigned char *block, int e)
+{
+  const unsigned char *qs = block + 2;
+  return e < 16 ? qs[e] & 15 : qs[e - 16] >> 4;
+}
+
+/* 8 plain rows of NB blocks at SRC (ROW bytes apart) to one group.  */
+static void
+pack_group (unsigned char *dst, const unsigned char *src, size_t row,
+            int64_t nb)
+{
+  for (int64_t j = 0; j < nb; j++)
+    {
+      unsigned char *o = dst + j * GROUP_BLOCK;
+      for (int r = 0; r < GROUP_ROWS; r++)
+        {
+          const unsigned char *blk = src + r * row + j * Q4_BYTES;
+          memcpy (o + 2 * r, blk, 2);
+          for (int h = 0; h < 2; h++)
+            for (int b = 0; b < 4; b++)
+              {
+                int at = (2 * r + h) * 4 + b, e = 4 * h + b;
+                o[16 + at] = (unsigned char) (nibble (blk, e)
+                                              | nibble (blk, 8 + e) << 4);
+                o[80 + at] = (unsigned char) (nibble (blk, 16 + e)
+                                              | nibble (blk, 24 + e) << 4);
+              }
+        }
+    }
+}
+
+/* The inverse: one group at SRC to 8 plain rows at DST.  */
+static void
+unpack_group (unsigned char *dst, const unsigned char *src, size_t row,
+              int64_t nb)
+{
+  for (int64_t j = 0; j < nb; j++)
+    {
+      const unsigned char *o = src + j * GROUP_BLOCK;
+      for (int r = 0; r < GROUP_ROWS; r++)
+        {
+          unsigned char *blk = dst + r * row + j * Q4_BYTES;
+          unsigned char *qs = blk + 2;
+          memcpy (blk, o + 2 * r, 2);
+          for (int h = 0; h < 2; h++)
+            for (int b = 0; b < 4; b++)
+              {
+                int at = (2 * r + h) * 4 + b, e = 4 * h + b;
+                int v0 = o[16 + at], v1 = o[80 + at];
+                /* elements e, 8 + e (< 16): low nibbles of bytes e,
+                   8 + e; elements 16 + e, 24 + e: their high ones.  */
+                qs[e] = (unsigned char) ((v0 & 15) | (v1 & 15) << 4);
+                qs[8 + e] = (unsigned char) ((v0 >> 4) | (v1 >> 4) << 4);
+              }
+        }
+    }
+}
+
+/* The buffer: aligned host memory, its bytes in the layout above, and
+   where its repacked tensors lie (for clear).  */
+struct repack_buffer
+{
+  unsigned char *base;
+  size_t n, cap;
+  struct { size_t offset, size; } *packed;
+};
+
+static void
+repack_free (tsr_buffer *buf)
+{
+  struct repack_buffer *rb = buf->context;
+  free (rb->base);
+  free (rb->packed);
+  free (rb);
+}
+
+static void *
+repack_base (tsr_buffer *buf)
+{
+  return ((struct repack_buffer *) buf->context)->base;
+}
+
+static int
+repack_init_tensor (tsr_buffer *buf, tsr_tensor *t)
+{
+  struct repack_buffer *rb = buf->context;
+  if (t->view_src || !tsr_cpu_repackable (t))
+    return TSR_OK;
+  if (rb->n == rb->cap)
+    {
+      size_t cap = rb->cap ? 2 * rb->cap : 32;
+      void *p = realloc (rb->packed, cap * sizeof *rb->packed);
+      if (!p)
+        return tsr_set_error (TSR_ERR_NO_MEMORY, "CPU_REPACK: %s: out of "
+                              "memory", tsr_tensor_label (t));
+      rb->packed = p;
+      rb->cap = cap;
+    }
+  rb->packed[rb->n].offset = (size_t) ((unsigned char *) t->data - rb->base);
+  rb->packed[rb->n].size = tsr_nbytes (t);
+  rb->n++;
+  return TSR_OK;
+}
+
+/* Walk the groups of T that bytes [OFFSET, OFFSET + SIZE) of its plain
+   layout touch; WRITE: DATA into them, else out of them into DATA.  */
+static int
+repack_rw (tsr_tensor *t, void *data, size_t offset, size_t size, bool write)
+{
+  const size_t row = t->nb[1];
+  const size_t gbytes = row * GROUP_ROWS;
+  const int64_t nb = t->ne[0] / 32;
+  unsigned char *base = t->data;
+  unsigned char *tmp = NULL;
+
+  if (size == 0)
+    return TSR_OK;
+  for (size_t g = offset / gbytes; g * gbytes < offset + size; g++)
+    {
+      size_t g0 = g * gbytes;
+      size_t lo = offset > g0 ? offset : g0;
+      size_t hi = offset + size < g0 + gbytes ? offset + size : g0 + gbytes;
+      unsigned char *user = (unsigned char *) data + (lo - offset);
+
+      if (lo == g0 && hi == g0 + gbytes)
+        {
+          if (write)
+            pack_group (base + g0, user, row, nb);
+          else
+            unpack_group (user, base + g0, row, nb);
+          continue;
+        }
+      if (!tmp && !(tmp = malloc (gbytes)))
+        return tsr_set_error (TSR_ERR_NO_MEMORY, "CPU_REPACK: %s: out of "
+                              "memory", tsr_tensor_label (t));
+      unpack_group (tmp, base + g0, row, nb);
+      if (write)
+        {
+          memcpy (tmp + (lo - g0), user, hi - lo);
+          pack_group (base + g0, tmp, row, nb);
+        }
+      else
+        memcpy (user, tmp + (lo - g0), hi - lo);
+    }
+  free (tmp);
+  return TSR_OK;
+}
+
+static int
+repack_set (tsr_buffer *buf, tsr_tensor *t, const void *data, size_t offset,
+            size_t size)
+{
+  (void) buf;
+  if (t->view_src || !tsr_cpu_repackable (t))
+    {
+      /* A view writes through its own bytes: only the plain tensors'
+         views are plain.  */
+      const tsr_tensor *owner = t->view_src ? t->view_src : t;
+      if (owner != t && tsr_cpu_repackable (owner))
+        return tsr_set_error (TSR_ERR_UNSUPPORTED, "CPU_REPACK: %s views "
+                              "repacked weights %s: write the whole "
+                              "tensor instead", tsr_tensor_label (t),
+                              tsr_tensor_label (owner));
+      memcpy ((char *) t->data + offset, data, size);
+      return TSR_OK;
+    }
+  return repack_rw (t, (void *) data, offset, size, true);
+}
+
+static int
+repack_get (tsr_buffer *buf, const tsr_tensor *t, void *data, size_t offset,
+            size_t size)
+{
+  (void) buf;
+  if (t->view_src || !tsr_cpu_repackable (t))
+    {
+      const tsr_tensor *owner = t->view_src ? t->view_src : t;
+      if (owner != t && tsr_cpu_repackable (owner))
+        return tsr_set_error (TSR_ERR_UNSUPPORTED, "CPU_REPACK: %s views "
+                              "repacked weights %s: read the whole "
+                              "tensor instead", tsr_tensor_label (t),
+                              tsr_tensor_label (owner));
+      memcpy (data, (const char *) t->data + offset, size);
+      return TSR_OK;
+    }
+  return repack_rw ((tsr_tensor *) t, data, offset, size, false);
+}
+
+static void
+repack_clear (tsr_buffer *buf, uint8_t value)
+{
+  /* Plain bytes all VALUE, packed: the scales' bytes stay VALUE, V0's
+     nibbles are all elements below 16 (VALUE's low nibble), V1's all
+     above (its high nibble).  */
+  struct repack_buffer *rb = buf->context;
+  unsigned char lo = value & 15, hi = value >> 4;
+  memset (rb->base, value, buf->size);
+  for (size_t i = 0; i < rb->n; i++)
+    for (size_t o = 0; o < rb->packed[i].size; o += GROUP_BLOCK)
+      {
+        unsigned char *p = rb->base + rb->packed[i].offset + o;
+        memset (p + 16, lo | lo << 4, 64);
+        memset (p + 80, hi | hi << 4, 64);
+      }
+}
+
+static const struct tsr_buffer_iface repack_buffer_iface = {
+  .free_buffer = repack_free,
+  .get_base = repack_base,
+  .init_tensor = repack_init_tensor,
+  .set_tensor = repack_set,
+  .get_tensor = repack_get,
+  .clear = repack_clear,
+};
+
+static const char *
+repack_name (tsr_buffer_type *buft)
+{
+  (void) buft;
+  return "CPU_REPACK";
+}
+
+static tsr_buffer *
+repack_alloc (tsr_buffer_type *buft, size_t size)
+{
+  struct repack_buffer *rb = calloc (1, sizeof *rb);
+  void *p = NULL;
+  size_t align = REPACK_ALIGN, whole = size ? size : 1;
+#if HAVE_DECL_MADV_HUGEPAGE
+  if (size >= HUGE_PAGE && size <= SIZE_MAX - HUGE_PAGE)
+    {
+      align = HUGE_PAGE;
+      whole = (size + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+    }
+#endif
+  if (!rb || posix_memalign (&p, align, whole) != 0)
+    {
+      free (rb);
+      tsr_set_error (TSR_ERR_NO_MEMORY, "CPU_REPACK: cannot allocate %zu "
+                     "bytes", size);
+      return NULL;
+    }
+  rb->base = p;
+#if HAVE_DECL_MADV_HUGEPAGE
+  if (align == HUGE_PAGE)
+    madvise (p, whole, MADV_HUGEPAGE);    /* a hint: failure is harmless */
+#endif
+  tsr_buffer *buf = tsr_buffer_new (buft, repack_buffer_iface, rb, size);
+  if (!buf)
+    {
+      free (p);
+      free (rb);
+    }
+  return buf;
+}
+
+static size_t
+repack_alignment (tsr_buffer_type *buft)
+{
+  (void) buft;
+  return REPACK_ALIGN;
+}
+
+static struct tsr_buffer_type repack_buft = {
+  .iface = {
+    .get_name = repack_name,
+    .alloc_buffer = repack_alloc,
+    .get_alignment = repack_alignment,
+  },
+};
+
+tsr_buffer_type *
+tsr_cpu_repack_buffer_type (tsr_device *dev)
+{
+  repack_buft.device = dev;
+  return &repack_buft;
+}
+
+bool
+tsr_cpu_is_repack_buft (const tsr_buffer_type *buft)
+{
+  return buft == &repack_buft;
+}
+
+bool
+tsr_cpu_repacked (const tsr_tensor *t)
+{
+  const tsr_tensor *owner = t->view_src ? t->view_src : t;
+  return owner->buffer && owner->buffer->buft == &repack_buft
+         && tsr_cpu_repackable (owner);
+}

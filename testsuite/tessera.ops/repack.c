@@ -1,0 +1,379 @@
+/* { dg-do run } */
+/* The CPU's extra buffer type CPU_REPACK (q4_0 matrices with rows
+   interleaved in groups of 8, modules/cpu/cpu-repack.c), through the
+   public API, at the ISA level the CPU backend runs:
+   - it is offered where the level has vector code for it (AVX2,
+     AVX-512) and nowhere else (UNSUPPORTED then);
+   - tsr_tensor_set / tsr_tensor_get see the plain layout: whole
+     tensors, and random byte ranges against a shadow copy;
+     tsr_buffer_clear likewise;
+   - the stored bytes follow the published layout (decoded here from
+     its description, independently of the packing code): scales first,
+     then two vectors of 16 lanes of 4 bytes whose nibbles are elements
+     4h + b, 8 + 4h + b (first vector), 16 + 4h + b, 24 + 4h + b (second)
+     of row r for lane 2r + h; tensors it cannot repack (rows not a
+     multiple of 8, other types) are stored plain;
+   - mul_mat of repacked weights equals mul_mat of the same weights in
+     plain memory within the f32 summation bound of two orders of the
+     same block sums, (nb + 8) 2^-23 sum |w_i| |x_i| (1 + 2^-7) per
+     result (the activations are quantized alike by both; their q8_0
+     values are within |x| (1 + 2^-7)), for n = 1 to 64 rows of
+     activations (the integer dots at every n), batched weights too;
+     from n = 40, where plain weights take the f32 GEMM, plus the
+     rounding of the activations to q8_0, |w_i| d_y / 2 per element;
+   - other ops reading repacked weights (get_rows), a view of them, and
+     writes through a view are refused with an error, never computed on
+     the repacked bytes.  */
+#include "ops-test.h"
+
+static tsr_buffer_type *
+repack_buft (tsr_backend *be)
+{
+  tsr_buffer_type *b = NULL;
+  return tsr_device_extra_buffer_types (tsr_backend_device (be), &b, 1)
+         ? b : NULL;
+}
+
+/* Random q4_0 rows: N elements of uniform values in [-1, 1).  */
+static unsigned char *
+random_q4_0 (int64_t n)
+{
+  float *f = malloc ((size_t) n * sizeof *f);
+  unsigned char *q = malloc (tsr_row_size (TSR_TYPE_Q4_0, n));
+  for (int64_t i = 0; i < n; i++)
+    f[i] = tsr_test_uniform (-1.0f, 1.0f);
+  tsr_quantize_row (TSR_TYPE_Q4_0, f, q, n);
+  free (f);
+  return q;
+}
+
+/* A tensor of TYPE [K, M, B] alone in a new buffer of BUFT.  */
+static tsr_tensor *
+placed (tsr_context *ctx, tsr_buffer_type *buft, tsr_type type, int64_t k,
+        int64_t m, int64_t b, tsr_buffer **buf)
+{
+  tsr_tensor *t = tsr_new_tensor_3d (ctx, type, k, m, b);
+  *buf = tsr_buffer_type_alloc (buft, tsr_buffer_type_alloc_size (buft, t));
+  if (!*buf || tsr_buffer_place_tensor (*buf, t, 0) != TSR_OK)
+    return NULL;
+  return t;
+}
+
+/* The stored nibble of element E of a plain q4_0 block.  */
+static int
+plain_nibble (const unsigned char *blk, int e)
+{
+  return e < 16 ? blk[2 + e] & 15 : blk[2 + e - 16] >> 4;
+}
+
+/* Whether the stored bytes RAW of K x M q4_0 weights are PLAIN in the
+   documented layout.  */
+static bool
+layout_ok (const unsigned char *raw, const unsigned char *plain, int64_t k,
+           int64_t m)
+{
+  int64_t nb = k / 32;
+  size_t row = (size_t) nb * 18;
+  for (int64_t g = 0; g < m / 8; g++)
+    for (int64_t j = 0; j < nb; j++)
+      {
+        const unsigned char *o = raw + g * 8 * row + j * 144;
+        for (int r = 0; r < 8; r++)
+          {
+            const unsigned char *blk = plain + (g * 8 + r) * row + j * 18;
+            if (memcmp (o + 2 * r, blk, 2) != 0)
+              return false;
+            for (int h = 0; h < 2; h++)
+              for (int b = 0; b < 4; b++)
+                {
+                  int lane = 2 * r + h, e = 4 * h + b;
+                  int v0 = o[16 + 4 * lane + b], v1 = o[80 + 4 * lane + b];
+                  if ((v0 & 15) != plain_nibble (blk, e)
+                      || v0 >> 4 != plain_nibble (blk, 8 + e)
+                      || (v1 & 15) != plain_nibble (blk, 16 + e)
+                      || v1 >> 4 != plain_nibble (blk, 24 + e))
+                    return false;
+                }
+          }
+      }
+  return true;
+}
+
+static void
+check_storage (tsr_buffer_type *buft, tsr_type type, int64_t k, int64_t m)
+{
+  tsr_context *ctx = tsr_context_new (true);
+  tsr_buffer *buf = NULL;
+  tsr_tensor *t = placed (ctx, buft, type, k, m, 1, &buf);
+  char what[96];
+  snprintf (what, sizeof what, "%s [%ld, %ld]", tsr_type_name (type),
+            (long) k, (long) m);
+  CHECK (t != NULL, "%s: placed in CPU_REPACK%s%s", what, t ? "" : ": ",
+         t ? "" : tsr_last_error ());
+  if (!t)
+    {
+      tsr_context_free (ctx);
+      return;
+    }
+  size_t size = tsr_nbytes (t);
+  unsigned char *plain = type == TSR_TYPE_Q4_0 ? random_q4_0 (k * m)
+                                               : malloc (size);
+  unsigned char *shadow = malloc (size), *got = malloc (size);
+  if (type != TSR_TYPE_Q4_0)
+    for (size_t i = 0; i < size; i++)
+      plain[i] = (unsigned char) (rand () & 255);
+  memcpy (shadow, plain, size);
+
+  int st = tsr_tensor_set (t, plain, 0, size);
+  st = st == TSR_OK ? tsr_tensor_get (t, got, 0, size) : st;
+  CHECK (st == TSR_OK && memcmp (got, plain, size) == 0,
+         "%s: the whole tensor reads back as written", what);
+  bool packed = type == TSR_TYPE_Q4_0 && m % 8 == 0;
+  const unsigned char *raw = tsr_buffer_base (buf);
+  if (packed)
+    CHECK (layout_ok (raw, plain, k, m), "%s: stored in the documented "
+           "repacked layout", what);
+  else
+    CHECK (memcmp (raw, plain, size) == 0, "%s: stored plain", what);
+
+  /* Random ranges: writes of random bytes, reads compared.  */
+  bool ok = true;
+  for (int i = 0; i < 300 && ok; i++)
+    {
+      size_t off = (size_t) rand () % size;
+      size_t len = 1 + (size_t) rand () % (i % 3 == 0 ? size - off
+                                           : (size - off < 300
+                                              ? size - off : 300));
+      if (i % 2 == 0)
+        {
+          for (size_t q = 0; q < len; q++)
+            got[q] = (unsigned char) (rand () & 255);
+          memcpy (shadow + off, got, len);
+          ok = tsr_tensor_set (t, got, off, len) == TSR_OK;
+        }
+      else
+        ok = tsr_tensor_get (t, got, off, len) == TSR_OK
+             && memcmp (got, shadow + off, len) == 0;
+    }
+  ok = ok && tsr_tensor_get (t, got, 0, size) == TSR_OK
+       && memcmp (got, shadow, size) == 0;
+  CHECK (ok, "%s: 300 random partial writes and reads match a plain copy",
+         what);
+
+  static const unsigned char values[] = { 0x00, 0x5a, 0xf3 };
+  for (int v = 0; v < 3; v++)
+    {
+      tsr_buffer_clear (buf, values[v]);
+      memset (shadow, values[v], size);
+      CHECK (tsr_tensor_get (t, got, 0, size) == TSR_OK
+             && memcmp (got, shadow, size) == 0,
+             "%s: cleared to 0x%02x, reads back 0x%02x everywhere", what,
+             values[v], values[v]);
+    }
+  free (plain);
+  free (shadow);
+  free (got);
+  tsr_buffer_free (buf);
+  tsr_context_free (ctx);
+}
+
+/* mul_mat of K x M (x B) q4_0 weights by N activation rows, repacked
+   against plain.  */
+static void
+check_mul_mat (tsr_backend *be, tsr_buffer_type *buft, int64_t k, int64_t m,
+               int64_t n, int64_t batch)
+{
+  char what[96];
+  snprintf (what, sizeof what, "mul_mat q4_0 [%ld, %ld, %ld] x %ld rows",
+            (long) k, (long) m, (long) batch, (long) n);
+  size_t wsize = tsr_row_size (TSR_TYPE_Q4_0, k) * (size_t) (m * batch);
+  unsigned char *w = random_q4_0 (k * m * batch);
+  float *x = malloc ((size_t) (k * n * batch) * sizeof *x);
+  float *res[2];
+  for (int64_t i = 0; i < k * n * batch; i++)
+    x[i] = tsr_test_uniform (-1.0f, 1.0f);
+  bool ok = true;
+
+  for (int pass = 0; pass < 2; pass++)
+    {
+      tsr_context *ctx = tsr_context_new (true);
+      tsr_buffer *wbuf = NULL;
+      tsr_tensor *a = pass == 0
+                      ? placed (ctx, buft, TSR_TYPE_Q4_0, k, m, batch, &wbuf)
+                      : tsr_new_tensor_3d (ctx, TSR_TYPE_Q4_0, k, m, batch);
+      tsr_tensor *b = tsr_new_tensor_3d (ctx, TSR_TYPE_F32, k, n, batch);
+      tsr_tensor *r = a && b ? tsr_mul_mat (ctx, a, b) : NULL;
+      tsr_graph *g = NULL;
+      tsr_gallocr *ga = NULL;
+      res[pass] = malloc ((size_t) (m * n * batch) * sizeof (float));
+      int st = r ? ot_allocate (be, ctx, r, &g, &ga) : TSR_ERR_INVALID_ARG;
+      if (st == TSR_OK)
+        st = tsr_tensor_set (a, w, 0, wsize);
+      if (st == TSR_OK)
+        st = tsr_tensor_set (b, x, 0, tsr_nbytes (b));
+      if (st == TSR_OK)
+        st = tsr_backend_graph_compute (be, g);
+      if (st == TSR_OK)
+        st = tsr_tensor_get (r, res[pass], 0, tsr_nbytes (r));
+      if (st != TSR_OK)
+        {
+          CHECK (0, "%s (%s): computes: %s", what,
+                 pass ? "plain" : "repacked", tsr_last_error ());
+          ok = false;
+        }
+      tsr_gallocr_free (ga);
+      if (wbuf)
+        tsr_buffer_free (wbuf);
+      tsr_context_free (ctx);
+    }
+  if (ok)
+    {
+      double worst = 0;
+      float *wf = malloc ((size_t) k * sizeof *wf);
+      size_t row = tsr_row_size (TSR_TYPE_Q4_0, k);
+      int64_t nb = k / 32;
+      for (int64_t bi = 0; bi < batch && ok; bi++)
+        for (int64_t i = 0; i < m; i++)
+          {
+            tsr_dequantize_row (TSR_TYPE_Q4_0, w + (bi * m + i) * row, wf,
+                                k);
+            for (int64_t j = 0; j < n; j++)
+              {
+                const float *xr = x + (bi * n + j) * k;
+                double mag = 0, qerr = 0;
+                for (int64_t e = 0; e < k; e++)
+                  mag += fabs ((double) wf[e] * xr[e]);
+                /* From n = 40 the plain weights go through the f32
+                   GEMM, which does not quantize the activations: add
+                   what q8_0 rounding moves, |w_i| d_y / 2 per element,
+                   d_y = (the block's largest |x|) / 127.  */
+                for (int64_t e0 = 0; n >= 40 && e0 < k; e0 += 32)
+                  {
+                    double amax = 0, wsum = 0;
+                    for (int64_t e = e0; e < e0 + 32; e++)
+                      {
+                        amax = fmax (amax, fabs (xr[e]));
+                        wsum += fabs (wf[e]);
+                      }
+                    qerr += wsum * amax / 254 * (1 + 0x1p-7);
+                  }
+                double tol = (nb + 8) * 0x1p-23 * mag * (1 + 0x1p-7) + qerr
+                             + 1e-30;
+                size_t at = (size_t) ((bi * n + j) * m + i);
+                double d = fabs ((double) res[0][at] - res[1][at]) / tol;
+                if (!(d <= 1))
+                  {
+                    CHECK (0, "%s: row %ld column %ld: %.9g repacked, "
+                           "%.9g plain", what, (long) i, (long) j,
+                           res[0][at], res[1][at]);
+                    ok = false;
+                    break;
+                  }
+                worst = d > worst ? d : worst;
+              }
+            if (!ok)
+              break;
+          }
+      free (wf);
+      if (ok)
+        CHECK (1, "%s: repacked equals plain within the bound (worst %.2f "
+               "of it)", what, worst);
+    }
+  free (res[0]);
+  free (res[1]);
+  free (w);
+  free (x);
+}
+
+/* Ops that cannot read the repacked bytes are refused.  */
+static void
+check_refusals (tsr_backend *be, tsr_buffer_type *buft)
+{
+  const int64_t k = 64, m = 16;
+  tsr_context *ctx = tsr_context_new (true);
+  tsr_buffer *buf = NULL;
+  tsr_tensor *a = placed (ctx, buft, TSR_TYPE_Q4_0, k, m, 1, &buf);
+  tsr_tensor *ids = tsr_new_tensor_1d (ctx, TSR_TYPE_I32, 2);
+  tsr_tensor *rows = a ? tsr_get_rows (ctx, a, ids) : NULL;
+  CHECK (rows && !tsr_backend_supports_op (be, rows),
+         "get_rows of repacked weights: not supported by the CPU backend");
+  if (rows)
+    {
+      tsr_graph *g = NULL;
+      tsr_gallocr *ga = NULL;
+      int st = ot_allocate (be, ctx, rows, &g, &ga);
+      int32_t idv[2] = { 0, 3 };
+      if (st == TSR_OK)
+        st = tsr_tensor_set (ids, idv, 0, sizeof idv);
+      if (st == TSR_OK)
+        st = tsr_backend_graph_compute (be, g);
+      CHECK (st != TSR_OK && *tsr_last_error (),
+             "get_rows of repacked weights: compute refuses (%s)",
+             tsr_last_error ());
+      tsr_gallocr_free (ga);
+    }
+  tsr_tensor *v = a ? tsr_view_2d (ctx, a, k, 8, a->nb[1], 0) : NULL;
+  tsr_tensor *x = tsr_new_tensor_2d (ctx, TSR_TYPE_F32, k, 1);
+  tsr_tensor *mm = v ? tsr_mul_mat (ctx, v, x) : NULL;
+  CHECK (mm && !tsr_backend_supports_op (be, mm),
+         "mul_mat of a view of repacked weights: not supported");
+  tsr_gallocr *ga = NULL;
+  if (v && !v->data)
+    {
+      /* A view gets its memory when its graph is allocated.  */
+      tsr_graph *g = tsr_graph_new (ctx);
+      ga = tsr_gallocr_new (tsr_backend_buffer_type (be));
+      if (g && ga && tsr_graph_build (g, mm) == TSR_OK)
+        tsr_gallocr_alloc_graph (ga, g);
+    }
+  unsigned char bytes[36] = { 0 };
+  CHECK (v && v->data && tsr_tensor_set (v, bytes, 0, sizeof bytes)
+                         == TSR_ERR_UNSUPPORTED,
+         "a write through a view of repacked weights is refused (%s)",
+         tsr_last_error ());
+  tsr_gallocr_free (ga);
+  if (buf)
+    tsr_buffer_free (buf);
+  tsr_context_free (ctx);
+}
+
+int
+main (void)
+{
+  tsr_test_seed (20261126);
+  srand (20261126);
+  tsr_backend *be = ot_backend ();
+  if (!be)
+    return 1;
+  tsr_buffer_type *buft = repack_buft (be);
+  if (!buft)
+    {
+      tsr_test_unsupported ("CPU_REPACK: the CPU's level (%s) has no "
+                            "vector code for it",
+                            tsr_device_description (tsr_backend_device
+                                                    (be)));
+      tsr_backend_free (be);
+      return 0;
+    }
+  CHECK (strcmp (tsr_buffer_type_name (buft), "CPU_REPACK") == 0
+         && !tsr_buffer_type_is_host (buft)
+         && tsr_device_supports_buffer_type (tsr_backend_device (be), buft),
+         "the CPU offers CPU_REPACK (not host memory, supported by it)");
+
+  check_storage (buft, TSR_TYPE_Q4_0, 64, 16);
+  check_storage (buft, TSR_TYPE_Q4_0, 1056, 24);
+  check_storage (buft, TSR_TYPE_Q4_0, 96, 12);   /* not a multiple of 8 */
+  check_storage (buft, TSR_TYPE_Q8_0, 64, 16);   /* other types: plain */
+
+  static const int64_t ns[] = { 1, 2, 3, 5, 8, 9, 16, 17, 33, 40, 64 };
+  for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
+    check_mul_mat (be, buft, 256, 24, ns[i], 1);
+  check_mul_mat (be, buft, 32, 8, 4, 1);
+  check_mul_mat (be, buft, 1056, 40, 7, 1);
+  check_mul_mat (be, buft, 4096, 64, 12, 1);
+  check_mul_mat (be, buft, 128, 16, 5, 3);       /* batched weights */
+  check_refusals (be, buft);
+
+  tsr_backend_free (be);
+  return TSR_TEST_EXIT ();
+}

@@ -57,6 +57,14 @@ struct tsr_model
   /* Per backend: the sliced weights (tensor parallel), copied.  */
   tsr_context *slice_ctx[TSRI_MODEL_MAX_BACKENDS];
   tsr_buffer *slice_buf[TSRI_MODEL_MAX_BACKENDS];
+  /* Per backend: matrices copied into its device's extra buffer type
+     (repack_buft, NULL for none or with no_repack), e.g. the CPU's
+     CPU_REPACK; loaded like the slices (whole ones without tensor
+     parallelism).  */
+  tsr_buffer_type *repack_buft[TSRI_MODEL_MAX_BACKENDS];
+  tsr_context *repack_ctx[TSRI_MODEL_MAX_BACKENDS];
+  tsr_buffer *repack_buf[TSRI_MODEL_MAX_BACKENDS];
+  int n_repacked;
   struct tsri_slice *slices;
   int n_slices, cap_slices;
   struct tsri_split split;

@@ -428,19 +428,38 @@ want_tensor (tsr_model *m, int be, const char *name, int64_t ne0,
    shape NE0 x NE1 along DIM (0: columns, 1: rows; a vector's elements
    are its columns): COUNT of them from RANK * COUNT.  The whole tensor
    without tensor parallelism.  */
+/* Whether a matrix of TYPE with ROWS rows goes to backend BE's extra
+   buffer type: the q4_0 ones in whole groups of 8 rows, the ones
+   CPU_REPACK (the only extra buffer type so far) repacks.  */
+static bool
+want_repack (const tsr_model *m, int be, tsr_type type, int64_t rows)
+{
+  return m->repack_buft[be] && type == TSR_TYPE_Q4_0 && rows % 8 == 0;
+}
+
+/* Like want_tensor, for the rank's slice of the file's tensor NAME of
+   shape NE0 x NE1 along DIM (0: columns, 1: rows; a vector's elements
+   are its columns): COUNT of them from RANK * COUNT.  The whole tensor
+   without tensor parallelism.  Slices, and matrices that go to the
+   backend's extra buffer type (want_repack), are copied from the file
+   when the weights are loaded.  */
 static tsr_tensor *
 want_split (tsr_model *m, int be, const char *name, int64_t ne0, int64_t ne1,
             bool f32, bool optional, int dim, int64_t count, int *st)
 {
-  if (!tensor_parallel (m))
-    return want_tensor (m, be, name, ne0, ne1, f32, optional, st);
   struct tsr_gguf_tensor_info info;
   int64_t file_index = check_tensor (m, name, ne0, ne1, f32, optional, st,
                                      &info);
   if (file_index < 0)
     return NULL;
   tsr_type type = info.type;
-  int64_t start = m->split.rank * count;
+  bool split = tensor_parallel (m);
+  if (!split)
+    count = dim == 0 ? ne0 : (ne1 ? ne1 : 1);
+  bool repack = ne1 && want_repack (m, be, type, dim == 1 ? count : ne1);
+  if (!split && !repack)
+    return want_tensor (m, be, name, ne0, ne1, f32, optional, st);
+  int64_t start = split ? m->split.rank * count : 0;
   int64_t bs = tsr_type_traits (type)->block_size;
   if (dim == 0 && (start % bs != 0 || count % bs != 0))
     {
@@ -451,7 +470,8 @@ want_split (tsr_model *m, int be, const char *name, int64_t ne0, int64_t ne1,
                            start ? start : count);
       return NULL;
     }
-  if (!m->slice_ctx[be] && !(m->slice_ctx[be] = tsr_context_new (true)))
+  tsr_context **ctx = repack ? &m->repack_ctx[be] : &m->slice_ctx[be];
+  if (!*ctx && !(*ctx = tsr_context_new (true)))
     {
       *st = tsr_set_error (TSR_ERR_NO_MEMORY, "model: out of memory");
       return NULL;
@@ -468,8 +488,7 @@ want_split (tsr_model *m, int be, const char *name, int64_t ne0, int64_t ne1,
       m->slices = ns;
       m->cap_slices = cap;
     }
-  tsr_tensor *t = tsr_new_tensor_2d (m->slice_ctx[be], type,
-                                     dim == 0 ? count : ne0,
+  tsr_tensor *t = tsr_new_tensor_2d (*ctx, type, dim == 0 ? count : ne0,
                                      dim == 1 ? count : (ne1 ? ne1 : 1));
   if (!t)
     {
@@ -477,6 +496,7 @@ want_split (tsr_model *m, int be, const char *name, int64_t ne0, int64_t ne1,
       return NULL;
     }
   tsr_set_param (tsr_set_name (t, name));
+  m->n_repacked += repack;
   m->slices[m->n_slices++] = (struct tsri_slice) {
     t, file_index, dim, start, count };
   return t;
@@ -624,9 +644,10 @@ count_sizes (tsr_model *m)
   uint64_t bytes = m->tok_embd ? tsr_row_size (m->tok_embd->type,
                                                m->hp.n_embd) : 0;
   for (int b = 0; b < m->n_backends; b++)
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 3; k++)
       {
-        tsr_context *c = k ? m->slice_ctx[b] : m->ctx[b];
+        tsr_context *c = k == 2 ? m->repack_ctx[b]
+                         : k ? m->slice_ctx[b] : m->ctx[b];
         for (tsr_tensor *t = c ? tsr_context_first_tensor (c) : NULL; t;
              t = tsr_context_next_tensor (c, t))
           if (t != m->tok_embd)
@@ -693,6 +714,12 @@ describe (tsr_model *m)
                        tsr_device_name (tsr_backend_device (m->backends[b])),
                        n);
     }
+  for (int b = 0; b < m->n_backends && len > 0
+                  && (size_t) len < sizeof m->describe; b++)
+    if (m->repack_ctx[b])
+      len += snprintf (m->describe + len, sizeof m->describe - (size_t) len,
+                       "; %d matrices in %s", m->n_repacked,
+                       tsr_buffer_type_name (m->repack_buft[b]));
 }
 
 /* Backends and memory.  */
@@ -787,22 +814,29 @@ load_weights (tsr_model *m, bool no_mmap)
       for (tsr_tensor *t = tsr_context_first_tensor (m->ctx[b]); t;
            t = tsr_context_next_tensor (m->ctx[b], t))
         bytes += tsr_nbytes (t);
-      for (tsr_tensor *t = m->slice_ctx[b]
-                           ? tsr_context_first_tensor (m->slice_ctx[b]) : NULL;
-           t; t = tsr_context_next_tensor (m->slice_ctx[b], t))
-        bytes += tsr_nbytes (t);
+      for (int k = 0; k < 2; k++)
+        {
+          tsr_context *c = k ? m->repack_ctx[b] : m->slice_ctx[b];
+          for (tsr_tensor *t = c ? tsr_context_first_tensor (c) : NULL; t;
+               t = tsr_context_next_tensor (c, t))
+            bytes += tsr_nbytes (t);
+        }
       int st = check_memory (m, b, bytes, true);
       if (st != TSR_OK)
         return st;
     }
   for (int b = 0; b < m->n_backends; b++)
-    if (m->slice_ctx[b])
-      {
-        tsr_buffer_type *buft = tsr_backend_buffer_type (m->backends[b]);
-        if (!(m->slice_buf[b] = tsr_context_alloc_tensors (m->slice_ctx[b],
-                                                            buft)))
-          return tsr_last_status ();
-      }
+    {
+      tsr_buffer_type *buft = tsr_backend_buffer_type (m->backends[b]);
+      if (m->slice_ctx[b]
+          && !(m->slice_buf[b] = tsr_context_alloc_tensors (m->slice_ctx[b],
+                                                             buft)))
+        return tsr_last_status ();
+      if (m->repack_ctx[b]
+          && !(m->repack_buf[b] = tsr_context_alloc_tensors
+               (m->repack_ctx[b], m->repack_buft[b])))
+        return tsr_last_status ();
+    }
   for (int i = 0; i < m->n_slices; i++)
     {
       int st = load_slice (m, &m->slices[i]);
@@ -836,6 +870,9 @@ model_init (tsr_model *m, const char *path,
     st = take_backends (m, p);
   if (st != TSR_OK)
     return st;
+  for (int b = 0; b < m->n_backends && !(p && p->no_repack); b++)
+    tsr_device_extra_buffer_types (tsr_backend_device (m->backends[b]),
+                                   &m->repack_buft[b], 1);
   if ((st = split_init (m, p)) != TSR_OK)
     return st;
   m->hp.qkv_bias = tsr_gguf_find_tensor (m->gguf, "blk.0.attn_q.bias") >= 0;
@@ -893,6 +930,8 @@ tsr_model_free (tsr_model *m)
       tsr_context_free (m->ctx[b]);
       tsr_buffer_free (m->slice_buf[b]);
       tsr_context_free (m->slice_ctx[b]);
+      tsr_buffer_free (m->repack_buf[b]);
+      tsr_context_free (m->repack_ctx[b]);
     }
   free (m->slices);
   if (m->own_backends)

@@ -412,12 +412,37 @@ supported (tsr_backend *be, tsr_graph *g, struct bench_result *r)
   return true;
 }
 
+/* --repack: the weights W in a buffer of the first extra buffer type of
+   BE's device; NULL (R failed) when it has none.  */
+static tsr_buffer *
+weights_extra (tsr_backend *be, tsr_tensor *w, struct bench_result *r)
+{
+  tsr_buffer_type *xb = NULL;
+  tsr_buffer *buf = NULL;
+  if (tsr_device_extra_buffer_types (tsr_backend_device (be), &xb, 1) == 0)
+    {
+      fail (r, BENCH_UNSUPPORTED, "the device has no extra buffer type");
+      return NULL;
+    }
+  buf = tsr_buffer_type_alloc (xb, tsr_buffer_type_alloc_size (xb, w));
+  if (!buf || tsr_buffer_place_tensor (buf, w, 0) != TSR_OK)
+    {
+      fail (r, BENCH_ERROR, "cannot place the weights in %s: %s",
+            tsr_buffer_type_name (xb), tsr_last_error ());
+      if (buf)
+        tsr_buffer_free (buf);
+      return NULL;
+    }
+  return buf;
+}
+
 void
 bench_run (const struct bench_case *c, tsr_backend *be,
            const struct bench_timing *t, struct bench_result *r)
 {
   struct bench_build b = { 0 };
   tsr_gallocr *ga = NULL;
+  tsr_buffer *wbuf = NULL;
   tsr_graph *g;
   tsr_tensor *result;
   char name[160];
@@ -436,6 +461,9 @@ bench_run (const struct bench_case *c, tsr_backend *be,
   g = result ? tsr_graph_new (b.ctx) : NULL;
   if (!g || tsr_graph_build (g, result) != TSR_OK)
     fail (r, BENCH_ERROR, "cannot build the graph: %s", tsr_last_error ());
+  else if (t->repack && strcmp (c->kind->name, "mul_mat") == 0
+           && !(wbuf = weights_extra (be, b.inputs[0], r)))
+    ;
   else if (supported (be, g, r))
     {
       ga = tsr_gallocr_new (tsr_backend_buffer_type (be));
@@ -451,5 +479,7 @@ bench_run (const struct bench_case *c, tsr_backend *be,
         time_graph (be, g, t, r);
     }
   tsr_gallocr_free (ga);
+  if (wbuf)
+    tsr_buffer_free (wbuf);
   tsr_context_free (b.ctx);
 }

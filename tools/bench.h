@@ -82,6 +82,7 @@ struct bench_timing
   int repeat;          /* timed runs; <= 0: automatic */
   double min_us;       /* automatic: time the timed runs take at least */
   uint64_t seed;
+  bool repack;         /* mul_mat weights in the device's extra buffer type */
 };
 
 struct bench_result

@@ -185,6 +185,7 @@ bench_set (const struct run_options *o, const char *list,
                                  .n_backends = n_be,
                                  .gpu_layers = o->gpu_layers,
                                  .no_mmap = o->no_mmap,
+                                 .no_repack = o->no_repack,
                                  .comm = o->comm, .split = o->split };
   tsr_model *m = tsr_model_load (o->model, &mp);
   int st = m ? TSR_OK : tsr_last_status ();

@@ -22,7 +22,7 @@ struct run_options
   int n_predict;
   int n_ctx, n_batch, n_threads;
   struct tsr_sampler_params sampling;
-  bool print_ids, ignore_eos, no_mmap, special;
+  bool print_ids, ignore_eos, no_mmap, no_repack, special;
   bool kv_f32;                  /* --cache-type=f32 */
   /* --tensor-parallel, --pipeline-parallel: the ranks of the MPI job
      share the model (COMM opened by main).  */

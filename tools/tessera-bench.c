@@ -42,6 +42,7 @@ struct options
   bool quick;
   bool sweep_n;                 /* --sweep-n: mul_mat over SWEEP_N */
   bool roof;                    /* --roof: measure the read bandwidth */
+  bool repack;                  /* --repack: weights in the extra buft */
 };
 
 /* The default cases: the shapes that matter for transformer inference
@@ -128,6 +129,10 @@ usage (FILE *f)
            "32, 48, 64\n"
            "                             (M and K of --shape, default "
            "4096, 14336)\n"
+           "      --repack               mul_mat weights in the device's "
+           "extra buffer\n"
+           "                             type (CPU_REPACK: q4_0 rows "
+           "interleaved)\n"
            "      --roof                 also measure the host's read "
            "bandwidth (a\n"
            "                             1 GiB buffer), the roof of the "
@@ -232,7 +237,7 @@ parse_shape (struct options *o, const char *arg)
   o->shapes[o->n_shapes++] = (struct shape) { s.v[0], s.v[1], s.v[2] };
 }
 
-enum { OPT_SWEEP_N = 256 };
+enum { OPT_SWEEP_N = 256, OPT_REPACK };
 
 static void
 parse_options (int argc, char **argv, struct options *o)
@@ -248,6 +253,7 @@ parse_options (int argc, char **argv, struct options *o)
     { "format", required_argument, NULL, 'f' },
     { "quick", no_argument, NULL, 'q' },
     { "sweep-n", no_argument, NULL, OPT_SWEEP_N },
+    { "repack", no_argument, NULL, OPT_REPACK },
     { "roof", no_argument, NULL, 'R' },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
@@ -303,6 +309,9 @@ parse_options (int argc, char **argv, struct options *o)
         break;
       case OPT_SWEEP_N:
         o->sweep_n = true;
+        break;
+      case OPT_REPACK:
+        o->repack = true;
         break;
       default:
         tt_common_option (program, c, usage);
@@ -484,7 +493,8 @@ main (int argc, char **argv)
     .warmup = o.warmup >= 0 ? o.warmup : o.quick ? QUICK_WARMUP : -1,
     .repeat = o.repeat > 0 ? o.repeat : o.quick ? QUICK_REPEAT : 0,
     .min_us = MIN_US,
-    .seed = 1
+    .seed = 1,
+    .repack = o.repack
   };
   /* The roof: the host's read bandwidth, before and after the cases
      (the better of the two: the machine may be shared).  */

@@ -135,6 +135,11 @@ print_devices (void)
                   p.caps.async ? "yes" : "no",
                   hb ? tsr_buffer_type_name (hb) : "no",
                   p.caps.events ? "yes" : "no");
+          tsr_buffer_type *xb[8];
+          size_t nx = tsr_device_extra_buffer_types (dev, xb, 8);
+          for (size_t x = 0; x < nx && x < 8; x++)
+            printf ("      extra buffer type: %s\n",
+                    tt_shown (tsr_buffer_type_name (xb[x])));
         }
     }
 }

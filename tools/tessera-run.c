@@ -66,7 +66,10 @@ usage (FILE *f)
            "      --cache-type=T    key/value cache elements: f16 (default) "
            "or f32\n"
            "      --no-mmap         copy the weights instead of mapping "
-           "the file\n\n"
+           "the file\n"
+           "      --no-repack       keep q4_0 matrices mapped instead of "
+           "repacking\n"
+           "                        them for the CPU (CPU_REPACK)\n\n"
            "Several processes (under mpirun; rank 0 prints):\n"
            "      --tensor-parallel   each rank holds 1/N of the heads and "
            "feed-forward\n"
@@ -91,7 +94,7 @@ usage (FILE *f)
 enum
 {
   OPT_TOKENS = 256, OPT_PRINT_IDS, OPT_LOGITS, OPT_IGNORE_EOS, OPT_SPECIAL,
-  OPT_TEMP, OPT_TOP_K, OPT_TOP_P, OPT_SEED, OPT_GPU_LAYERS, OPT_NO_MMAP,
+  OPT_TEMP, OPT_TOP_K, OPT_TOP_P, OPT_SEED, OPT_GPU_LAYERS, OPT_NO_MMAP, OPT_NO_REPACK,
   OPT_BENCH, OPT_PP, OPT_TG, OPT_TENSOR_PARALLEL, OPT_PIPELINE_PARALLEL, OPT_CACHE_TYPE
 };
 
@@ -158,6 +161,7 @@ parse_one (struct run_options *o, int c)
                                             1024);
       break;
     case OPT_NO_MMAP: o->no_mmap = true; break;
+    case OPT_NO_REPACK: o->no_repack = true; break;
     case OPT_CACHE_TYPE:
       if (strcmp (optarg, "f16") && strcmp (optarg, "f32"))
         tt_usage_error (program, "--cache-type %s: f16 or f32", optarg);
@@ -216,6 +220,7 @@ parse_options (int argc, char **argv, struct run_options *o)
     { "batch", required_argument, NULL, 'b' },
     { "threads", required_argument, NULL, 't' },
     { "no-mmap", no_argument, NULL, OPT_NO_MMAP },
+    { "no-repack", no_argument, NULL, OPT_NO_REPACK },
     { "cache-type", required_argument, NULL, OPT_CACHE_TYPE },
     { "tensor-parallel", no_argument, NULL, OPT_TENSOR_PARALLEL },
     { "pipeline-parallel", no_argument, NULL, OPT_PIPELINE_PARALLEL },
@@ -701,6 +706,7 @@ main (int argc, char **argv)
                                  .n_backends = n_be,
                                  .gpu_layers = o.gpu_layers,
                                  .no_mmap = o.no_mmap,
+                                 .no_repack = o.no_repack,
                                  .comm = o.comm, .split = o.split };
   tsr_model *m = tsr_model_load (o.model, &mp);
   int rc = 1;

@@ -107,6 +107,13 @@ struct tsr_model_params
      splits.  */
   tsr_comm *comm;
   enum tsr_model_split split;
+  /* Keep weight matrices out of the devices' extra buffer types
+     (tsr_device_extra_buffer_types).  By default the q4_0 matrices
+     placed on a CPU whose level has vector code for it are copied
+     into CPU_REPACK (rows interleaved for its integer dots: faster
+     prompts and batches, the same logits within f32 rounding); the
+     rest stay mapped.  */
+  bool no_repack;
 };
 
 /* Load the model file PATH.  NULL on failure with tsr_last_error()

@@ -8,11 +8,10 @@
  * 4-bit values (0..15) for 8 rows, two lanes a row, and each of a
  * column's 4 broadcasts of 8 activation bytes meets all 8 rows in one
  * multiply-add of unsigned by signed bytes summed in fours (vpdpbusd
- * with VNNI, else pmaddubsw + pmaddwd).  The exact int32 block sums
- * times the two scales are accumulated in f32, and the offset of 8 of
- * q4_0 is taken off as -8 times the weight scale times the activation
- * block sum (scale times the sum of its values, cpu-vec.h), in one lane
- * of each row's pair.
+ * with VNNI, else pmaddubsw + pmaddwd), the sums starting from q4_0's
+ * offset, -8 times the activation block's sum of values (cpu-vec.h), in
+ * one lane of each row's pair.  The exact int32 block sums times the
+ * two scales are accumulated in f32.
  * - AVX-512BW (v4, v4-vnni): the 8 rows in one register.
  * - AVX2 (v3, v3-vnni): 4 rows a register, the two halves of the group
  *   in turn.
@@ -45,19 +44,23 @@ load_i64 (const int8_t *p)
 #if defined(__AVX512BW__)
 /* The 4 step sums of one column against the 4 weight vectors.  */
 static inline __attribute__ ((always_inline)) __m512i
-x8_sum512 (__m512i w0, __m512i w1, __m512i w2, __m512i w3, const int8_t *a)
+x8_sum512 (__m512i w0, __m512i w1, __m512i w2, __m512i w3, const int8_t *a,
+           int32_t off8)
 {
+  /* The offset in the even lane of each row's pair.  */
+  __m512i s = _mm512_set1_epi64 ((int64_t) (uint32_t) off8);
   __m512i a0 = _mm512_set1_epi64 (load_i64 (a));
   __m512i a1 = _mm512_set1_epi64 (load_i64 (a + 8));
   __m512i a2 = _mm512_set1_epi64 (load_i64 (a + 64));
   __m512i a3 = _mm512_set1_epi64 (load_i64 (a + 72));
 #if defined(__AVX512VNNI__)
-  __m512i s = _mm512_dpbusd_epi32 (_mm512_setzero_si512 (), w0, a0);
+  s = _mm512_dpbusd_epi32 (s, w0, a0);
   s = _mm512_dpbusd_epi32 (s, w1, a1);
   s = _mm512_dpbusd_epi32 (s, w2, a2);
   return _mm512_dpbusd_epi32 (s, w3, a3);
 #else
-  return _mm512_add_epi32 (qdot_sum2_512 (w0, a0, w1, a1, 1),
+  return _mm512_add_epi32 (_mm512_add_epi32 (s, qdot_sum2_512 (w0, a0, w1,
+                                                               a1, 1)),
                            qdot_sum2_512 (w2, a2, w3, a3, 1));
 #endif
 }
@@ -70,17 +73,16 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
   const __m512i m4 = _mm512_set1_epi8 (15);
   const __m512i pairs = _mm512_set_epi32 (7, 7, 6, 6, 5, 5, 4, 4,
                                           3, 3, 2, 2, 1, 1, 0, 0);
-  const __m512 m8 = _mm512_set_ps (0, -8, 0, -8, 0, -8, 0, -8,
-                                   0, -8, 0, -8, 0, -8, 0, -8);
   const int8_t *q[TSR_CPU_QDOT_MAX_COLS];
-  const float *dy[TSR_CPU_QDOT_MAX_COLS], *sy[TSR_CPU_QDOT_MAX_COLS];
+  const float *dy[TSR_CPU_QDOT_MAX_COLS];
+  const int32_t *oy[TSR_CPU_QDOT_MAX_COLS];
   __m512 acc[TSR_CPU_QDOT_MAX_COLS];
 
   for (int c = 0; c < NY; c++)
     {
       q[c] = y[c];
       dy[c] = tsr_cpu_qact_scales (y[c], k);
-      sy[c] = tsr_cpu_qact_sums (y[c], k);
+      oy[c] = tsr_cpu_qact_offset8 (y[c], k);
       acc[c] = _mm512_setzero_ps ();
     }
   for (int64_t j = 0; j < nb; j++)
@@ -95,17 +97,15 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
       __m512i w3 = _mm512_and_si512 (_mm512_srli_epi16 (v1, 4), m4);
       __m256 d8 = _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) o));
       __m512 dw = _mm512_permutexvar_ps (pairs, _mm512_castps256_ps512 (d8));
-      __m512 dc = _mm512_mul_ps (dw, m8);
       const int64_t at = tsr_cpu_qact_pos (j, 0);
 
       for (int c = 0; c < NY; c++)
         {
           __m512 f = _mm512_cvtepi32_ps (x8_sum512 (w0, w1, w2, w3,
-                                                    q[c] + at));
+                                                    q[c] + at, oy[c][j]));
           acc[c] = _mm512_fmadd_ps (_mm512_mul_ps (dw,
                                                    _mm512_set1_ps (dy[c][j])),
                                     f, acc[c]);
-          acc[c] = _mm512_fmadd_ps (dc, _mm512_set1_ps (sy[c][j]), acc[c]);
         }
     }
   for (int c = 0; c < NY; c++)
@@ -118,19 +118,22 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
 }
 #elif defined(__AVX2__)
 static inline __attribute__ ((always_inline)) __m256i
-x8_sum256 (__m256i w0, __m256i w1, __m256i w2, __m256i w3, const int8_t *a)
+x8_sum256 (__m256i w0, __m256i w1, __m256i w2, __m256i w3, const int8_t *a,
+           int32_t off8)
 {
+  __m256i s = _mm256_set1_epi64x ((int64_t) (uint32_t) off8);
   __m256i a0 = _mm256_set1_epi64x (load_i64 (a));
   __m256i a1 = _mm256_set1_epi64x (load_i64 (a + 8));
   __m256i a2 = _mm256_set1_epi64x (load_i64 (a + 64));
   __m256i a3 = _mm256_set1_epi64x (load_i64 (a + 72));
 #if defined(__AVXVNNI__)
-  __m256i s = _mm256_dpbusd_avx_epi32 (_mm256_setzero_si256 (), w0, a0);
+  s = _mm256_dpbusd_avx_epi32 (s, w0, a0);
   s = _mm256_dpbusd_avx_epi32 (s, w1, a1);
   s = _mm256_dpbusd_avx_epi32 (s, w2, a2);
   return _mm256_dpbusd_avx_epi32 (s, w3, a3);
 #else
-  return _mm256_add_epi32 (qdot_sum2_256 (w0, a0, w1, a1, 1),
+  return _mm256_add_epi32 (_mm256_add_epi32 (s, qdot_sum2_256 (w0, a0, w1,
+                                                               a1, 1)),
                            qdot_sum2_256 (w2, a2, w3, a3, 1));
 #endif
 }
@@ -144,16 +147,16 @@ x8_half (int64_t k, const unsigned char *g, int h, const int NY,
   const int64_t nb = k / 32;
   const __m256i m4 = _mm256_set1_epi8 (15);
   const __m256i pairs = _mm256_set_epi32 (3, 3, 2, 2, 1, 1, 0, 0);
-  const __m256 m8 = _mm256_set_ps (0, -8, 0, -8, 0, -8, 0, -8);
   const int8_t *q[TSR_CPU_QDOT_MAX_COLS];
-  const float *dy[TSR_CPU_QDOT_MAX_COLS], *sy[TSR_CPU_QDOT_MAX_COLS];
+  const float *dy[TSR_CPU_QDOT_MAX_COLS];
+  const int32_t *oy[TSR_CPU_QDOT_MAX_COLS];
   __m256 acc[TSR_CPU_QDOT_MAX_COLS];
 
   for (int c = 0; c < NY; c++)
     {
       q[c] = y[c];
       dy[c] = tsr_cpu_qact_scales (y[c], k);
-      sy[c] = tsr_cpu_qact_sums (y[c], k);
+      oy[c] = tsr_cpu_qact_offset8 (y[c], k);
       acc[c] = _mm256_setzero_ps ();
     }
   for (int64_t j = 0; j < nb; j++)
@@ -171,17 +174,15 @@ x8_half (int64_t k, const unsigned char *g, int h, const int NY,
                                                  (o + 8 * h)));
       __m256 dw = _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (d4),
                                             pairs);
-      __m256 dc = _mm256_mul_ps (dw, m8);
       const int64_t at = tsr_cpu_qact_pos (j, 0);
 
       for (int c = 0; c < NY; c++)
         {
           __m256 f = _mm256_cvtepi32_ps (x8_sum256 (w0, w1, w2, w3,
-                                                    q[c] + at));
+                                                    q[c] + at, oy[c][j]));
           acc[c] = _mm256_fmadd_ps (_mm256_mul_ps (dw,
                                                    _mm256_set1_ps (dy[c][j])),
                                     f, acc[c]);
-          acc[c] = _mm256_fmadd_ps (dc, _mm256_set1_ps (sy[c][j]), acc[c]);
         }
     }
   for (int c = 0; c < NY; c++)
@@ -231,8 +232,8 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
                     s += (v0 & 15) * a[e] + (v0 >> 4) * a[8 + e]
                          + (v1 & 15) * a[64 + e] + (v1 >> 4) * a[72 + e];
                   }
-              acc[r][c] += dw * (tsr_cpu_qact_scales (y[c], k)[j] * (float) s
-                                 - 8 * tsr_cpu_qact_sums (y[c], k)[j]);
+              s += tsr_cpu_qact_offset8 (y[c], k)[j];
+              acc[r][c] += dw * tsr_cpu_qact_scales (y[c], k)[j] * (float) s;
             }
         }
     }

@@ -177,6 +177,7 @@ TSR_CPU_LEVEL_FN (quantize_act_q8_0) (int64_t k, void *y, const float *x)
   int16_t *w = (int16_t *) tsr_cpu_qact_offsets (y, k);
   float *d = (float *) tsr_cpu_qact_scales (y, k);
   float *sums = (float *) tsr_cpu_qact_sums (y, k);
+  int32_t *off8 = (int32_t *) tsr_cpu_qact_offset8 (y, k);
 
   for (int64_t j = 0; j < nbp; j++)
     {
@@ -198,6 +199,7 @@ TSR_CPU_LEVEL_FN (quantize_act_q8_0) (int64_t k, void *y, const float *x)
           sum += pair;
         }
       sums[j] = d[j] * (float) sum;
+      off8[j] = -8 * sum;
     }
 }
 

@@ -155,7 +155,9 @@ TSR_CPU_ROW_TO_F32 (mxfp4)
    - NBP f32 scales, the values of the f16 scales;
    - NBP f32 sums, per block d * (the sum of its 32 values), one
      rounding of an exact integer sum: what the minimum m of a q4_1 or
-     q5_1 weight block contributes is m times it.
+     q5_1 weight block contributes is m times it;
+   - NBP int32, per block -8 times the sum of its 32 values: q4_0's
+     offset of 8 in integers (the repacked dots, cpu-qdot-x8.c).
    The row takes tsr_cpu_qact_size (K) bytes, a multiple of 64.  */
 #define TSR_CPU_QACT_GROUP 4        /* blocks whose halves interleave */
 #define TSR_CPU_QACT_PAD 16         /* blocks are padded to a multiple */
@@ -174,7 +176,8 @@ tsr_cpu_qact_blocks (int64_t k)
 static inline size_t
 tsr_cpu_qact_size (int64_t k)
 {
-  return (size_t) tsr_cpu_qact_blocks (k) * (32 + 16 + 2 * sizeof (float));
+  return (size_t) tsr_cpu_qact_blocks (k) * (32 + 16 + 2 * sizeof (float)
+                                             + sizeof (int32_t));
 }
 
 /* Where value I (< 32) of block J of an activation row sits.  */
@@ -203,6 +206,12 @@ static inline const float *
 tsr_cpu_qact_sums (const void *y, int64_t k)
 {
   return (const float *) ((const char *) y + 52 * tsr_cpu_qact_blocks (k));
+}
+
+static inline const int32_t *
+tsr_cpu_qact_offset8 (const void *y, int64_t k)
+{
+  return (const int32_t *) ((const char *) y + 56 * tsr_cpu_qact_blocks (k));
 }
 
 /* The activation row Y of X[0..K) (padding included).  Values and

@@ -78,6 +78,7 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
   const int32_t *oy[TSR_CPU_QDOT_MAX_COLS];
   __m512 acc[TSR_CPU_QDOT_MAX_COLS];
 
+  TSR_CPU_UNROLL
   for (int c = 0; c < NY; c++)
     {
       q[c] = y[c];
@@ -99,6 +100,7 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
       __m512 dw = _mm512_permutexvar_ps (pairs, _mm512_castps256_ps512 (d8));
       const int64_t at = tsr_cpu_qact_pos (j, 0);
 
+      TSR_CPU_UNROLL
       for (int c = 0; c < NY; c++)
         {
           __m512 f = _mm512_cvtepi32_ps (x8_sum512 (w0, w1, w2, w3,
@@ -152,6 +154,7 @@ x8_half (int64_t k, const unsigned char *g, int h, const int NY,
   const int32_t *oy[TSR_CPU_QDOT_MAX_COLS];
   __m256 acc[TSR_CPU_QDOT_MAX_COLS];
 
+  TSR_CPU_UNROLL
   for (int c = 0; c < NY; c++)
     {
       q[c] = y[c];
@@ -176,6 +179,7 @@ x8_half (int64_t k, const unsigned char *g, int h, const int NY,
                                             pairs);
       const int64_t at = tsr_cpu_qact_pos (j, 0);
 
+      TSR_CPU_UNROLL
       for (int c = 0; c < NY; c++)
         {
           __m256 f = _mm256_cvtepi32_ps (x8_sum256 (w0, w1, w2, w3,

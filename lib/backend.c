@@ -109,6 +109,17 @@ tsr_device_extra_buffer_types (tsr_device *dev, tsr_buffer_type **bufts,
   return fn ? fn (dev, bufts, max) : 0;
 }
 
+bool
+tsr_buffer_type_repacks (tsr_buffer_type *buft, tsr_type type, int64_t ne0,
+                         int64_t ne1)
+{
+  if (!buft || !buft->device)
+    return false;
+  tsr_buft_repacks_fn fn = (tsr_buft_repacks_fn) tsr_reg_get_proc
+    (buft->device->reg, TSR_BUFT_REPACKS_NAME);
+  return fn && fn (buft, type, ne0, ne1);
+}
+
 /* Events.  */
 
 tsr_event *

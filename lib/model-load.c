@@ -428,13 +428,14 @@ want_tensor (tsr_model *m, int be, const char *name, int64_t ne0,
    shape NE0 x NE1 along DIM (0: columns, 1: rows; a vector's elements
    are its columns): COUNT of them from RANK * COUNT.  The whole tensor
    without tensor parallelism.  */
-/* Whether a matrix of TYPE with ROWS rows goes to backend BE's extra
-   buffer type: the q4_0 ones in whole groups of 8 rows, the ones
-   CPU_REPACK (the only extra buffer type so far) repacks.  */
+/* Whether a matrix of TYPE, NE0 x ROWS, goes to backend BE's extra
+   buffer type: the ones it repacks.  */
 static bool
-want_repack (const tsr_model *m, int be, tsr_type type, int64_t rows)
+want_repack (const tsr_model *m, int be, tsr_type type, int64_t ne0,
+             int64_t rows)
 {
-  return m->repack_buft[be] && type == TSR_TYPE_Q4_0 && rows % 8 == 0;
+  return m->repack_buft[be]
+         && tsr_buffer_type_repacks (m->repack_buft[be], type, ne0, rows);
 }
 
 /* Like want_tensor, for the rank's slice of the file's tensor NAME of
@@ -456,7 +457,8 @@ want_split (tsr_model *m, int be, const char *name, int64_t ne0, int64_t ne1,
   bool split = tensor_parallel (m);
   if (!split)
     count = dim == 0 ? ne0 : (ne1 ? ne1 : 1);
-  bool repack = ne1 && want_repack (m, be, type, dim == 1 ? count : ne1);
+  bool repack = ne1 && want_repack (m, be, type, dim == 0 ? count : ne0,
+                                    dim == 1 ? count : ne1);
   if (!split && !repack)
     return want_tensor (m, be, name, ne0, ne1, f32, optional, st);
   int64_t start = split ? m->split.rank * count : 0;

@@ -102,6 +102,12 @@ tsr_buffer_type *tsr_device_host_buffer_type (tsr_device *dev);
    refused (tsr_device_supports_op).  */
 size_t tsr_device_extra_buffer_types (tsr_device *dev,
                                       tsr_buffer_type **bufts, size_t max);
+/* Whether BUFT stores matrices of TYPE with NE0 columns and NE1 rows
+   (per matrix) in a layout of its own (CPU_REPACK: q4_0 with rows in
+   multiples of 8, and q8_0 where the CPU has VNNI), so that its device
+   computes on them faster; false for other buffer types.  */
+bool tsr_buffer_type_repacks (tsr_buffer_type *buft, tsr_type type,
+                              int64_t ne0, int64_t ne1);
 
 /* Events: points in a backend's queue of work.  Where the device has
    them (caps.events), a program records an event after some work and

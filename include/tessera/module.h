@@ -207,6 +207,12 @@ struct tsr_module_descriptor_ext {
 #define TSR_EXTRA_BUFTS_NAME "tsr_extra_bufts_1"
 typedef size_t (*tsr_extra_bufts_fn) (tsr_device *dev,
                                       tsr_buffer_type **bufts, size_t max);
+/* And (tsr_buffer_type_repacks) whether BUFT, one of its buffer types,
+   stores matrices of TYPE with NE0 columns and NE1 rows in a layout of
+   its own.  */
+#define TSR_BUFT_REPACKS_NAME "tsr_buft_repacks_1"
+typedef bool (*tsr_buft_repacks_fn) (tsr_buffer_type *buft, tsr_type type,
+                                     int64_t ne0, int64_t ne1);
 
 /* Communication modules (modules/mpi).  A module named
    tessera-comm-NAME is never loaded by the registry's scans: only

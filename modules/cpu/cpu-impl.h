@@ -111,8 +111,12 @@ TSR_CPU_DECLARE_TYPED_OP (get_rows);
 TSR_MODULE_HIDDEN size_t tsr_cpu_rows_scratch (const tsr_tensor *dst);
 /* cpu-repack.c: the CPU_REPACK buffer type.  Whether T is stored
    repacked there (its type and shape allow it), whether T or the
-   tensor it views is, the buffer type, and whether BUFT is it.  */
+   tensor it views is, the buffer type, whether BUFT is it, and whether
+   BUFT is it and repacks matrices of TYPE, NE0 x NE1.  */
 TSR_MODULE_HIDDEN bool tsr_cpu_repackable (const tsr_tensor *t);
+TSR_MODULE_HIDDEN bool tsr_cpu_repack_holds (tsr_buffer_type *buft,
+                                             tsr_type type, int64_t ne0,
+                                             int64_t ne1);
 TSR_MODULE_HIDDEN bool tsr_cpu_repacked (const tsr_tensor *t);
 TSR_MODULE_HIDDEN tsr_buffer_type *tsr_cpu_repack_buffer_type (tsr_device *dev);
 TSR_MODULE_HIDDEN bool tsr_cpu_is_repack_buft (const tsr_buffer_type *buft);

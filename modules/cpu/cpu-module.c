@@ -498,6 +498,8 @@ cpu_get_proc (const char *name)
 {
   if (strcmp (name, TSR_EXTRA_BUFTS_NAME) == 0)
     return (void *) cpu_extra_bufts;
+  if (strcmp (name, TSR_BUFT_REPACKS_NAME) == 0)
+    return (void *) tsr_cpu_repack_holds;
   return NULL;
 }
 

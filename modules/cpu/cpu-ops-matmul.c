@@ -75,7 +75,7 @@ tsr_cpu_mul_mat_supports (const tsr_tensor *dst)
          || (tsr_cpu_is_quant (a->type) && tsr_cpu_dense_rows (a));
 }
 
-/* Repacked q4_0 weights (CPU_REPACK) take the integer dots at every n:
+/* Repacked weights (CPU_REPACK) take the integer dots at every n:
    their 8-row by 8-column register tiles outrun the GEMM, which would
    have to unpack them.  */
 static bool
@@ -355,8 +355,10 @@ mul_mat_qdots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
                                 / TSR_CPU_REPACK_ROWS * TSR_CPU_REPACK_ROWS
                               : tsr_cpu_qdot_tile (m, batches, nth);
   const int64_t tiles = (m + tile - 1) / tile;
-  const tsr_cpu_qdot_fn qdot = packed ? tsr_cpu_vec_dot_q4_0x8_q8_0
-                                      : tsr_cpu_qdot_kernel (a->type);
+  const tsr_cpu_qdot_fn qdot
+    = !packed ? tsr_cpu_qdot_kernel (a->type)
+      : a->type == TSR_TYPE_Q8_0 ? tsr_cpu_vec_dot_q8_0x8_q8_0
+                                 : tsr_cpu_vec_dot_q4_0x8_q8_0;
   float out[QDOT_TILE * TSR_CPU_QDOT_MAX_COLS];
   int64_t u0, u1;
 

@@ -1,22 +1,25 @@
-/* cpu-qdot-x8.c - integer dots of q4_0 weights repacked in groups of 8
- * rows (the CPU_REPACK buffer type; the layout is described in
- * cpu-repack.c) with q8_0 activations (cpu-vec.h), compiled once per ISA
- * level.
+/* cpu-qdot-x8.c - integer dots of q4_0 and q8_0 weights repacked in
+ * groups of 8 rows (the CPU_REPACK buffer type; the layout is described
+ * in cpu-repack.c) with q8_0 activations (cpu-vec.h), compiled once per
+ * ISA level.
  *
  * One pass over a group's blocks computes 8 rows by NY <= 8 activation
- * columns: per block, the group's two 64-byte vectors give 4 vectors of
- * 4-bit values (0..15) for 8 rows, two lanes a row, and each of a
- * column's 4 broadcasts of 8 activation bytes meets all 8 rows in one
- * multiply-add of unsigned by signed bytes summed in fours (vpdpbusd
- * with VNNI, else pmaddubsw + pmaddwd), the sums starting from q4_0's
- * offset, -8 times the activation block's sum of values (cpu-vec.h), in
- * one lane of each row's pair.  The exact int32 block sums times the
- * two scales are accumulated in f32.
+ * columns: per block, the group's vectors give 4 vectors of unsigned
+ * values for 8 rows, two lanes a row (q4_0: the nibbles of two
+ * vectors, 0..15; q8_0: four vectors of the values plus 128), and each
+ * of a column's 4 broadcasts of 8 activation bytes meets all 8 rows in
+ * one multiply-add of unsigned by signed bytes summed in fours
+ * (vpdpbusd with VNNI, else pmaddubsw + pmaddwd), the sums starting
+ * from the offset, -8 (q4_0) or -128 (q8_0) times the activation
+ * block's sum of values (cpu-vec.h), in one lane of each row's pair.
+ * The exact int32 block sums times the two scales are accumulated in
+ * f32.
  * - AVX-512BW (v4, v4-vnni): the 8 rows in one register.
  * - AVX2 (v3, v3-vnni): 4 rows a register, the two halves of the group
  *   in turn.
- * - Otherwise plain C (the reference; the buffer type is not offered
- *   there, see tsr_cpu_repack_level).  */
+ * - Otherwise, and q8_0 without VNNI (where pmaddubsw's pairs of
+ *   255 x 127 would saturate), plain C: the reference; the buffer type
+ *   does not repack those (tsr_cpu_repack_level).  */
 #include <config.h>
 
 #include <stdbool.h>
@@ -31,7 +34,16 @@
 #endif
 
 #define ROWS TSR_CPU_REPACK_ROWS
-#define GROUP_BLOCK (ROWS * 18)
+/* Bytes of a group's block and its offset multiplier of the
+   activations' -8 sums.  */
+#define GROUP_BLOCK(q8) ((q8) ? ROWS * 34 : ROWS * 18)
+#define OFFSET_MUL(q8) ((q8) ? 16 : 1)
+
+#if defined(__AVX512VNNI__) || defined(__AVXVNNI__)
+#define X8_VNNI 1
+#else
+#define X8_VNNI 0
+#endif
 
 static inline int64_t
 load_i64 (const int8_t *p)
@@ -41,14 +53,63 @@ load_i64 (const int8_t *p)
   return v;
 }
 
+/* The reference: every value of the layout read back one by one.  */
+static inline void
+x8_group_ref (int64_t k, const unsigned char *g, const int NY,
+              const void *const *y, float *out, int ny_out, const int q8)
+{
+  const int64_t nb = k / 32;
+  float acc[ROWS][TSR_CPU_QDOT_MAX_COLS] = { { 0 } };
+
+  for (int64_t j = 0; j < nb; j++)
+    {
+      const unsigned char *o = g + j * GROUP_BLOCK (q8);
+      const int64_t at = tsr_cpu_qact_pos (j, 0);
+      for (int r = 0; r < ROWS; r++)
+        {
+          float dw = fp16_to_f32 (load_fp16 ((const char *) o + 2 * r));
+          for (int c = 0; c < NY; c++)
+            {
+              const int8_t *a = (const int8_t *) y[c] + at;
+              int32_t s = OFFSET_MUL (q8) * tsr_cpu_qact_offset8 (y[c], k)[j];
+              for (int h = 0; h < 2; h++)
+                for (int b = 0; b < 4; b++)
+                  {
+                    int lane = (2 * r + h) * 4 + b, e = 4 * h + b;
+                    /* Elements e, 8 + e, 16 + e, 24 + e: activation
+                       bytes e, 8 + e of the low half, then of the high
+                       half (64 bytes on).  */
+                    int w[4];
+                    if (q8)
+                      for (int v = 0; v < 4; v++)
+                        w[v] = o[16 + 64 * v + lane];
+                    else
+                      {
+                        w[0] = o[16 + lane] & 15;
+                        w[1] = o[16 + lane] >> 4;
+                        w[2] = o[80 + lane] & 15;
+                        w[3] = o[80 + lane] >> 4;
+                      }
+                    s += w[0] * a[e] + w[1] * a[8 + e] + w[2] * a[64 + e]
+                         + w[3] * a[72 + e];
+                  }
+              acc[r][c] += dw * tsr_cpu_qact_scales (y[c], k)[j] * (float) s;
+            }
+        }
+    }
+  for (int r = 0; r < ROWS; r++)
+    for (int c = 0; c < NY; c++)
+      out[r * ny_out + c] = acc[r][c];
+}
+
 #if defined(__AVX512BW__)
-/* The 4 step sums of one column against the 4 weight vectors.  */
+/* The 4 step sums of one column against the 4 weight vectors, from
+   OFF in the even lane of each row's pair.  */
 static inline __attribute__ ((always_inline)) __m512i
 x8_sum512 (__m512i w0, __m512i w1, __m512i w2, __m512i w3, const int8_t *a,
-           int32_t off8)
+           int32_t off)
 {
-  /* The offset in the even lane of each row's pair.  */
-  __m512i s = _mm512_set1_epi64 ((int64_t) (uint32_t) off8);
+  __m512i s = _mm512_set1_epi64 ((int64_t) (uint32_t) off);
   __m512i a0 = _mm512_set1_epi64 (load_i64 (a));
   __m512i a1 = _mm512_set1_epi64 (load_i64 (a + 8));
   __m512i a2 = _mm512_set1_epi64 (load_i64 (a + 64));
@@ -67,7 +128,7 @@ x8_sum512 (__m512i w0, __m512i w1, __m512i w2, __m512i w3, const int8_t *a,
 
 static inline __attribute__ ((always_inline)) void
 x8_group (int64_t k, const unsigned char *g, const int NY,
-          const void *const *y, float *out, int ny_out)
+          const void *const *y, float *out, int ny_out, const int q8)
 {
   const int64_t nb = k / 32;
   const __m512i m4 = _mm512_set1_epi8 (15);
@@ -78,6 +139,11 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
   const int32_t *oy[TSR_CPU_QDOT_MAX_COLS];
   __m512 acc[TSR_CPU_QDOT_MAX_COLS];
 
+  if (q8 && !X8_VNNI)
+    {
+      x8_group_ref (k, g, NY, y, out, ny_out, q8);
+      return;
+    }
   TSR_CPU_UNROLL
   for (int c = 0; c < NY; c++)
     {
@@ -88,14 +154,25 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
     }
   for (int64_t j = 0; j < nb; j++)
     {
-      const unsigned char *o = g + j * GROUP_BLOCK;
-      qdot_prefetch ((const char *) o, GROUP_BLOCK);
-      __m512i v0 = _mm512_loadu_si512 (o + 16);
-      __m512i v1 = _mm512_loadu_si512 (o + 80);
-      __m512i w0 = _mm512_and_si512 (v0, m4);
-      __m512i w1 = _mm512_and_si512 (_mm512_srli_epi16 (v0, 4), m4);
-      __m512i w2 = _mm512_and_si512 (v1, m4);
-      __m512i w3 = _mm512_and_si512 (_mm512_srli_epi16 (v1, 4), m4);
+      const unsigned char *o = g + j * GROUP_BLOCK (q8);
+      __m512i w0, w1, w2, w3;
+      qdot_prefetch ((const char *) o, GROUP_BLOCK (q8));
+      if (q8)
+        {
+          w0 = _mm512_loadu_si512 (o + 16);
+          w1 = _mm512_loadu_si512 (o + 80);
+          w2 = _mm512_loadu_si512 (o + 144);
+          w3 = _mm512_loadu_si512 (o + 208);
+        }
+      else
+        {
+          __m512i v0 = _mm512_loadu_si512 (o + 16);
+          __m512i v1 = _mm512_loadu_si512 (o + 80);
+          w0 = _mm512_and_si512 (v0, m4);
+          w1 = _mm512_and_si512 (_mm512_srli_epi16 (v0, 4), m4);
+          w2 = _mm512_and_si512 (v1, m4);
+          w3 = _mm512_and_si512 (_mm512_srli_epi16 (v1, 4), m4);
+        }
       __m256 d8 = _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) o));
       __m512 dw = _mm512_permutexvar_ps (pairs, _mm512_castps256_ps512 (d8));
       const int64_t at = tsr_cpu_qact_pos (j, 0);
@@ -104,7 +181,9 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
       for (int c = 0; c < NY; c++)
         {
           __m512 f = _mm512_cvtepi32_ps (x8_sum512 (w0, w1, w2, w3,
-                                                    q[c] + at, oy[c][j]));
+                                                    q[c] + at,
+                                                    OFFSET_MUL (q8)
+                                                    * oy[c][j]));
           acc[c] = _mm512_fmadd_ps (_mm512_mul_ps (dw,
                                                    _mm512_set1_ps (dy[c][j])),
                                     f, acc[c]);
@@ -121,9 +200,9 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
 #elif defined(__AVX2__)
 static inline __attribute__ ((always_inline)) __m256i
 x8_sum256 (__m256i w0, __m256i w1, __m256i w2, __m256i w3, const int8_t *a,
-           int32_t off8)
+           int32_t off)
 {
-  __m256i s = _mm256_set1_epi64x ((int64_t) (uint32_t) off8);
+  __m256i s = _mm256_set1_epi64x ((int64_t) (uint32_t) off);
   __m256i a0 = _mm256_set1_epi64x (load_i64 (a));
   __m256i a1 = _mm256_set1_epi64x (load_i64 (a + 8));
   __m256i a2 = _mm256_set1_epi64x (load_i64 (a + 64));
@@ -144,7 +223,7 @@ x8_sum256 (__m256i w0, __m256i w1, __m256i w2, __m256i w3, const int8_t *a,
    layout's 16).  */
 static inline __attribute__ ((always_inline)) void
 x8_half (int64_t k, const unsigned char *g, int h, const int NY,
-         const void *const *y, float *out, int ny_out)
+         const void *const *y, float *out, int ny_out, const int q8)
 {
   const int64_t nb = k / 32;
   const __m256i m4 = _mm256_set1_epi8 (15);
@@ -164,15 +243,27 @@ x8_half (int64_t k, const unsigned char *g, int h, const int NY,
     }
   for (int64_t j = 0; j < nb; j++)
     {
-      const unsigned char *o = g + j * GROUP_BLOCK;
+      const unsigned char *o = g + j * GROUP_BLOCK (q8);
+      const unsigned char *v = o + 16 + 32 * h;
+      __m256i w0, w1, w2, w3;
       if (h == 0)
-        qdot_prefetch ((const char *) o, GROUP_BLOCK);
-      __m256i v0 = _mm256_loadu_si256 ((const __m256i *) (o + 16 + 32 * h));
-      __m256i v1 = _mm256_loadu_si256 ((const __m256i *) (o + 80 + 32 * h));
-      __m256i w0 = _mm256_and_si256 (v0, m4);
-      __m256i w1 = _mm256_and_si256 (_mm256_srli_epi16 (v0, 4), m4);
-      __m256i w2 = _mm256_and_si256 (v1, m4);
-      __m256i w3 = _mm256_and_si256 (_mm256_srli_epi16 (v1, 4), m4);
+        qdot_prefetch ((const char *) o, GROUP_BLOCK (q8));
+      if (q8)
+        {
+          w0 = _mm256_loadu_si256 ((const __m256i *) v);
+          w1 = _mm256_loadu_si256 ((const __m256i *) (v + 64));
+          w2 = _mm256_loadu_si256 ((const __m256i *) (v + 128));
+          w3 = _mm256_loadu_si256 ((const __m256i *) (v + 192));
+        }
+      else
+        {
+          __m256i v0 = _mm256_loadu_si256 ((const __m256i *) v);
+          __m256i v1 = _mm256_loadu_si256 ((const __m256i *) (v + 64));
+          w0 = _mm256_and_si256 (v0, m4);
+          w1 = _mm256_and_si256 (_mm256_srli_epi16 (v0, 4), m4);
+          w2 = _mm256_and_si256 (v1, m4);
+          w3 = _mm256_and_si256 (_mm256_srli_epi16 (v1, 4), m4);
+        }
       __m128 d4 = _mm_cvtph_ps (_mm_loadl_epi64 ((const __m128i *)
                                                  (o + 8 * h)));
       __m256 dw = _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (d4),
@@ -183,7 +274,9 @@ x8_half (int64_t k, const unsigned char *g, int h, const int NY,
       for (int c = 0; c < NY; c++)
         {
           __m256 f = _mm256_cvtepi32_ps (x8_sum256 (w0, w1, w2, w3,
-                                                    q[c] + at, oy[c][j]));
+                                                    q[c] + at,
+                                                    OFFSET_MUL (q8)
+                                                    * oy[c][j]));
           acc[c] = _mm256_fmadd_ps (_mm256_mul_ps (dw,
                                                    _mm256_set1_ps (dy[c][j])),
                                     f, acc[c]);
@@ -200,79 +293,58 @@ x8_half (int64_t k, const unsigned char *g, int h, const int NY,
 
 static inline __attribute__ ((always_inline)) void
 x8_group (int64_t k, const unsigned char *g, const int NY,
-          const void *const *y, float *out, int ny_out)
+          const void *const *y, float *out, int ny_out, const int q8)
 {
-  x8_half (k, g, 0, NY, y, out, ny_out);
-  x8_half (k, g, 1, NY, y, out, ny_out);
+  if (q8 && !X8_VNNI)
+    {
+      x8_group_ref (k, g, NY, y, out, ny_out, q8);
+      return;
+    }
+  x8_half (k, g, 0, NY, y, out, ny_out, q8);
+  x8_half (k, g, 1, NY, y, out, ny_out, q8);
 }
 #else
-/* The reference: every value of the layout read back one by one.  */
-static void
-x8_group (int64_t k, const unsigned char *g, const int NY,
-          const void *const *y, float *out, int ny_out)
-{
-  const int64_t nb = k / 32;
-  float acc[ROWS][TSR_CPU_QDOT_MAX_COLS] = { { 0 } };
-
-  for (int64_t j = 0; j < nb; j++)
-    {
-      const unsigned char *o = g + j * GROUP_BLOCK;
-      const int64_t at = tsr_cpu_qact_pos (j, 0);
-      for (int r = 0; r < ROWS; r++)
-        {
-          float dw = fp16_to_f32 (load_fp16 ((const char *) o + 2 * r));
-          for (int c = 0; c < NY; c++)
-            {
-              const int8_t *a = (const int8_t *) y[c] + at;
-              int32_t s = 0;
-              for (int h = 0; h < 2; h++)
-                for (int b = 0; b < 4; b++)
-                  {
-                    int lane = (2 * r + h) * 4 + b, e = 4 * h + b;
-                    int v0 = o[16 + lane], v1 = o[80 + lane];
-                    /* Elements e, 8 + e, 16 + e, 24 + e: activation
-                       bytes e, 8 + e of the low half, then of the high
-                       half (64 bytes on).  */
-                    s += (v0 & 15) * a[e] + (v0 >> 4) * a[8 + e]
-                         + (v1 & 15) * a[64 + e] + (v1 >> 4) * a[72 + e];
-                  }
-              s += tsr_cpu_qact_offset8 (y[c], k)[j];
-              acc[r][c] += dw * tsr_cpu_qact_scales (y[c], k)[j] * (float) s;
-            }
-        }
-    }
-  for (int r = 0; r < ROWS; r++)
-    for (int c = 0; c < NY; c++)
-      out[r * ny_out + c] = acc[r][c];
-}
+#define x8_group x8_group_ref
 #endif
 
-#define X8_CASE(N) \
-  case N: x8_group (k, g, N, y, o, ny); break;
+#define X8_CASE(N, Q8) \
+  case N: x8_group (k, g, N, y, o, ny, Q8); break;
+#define X8_ROWS(Q8)                                                     \
+  for (int r0 = 0; r0 < nr; r0 += ROWS)                                 \
+    {                                                                   \
+      const unsigned char *g = (const unsigned char *) x                \
+                               + (size_t) r0 * bx;                      \
+      float *o = out + r0 * ny;                                         \
+      switch (ny)                                                       \
+        {                                                               \
+          X8_CASE (1, Q8) X8_CASE (2, Q8) X8_CASE (3, Q8)               \
+          X8_CASE (4, Q8) X8_CASE (5, Q8) X8_CASE (6, Q8)               \
+          X8_CASE (7, Q8)                                               \
+        default: x8_group (k, g, 8, y, o, ny, Q8); break;               \
+        }                                                               \
+    }
 
 void
 TSR_CPU_LEVEL_FN (vec_dot_q4_0x8_q8_0) (int64_t k, const void *x, size_t bx,
                                         int nr, int ny, const void *const *y,
                                         float *out)
 {
-  for (int r0 = 0; r0 < nr; r0 += ROWS)
-    {
-      const unsigned char *g = (const unsigned char *) x + (size_t) r0 * bx;
-      float *o = out + r0 * ny;
-      switch (ny)
-        {
-          X8_CASE (1) X8_CASE (2) X8_CASE (3) X8_CASE (4)
-          X8_CASE (5) X8_CASE (6) X8_CASE (7)
-        default: x8_group (k, g, 8, y, o, ny); break;
-        }
-    }
+  X8_ROWS (0)
+}
+
+void
+TSR_CPU_LEVEL_FN (vec_dot_q8_0x8_q8_0) (int64_t k, const void *x, size_t bx,
+                                        int nr, int ny, const void *const *y,
+                                        float *out)
+{
+  X8_ROWS (1)
 }
 
 int
 TSR_CPU_LEVEL_FN (repack_level) (void)
 {
 #if defined(__AVX512BW__) || defined(__AVX2__)
-  return 1;
+  return TSR_CPU_REPACK_Q4_0 | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 : 0);
 #else
   return 0;
 #endif

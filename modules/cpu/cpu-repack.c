@@ -1,27 +1,29 @@
 /* cpu-repack.c - the CPU's repacked weight buffer type, "CPU_REPACK".
  *
- * A tensor of q4_0 weights whose rows come in multiples of 8 (dense,
- * 2 to 4 dimensions) is stored in this buffer with every 8 consecutive
- * rows interleaved block by block, so that the integer dots
- * (tsr_cpu_vec_dot_q4_0x8_q8_0, cpu-qdot-x8.c) load one 64-byte vector
- * of weights for 8 rows at once and reuse each activation load for all
- * 8 (a register tile of 8 rows by up to 8 columns).  The layout of one
- * group of 8 rows, for each block index j of the rows (the same bytes
- * the 8 rows take in the plain layout, 8 x 18 per block):
+ * A matrix of q4_0 (or, where the level has VNNI, q8_0) weights whose
+ * rows come in multiples of 8 (dense, 2 to 4 dimensions) is stored in
+ * this buffer with every 8 consecutive rows interleaved block by block,
+ * so that the integer dots (cpu-qdot-x8.c) load one 64-byte vector of
+ * weights for 8 rows at once and reuse each activation load for all 8
+ * (a register tile of 8 rows by up to 8 columns).  A group of 8 rows
+ * takes the bytes the 8 rows take in the plain layout; for each block
+ * index j of the rows:
  *
  *   bytes 0..15     the 8 rows' f16 scales, row 0 first;
- *   bytes 16..79    V0, 64 bytes = 16 lanes of 4 bytes;
- *   bytes 80..143   V1, likewise.
- *
- * Lane 2r + h (row r < 8, half h < 2), byte b < 4 of V0 holds in its
- * low nibble the stored 4-bit value (0..15) of element 4h + b of row
- * r's block j, and in its high nibble that of element 8 + 4h + b; V1
- * the same for elements 16 + 4h + b and 24 + 4h + b.  So the low
- * nibbles of V0 are elements 0..7 of each row, two lanes a row, which
- * one broadcast of 8 activation values feeds; V0's high nibbles are
- * elements 8..15, V1's 16..23 and 24..31.  (In a plain q4_0 block,
- * element e < 16 is the low nibble of byte e, element e >= 16 the high
- * nibble of byte e - 16.)
+ *   then 64-byte vectors of 16 lanes of 4 bytes, lane 2r + h holding
+ *   elements of row r (r < 8, h < 2): byte b of lane 2r + h holds
+ *   - q4_0, two vectors (V0 at 16, V1 at 80; 144 bytes a block): in
+ *     V0 the stored 4-bit value (0..15) of element 4h + b in the low
+ *     nibble and of element 8 + 4h + b in the high nibble, in V1
+ *     elements 16 + 4h + b and 24 + 4h + b.  (In a plain q4_0 block,
+ *     element e < 16 is the low nibble of byte e, element e >= 16 the
+ *     high nibble of byte e - 16.)
+ *   - q8_0, four vectors (V0..V3 at 16, 80, 144, 208; 272 bytes a
+ *     block): in Vs the value of element 8s + 4h + b plus 128, as an
+ *     unsigned byte.
+ * So each vector of values (the low nibbles of V0, ...) is elements
+ * 8s .. 8s + 7 of every row, two lanes a row, which one broadcast of 8
+ * activation values feeds.
  *
  * Other tensors (other types, rows not a multiple of 8, strided
  * elements) are stored plain.  Reads and writes (tsr_tensor_get /
@@ -35,7 +37,9 @@
  *
  * The buffer type is offered (tsr_device_extra_buffer_types) where the
  * CPU's ISA level has vector code for the repacked dots (AVX2 and
- * AVX-512); the model loader puts the matrices of q4_0 weights there.  */
+ * AVX-512; q8_0 with VNNI only: unsigned values up to 255 would
+ * overflow pmaddubsw's pairs); the model loader puts the matrices it
+ * repacks there (tsr_buffer_type_repacks).  */
 #include <config.h>
 
 #include <stdlib.h>
@@ -47,19 +51,30 @@
 #include "cpu-impl.h"
 
 #define Q4_BYTES 18
+#define Q8_BYTES 34
 #define GROUP_ROWS TSR_CPU_REPACK_ROWS
-#define GROUP_BLOCK (GROUP_ROWS * Q4_BYTES)     /* 144 */
 #define REPACK_ALIGN 64
 /* Large buffers in transparent huge pages (as host buffers): the
    dots stream them.  */
 #define HUGE_PAGE ((size_t) 2 << 20)
 
+/* Whether weights of TYPE, NE0 x NE1 (per matrix), are repacked.  */
+static bool
+repacks (tsr_type type, int64_t ne0, int64_t ne1)
+{
+  int level = tsr_cpu_repack_level ();
+  return ne1 > 0 && ne1 % GROUP_ROWS == 0 && ne0 > 0 && ne0 % 32 == 0
+         && ((type == TSR_TYPE_Q4_0 && (level & TSR_CPU_REPACK_Q4_0))
+             || (type == TSR_TYPE_Q8_0 && (level & TSR_CPU_REPACK_Q8_0)));
+}
+
 /* Whether T, in this buffer type, is stored repacked.  */
 bool
 tsr_cpu_repackable (const tsr_tensor *t)
 {
-  return t->type == TSR_TYPE_Q4_0 && t->ne[1] % GROUP_ROWS == 0
-         && t->nb[0] == Q4_BYTES && tsr_is_contiguous (t);
+  return repacks (t->type, t->ne[0], t->ne[1])
+         && t->nb[0] == tsr_type_traits (t->type)->type_size
+         && tsr_is_contiguous (t);
 }
 
 static inline int
@@ -69,26 +84,37 @@ nibble (const unsigned char *block, int e)
   return e < 16 ? qs[e] & 15 : qs[e - 16] >> 4;
 }
 
-/* 8 plain rows of NB blocks at SRC (ROW bytes apart) to one group.  */
+/* 8 plain rows of NB blocks of TYPE at SRC (ROW bytes apart) to one
+   group at DST.  */
 static void
-pack_group (unsigned char *dst, const unsigned char *src, size_t row,
-            int64_t nb)
+pack_group (tsr_type type, unsigned char *dst, const unsigned char *src,
+            size_t row, int64_t nb)
 {
+  const bool q8 = type == TSR_TYPE_Q8_0;
+  const size_t bb = q8 ? Q8_BYTES : Q4_BYTES;
   for (int64_t j = 0; j < nb; j++)
     {
-      unsigned char *o = dst + j * GROUP_BLOCK;
+      unsigned char *o = dst + j * GROUP_ROWS * bb;
       for (int r = 0; r < GROUP_ROWS; r++)
         {
-          const unsigned char *blk = src + r * row + j * Q4_BYTES;
+          const unsigned char *blk = src + r * row + j * bb;
           memcpy (o + 2 * r, blk, 2);
           for (int h = 0; h < 2; h++)
             for (int b = 0; b < 4; b++)
               {
                 int at = (2 * r + h) * 4 + b, e = 4 * h + b;
-                o[16 + at] = (unsigned char) (nibble (blk, e)
-                                              | nibble (blk, 8 + e) << 4);
-                o[80 + at] = (unsigned char) (nibble (blk, 16 + e)
-                                              | nibble (blk, 24 + e) << 4);
+                if (q8)
+                  for (int v = 0; v < 4; v++)
+                    o[16 + 64 * v + at] = (unsigned char)
+                      (blk[2 + 8 * v + e] ^ 0x80);
+                else
+                  {
+                    o[16 + at] = (unsigned char) (nibble (blk, e)
+                                                  | nibble (blk, 8 + e) << 4);
+                    o[80 + at] = (unsigned char) (nibble (blk, 16 + e)
+                                                  | nibble (blk, 24 + e)
+                                                    << 4);
+                  }
               }
         }
     }
@@ -96,21 +122,30 @@ pack_group (unsigned char *dst, const unsigned char *src, size_t row,
 
 /* The inverse: one group at SRC to 8 plain rows at DST.  */
 static void
-unpack_group (unsigned char *dst, const unsigned char *src, size_t row,
-              int64_t nb)
+unpack_group (tsr_type type, unsigned char *dst, const unsigned char *src,
+              size_t row, int64_t nb)
 {
+  const bool q8 = type == TSR_TYPE_Q8_0;
+  const size_t bb = q8 ? Q8_BYTES : Q4_BYTES;
   for (int64_t j = 0; j < nb; j++)
     {
-      const unsigned char *o = src + j * GROUP_BLOCK;
+      const unsigned char *o = src + j * GROUP_ROWS * bb;
       for (int r = 0; r < GROUP_ROWS; r++)
         {
-          unsigned char *blk = dst + r * row + j * Q4_BYTES;
+          unsigned char *blk = dst + r * row + j * bb;
           unsigned char *qs = blk + 2;
           memcpy (blk, o + 2 * r, 2);
           for (int h = 0; h < 2; h++)
             for (int b = 0; b < 4; b++)
               {
                 int at = (2 * r + h) * 4 + b, e = 4 * h + b;
+                if (q8)
+                  {
+                    for (int v = 0; v < 4; v++)
+                      qs[8 * v + e] = (unsigned char) (o[16 + 64 * v + at]
+                                                       ^ 0x80);
+                    continue;
+                  }
                 int v0 = o[16 + at], v1 = o[80 + at];
                 /* elements e, 8 + e (< 16): low nibbles of bytes e,
                    8 + e; elements 16 + e, 24 + e: their high ones.  */
@@ -127,7 +162,7 @@ struct repack_buffer
 {
   unsigned char *base;
   size_t n, cap;
-  struct { size_t offset, size; } *packed;
+  struct { size_t offset, size; tsr_type type; } *packed;
 };
 
 static void
@@ -163,6 +198,7 @@ repack_init_tensor (tsr_buffer *buf, tsr_tensor *t)
     }
   rb->packed[rb->n].offset = (size_t) ((unsigned char *) t->data - rb->base);
   rb->packed[rb->n].size = tsr_nbytes (t);
+  rb->packed[rb->n].type = t->type;
   rb->n++;
   return TSR_OK;
 }
@@ -190,19 +226,19 @@ repack_rw (tsr_tensor *t, void *data, size_t offset, size_t size, bool write)
       if (lo == g0 && hi == g0 + gbytes)
         {
           if (write)
-            pack_group (base + g0, user, row, nb);
+            pack_group (t->type, base + g0, user, row, nb);
           else
-            unpack_group (user, base + g0, row, nb);
+            unpack_group (t->type, user, base + g0, row, nb);
           continue;
         }
       if (!tmp && !(tmp = malloc (gbytes)))
         return tsr_set_error (TSR_ERR_NO_MEMORY, "CPU_REPACK: %s: out of "
                               "memory", tsr_tensor_label (t));
-      unpack_group (tmp, base + g0, row, nb);
+      unpack_group (t->type, tmp, base + g0, row, nb);
       if (write)
         {
           memcpy (tmp + (lo - g0), user, hi - lo);
-          pack_group (base + g0, tmp, row, nb);
+          pack_group (t->type, base + g0, tmp, row, nb);
         }
       else
         memcpy (user, tmp + (lo - g0), hi - lo);
@@ -254,19 +290,28 @@ repack_get (tsr_buffer *buf, const tsr_tensor *t, void *data, size_t offset,
 static void
 repack_clear (tsr_buffer *buf, uint8_t value)
 {
-  /* Plain bytes all VALUE, packed: the scales' bytes stay VALUE, V0's
-     nibbles are all elements below 16 (VALUE's low nibble), V1's all
-     above (its high nibble).  */
+  /* Plain bytes all VALUE, packed: the scales' bytes stay VALUE; q4_0's
+     V0 nibbles are all elements below 16 (VALUE's low nibble), V1's
+     all above (its high nibble); q8_0's values are VALUE ^ 0x80.  */
   struct repack_buffer *rb = buf->context;
   unsigned char lo = value & 15, hi = value >> 4;
   memset (rb->base, value, buf->size);
   for (size_t i = 0; i < rb->n; i++)
-    for (size_t o = 0; o < rb->packed[i].size; o += GROUP_BLOCK)
-      {
-        unsigned char *p = rb->base + rb->packed[i].offset + o;
-        memset (p + 16, lo | lo << 4, 64);
-        memset (p + 80, hi | hi << 4, 64);
-      }
+    {
+      bool q8 = rb->packed[i].type == TSR_TYPE_Q8_0;
+      size_t step = GROUP_ROWS * (q8 ? Q8_BYTES : Q4_BYTES);
+      for (size_t o = 0; o < rb->packed[i].size; o += step)
+        {
+          unsigned char *p = rb->base + rb->packed[i].offset + o;
+          if (q8)
+            memset (p + 16, value ^ 0x80, 256);
+          else
+            {
+              memset (p + 16, lo | lo << 4, 64);
+              memset (p + 80, hi | hi << 4, 64);
+            }
+        }
+    }
 }
 
 static const struct tsr_buffer_iface repack_buffer_iface = {
@@ -345,6 +390,13 @@ bool
 tsr_cpu_is_repack_buft (const tsr_buffer_type *buft)
 {
   return buft == &repack_buft;
+}
+
+bool
+tsr_cpu_repack_holds (tsr_buffer_type *buft, tsr_type type, int64_t ne0,
+                      int64_t ne1)
+{
+  return buft == &repack_buft && repacks (type, ne0, ne1);
 }
 
 bool

@@ -162,9 +162,11 @@ TSR_CPU_ROW_TO_F32 (mxfp4)
 #define TSR_CPU_QACT_GROUP 4        /* blocks whose halves interleave */
 #define TSR_CPU_QACT_PAD 16         /* blocks are padded to a multiple */
 #define TSR_CPU_QDOT_MAX_COLS 8     /* activation rows per weight pass */
-/* Rows of q4_0 weights interleaved per group in the CPU_REPACK buffer
-   type (cpu-repack.c).  */
+/* Rows of weights interleaved per group in the CPU_REPACK buffer type
+   (cpu-repack.c), and the bits of tsr_cpu_repack_level.  */
 #define TSR_CPU_REPACK_ROWS 8
+#define TSR_CPU_REPACK_Q4_0 1
+#define TSR_CPU_REPACK_Q8_0 2
 
 static inline int64_t
 tsr_cpu_qact_blocks (int64_t k)
@@ -243,13 +245,16 @@ TSR_CPU_VEC_DOT_Q8 (q5_0)
 TSR_CPU_VEC_DOT_Q8 (q5_1)
 TSR_CPU_VEC_DOT_Q8 (iq4_nl)
 TSR_CPU_VEC_DOT_Q8 (mxfp4)
-/* q4_0 weights repacked in groups of TSR_CPU_REPACK_ROWS rows
+/* q4_0 and q8_0 weights repacked in groups of TSR_CPU_REPACK_ROWS rows
    (cpu-repack.c, cpu-qdot-x8.c): X the first row of a group, BX the
    bytes of a row, NR a multiple of the group; the same sums as
-   tsr_cpu_vec_dot_q4_0_q8_0, in another order of the f32 additions.  */
+   tsr_cpu_vec_dot_q4_0_q8_0 (q8_0_q8_0), in another order of the f32
+   additions.  */
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q4_0x8_q8_0)
-/* 1 where this level has vector code for the repacked dots (AVX2,
-   AVX-512), 0 where it has the plain C reference only.  */
+TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q8_0x8_q8_0)
+/* The types this level has vector code for in the repacked dots
+   (TSR_CPU_REPACK_Q4_0 with AVX2 or AVX-512, TSR_CPU_REPACK_Q8_0 with
+   VNNI too), 0 where it has the plain C reference only.  */
 TSR_MODULE_HIDDEN int tsr_cpu_repack_level (void);
 
 /* The f32 GEMM of cpu-gemm.c.  *MR, *NR: this level's micro-kernel

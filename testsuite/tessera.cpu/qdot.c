@@ -19,9 +19,9 @@
      double reference (vector kernels scale parts of a block's sum
      separately; q4_0's offset of 8 and q5_0's and mxfp4's of 16 may be
      taken off as a minimum -8 d_x or -16 d_x, which counts as m_x).
-   - the dots of q4_0 weights repacked in groups of 8 rows (the
-     CPU_REPACK layout, packed here from its description) likewise, 16
-     rows by 1 to 8 q8_0 rows;
+   - the dots of q4_0 and q8_0 weights repacked in groups of 8 rows
+     (the CPU_REPACK layout, packed here from its description)
+     likewise, 16 rows by 1 to 8 q8_0 rows;
    The reference integers of a weight block are tsr_dequantize_row's
    values of the block with its scale set to 1 and its minimum to 0.  */
 #include <math.h>
@@ -42,7 +42,7 @@ struct level
   const char *name;             /* as the device description says */
   quantize_fn quantize;
   dot_fn dot[TSR_TYPE_COUNT];   /* by weight type */
-  dot_fn dot_x8;                /* q4_0 repacked in groups of 8 rows */
+  dot_fn dot_x8[2];             /* q4_0, q8_0 repacked by 8 rows */
   row_fn row[TSR_TYPE_COUNT];
 };
 
@@ -69,9 +69,13 @@ static const tsr_type types[] = { TSR_TYPE_Q8_0, TSR_TYPE_Q4_0,
   void tsr_cpu_vec_dot_q4_0x8_q8_0_##s (int64_t, const void *, size_t,  \
                                         int, int, const void *const *,  \
                                         float *);                       \
+  void tsr_cpu_vec_dot_q8_0x8_q8_0_##s (int64_t, const void *, size_t,  \
+                                        int, int, const void *const *,  \
+                                        float *);                       \
   static const struct level level_##s = {                              \
     .name = level_name, .quantize = tsr_cpu_quantize_act_q8_0_##s,      \
-    .dot_x8 = tsr_cpu_vec_dot_q4_0x8_q8_0_##s,                          \
+    .dot_x8 = { tsr_cpu_vec_dot_q4_0x8_q8_0_##s,                        \
+                tsr_cpu_vec_dot_q8_0x8_q8_0_##s },                      \
     ENTRY (Q8_0, q8_0, s), ENTRY (Q4_0, q4_0, s), ENTRY (Q4_1, q4_1, s), \
     ENTRY (Q5_0, q5_0, s), ENTRY (Q5_1, q5_1, s),                       \
     ENTRY (IQ4_NL, iq4_nl, s), ENTRY (MXFP4, mxfp4, s) };
@@ -335,60 +339,67 @@ check_dots (const struct level *lv, tsr_type type, int integral)
          : "within the f32 summation bound", worst, fails);
 }
 
-/* Rows of q4_0 weights repacked as the CPU_REPACK buffer type stores
-   them (modules/cpu/cpu-repack.c's description, written again here):
-   per group of 8 rows and block j, the 8 scales, then two vectors of 16
-   lanes of 4 bytes; lane 2r + h, byte b: elements 4h + b (low nibble)
-   and 8 + 4h + b (high) of row r in the first, 16 + 4h + b and
-   24 + 4h + b in the second.  */
+/* Rows of q4_0 (Q8: q8_0) weights repacked as the CPU_REPACK buffer
+   type stores them (modules/cpu/cpu-repack.c's description, written
+   again here): per group of 8 rows and block j, the 8 scales, then
+   vectors of 16 lanes of 4 bytes, lane 2r + h, byte b for row r: q4_0's
+   two, elements 4h + b (low nibble) and 8 + 4h + b (high) in the
+   first, 16 + 4h + b and 24 + 4h + b in the second; q8_0's four, vector
+   s holding element 8s + 4h + b plus 128.  */
 static void
-pack_x8 (const char *plain, int nrows, int nb, char *out)
+pack_x8 (const char *plain, int nrows, int nb, int q8, char *out)
 {
-  size_t row = (size_t) nb * 18;
+  size_t bb = q8 ? 34 : 18, row = (size_t) nb * bb;
   for (int g = 0; g < nrows / 8; g++)
     for (int j = 0; j < nb; j++)
       {
-        unsigned char *o = (unsigned char *) out + g * 8 * row + j * 144;
+        unsigned char *o = (unsigned char *) out + g * 8 * row + j * 8 * bb;
         for (int r = 0; r < 8; r++)
           {
             const unsigned char *b = (const unsigned char *) plain
-                                     + (g * 8 + r) * row + j * 18;
+                                     + (g * 8 + r) * row + j * bb;
             int e[32];
-            for (int i = 0; i < 16; i++)
-              {
-                e[i] = b[2 + i] & 15;
-                e[16 + i] = b[2 + i] >> 4;
-              }
+            for (int i = 0; i < 32; i++)
+              e[i] = q8 ? (int8_t) b[2 + i] + 128
+                        : i < 16 ? b[2 + i] & 15 : b[2 + i - 16] >> 4;
             memcpy (o + 2 * r, b, 2);
             for (int h = 0; h < 2; h++)
               for (int q = 0; q < 4; q++)
                 {
                   int at = 4 * (2 * r + h) + q, i = 4 * h + q;
-                  o[16 + at] = (unsigned char) (e[i] | e[8 + i] << 4);
-                  o[80 + at] = (unsigned char) (e[16 + i] | e[24 + i] << 4);
+                  if (q8)
+                    for (int v = 0; v < 4; v++)
+                      o[16 + 64 * v + at] = (unsigned char) e[8 * v + i];
+                  else
+                    {
+                      o[16 + at] = (unsigned char) (e[i] | e[8 + i] << 4);
+                      o[80 + at] = (unsigned char) (e[16 + i]
+                                                    | e[24 + i] << 4);
+                    }
                 }
           }
       }
 }
 
-/* The repacked q4_0 dots of 16 rows (two groups) by 1..8 activation
-   rows: exact on integer data, within the f32 summation bound
-   otherwise, against the same double reference as check_dots.  */
+/* The repacked q4_0 (Q8: q8_0) dots of 16 rows (two groups) by 1..8
+   activation rows: exact on integer data, within the f32 summation
+   bound otherwise, against the same double reference as check_dots.  */
 static void
-check_dots_x8 (const struct level *lv, int integral)
+check_dots_x8 (const struct level *lv, int q8, int integral)
 {
+  const tsr_type type = q8 ? TSR_TYPE_Q8_0 : TSR_TYPE_Q4_0;
   enum { NR = 16 };
   static float x[ROWS][MAX_K];
   static struct tsr_block_q8_0 ref[ROWS][MAX_K / 32];
   static _Alignas (64) char act[ROWS][MAX_K * 3];
-  static char w[NR][MAX_K], packed[NR * MAX_K];
+  static char w[NR][MAX_K * 2], packed[NR * MAX_K * 2];
   int fails = 0;
   double worst = 0;
 
   for (int t = 0; t < N_LENGTHS; t++)
     {
       int nb = lengths[t], k = 32 * nb;
-      size_t row = (size_t) nb * 18;
+      size_t row = (size_t) nb * (q8 ? 34 : 18);
       const void *ys[ROWS];
       for (int r = 0; r < ROWS; r++)
         {
@@ -405,14 +416,14 @@ check_dots_x8 (const struct level *lv, int integral)
       char *plain = malloc (NR * row);
       for (int i = 0; i < NR; i++)
         {
-          fill_weights (TSR_TYPE_Q4_0, nb, integral, w[i]);
+          fill_weights (type, nb, integral, w[i]);
           memcpy (plain + i * row, w[i], row);
         }
-      pack_x8 (plain, NR, nb, packed);
+      pack_x8 (plain, NR, nb, q8, packed);
       for (int ny = 1; ny <= ROWS; ny++)
         {
           float out[NR * ROWS];
-          lv->dot_x8 (k, packed, row, NR, ny, ys, out);
+          lv->dot_x8[q8] (k, packed, row, NR, ny, ys, out);
           for (int i = 0; i < NR; i++)
             for (int c = 0; c < ny; c++)
               {
@@ -422,7 +433,7 @@ check_dots_x8 (const struct level *lv, int integral)
                     int q[32];
                     long sq = 0, sa = 0, sya = 0;
                     double dx, mx;
-                    weight_block (TSR_TYPE_Q4_0, w[i], j, q, &dx, &mx);
+                    weight_block (type, w[i], j, q, &dx, &mx);
                     double dy = tsr_fp16_to_fp32 (ref[c][j].d);
                     for (int e = 0; e < 32; e++)
                       {
@@ -431,7 +442,8 @@ check_dots_x8 (const struct level *lv, int integral)
                         sya += labs ((long) ref[c][j].qs[e]);
                       }
                     want += dx * dy * (double) sq;
-                    mag += fabs (dx * dy) * (double) (sa + 8 * sya);
+                    mag += fabs (dx * dy) * (double) (sa + (q8 ? 128 : 8)
+                                                      * sya);
                   }
                 double err = fabs (out[i * ny + c] - want);
                 double tol = integral ? 0 : (nb + 4) * 0x1p-23 * mag;
@@ -443,9 +455,10 @@ check_dots_x8 (const struct level *lv, int integral)
         }
       free (plain);
     }
-  CHECK (fails == 0, "level %s: q4_0 repacked by 8 rows x q8_0 dots of "
+  CHECK (fails == 0, "level %s: %s repacked by 8 rows x q8_0 dots of "
          "16 rows by 1..%d, %s (worst error %.2g of sum |products|, %d "
-         "failures)", lv->name, ROWS, integral ? "exact on integer data"
+         "failures)", lv->name, tsr_type_name (type), ROWS,
+         integral ? "exact on integer data"
          : "within the f32 summation bound", worst, fails);
 }
 
@@ -512,8 +525,9 @@ main (void)
           for (int integral = 1; integral >= 0; integral--)
             check_dots (lv, types[t], integral);
         }
-      for (int integral = 1; integral >= 0; integral--)
-        check_dots_x8 (lv, integral);
+      for (int q8 = 0; q8 < 2; q8++)
+        for (int integral = 1; integral >= 0; integral--)
+          check_dots_x8 (lv, q8, integral);
       tested++;
     }
   CHECK (tested > 0, "some level was tested (%d)", tested);

@@ -1,7 +1,8 @@
 /* { dg-do run } */
-/* The CPU's extra buffer type CPU_REPACK (q4_0 matrices with rows
-   interleaved in groups of 8, modules/cpu/cpu-repack.c), through the
-   public API, at the ISA level the CPU backend runs:
+/* The CPU's extra buffer type CPU_REPACK (q4_0, and with VNNI q8_0,
+   matrices with rows interleaved in groups of 8,
+   modules/cpu/cpu-repack.c), through the public API, at the ISA level
+   the CPU backend runs:
    - it is offered where the level has vector code for it (AVX2,
      AVX-512) and nowhere else (UNSUPPORTED then);
    - tsr_tensor_set / tsr_tensor_get see the plain layout: whole
@@ -9,11 +10,13 @@
      tsr_buffer_clear likewise;
    - the stored bytes follow the published layout (decoded here from
      its description, independently of the packing code): scales first,
-     then two vectors of 16 lanes of 4 bytes whose nibbles are elements
-     4h + b, 8 + 4h + b (first vector), 16 + 4h + b, 24 + 4h + b (second)
-     of row r for lane 2r + h; tensors it cannot repack (rows not a
-     multiple of 8, other types) are stored plain;
-   - mul_mat of repacked weights equals mul_mat of the same weights in
+     then vectors of 16 lanes of 4 bytes, lane 2r + h for row r: q4_0's
+     two, whose nibbles are elements 4h + b, 8 + 4h + b (first vector),
+     16 + 4h + b, 24 + 4h + b (second); q8_0's four, vector s holding
+     element 8s + 4h + b plus 128; tensors it does not repack
+     (tsr_buffer_type_repacks false: rows not a multiple of 8, other
+     types) are stored plain;
+   - mul_mat of repacked weights (q4_0, q8_0) equals mul_mat of the same weights in
      plain memory within the f32 summation bound of two orders of the
      same block sums, (nb + 8) 2^-23 sum |w_i| |x_i| (1 + 2^-7) per
      result (the activations are quantized alike by both; their q8_0
@@ -34,15 +37,15 @@ repack_buft (tsr_backend *be)
          ? b : NULL;
 }
 
-/* Random q4_0 rows: N elements of uniform values in [-1, 1).  */
+/* Random rows of TYPE: N elements of uniform values in [-1, 1).  */
 static unsigned char *
-random_q4_0 (int64_t n)
+random_rows (tsr_type type, int64_t n)
 {
   float *f = malloc ((size_t) n * sizeof *f);
-  unsigned char *q = malloc (tsr_row_size (TSR_TYPE_Q4_0, n));
+  unsigned char *q = malloc (tsr_row_size (type, n));
   for (int64_t i = 0; i < n; i++)
     f[i] = tsr_test_uniform (-1.0f, 1.0f);
-  tsr_quantize_row (TSR_TYPE_Q4_0, f, q, n);
+  tsr_quantize_row (type, f, q, n);
   free (f);
   return q;
 }
@@ -66,27 +69,37 @@ plain_nibble (const unsigned char *blk, int e)
   return e < 16 ? blk[2 + e] & 15 : blk[2 + e - 16] >> 4;
 }
 
-/* Whether the stored bytes RAW of K x M q4_0 weights are PLAIN in the
-   documented layout.  */
+/* Whether the stored bytes RAW of K x M weights of TYPE are PLAIN in
+   the documented layout.  */
 static bool
-layout_ok (const unsigned char *raw, const unsigned char *plain, int64_t k,
-           int64_t m)
+layout_ok (tsr_type type, const unsigned char *raw,
+           const unsigned char *plain, int64_t k, int64_t m)
 {
+  const bool q8 = type == TSR_TYPE_Q8_0;
+  const size_t bb = q8 ? 34 : 18;
   int64_t nb = k / 32;
-  size_t row = (size_t) nb * 18;
+  size_t row = (size_t) nb * bb;
   for (int64_t g = 0; g < m / 8; g++)
     for (int64_t j = 0; j < nb; j++)
       {
-        const unsigned char *o = raw + g * 8 * row + j * 144;
+        const unsigned char *o = raw + g * 8 * row + j * 8 * bb;
         for (int r = 0; r < 8; r++)
           {
-            const unsigned char *blk = plain + (g * 8 + r) * row + j * 18;
+            const unsigned char *blk = plain + (g * 8 + r) * row + j * bb;
             if (memcmp (o + 2 * r, blk, 2) != 0)
               return false;
             for (int h = 0; h < 2; h++)
               for (int b = 0; b < 4; b++)
                 {
                   int lane = 2 * r + h, e = 4 * h + b;
+                  if (q8)
+                    {
+                      for (int v = 0; v < 4; v++)
+                        if (o[16 + 64 * v + 4 * lane + b]
+                            != (int8_t) blk[2 + 8 * v + e] + 128)
+                          return false;
+                      continue;
+                    }
                   int v0 = o[16 + 4 * lane + b], v1 = o[80 + 4 * lane + b];
                   if ((v0 & 15) != plain_nibble (blk, e)
                       || v0 >> 4 != plain_nibble (blk, 8 + e)
@@ -116,23 +129,19 @@ check_storage (tsr_buffer_type *buft, tsr_type type, int64_t k, int64_t m)
       return;
     }
   size_t size = tsr_nbytes (t);
-  unsigned char *plain = type == TSR_TYPE_Q4_0 ? random_q4_0 (k * m)
-                                               : malloc (size);
+  unsigned char *plain = random_rows (type, k * m);
   unsigned char *shadow = malloc (size), *got = malloc (size);
-  if (type != TSR_TYPE_Q4_0)
-    for (size_t i = 0; i < size; i++)
-      plain[i] = (unsigned char) (rand () & 255);
   memcpy (shadow, plain, size);
 
   int st = tsr_tensor_set (t, plain, 0, size);
   st = st == TSR_OK ? tsr_tensor_get (t, got, 0, size) : st;
   CHECK (st == TSR_OK && memcmp (got, plain, size) == 0,
          "%s: the whole tensor reads back as written", what);
-  bool packed = type == TSR_TYPE_Q4_0 && m % 8 == 0;
+  bool packed = tsr_buffer_type_repacks (buft, type, k, m);
   const unsigned char *raw = tsr_buffer_base (buf);
   if (packed)
-    CHECK (layout_ok (raw, plain, k, m), "%s: stored in the documented "
-           "repacked layout", what);
+    CHECK (layout_ok (type, raw, plain, k, m), "%s: stored in the "
+           "documented repacked layout", what);
   else
     CHECK (memcmp (raw, plain, size) == 0, "%s: stored plain", what);
 
@@ -180,14 +189,15 @@ check_storage (tsr_buffer_type *buft, tsr_type type, int64_t k, int64_t m)
 /* mul_mat of K x M (x B) q4_0 weights by N activation rows, repacked
    against plain.  */
 static void
-check_mul_mat (tsr_backend *be, tsr_buffer_type *buft, int64_t k, int64_t m,
-               int64_t n, int64_t batch)
+check_mul_mat (tsr_backend *be, tsr_buffer_type *buft, tsr_type type,
+               int64_t k, int64_t m, int64_t n, int64_t batch)
 {
   char what[96];
-  snprintf (what, sizeof what, "mul_mat q4_0 [%ld, %ld, %ld] x %ld rows",
-            (long) k, (long) m, (long) batch, (long) n);
-  size_t wsize = tsr_row_size (TSR_TYPE_Q4_0, k) * (size_t) (m * batch);
-  unsigned char *w = random_q4_0 (k * m * batch);
+  snprintf (what, sizeof what, "mul_mat %s [%ld, %ld, %ld] x %ld rows",
+            tsr_type_name (type), (long) k, (long) m, (long) batch,
+            (long) n);
+  size_t wsize = tsr_row_size (type, k) * (size_t) (m * batch);
+  unsigned char *w = random_rows (type, k * m * batch);
   float *x = malloc ((size_t) (k * n * batch) * sizeof *x);
   float *res[2];
   for (int64_t i = 0; i < k * n * batch; i++)
@@ -199,8 +209,8 @@ check_mul_mat (tsr_backend *be, tsr_buffer_type *buft, int64_t k, int64_t m,
       tsr_context *ctx = tsr_context_new (true);
       tsr_buffer *wbuf = NULL;
       tsr_tensor *a = pass == 0
-                      ? placed (ctx, buft, TSR_TYPE_Q4_0, k, m, batch, &wbuf)
-                      : tsr_new_tensor_3d (ctx, TSR_TYPE_Q4_0, k, m, batch);
+                      ? placed (ctx, buft, type, k, m, batch, &wbuf)
+                      : tsr_new_tensor_3d (ctx, type, k, m, batch);
       tsr_tensor *b = tsr_new_tensor_3d (ctx, TSR_TYPE_F32, k, n, batch);
       tsr_tensor *r = a && b ? tsr_mul_mat (ctx, a, b) : NULL;
       tsr_graph *g = NULL;
@@ -230,13 +240,12 @@ check_mul_mat (tsr_backend *be, tsr_buffer_type *buft, int64_t k, int64_t m,
     {
       double worst = 0;
       float *wf = malloc ((size_t) k * sizeof *wf);
-      size_t row = tsr_row_size (TSR_TYPE_Q4_0, k);
+      size_t row = tsr_row_size (type, k);
       int64_t nb = k / 32;
       for (int64_t bi = 0; bi < batch && ok; bi++)
         for (int64_t i = 0; i < m; i++)
           {
-            tsr_dequantize_row (TSR_TYPE_Q4_0, w + (bi * m + i) * row, wf,
-                                k);
+            tsr_dequantize_row (type, w + (bi * m + i) * row, wf, k);
             for (int64_t j = 0; j < n; j++)
               {
                 const float *xr = x + (bi * n + j) * k;
@@ -360,18 +369,33 @@ main (void)
          && tsr_device_supports_buffer_type (tsr_backend_device (be), buft),
          "the CPU offers CPU_REPACK (not host memory, supported by it)");
 
+  CHECK (tsr_buffer_type_repacks (buft, TSR_TYPE_Q4_0, 4096, 16)
+         && !tsr_buffer_type_repacks (buft, TSR_TYPE_Q4_0, 4096, 12)
+         && !tsr_buffer_type_repacks (buft, TSR_TYPE_Q4_1, 4096, 16)
+         && !tsr_buffer_type_repacks (buft, TSR_TYPE_F16, 4096, 16)
+         && !tsr_buffer_type_repacks (tsr_backend_buffer_type (be),
+                                      TSR_TYPE_Q4_0, 4096, 16),
+         "CPU_REPACK repacks q4_0 with rows in multiples of 8, not other "
+         "shapes, q4_1, f16, nor does the host buffer type");
   check_storage (buft, TSR_TYPE_Q4_0, 64, 16);
   check_storage (buft, TSR_TYPE_Q4_0, 1056, 24);
   check_storage (buft, TSR_TYPE_Q4_0, 96, 12);   /* not a multiple of 8 */
-  check_storage (buft, TSR_TYPE_Q8_0, 64, 16);   /* other types: plain */
+  check_storage (buft, TSR_TYPE_Q8_0, 64, 16);
+  check_storage (buft, TSR_TYPE_Q8_0, 1056, 24);
+  check_storage (buft, TSR_TYPE_Q8_0, 64, 20);
+  check_storage (buft, TSR_TYPE_Q4_1, 64, 16);   /* other types: plain */
 
+  static const tsr_type mtypes[] = { TSR_TYPE_Q4_0, TSR_TYPE_Q8_0 };
   static const int64_t ns[] = { 1, 2, 3, 5, 8, 9, 16, 17, 33, 40, 64 };
-  for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
-    check_mul_mat (be, buft, 256, 24, ns[i], 1);
-  check_mul_mat (be, buft, 32, 8, 4, 1);
-  check_mul_mat (be, buft, 1056, 40, 7, 1);
-  check_mul_mat (be, buft, 4096, 64, 12, 1);
-  check_mul_mat (be, buft, 128, 16, 5, 3);       /* batched weights */
+  for (int t = 0; t < 2; t++)
+    {
+      for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
+        check_mul_mat (be, buft, mtypes[t], 256, 24, ns[i], 1);
+      check_mul_mat (be, buft, mtypes[t], 32, 8, 4, 1);
+      check_mul_mat (be, buft, mtypes[t], 1056, 40, 7, 1);
+      check_mul_mat (be, buft, mtypes[t], 4096, 64, 12, 1);
+      check_mul_mat (be, buft, mtypes[t], 128, 16, 5, 3);  /* batched */
+    }
   check_refusals (be, buft);
 
   tsr_backend_free (be);

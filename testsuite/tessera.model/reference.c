@@ -15,6 +15,18 @@
    rounded to q8_K (seen: 2e-4 to 4.7e-4, q6_K the highest).  The
    argmax of every row must agree where the reference's best logit
    leads the second by a clear margin.
+   Where the CPU offers CPU_REPACK (tsr_device_extra_buffer_types) and
+   repacks the file's matrix type (q4_0; q8_0 with VNNI), each such
+   case runs twice: repacked (the default: the model's description
+   counts the matrices in CPU_REPACK) and with no_repack (it names no
+   CPU_REPACK); both against the reference, and their logits within
+   the reference's tolerance of each other.  (Each product agrees with
+   the plain one to f32 rounding, tessera.ops/repack.c: the first one
+   of llama-q4_0 about 5e-7 apart; such a difference moves a few
+   activations across q8_0 rounding boundaries, and keys and values
+   across f16 ones, in the later products: seen 5e-15 for q8_0 and
+   4.8e-5 for llama-q4_0 at the logits, each within 2e-4 of the
+   reference.)
    Limitations: small models (2 or 3 layers, n_embd 64 to 256); other
    devices are compared with the CPU in devices.c.  */
 #include "model-test.h"
@@ -87,49 +99,106 @@ argmax_mismatches (const float *got, const double *want, int n, int64_t v)
   return bad;
 }
 
+/* Decode N_TOK tokens with model M of case C into GOT; check them
+   against the reference's WANT (computed on the first call).  */
+static bool
+check_logits (const struct model_case *c, const char *how, tsr_model *m,
+              struct tsr_ref_model *ref, float *got, double *want,
+              bool *have_want)
+{
+  int64_t v = tsr_model_get_hparams (m)->n_vocab;
+  int32_t t[N_TOK];
+  struct tsr_session_params sp = { .n_ctx = 64, .n_batch = N_TOK };
+  tsr_session *s = tsr_session_new (m, &sp);
+  mt_tokens (t, N_TOK, v, 7);
+  int st = s ? tsr_session_decode (s, t, N_TOK, got, true)
+             : tsr_last_status ();
+  CHECK (st == TSR_OK, "%s%s: decode %d tokens (%s)", c->name, how, N_TOK,
+         st == TSR_OK ? "" : tsr_last_error ());
+  tsr_session_free (s);
+  if (st != TSR_OK)
+    return false;
+  if (!*have_want)
+    *have_want = tsr_ref_model_forward (ref, t, N_TOK, want) == 0;
+  if (!*have_want)
+    return false;
+  double e = mt_nmse (got, want, N_TOK * (size_t) v);
+  CHECK (e <= c->max_nmse, "%s%s: logits against the reference: nmse "
+         "%.2e (at most %.0e)", c->name, how, e, c->max_nmse);
+  int bad = argmax_mismatches (got, want, N_TOK, v);
+  CHECK (bad == 0, "%s%s: argmax of every position (%d differ)", c->name,
+         how, bad);
+  return true;
+}
+
 static void
 run_case (tsr_backend *cpu, const struct model_case *c)
 {
   char path[4096], err[512];
   if (!mt_synth (c->args, mt_path (c->name, path, sizeof path)))
     return;
-  struct tsr_model_params mp = { .backends = &cpu, .n_backends = 1 };
-  tsr_model *m = tsr_model_load (path, &mp);
-  CHECK (m != NULL, "%s: load (%s)", c->name, m ? "" : tsr_last_error ());
   tsr_gguf *g = tsr_gguf_open (path, NULL);
   struct tsr_ref_model *ref = g ? tsr_ref_model_load (g, err, sizeof err)
                                 : NULL;
   CHECK (ref != NULL, "%s: reference loads (%s)", c->name,
          ref ? "" : err);
-  if (m && ref)
+  /* Whether the CPU repacks this file's matrices (those of block 0).  */
+  tsr_buffer_type *xb = NULL;
+  bool repacks = false;
+  int64_t wq = g ? tsr_gguf_find_tensor (g, "blk.0.attn_q.weight") : -1;
+  if (wq >= 0 && tsr_device_extra_buffer_types (tsr_backend_device (cpu),
+                                                &xb, 1) > 0)
     {
-      int64_t v = tsr_model_get_hparams (m)->n_vocab;
-      int32_t t[N_TOK];
-      float *got = malloc (sizeof *got * N_TOK * (size_t) v);
-      double *want = malloc (sizeof *want * N_TOK * (size_t) v);
-      struct tsr_session_params sp = { .n_ctx = 64, .n_batch = N_TOK };
-      tsr_session *s = tsr_session_new (m, &sp);
-      mt_tokens (t, N_TOK, v, 7);
-      int st = s ? tsr_session_decode (s, t, N_TOK, got, true)
-                 : tsr_last_status ();
-      CHECK (st == TSR_OK, "%s: decode %d tokens (%s)", c->name, N_TOK,
-             st == TSR_OK ? "" : tsr_last_error ());
-      if (st == TSR_OK && tsr_ref_model_forward (ref, t, N_TOK, want) == 0)
-        {
-          double e = mt_nmse (got, want, N_TOK * (size_t) v);
-          CHECK (e <= c->max_nmse, "%s: logits against the reference: "
-                 "nmse %.2e (at most %.0e)", c->name, e, c->max_nmse);
-          int bad = argmax_mismatches (got, want, N_TOK, v);
-          CHECK (bad == 0, "%s: argmax of every position (%d differ)",
-                 c->name, bad);
-        }
-      tsr_session_free (s);
-      free (got);
-      free (want);
+      struct tsr_gguf_tensor_info info;
+      tsr_gguf_get_tensor_info (g, wq, &info);
+      repacks = tsr_buffer_type_repacks (xb, info.type, info.ne[0],
+                                         info.ne[1]);
     }
+  float *got[2] = { NULL, NULL };
+  double *want = NULL;
+  bool have_want = false, ok[2] = { false, false };
+  int64_t v = 0;
+  for (int plain = 0; plain < (repacks ? 2 : 1) && ref; plain++)
+    {
+      const char *how = repacks ? (plain ? " (no_repack)" : " (repacked)")
+                                : "";
+      struct tsr_model_params mp = { .backends = &cpu, .n_backends = 1,
+                                     .no_repack = plain };
+      tsr_model *m = tsr_model_load (path, &mp);
+      CHECK (m != NULL, "%s%s: load (%s)", c->name, how,
+             m ? "" : tsr_last_error ());
+      if (!m)
+        continue;
+      if (repacks)
+        CHECK ((strstr (tsr_model_describe (m), "CPU_REPACK") != NULL)
+               == !plain, "%s%s: described as %s (%s)", c->name, how,
+               plain ? "mapped" : "in CPU_REPACK", tsr_model_describe (m));
+      v = tsr_model_get_hparams (m)->n_vocab;
+      if (!want)
+        want = malloc (sizeof *want * N_TOK * (size_t) v);
+      got[plain] = malloc (sizeof *got[plain] * N_TOK * (size_t) v);
+      ok[plain] = check_logits (c, how, m, ref, got[plain], want,
+                                &have_want);
+      tsr_model_free (m);
+    }
+  if (ok[0] && ok[1])
+    {
+      double num = 0, den = 0;
+      for (size_t i = 0; i < N_TOK * (size_t) v; i++)
+        {
+          double d = (double) got[0][i] - got[1][i];
+          num += d * d;
+          den += (double) got[1][i] * got[1][i];
+        }
+      CHECK (num <= c->max_nmse * den, "%s: repacked against no_repack "
+             "logits: nmse %.2e (at most %.0e)", c->name,
+             den > 0 ? num / den : 0, c->max_nmse);
+    }
+  free (got[0]);
+  free (got[1]);
+  free (want);
   tsr_ref_model_free (ref);
   tsr_gguf_close (g);
-  tsr_model_free (m);
   unlink (path);
 }
 

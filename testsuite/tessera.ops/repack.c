@@ -392,6 +392,8 @@ main (void)
       for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
         check_mul_mat (be, buft, mtypes[t], 256, 24, ns[i], 1);
       check_mul_mat (be, buft, mtypes[t], 32, 8, 4, 1);
+      check_mul_mat (be, buft, mtypes[t], 64, 32, 13, 1);
+      check_mul_mat (be, buft, mtypes[t], 128, 64, 13, 1);
       check_mul_mat (be, buft, mtypes[t], 1056, 40, 7, 1);
       check_mul_mat (be, buft, mtypes[t], 4096, 64, 12, 1);
       check_mul_mat (be, buft, mtypes[t], 128, 16, 5, 3);  /* batched */

@@ -424,10 +424,6 @@ want_tensor (tsr_model *m, int be, const char *name, int64_t ne0,
   return t;
 }
 
-/* Like want_tensor, for the rank's slice of the file's tensor NAME of
-   shape NE0 x NE1 along DIM (0: columns, 1: rows; a vector's elements
-   are its columns): COUNT of them from RANK * COUNT.  The whole tensor
-   without tensor parallelism.  */
 /* Whether a matrix of TYPE, NE0 x ROWS, goes to backend BE's extra
    buffer type: the ones it repacks.  */
 static bool

@@ -93,8 +93,8 @@ tsr_backend *tsr_device_init (tsr_device *dev, const char *params);
    (caps.host_buffer false).  */
 tsr_buffer_type *tsr_device_host_buffer_type (tsr_device *dev);
 /* DEV's extra buffer types: memory its backends compute on in a layout
-   of their own for some weights (the CPU's "CPU_REPACK": q4_0 matrices
-   with rows interleaved for its integer dots), read and written
+   of their own for some weights (the CPU's "CPU_REPACK": q4_0 and q8_0
+   matrices with rows interleaved for its integer dots), read and written
    through tsr_tensor_get / tsr_tensor_set as usual.  Stores up to MAX
    of them in BUFTS (may be NULL when MAX is 0) and returns how many DEV
    has.  Only tensors whose use DEV computes belong there (the model

@@ -108,11 +108,11 @@ struct tsr_model_params
   tsr_comm *comm;
   enum tsr_model_split split;
   /* Keep weight matrices out of the devices' extra buffer types
-     (tsr_device_extra_buffer_types).  By default the q4_0 matrices
-     placed on a CPU whose level has vector code for it are copied
-     into CPU_REPACK (rows interleaved for its integer dots: faster
-     prompts and batches, the same logits within f32 rounding); the
-     rest stay mapped.  */
+     (tsr_device_extra_buffer_types).  By default the matrices placed
+     on a CPU that CPU_REPACK repacks (tsr_buffer_type_repacks: q4_0,
+     and q8_0 with VNNI) are copied there (rows interleaved for its
+     integer dots: faster prompts and batches, the same products up to
+     f32 rounding); the rest stay mapped.  */
   bool no_repack;
 };
 

@@ -45,14 +45,6 @@
 #define X8_VNNI 0
 #endif
 
-static inline int64_t
-load_i64 (const int8_t *p)
-{
-  int64_t v;
-  memcpy (&v, p, sizeof v);
-  return v;
-}
-
 /* The reference: every value of the layout read back one by one.  */
 static inline void
 x8_group_ref (int64_t k, const unsigned char *g, const int NY,

@@ -24,6 +24,15 @@ load_fp16 (const char *p)
   return h;
 }
 
+/* 8 bytes at P as one 64-bit value (to broadcast).  */
+static inline int64_t
+load_i64 (const void *p)
+{
+  int64_t v;
+  memcpy (&v, p, sizeof v);
+  return v;
+}
+
 /* A little-endian 32-bit field (q5_0 / q5_1 fifth bits).  */
 static inline uint32_t
 load_le32 (const char *p)

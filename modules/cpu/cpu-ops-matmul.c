@@ -358,6 +358,7 @@ mul_mat_qdots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   const tsr_cpu_qdot_fn qdot
     = !packed ? tsr_cpu_qdot_kernel (a->type)
       : a->type == TSR_TYPE_Q8_0 ? tsr_cpu_vec_dot_q8_0x8_q8_0
+      : a->type == TSR_TYPE_Q4_K ? tsr_cpu_vec_dot_q4_Kx8_q8_K
                                  : tsr_cpu_vec_dot_q4_0x8_q8_0;
   float out[QDOT_TILE * TSR_CPU_QDOT_MAX_COLS];
   int64_t u0, u1;

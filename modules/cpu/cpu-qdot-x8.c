@@ -1,7 +1,7 @@
-/* cpu-qdot-x8.c - integer dots of q4_0 and q8_0 weights repacked in
- * groups of 8 rows (the CPU_REPACK buffer type; the layout is described
- * in cpu-repack.c) with q8_0 activations (cpu-vec.h), compiled once per
- * ISA level.
+/* cpu-qdot-x8.c - integer dots of q4_0, q8_0 and q4_K weights repacked
+ * in groups of 8 rows (the CPU_REPACK buffer type; the layout is
+ * described in cpu-repack.c) with q8_0 activations (cpu-vec.h; q8_K for
+ * q4_K, cpu-vec-k.h), compiled once per ISA level.
  *
  * One pass over a group's blocks computes 8 rows by NY <= 8 activation
  * columns: per block, the group's vectors give 4 vectors of unsigned
@@ -19,7 +19,15 @@
  *   in turn.
  * - Otherwise, and q8_0 without VNNI (where pmaddubsw's pairs of
  *   255 x 127 would saturate), plain C: the reference; the buffer type
- *   does not repack those (tsr_cpu_repack_level).  */
+ *   does not repack those (tsr_cpu_repack_level).
+ * q4_K (AVX-512BW only; the reference elsewhere): per super-block of
+ * 256 and group j of 32, the same 4 step sums S_j (from zero), times
+ * the 6-bit scale sc_j of each row (decoded for 8 rows at once from the
+ * packed bytes, as pair lanes of floats) summed in f32 over the 8
+ * groups; the minimums m_j times the activation group sums A_j (from
+ * the q8_K sums of 16) in the even lanes; then d dy times the first
+ * less dmin dy times the second.  Every product and the integer sums are
+ * exact in f32 up to the sum over groups (below 2^25).  */
 #include <config.h>
 
 #include <stdbool.h>
@@ -332,10 +340,259 @@ TSR_CPU_LEVEL_FN (vec_dot_q8_0x8_q8_0) (int64_t k, const void *x, size_t bx,
   X8_ROWS (1)
 }
 
+/* q4_K repacked (cpu-repack.c) by q8_K activations (cpu-vec-k.h).  The
+   scales and minimums of the 8 rows' super-block: byte J (< 8) of row
+   R, from the three vectors of packed bytes.  */
+static inline void
+k4_scales (const unsigned char *o, int r, int *sc, int *m)
+{
+  const unsigned char *p0 = o + 32 + 4 * r, *p1 = o + 64 + 4 * r;
+  const unsigned char *p2 = o + 96 + 4 * r;
+  for (int j = 0; j < 4; j++)
+    {
+      sc[j] = p0[j] & 63;
+      m[j] = p1[j] & 63;
+      sc[4 + j] = (p2[j] & 15) | (p0[j] >> 6) << 4;
+      m[4 + j] = (p2[j] >> 4) | (p1[j] >> 6) << 4;
+    }
+}
+
+/* The reference: per super-block d dy sum_j sc_j S_j - dmin dy sum_j
+   m_j A_j, S_j the integer dot of group j, A_j its activation sum.  */
+static inline void
+k4_group_ref (int64_t k, const unsigned char *g, const int NY,
+              const void *const *y, float *out, int ny_out)
+{
+  const int64_t nb = k / 256;
+  float acc[ROWS][TSR_CPU_QDOT_MAX_COLS] = { { 0 } };
+
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const unsigned char *o = g + i * ROWS * 144;
+      for (int r = 0; r < ROWS; r++)
+        {
+          int sc[8], m[8];
+          float d = fp16_to_f32 (load_fp16 ((const char *) o + 2 * r));
+          float dmin = fp16_to_f32 (load_fp16 ((const char *) o + 16
+                                               + 2 * r));
+          k4_scales (o, r, sc, m);
+          for (int c = 0; c < NY; c++)
+            {
+              const int8_t *a = (const int8_t *) y[c] + 256 * i;
+              const int16_t *bs = tsr_cpu_kact_sums (y[c], k) + 16 * i;
+              int32_t sum = 0, msum = 0;
+              for (int j = 0; j < 8; j++)
+                {
+                  const unsigned char *v = o + 128 + 128 * j;
+                  int32_t sj = 0;
+                  for (int h = 0; h < 2; h++)
+                    for (int b = 0; b < 4; b++)
+                      {
+                        int lane = (2 * r + h) * 4 + b, e = 4 * h + b;
+                        const int8_t *aj = a + 32 * j;
+                        sj += (v[lane] & 15) * aj[e] + (v[lane] >> 4) * aj[8 + e]
+                              + (v[64 + lane] & 15) * aj[16 + e]
+                              + (v[64 + lane] >> 4) * aj[24 + e];
+                      }
+                  sum += sc[j] * sj;
+                  msum += m[j] * (bs[2 * j] + bs[2 * j + 1]);
+                }
+              float dy = tsr_cpu_kact_scales (y[c], k)[i];
+              acc[r][c] += d * dy * (float) sum - dmin * dy * (float) msum;
+            }
+        }
+    }
+  for (int r = 0; r < ROWS; r++)
+    for (int c = 0; c < NY; c++)
+      out[r * ny_out + c] = acc[r][c];
+}
+
+#if defined(__AVX512BW__)
+/* One group's 4 step sums from zero.  */
+static inline __attribute__ ((always_inline)) __m512i
+k4_sum512 (__m512i w0, __m512i w1, __m512i w2, __m512i w3, const int8_t *a)
+{
+  __m512i a0 = _mm512_set1_epi64 (load_i64 (a));
+  __m512i a1 = _mm512_set1_epi64 (load_i64 (a + 8));
+  __m512i a2 = _mm512_set1_epi64 (load_i64 (a + 16));
+  __m512i a3 = _mm512_set1_epi64 (load_i64 (a + 24));
+#if defined(__AVX512VNNI__)
+  __m512i s = _mm512_dpbusd_epi32 (_mm512_setzero_si512 (), w0, a0);
+  s = _mm512_dpbusd_epi32 (s, w1, a1);
+  s = _mm512_dpbusd_epi32 (s, w2, a2);
+  return _mm512_dpbusd_epi32 (s, w3, a3);
+#else
+  return _mm512_add_epi32 (qdot_sum2_512 (w0, a0, w1, a1, 1),
+                           qdot_sum2_512 (w2, a2, w3, a3, 1));
+#endif
+}
+
+/* The activation group sums A_j (j < 8) of super-block I of a q8_K row
+   Y, as int16 in two 64-bit values: *EVEN = A0, A2, A4, A6 and *ODD =
+   A1, A3, A5, A7 (low to high), matching the minimum pairs below.  */
+static inline __attribute__ ((always_inline)) void
+k4_act_sums (const int16_t *bs, int64_t *even, int64_t *odd)
+{
+  __m256i a = _mm256_madd_epi16 (_mm256_loadu_si256 ((const __m256i *) bs),
+                                 _mm256_set1_epi16 (1));
+  a = _mm256_permutevar8x32_epi32 (a, _mm256_set_epi32 (7, 5, 3, 1,
+                                                        6, 4, 2, 0));
+  __m256i p = _mm256_packs_epi32 (a, a);
+  *even = _mm256_extract_epi64 (p, 0);
+  *odd = _mm256_extract_epi64 (p, 2);
+}
+
+static inline __attribute__ ((always_inline)) void
+k4_group (int64_t k, const unsigned char *g, const int NY,
+          const void *const *y, float *out, int ny_out)
+{
+  const int64_t nb = k / 256;
+  const __m512i m4 = _mm512_set1_epi8 (15);
+  const __m512i pairs = _mm512_set_epi32 (7, 7, 6, 6, 5, 5, 4, 4,
+                                          3, 3, 2, 2, 1, 1, 0, 0);
+  /* Lane 2r: row r of the first source, lane 2r + 1: of the second.  */
+  const __m512i rows2 = _mm512_set_epi32 (23, 7, 22, 6, 21, 5, 20, 4,
+                                          19, 3, 18, 2, 17, 1, 16, 0);
+  const __m512i byte = _mm512_set1_epi32 (0xff);
+  const __m512i lo16 = _mm512_set1_epi32 (0x00ff00ff);
+  const __m256i low6 = _mm256_set1_epi32 (0x3f3f3f3f);
+  const __m256i low4 = _mm256_set1_epi32 (0x0f0f0f0f);
+  const __m256i top2 = _mm256_set1_epi32 (0x03030303);
+  const int8_t *q[TSR_CPU_QDOT_MAX_COLS];
+  const int16_t *bs[TSR_CPU_QDOT_MAX_COLS];
+  const float *dy[TSR_CPU_QDOT_MAX_COLS];
+  __m512 acc[TSR_CPU_QDOT_MAX_COLS];
+
+  TSR_CPU_UNROLL
+  for (int c = 0; c < NY; c++)
+    {
+      q[c] = y[c];
+      bs[c] = tsr_cpu_kact_sums (y[c], k);
+      dy[c] = tsr_cpu_kact_scales (y[c], k);
+      acc[c] = _mm512_setzero_ps ();
+    }
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const unsigned char *o = g + i * ROWS * 144;
+      __m512 t[TSR_CPU_QDOT_MAX_COLS];
+      qdot_prefetch ((const char *) o, ROWS * 144);
+      __m512 dw = _mm512_permutexvar_ps
+        (pairs, _mm512_castps256_ps512
+                  (_mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) o))));
+      __m512 dmw = _mm512_permutexvar_ps
+        (pairs, _mm512_castps256_ps512
+                  (_mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *)
+                                                     (o + 16)))));
+      __m256i p0 = _mm256_loadu_si256 ((const __m256i *) (o + 32));
+      __m256i p1 = _mm256_loadu_si256 ((const __m256i *) (o + 64));
+      __m256i p2 = _mm256_loadu_si256 ((const __m256i *) (o + 96));
+      __m256i sc03 = _mm256_and_si256 (p0, low6);
+      __m256i m03 = _mm256_and_si256 (p1, low6);
+      __m256i sc47 = _mm256_or_si256
+        (_mm256_and_si256 (p2, low4),
+         _mm256_slli_epi32 (_mm256_and_si256 (_mm256_srli_epi32 (p0, 6),
+                                              top2), 4));
+      __m256i m47 = _mm256_or_si256
+        (_mm256_and_si256 (_mm256_srli_epi32 (p2, 4), low4),
+         _mm256_slli_epi32 (_mm256_and_si256 (_mm256_srli_epi32 (p1, 6),
+                                              top2), 4));
+      /* Scales: lanes 2r and 2r + 1 hold row r's 4 scale bytes (groups
+         0..3, resp. 4..7).  Minimums: lane 2r + h holds row r's
+         minimums of groups 4h .. 4h + 3, as int16 pairs (m_4h, m_4h+2)
+         in MEVEN and (m_4h+1, m_4h+3) in MODD.  */
+      __m512i s03 = _mm512_permutexvar_epi32 (pairs,
+                                              _mm512_castsi256_si512 (sc03));
+      __m512i s47 = _mm512_permutexvar_epi32 (pairs,
+                                              _mm512_castsi256_si512 (sc47));
+      __m512i mi = _mm512_permutex2var_epi32 (_mm512_castsi256_si512 (m03),
+                                              rows2,
+                                              _mm512_castsi256_si512 (m47));
+      __m512i meven = _mm512_and_si512 (mi, lo16);
+      __m512i modd = _mm512_and_si512 (_mm512_srli_epi32 (mi, 8), lo16);
+
+      TSR_CPU_UNROLL
+      for (int c = 0; c < NY; c++)
+        t[c] = _mm512_setzero_ps ();
+      for (int j = 0; j < 8; j++)
+        {
+          const unsigned char *v = o + 128 + 128 * j;
+          __m512i v0 = _mm512_loadu_si512 (v);
+          __m512i v1 = _mm512_loadu_si512 (v + 64);
+          __m512i w0 = _mm512_and_si512 (v0, m4);
+          __m512i w1 = _mm512_and_si512 (_mm512_srli_epi16 (v0, 4), m4);
+          __m512i w2 = _mm512_and_si512 (v1, m4);
+          __m512i w3 = _mm512_and_si512 (_mm512_srli_epi16 (v1, 4), m4);
+          __m512 scv = _mm512_cvtepi32_ps
+            (_mm512_and_si512 (_mm512_srli_epi32 (j < 4 ? s03 : s47,
+                                                  8 * (j % 4)), byte));
+
+          TSR_CPU_UNROLL
+          for (int c = 0; c < NY; c++)
+            t[c] = _mm512_fmadd_ps (_mm512_cvtepi32_ps
+                                    (k4_sum512 (w0, w1, w2, w3,
+                                                q[c] + 256 * i + 32 * j)),
+                                    scv, t[c]);
+        }
+      TSR_CPU_UNROLL
+      for (int c = 0; c < NY; c++)
+        {
+          int64_t ae, ao;
+          k4_act_sums (bs[c] + 16 * i, &ae, &ao);
+          __m512i ve = _mm512_set1_epi64 (ae), vo = _mm512_set1_epi64 (ao);
+#if defined(__AVX512VNNI__)
+          __m512i mm = _mm512_dpwssd_epi32 (_mm512_dpwssd_epi32
+                                            (_mm512_setzero_si512 (),
+                                             meven, ve), modd, vo);
+#else
+          __m512i mm = _mm512_add_epi32 (_mm512_madd_epi16 (meven, ve),
+                                         _mm512_madd_epi16 (modd, vo));
+#endif
+          __m512 dyc = _mm512_set1_ps (dy[c][i]);
+          acc[c] = _mm512_fmadd_ps (t[c], _mm512_mul_ps (dw, dyc), acc[c]);
+          acc[c] = _mm512_fnmadd_ps (_mm512_cvtepi32_ps (mm),
+                                     _mm512_mul_ps (dmw, dyc), acc[c]);
+        }
+    }
+  for (int c = 0; c < NY; c++)
+    {
+      float l[16];
+      _mm512_storeu_ps (l, acc[c]);
+      for (int r = 0; r < ROWS; r++)
+        out[r * ny_out + c] = l[2 * r] + l[2 * r + 1];
+    }
+}
+#else
+#define k4_group k4_group_ref
+#endif
+
+#define K4_CASE(N) \
+  case N: k4_group (k, g, N, y, o, ny); break;
+
+void
+TSR_CPU_LEVEL_FN (vec_dot_q4_Kx8_q8_K) (int64_t k, const void *x, size_t bx,
+                                        int nr, int ny, const void *const *y,
+                                        float *out)
+{
+  for (int r0 = 0; r0 < nr; r0 += ROWS)
+    {
+      const unsigned char *g = (const unsigned char *) x + (size_t) r0 * bx;
+      float *o = out + r0 * ny;
+      switch (ny)
+        {
+          K4_CASE (1) K4_CASE (2) K4_CASE (3) K4_CASE (4)
+          K4_CASE (5) K4_CASE (6) K4_CASE (7)
+        default: k4_group (k, g, 8, y, o, ny); break;
+        }
+    }
+}
+
 int
 TSR_CPU_LEVEL_FN (repack_level) (void)
 {
-#if defined(__AVX512BW__) || defined(__AVX2__)
+#if defined(__AVX512BW__)
+  return TSR_CPU_REPACK_Q4_0 | TSR_CPU_REPACK_Q4_K
+         | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 : 0);
+#elif defined(__AVX2__)
   return TSR_CPU_REPACK_Q4_0 | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 : 0);
 #else
   return 0;

@@ -21,6 +21,14 @@
  *   - q8_0, four vectors (V0..V3 at 16, 80, 144, 208; 272 bytes a
  *     block): in Vs the value of element 8s + 4h + b plus 128, as an
  *     unsigned byte.
+ * q4_K (where the level has AVX-512BW), per super-block of 256 (1152
+ * bytes): the 8 rows' f16 d at 0, their f16 dmin at 16, their 12 bytes
+ * of packed scales and minimums as three vectors of 8 x 4 bytes (bytes
+ * 0..3 of row r at 32 + 4r, 4..7 at 64 + 4r, 8..11 at 96 + 4r), then
+ * per group j < 8 of 32 elements, at 128 + 128j, two vectors laid out
+ * as q4_0's for the elements 32j .. 32j + 31 (the stored 4-bit values;
+ * in a plain q4_K block element 32j + l is the low nibble of byte
+ * 32 (j / 2) + l for even j, the high one for odd j).
  * So each vector of values (the low nibbles of V0, ...) is elements
  * 8s .. 8s + 7 of every row, two lanes a row, which one broadcast of 8
  * activation values feeds.
@@ -52,6 +60,7 @@
 
 #define Q4_BYTES 18
 #define Q8_BYTES 34
+#define Q4K_BYTES 144
 #define GROUP_ROWS TSR_CPU_REPACK_ROWS
 #define REPACK_ALIGN 64
 /* Large buffers in transparent huge pages (as host buffers): the
@@ -65,7 +74,9 @@ repacks (tsr_type type, int64_t ne0, int64_t ne1)
   int level = tsr_cpu_repack_level ();
   return ne1 > 0 && ne1 % GROUP_ROWS == 0 && ne0 > 0 && ne0 % 32 == 0
          && ((type == TSR_TYPE_Q4_0 && (level & TSR_CPU_REPACK_Q4_0))
-             || (type == TSR_TYPE_Q8_0 && (level & TSR_CPU_REPACK_Q8_0)));
+             || (type == TSR_TYPE_Q8_0 && (level & TSR_CPU_REPACK_Q8_0))
+             || (type == TSR_TYPE_Q4_K && ne0 % 256 == 0
+                 && (level & TSR_CPU_REPACK_Q4_K)));
 }
 
 /* Whether T, in this buffer type, is stored repacked.  */
@@ -86,11 +97,81 @@ nibble (const unsigned char *block, int e)
 
 /* 8 plain rows of NB blocks of TYPE at SRC (ROW bytes apart) to one
    group at DST.  */
+/* q4_K: 8 plain rows of NB super-blocks to one group, or back.  */
+static void
+pack_group_q4_K (unsigned char *dst, const unsigned char *src, size_t row,
+                 int64_t nb)
+{
+  for (int64_t i = 0; i < nb; i++)
+    {
+      unsigned char *o = dst + i * GROUP_ROWS * Q4K_BYTES;
+      for (int r = 0; r < GROUP_ROWS; r++)
+        {
+          const unsigned char *blk = src + r * row + i * Q4K_BYTES;
+          const unsigned char *qs = blk + 16;
+          memcpy (o + 2 * r, blk, 2);
+          memcpy (o + 16 + 2 * r, blk + 2, 2);
+          for (int w = 0; w < 3; w++)
+            memcpy (o + 32 + 32 * w + 4 * r, blk + 4 + 4 * w, 4);
+          for (int j = 0; j < 8; j++)
+            for (int h = 0; h < 2; h++)
+              for (int b = 0; b < 4; b++)
+                {
+                  int at = (2 * r + h) * 4 + b, e = 4 * h + b;
+                  int q[4];
+                  for (int v = 0; v < 4; v++)
+                    {
+                      int byte = qs[32 * (j / 2) + 8 * v + e];
+                      q[v] = j % 2 ? byte >> 4 : byte & 15;
+                    }
+                  o[128 + 128 * j + at] = (unsigned char) (q[0] | q[1] << 4);
+                  o[192 + 128 * j + at] = (unsigned char) (q[2] | q[3] << 4);
+                }
+        }
+    }
+}
+
+static void
+unpack_group_q4_K (unsigned char *dst, const unsigned char *src, size_t row,
+                   int64_t nb)
+{
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const unsigned char *o = src + i * GROUP_ROWS * Q4K_BYTES;
+      for (int r = 0; r < GROUP_ROWS; r++)
+        {
+          unsigned char *blk = dst + r * row + i * Q4K_BYTES;
+          unsigned char *qs = blk + 16;
+          memcpy (blk, o + 2 * r, 2);
+          memcpy (blk + 2, o + 16 + 2 * r, 2);
+          for (int w = 0; w < 3; w++)
+            memcpy (blk + 4 + 4 * w, o + 32 + 32 * w + 4 * r, 4);
+          memset (qs, 0, 128);
+          for (int j = 0; j < 8; j++)
+            for (int h = 0; h < 2; h++)
+              for (int b = 0; b < 4; b++)
+                {
+                  int at = (2 * r + h) * 4 + b, e = 4 * h + b;
+                  int v0 = o[128 + 128 * j + at], v1 = o[192 + 128 * j + at];
+                  int q[4] = { v0 & 15, v0 >> 4, v1 & 15, v1 >> 4 };
+                  for (int v = 0; v < 4; v++)
+                    qs[32 * (j / 2) + 8 * v + e]
+                      |= (unsigned char) (j % 2 ? q[v] << 4 : q[v]);
+                }
+        }
+    }
+}
+
 static void
 pack_group (tsr_type type, unsigned char *dst, const unsigned char *src,
             size_t row, int64_t nb)
 {
   const bool q8 = type == TSR_TYPE_Q8_0;
+  if (type == TSR_TYPE_Q4_K)
+    {
+      pack_group_q4_K (dst, src, row, nb);
+      return;
+    }
   const size_t bb = q8 ? Q8_BYTES : Q4_BYTES;
   for (int64_t j = 0; j < nb; j++)
     {
@@ -126,6 +207,11 @@ unpack_group (tsr_type type, unsigned char *dst, const unsigned char *src,
               size_t row, int64_t nb)
 {
   const bool q8 = type == TSR_TYPE_Q8_0;
+  if (type == TSR_TYPE_Q4_K)
+    {
+      unpack_group_q4_K (dst, src, row, nb);
+      return;
+    }
   const size_t bb = q8 ? Q8_BYTES : Q4_BYTES;
   for (int64_t j = 0; j < nb; j++)
     {
@@ -210,7 +296,7 @@ repack_rw (tsr_tensor *t, void *data, size_t offset, size_t size, bool write)
 {
   const size_t row = t->nb[1];
   const size_t gbytes = row * GROUP_ROWS;
-  const int64_t nb = t->ne[0] / 32;
+  const int64_t nb = t->ne[0] / tsr_type_traits (t->type)->block_size;
   unsigned char *base = t->data;
   unsigned char *tmp = NULL;
 
@@ -292,18 +378,29 @@ repack_clear (tsr_buffer *buf, uint8_t value)
 {
   /* Plain bytes all VALUE, packed: the scales' bytes stay VALUE; q4_0's
      V0 nibbles are all elements below 16 (VALUE's low nibble), V1's
-     all above (its high nibble); q8_0's values are VALUE ^ 0x80.  */
+     all above (its high nibble); q8_0's values are VALUE ^ 0x80; q4_K's
+     d, dmin and scales are moved bytes, its values as below.  */
   struct repack_buffer *rb = buf->context;
   unsigned char lo = value & 15, hi = value >> 4;
   memset (rb->base, value, buf->size);
   for (size_t i = 0; i < rb->n; i++)
     {
-      bool q8 = rb->packed[i].type == TSR_TYPE_Q8_0;
-      size_t step = GROUP_ROWS * (q8 ? Q8_BYTES : Q4_BYTES);
+      tsr_type type = rb->packed[i].type;
+      bool q8 = type == TSR_TYPE_Q8_0;
+      size_t step = GROUP_ROWS * (type == TSR_TYPE_Q4_K ? Q4K_BYTES
+                                  : q8 ? Q8_BYTES : Q4_BYTES);
       for (size_t o = 0; o < rb->packed[i].size; o += step)
         {
           unsigned char *p = rb->base + rb->packed[i].offset + o;
-          if (q8)
+          if (type == TSR_TYPE_Q4_K)
+            /* Every element of an even group is VALUE's low nibble, of
+               an odd group its high one.  */
+            for (int j = 0; j < 8; j++)
+              {
+                unsigned char n = j % 2 ? hi : lo;
+                memset (p + 128 + 128 * j, n | n << 4, 128);
+              }
+          else if (q8)
             memset (p + 16, value ^ 0x80, 256);
           else
             {

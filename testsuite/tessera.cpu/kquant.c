@@ -22,7 +22,9 @@
      1e-5 of sum |w_i y_i| of the double reference: per super-block
      the kernels round two exact integers and their float products,
      about 8 roundings of 2^-24 each, plus one per super-block for the
-     f32 sum.  */
+     f32 sum;
+   - the q4_K dots of 8 rows repacked as CPU_REPACK stores them (packed
+     here from the layout's description) likewise, 8 rows by 1 to 8.  */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -63,6 +65,7 @@ struct level
   quantize_fn quantize;
   dot_fn dot[N_TYPES];
   row_fn row[N_TYPES];
+  dot_fn dot_q4_K_x8;           /* q4_K repacked by 8 rows */
 };
 
 #define FNS(suffix, type)                                               \
@@ -75,6 +78,10 @@ struct level
   void tsr_cpu_quantize_act_q8_K_##suffix (int64_t, void *, const float *); \
   FNS (suffix, q2_K) FNS (suffix, q3_K) FNS (suffix, q4_K)              \
   FNS (suffix, q5_K) FNS (suffix, q6_K) FNS (suffix, iq4_xs)            \
+  void tsr_cpu_vec_dot_q4_Kx8_q8_K_##suffix (int64_t, const void *,     \
+                                             size_t, int, int,          \
+                                             const void *const *,       \
+                                             float *);                  \
   static const struct level level_##suffix = {                         \
     name, tsr_cpu_quantize_act_q8_K_##suffix,                           \
     { tsr_cpu_vec_dot_q2_K_q8_K_##suffix, tsr_cpu_vec_dot_q3_K_q8_K_##suffix, \
@@ -83,7 +90,8 @@ struct level
       tsr_cpu_vec_dot_iq4_xs_q8_K_##suffix },                           \
     { tsr_cpu_row_q2_K_to_f32_##suffix, tsr_cpu_row_q3_K_to_f32_##suffix, \
       tsr_cpu_row_q4_K_to_f32_##suffix, tsr_cpu_row_q5_K_to_f32_##suffix, \
-      tsr_cpu_row_q6_K_to_f32_##suffix, tsr_cpu_row_iq4_xs_to_f32_##suffix } };
+      tsr_cpu_row_q6_K_to_f32_##suffix, tsr_cpu_row_iq4_xs_to_f32_##suffix }, \
+    tsr_cpu_vec_dot_q4_Kx8_q8_K_##suffix };
 TSR_TEST_EACH_LEVEL (LEVEL)
 #define LEVEL_ENTRY(suffix, name) &level_##suffix,
 static const struct level *const levels[] = {
@@ -338,6 +346,130 @@ check_float (const struct level *lv, int t)
          tsr_type_name (types[t]), ROWS, worst, fails);
 }
 
+/* 8 rows of q4_K (ROW bytes apart) repacked as CPU_REPACK stores them
+   (modules/cpu/cpu-repack.c's description, written again here): per
+   super-block the 8 d, the 8 dmin, bytes 0..3, 4..7 and 8..11 of the
+   rows' packed scales as three vectors of 8 x 4 bytes, then per group
+   j of 32 elements two vectors of 16 lanes of 4 bytes, lane 2r + h,
+   byte b holding elements 32j + 4h + b (low nibble) and + 8 (high) in
+   the first, + 16 and + 24 in the second.  */
+static void
+pack_q4_K_x8 (const char *w, size_t row, int nb, char *out)
+{
+  for (int i = 0; i < nb; i++)
+    {
+      unsigned char *o = (unsigned char *) out + i * 8 * 144;
+      for (int r = 0; r < 8; r++)
+        {
+          const unsigned char *b = (const unsigned char *) w + r * row
+                                   + i * 144;
+          int e[256];
+          for (int x = 0; x < 256; x++)
+            {
+              int byte = b[16 + 32 * (x / 64) + x % 32];
+              e[x] = x / 32 % 2 ? byte >> 4 : byte & 15;
+            }
+          memcpy (o + 2 * r, b, 2);
+          memcpy (o + 16 + 2 * r, b + 2, 2);
+          for (int v = 0; v < 3; v++)
+            memcpy (o + 32 + 32 * v + 4 * r, b + 4 + 4 * v, 4);
+          for (int j = 0; j < 8; j++)
+            for (int h = 0; h < 2; h++)
+              for (int q = 0; q < 4; q++)
+                {
+                  int at = 4 * (2 * r + h) + q, x = 32 * j + 4 * h + q;
+                  o[128 + 128 * j + at] = (unsigned char) (e[x]
+                                                           | e[x + 8] << 4);
+                  o[192 + 128 * j + at] = (unsigned char) (e[x + 16]
+                                                           | e[x + 24] << 4);
+                }
+        }
+    }
+}
+
+/* The repacked q4_K dots, 8 rows by 1..8 activation rows: exact on
+   integer data (as check_exact), within the bound of check_float
+   otherwise.  */
+static void
+check_x8 (const struct level *lv)
+{
+  enum { T = 2 };               /* q4_K in types[] */
+  static _Alignas (64) char w[ROWS][MAX_K], packed[ROWS * MAX_K];
+  static _Alignas (64) char act[ROWS][MAX_K * 2];
+  static int8_t q[MAX_K];
+  static float x[MAX_K], deq[ROWS][MAX_K];
+  static struct tsr_block_q8_K ref[ROWS][MAX_NB];
+  int fails = 0;
+  double worst = 0;
+
+  for (int integral = 1; integral >= 0; integral--)
+    for (int nb = 1; nb <= 5; nb++)
+      {
+        int k = QK * nb;
+        size_t row = tsr_row_size (types[T], k);
+        const void *ys[ROWS];
+        for (int r = 0; r < ROWS; r++)
+          {
+            fill_weights (T, nb, integral ? 2 : 0, w[r]);
+            tsr_dequantize_row (types[T], w[r], deq[r], k);
+          }
+        char *plain = malloc (ROWS * row);
+        for (int r = 0; r < ROWS; r++)
+          memcpy (plain + r * row, w[r], row);
+        pack_q4_K_x8 (plain, row, nb, packed);
+        free (plain);
+        for (int c = 0; c < ROWS; c++)
+          {
+            if (integral)
+              {
+                for (int i = 0; i < k; i++)
+                  q[i] = (int8_t) (rand () % 3 - 1);
+                make_act (k, q, 1.0f, act[c]);
+                for (int j = 0; j < nb; j++)
+                  {
+                    ref[c][j].d = 1;
+                    memcpy (ref[c][j].qs, q + QK * j, QK);
+                  }
+              }
+            else
+              {
+                for (int i = 0; i < k; i++)
+                  x[i] = tsr_test_uniform (-2, 2);
+                tsr_quantize_row (TSR_TYPE_Q8_K, x, ref[c], k);
+                lv->quantize (k, act[c], x);
+              }
+            ys[c] = act[c];
+          }
+        for (int ny = 1; ny <= ROWS; ny++)
+          {
+            float out[ROWS * ROWS];
+            lv->dot_q4_K_x8 (k, packed, row, ROWS, ny, ys, out);
+            for (int r = 0; r < ROWS; r++)
+              for (int c = 0; c < ny; c++)
+                {
+                  double want = 0, mag = 0;
+                  for (int i = 0; i < k; i++)
+                    {
+                      double p = (double) deq[r][i] * ref[c][i / QK].d
+                                 * ref[c][i / QK].qs[i % QK];
+                      want += p;
+                      mag += fabs (p);
+                    }
+                  double err = fabs (out[r * ny + c] - want);
+                  if (!(integral ? out[r * ny + c] == (float) want
+                                 : err <= 1e-5 * mag))
+                    fails++;
+                  if (mag > 0)
+                    worst = fmax (worst, err / mag);
+                }
+          }
+      }
+  CHECK (fails == 0, "level %s: q4_K repacked by 8 rows x q8_K dots of "
+         "1..%d rows, exact on integer data, within 1e-5 of sum |w y| "
+         "otherwise (worst %.2g, %d failures)", lv->name, ROWS, worst,
+         fails);
+}
+
 int
 main (void)
 {
@@ -357,6 +489,7 @@ main (void)
           check_exact (lv, t);
           check_float (lv, t);
         }
+      check_x8 (lv);
       tested++;
     }
   CHECK (tested > 0, "some level was tested (%d)", tested);

@@ -13,10 +13,11 @@
      then vectors of 16 lanes of 4 bytes, lane 2r + h for row r: q4_0's
      two, whose nibbles are elements 4h + b, 8 + 4h + b (first vector),
      16 + 4h + b, 24 + 4h + b (second); q8_0's four, vector s holding
-     element 8s + 4h + b plus 128; tensors it does not repack
+     element 8s + 4h + b plus 128; q4_K's d, dmin, scale bytes by rows,
+     then per group of 32 two vectors like q4_0's; tensors it does not repack
      (tsr_buffer_type_repacks false: rows not a multiple of 8, other
      types) are stored plain;
-   - mul_mat of repacked weights (q4_0, q8_0) equals mul_mat of the same weights in
+   - mul_mat of repacked weights (q4_0, q8_0, q4_K) equals mul_mat of the same weights in
      plain memory within the f32 summation bound of two orders of the
      same block sums, (nb + 8) 2^-23 sum |w_i| |x_i| (1 + 2^-7) per
      result (the activations are quantized alike by both; their q8_0
@@ -69,12 +70,59 @@ plain_nibble (const unsigned char *blk, int e)
   return e < 16 ? blk[2 + e] & 15 : blk[2 + e - 16] >> 4;
 }
 
+/* q4_K: the stored nibble of element E of a plain super-block.  */
+static int
+plain_nibble_k (const unsigned char *blk, int e)
+{
+  int byte = blk[16 + 32 * (e / 64) + e % 32];
+  return e / 32 % 2 ? byte >> 4 : byte & 15;
+}
+
+static bool
+layout_ok_q4_K (const unsigned char *raw, const unsigned char *plain,
+                int64_t k, int64_t m)
+{
+  int64_t nb = k / 256;
+  size_t row = (size_t) nb * 144;
+  for (int64_t g = 0; g < m / 8; g++)
+    for (int64_t i = 0; i < nb; i++)
+      {
+        const unsigned char *o = raw + g * 8 * row + i * 8 * 144;
+        for (int r = 0; r < 8; r++)
+          {
+            const unsigned char *blk = plain + (g * 8 + r) * row + i * 144;
+            if (memcmp (o + 2 * r, blk, 2) != 0
+                || memcmp (o + 16 + 2 * r, blk + 2, 2) != 0)
+              return false;
+            for (int w = 0; w < 3; w++)
+              if (memcmp (o + 32 + 32 * w + 4 * r, blk + 4 + 4 * w, 4) != 0)
+                return false;
+            for (int j = 0; j < 8; j++)
+              for (int h = 0; h < 2; h++)
+                for (int b = 0; b < 4; b++)
+                  {
+                    int lane = 2 * r + h, e = 32 * j + 4 * h + b;
+                    int v0 = o[128 + 128 * j + 4 * lane + b];
+                    int v1 = o[192 + 128 * j + 4 * lane + b];
+                    if ((v0 & 15) != plain_nibble_k (blk, e)
+                        || v0 >> 4 != plain_nibble_k (blk, e + 8)
+                        || (v1 & 15) != plain_nibble_k (blk, e + 16)
+                        || v1 >> 4 != plain_nibble_k (blk, e + 24))
+                      return false;
+                  }
+          }
+      }
+  return true;
+}
+
 /* Whether the stored bytes RAW of K x M weights of TYPE are PLAIN in
    the documented layout.  */
 static bool
 layout_ok (tsr_type type, const unsigned char *raw,
            const unsigned char *plain, int64_t k, int64_t m)
 {
+  if (type == TSR_TYPE_Q4_K)
+    return layout_ok_q4_K (raw, plain, k, m);
   const bool q8 = type == TSR_TYPE_Q8_0;
   const size_t bb = q8 ? 34 : 18;
   int64_t nb = k / 32;
@@ -254,12 +302,14 @@ check_mul_mat (tsr_backend *be, tsr_buffer_type *buft, tsr_type type,
                   mag += fabs ((double) wf[e] * xr[e]);
                 /* From n = 40 the plain weights go through the f32
                    GEMM, which does not quantize the activations: add
-                   what q8_0 rounding moves, |w_i| d_y / 2 per element,
-                   d_y = (the block's largest |x|) / 127.  */
-                for (int64_t e0 = 0; n >= 40 && e0 < k; e0 += 32)
+                   what q8_0 (q8_K) rounding moves, |w_i| d_y / 2 per
+                   element, d_y = (the largest |x| of the block of 32,
+                   or 256) / 127.  */
+                const int64_t qb = type == TSR_TYPE_Q4_K ? 256 : 32;
+                for (int64_t e0 = 0; n >= 40 && e0 < k; e0 += qb)
                   {
                     double amax = 0, wsum = 0;
-                    for (int64_t e = e0; e < e0 + 32; e++)
+                    for (int64_t e = e0; e < e0 + qb; e++)
                       {
                         amax = fmax (amax, fabs (xr[e]));
                         wsum += fabs (wf[e]);
@@ -383,20 +433,26 @@ main (void)
   check_storage (buft, TSR_TYPE_Q8_0, 64, 16);
   check_storage (buft, TSR_TYPE_Q8_0, 1056, 24);
   check_storage (buft, TSR_TYPE_Q8_0, 64, 20);
+  check_storage (buft, TSR_TYPE_Q4_K, 256, 16);
+  check_storage (buft, TSR_TYPE_Q4_K, 768, 24);
   check_storage (buft, TSR_TYPE_Q4_1, 64, 16);   /* other types: plain */
 
-  static const tsr_type mtypes[] = { TSR_TYPE_Q4_0, TSR_TYPE_Q8_0 };
+  static const tsr_type mtypes[] = { TSR_TYPE_Q4_0, TSR_TYPE_Q8_0,
+                                      TSR_TYPE_Q4_K };
   static const int64_t ns[] = { 1, 2, 3, 5, 8, 9, 16, 17, 33, 40, 64 };
-  for (int t = 0; t < 2; t++)
+  for (int t = 0; t < 3; t++)
     {
       for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
         check_mul_mat (be, buft, mtypes[t], 256, 24, ns[i], 1);
-      check_mul_mat (be, buft, mtypes[t], 32, 8, 4, 1);
-      check_mul_mat (be, buft, mtypes[t], 64, 32, 13, 1);
-      check_mul_mat (be, buft, mtypes[t], 128, 64, 13, 1);
-      check_mul_mat (be, buft, mtypes[t], 1056, 40, 7, 1);
+      int64_t k0 = mtypes[t] == TSR_TYPE_Q4_K ? 256 : 32;
+      if (mtypes[t] == TSR_TYPE_Q4_K)
+        check_mul_mat (be, buft, mtypes[t], 5 * k0, 24, 9, 1);
+      check_mul_mat (be, buft, mtypes[t], k0, 8, 4, 1);
+      check_mul_mat (be, buft, mtypes[t], 2 * k0, 32, 13, 1);
+      check_mul_mat (be, buft, mtypes[t], 4 * k0, 64, 13, 1);
+      check_mul_mat (be, buft, mtypes[t], 33 * k0 / 32 * 32, 40, 7, 1);
       check_mul_mat (be, buft, mtypes[t], 4096, 64, 12, 1);
-      check_mul_mat (be, buft, mtypes[t], 128, 16, 5, 3);  /* batched */
+      check_mul_mat (be, buft, mtypes[t], 4 * k0, 16, 5, 3);  /* batched */
     }
   check_refusals (be, buft);
 

@@ -93,8 +93,8 @@ tsr_backend *tsr_device_init (tsr_device *dev, const char *params);
    (caps.host_buffer false).  */
 tsr_buffer_type *tsr_device_host_buffer_type (tsr_device *dev);
 /* DEV's extra buffer types: memory its backends compute on in a layout
-   of their own for some weights (the CPU's "CPU_REPACK": q4_0 and q8_0
-   matrices with rows interleaved for its integer dots), read and written
+   of their own for some weights (the CPU's "CPU_REPACK": q4_0, q8_0 and
+   q4_K matrices with rows interleaved for its integer dots), read and written
    through tsr_tensor_get / tsr_tensor_set as usual.  Stores up to MAX
    of them in BUFTS (may be NULL when MAX is 0) and returns how many DEV
    has.  Only tensors whose use DEV computes belong there (the model
@@ -104,7 +104,8 @@ size_t tsr_device_extra_buffer_types (tsr_device *dev,
                                       tsr_buffer_type **bufts, size_t max);
 /* Whether BUFT stores matrices of TYPE with NE0 columns and NE1 rows
    (per matrix) in a layout of its own (CPU_REPACK: q4_0 with rows in
-   multiples of 8, and q8_0 where the CPU has VNNI), so that its device
+   multiples of 8, q8_0 where the CPU has VNNI, q4_K where it has
+   AVX-512), so that its device
    computes on them faster; false for other buffer types.  */
 bool tsr_buffer_type_repacks (tsr_buffer_type *buft, tsr_type type,
                               int64_t ne0, int64_t ne1);

@@ -110,7 +110,7 @@ struct tsr_model_params
   /* Keep weight matrices out of the devices' extra buffer types
      (tsr_device_extra_buffer_types).  By default the matrices placed
      on a CPU that CPU_REPACK repacks (tsr_buffer_type_repacks: q4_0,
-     and q8_0 with VNNI) are copied there (rows interleaved for its
+     q8_0 with VNNI, q4_K with AVX-512) are copied there (rows interleaved for its
      integer dots: faster prompts and batches, the same products up to
      f32 rounding); the rest stay mapped.  */
   bool no_repack;

@@ -52,20 +52,10 @@
 
 #include <stdlib.h>
 #include <string.h>
-#if HAVE_DECL_MADV_HUGEPAGE
-#include <sys/mman.h>
-#endif
 
 #include "cpu-impl.h"
 
-#define Q4_BYTES 18
-#define Q8_BYTES 34
-#define Q4K_BYTES 144
 #define GROUP_ROWS TSR_CPU_REPACK_ROWS
-#define REPACK_ALIGN 64
-/* Large buffers in transparent huge pages (as host buffers): the
-   dots stream them.  */
-#define HUGE_PAGE ((size_t) 2 << 20)
 
 /* Whether weights of TYPE, NE0 x NE1 (per matrix), are repacked.  */
 static bool
@@ -95,9 +85,8 @@ nibble (const unsigned char *block, int e)
   return e < 16 ? qs[e] & 15 : qs[e - 16] >> 4;
 }
 
-/* 8 plain rows of NB blocks of TYPE at SRC (ROW bytes apart) to one
-   group at DST.  */
 /* q4_K: 8 plain rows of NB super-blocks to one group, or back.  */
+#define Q4K_BYTES 144
 static void
 pack_group_q4_K (unsigned char *dst, const unsigned char *src, size_t row,
                  int64_t nb)
@@ -162,6 +151,8 @@ unpack_group_q4_K (unsigned char *dst, const unsigned char *src, size_t row,
     }
 }
 
+/* 8 plain rows of NB blocks of TYPE at SRC (ROW bytes apart) to one
+   group at DST.  */
 static void
 pack_group (tsr_type type, unsigned char *dst, const unsigned char *src,
             size_t row, int64_t nb)
@@ -172,7 +163,7 @@ pack_group (tsr_type type, unsigned char *dst, const unsigned char *src,
       pack_group_q4_K (dst, src, row, nb);
       return;
     }
-  const size_t bb = q8 ? Q8_BYTES : Q4_BYTES;
+  const size_t bb = tsr_type_traits (type)->type_size;
   for (int64_t j = 0; j < nb; j++)
     {
       unsigned char *o = dst + j * GROUP_ROWS * bb;
@@ -212,7 +203,7 @@ unpack_group (tsr_type type, unsigned char *dst, const unsigned char *src,
       unpack_group_q4_K (dst, src, row, nb);
       return;
     }
-  const size_t bb = q8 ? Q8_BYTES : Q4_BYTES;
+  const size_t bb = tsr_type_traits (type)->type_size;
   for (int64_t j = 0; j < nb; j++)
     {
       const unsigned char *o = src + j * GROUP_ROWS * bb;
@@ -242,10 +233,12 @@ unpack_group (tsr_type type, unsigned char *dst, const unsigned char *src,
     }
 }
 
-/* The buffer: aligned host memory, its bytes in the layout above, and
-   where its repacked tensors lie (for clear).  */
+/* The buffer: a host buffer (its alignment, and huge pages for large
+   sizes: the dots stream them) holding the bytes in the layout above,
+   and where its repacked tensors lie (for clear).  */
 struct repack_buffer
 {
+  tsr_buffer *mem;
   unsigned char *base;
   size_t n, cap;
   struct { size_t offset, size; tsr_type type; } *packed;
@@ -255,7 +248,7 @@ static void
 repack_free (tsr_buffer *buf)
 {
   struct repack_buffer *rb = buf->context;
-  free (rb->base);
+  tsr_buffer_free (rb->mem);
   free (rb->packed);
   free (rb);
 }
@@ -333,25 +326,35 @@ repack_rw (tsr_tensor *t, void *data, size_t offset, size_t size, bool write)
   return TSR_OK;
 }
 
+/* How T's bytes are reached: *PLAIN as they are (a plain tensor, or a
+   view of one), else through repack_rw (T repacked itself).  A view of
+   repacked weights, whose bytes are not its own, is refused
+   (TSR_ERR_UNSUPPORTED, recorded with VERB).  */
+static int
+repack_route (const tsr_tensor *t, const char *verb, bool *plain)
+{
+  const tsr_tensor *owner = t->view_src ? t->view_src : t;
+  *plain = !tsr_cpu_repackable (owner);
+  if (*plain || owner == t)
+    return TSR_OK;
+  return tsr_set_error (TSR_ERR_UNSUPPORTED, "CPU_REPACK: %s views "
+                        "repacked weights %s: %s the whole tensor instead",
+                        tsr_tensor_label (t), tsr_tensor_label (owner),
+                        verb);
+}
+
 static int
 repack_set (tsr_buffer *buf, tsr_tensor *t, const void *data, size_t offset,
             size_t size)
 {
   (void) buf;
-  if (t->view_src || !tsr_cpu_repackable (t))
-    {
-      /* A view writes through its own bytes: only the plain tensors'
-         views are plain.  */
-      const tsr_tensor *owner = t->view_src ? t->view_src : t;
-      if (owner != t && tsr_cpu_repackable (owner))
-        return tsr_set_error (TSR_ERR_UNSUPPORTED, "CPU_REPACK: %s views "
-                              "repacked weights %s: write the whole "
-                              "tensor instead", tsr_tensor_label (t),
-                              tsr_tensor_label (owner));
-      memcpy ((char *) t->data + offset, data, size);
-      return TSR_OK;
-    }
-  return repack_rw (t, (void *) data, offset, size, true);
+  bool plain;
+  int st = repack_route (t, "write", &plain);
+  if (st != TSR_OK || !plain)
+    return st != TSR_OK ? st : repack_rw (t, (void *) data, offset, size,
+                                          true);
+  memcpy ((char *) t->data + offset, data, size);
+  return TSR_OK;
 }
 
 static int
@@ -359,18 +362,13 @@ repack_get (tsr_buffer *buf, const tsr_tensor *t, void *data, size_t offset,
             size_t size)
 {
   (void) buf;
-  if (t->view_src || !tsr_cpu_repackable (t))
-    {
-      const tsr_tensor *owner = t->view_src ? t->view_src : t;
-      if (owner != t && tsr_cpu_repackable (owner))
-        return tsr_set_error (TSR_ERR_UNSUPPORTED, "CPU_REPACK: %s views "
-                              "repacked weights %s: read the whole "
-                              "tensor instead", tsr_tensor_label (t),
-                              tsr_tensor_label (owner));
-      memcpy (data, (const char *) t->data + offset, size);
-      return TSR_OK;
-    }
-  return repack_rw ((tsr_tensor *) t, data, offset, size, false);
+  bool plain;
+  int st = repack_route (t, "read", &plain);
+  if (st != TSR_OK || !plain)
+    return st != TSR_OK ? st : repack_rw ((tsr_tensor *) t, data, offset,
+                                          size, false);
+  memcpy (data, (const char *) t->data + offset, size);
+  return TSR_OK;
 }
 
 static void
@@ -387,8 +385,7 @@ repack_clear (tsr_buffer *buf, uint8_t value)
     {
       tsr_type type = rb->packed[i].type;
       bool q8 = type == TSR_TYPE_Q8_0;
-      size_t step = GROUP_ROWS * (type == TSR_TYPE_Q4_K ? Q4K_BYTES
-                                  : q8 ? Q8_BYTES : Q4_BYTES);
+      size_t step = GROUP_ROWS * tsr_type_traits (type)->type_size;
       for (size_t o = 0; o < rb->packed[i].size; o += step)
         {
           unsigned char *p = rb->base + rb->packed[i].offset + o;
@@ -431,31 +428,21 @@ static tsr_buffer *
 repack_alloc (tsr_buffer_type *buft, size_t size)
 {
   struct repack_buffer *rb = calloc (1, sizeof *rb);
-  void *p = NULL;
-  size_t align = REPACK_ALIGN, whole = size ? size : 1;
-#if HAVE_DECL_MADV_HUGEPAGE
-  if (size >= HUGE_PAGE && size <= SIZE_MAX - HUGE_PAGE)
+  if (!rb)
     {
-      align = HUGE_PAGE;
-      whole = (size + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-    }
-#endif
-  if (!rb || posix_memalign (&p, align, whole) != 0)
-    {
-      free (rb);
-      tsr_set_error (TSR_ERR_NO_MEMORY, "CPU_REPACK: cannot allocate %zu "
-                     "bytes", size);
+      tsr_set_error (TSR_ERR_NO_MEMORY, "CPU_REPACK: out of memory");
       return NULL;
     }
-  rb->base = p;
-#if HAVE_DECL_MADV_HUGEPAGE
-  if (align == HUGE_PAGE)
-    madvise (p, whole, MADV_HUGEPAGE);    /* a hint: failure is harmless */
-#endif
+  if (!(rb->mem = tsr_buffer_type_alloc (tsr_host_buffer_type (), size)))
+    {
+      free (rb);
+      return NULL;
+    }
+  rb->base = tsr_buffer_base (rb->mem);
   tsr_buffer *buf = tsr_buffer_new (buft, repack_buffer_iface, rb, size);
   if (!buf)
     {
-      free (p);
+      tsr_buffer_free (rb->mem);
       free (rb);
     }
   return buf;
@@ -465,7 +452,7 @@ static size_t
 repack_alignment (tsr_buffer_type *buft)
 {
   (void) buft;
-  return REPACK_ALIGN;
+  return tsr_buffer_type_alignment (tsr_host_buffer_type ());
 }
 
 static struct tsr_buffer_type repack_buft = {

@@ -131,7 +131,7 @@ usage (FILE *f)
            "4096, 14336)\n"
            "      --repack               mul_mat weights in the device's "
            "extra buffer\n"
-           "                             type (CPU_REPACK: q4_0 rows "
+           "                             type (CPU_REPACK: rows "
            "interleaved)\n"
            "      --roof                 also measure the host's read "
            "bandwidth (a\n"

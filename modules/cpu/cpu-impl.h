@@ -194,6 +194,20 @@ tsr_cpu_qdot_kernel (tsr_type type)
     default: return NULL;
     }
 }
+/* The same for weights of TYPE repacked in groups of
+   TSR_CPU_REPACK_ROWS rows (CPU_REPACK; X the first row of a group, NR a
+   multiple of it): q4_0, q8_0, q4_K; NULL otherwise.  */
+static inline tsr_cpu_qdot_fn
+tsr_cpu_qdot_x8_kernel (tsr_type type)
+{
+  switch (type)
+    {
+    case TSR_TYPE_Q4_0: return tsr_cpu_vec_dot_q4_0x8_q8_0;
+    case TSR_TYPE_Q8_0: return tsr_cpu_vec_dot_q8_0x8_q8_0;
+    case TSR_TYPE_Q4_K: return tsr_cpu_vec_dot_q4_Kx8_q8_K;
+    default: return NULL;
+    }
+}
 /* Up to TSR_CPU_WEIGHT_TILE consecutive weight rows as f32, for dot
    products (mul_mat, mul_mat_id).  */
 #define TSR_CPU_WEIGHT_TILE 16

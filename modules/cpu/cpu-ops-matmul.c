@@ -349,17 +349,12 @@ mul_mat_qdots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
   const size_t size = tsr_cpu_act_size (a->type, k);
   const bool packed = tsr_cpu_repacked (a);
+  const int64_t g = packed ? TSR_CPU_REPACK_ROWS : 1;
   /* Repacked: whole groups of TSR_CPU_REPACK_ROWS rows.  */
-  const int64_t tile = packed ? (tsr_cpu_qdot_tile (m, batches, nth)
-                                 + TSR_CPU_REPACK_ROWS - 1)
-                                / TSR_CPU_REPACK_ROWS * TSR_CPU_REPACK_ROWS
-                              : tsr_cpu_qdot_tile (m, batches, nth);
+  const int64_t tile = (tsr_cpu_qdot_tile (m, batches, nth) + g - 1) / g * g;
   const int64_t tiles = (m + tile - 1) / tile;
-  const tsr_cpu_qdot_fn qdot
-    = !packed ? tsr_cpu_qdot_kernel (a->type)
-      : a->type == TSR_TYPE_Q8_0 ? tsr_cpu_vec_dot_q8_0x8_q8_0
-      : a->type == TSR_TYPE_Q4_K ? tsr_cpu_vec_dot_q4_Kx8_q8_K
-                                 : tsr_cpu_vec_dot_q4_0x8_q8_0;
+  const tsr_cpu_qdot_fn qdot = packed ? tsr_cpu_qdot_x8_kernel (a->type)
+                                      : tsr_cpu_qdot_kernel (a->type);
   float out[QDOT_TILE * TSR_CPU_QDOT_MAX_COLS];
   int64_t u0, u1;
 

@@ -132,6 +132,29 @@ writer_targets (void)
   tsr_gguf_writer_free (w);
 }
 
+/* Loads the check-only module NAME (built beside the tests in MODS;
+   not in a static build): true with its status in *ST and its failure
+   record in *F (*FOUND: whether there is one); false, reporting WHAT
+   unsupported, when it is not there.  */
+static bool
+load_check_only (const char *mods, const char *name, const char *what,
+                 int *st, struct tsr_module_failure *f, bool *found)
+{
+  char path[4200];
+
+  snprintf (path, sizeof path, "%s/%s.la", mods ? mods : ".", name);
+  if (!mods || access (path, R_OK) != 0)
+    {
+      tsr_test_unsupported ("%s: check-only modules not built (static "
+                            "build)", what);
+      return false;
+    }
+  snprintf (path, sizeof path, "%s/%s", mods, name);
+  *st = tsr_registry_load (path);
+  *found = tsr_registry_failure_find (path, f);
+  return true;
+}
+
 int
 main (void)
 {
@@ -215,16 +238,12 @@ main (void)
 
   /* A module with an undefined symbol: a failure naming it, and the
      process goes on.  */
-  snprintf (path, sizeof path, "%s/tessera-undefsym.la", mods ? mods : ".");
-  if (!mods || access (path, R_OK) != 0)
-    tsr_test_unsupported ("undefined symbol: check-only modules not built "
-                          "(static build)");
-  else
+  int st;
+  struct tsr_module_failure f;
+  bool found;
+  if (load_check_only (mods, "tessera-undefsym", "undefined symbol", &st, &f,
+                       &found))
     {
-      snprintf (path, sizeof path, "%s/tessera-undefsym", mods);
-      struct tsr_module_failure f;
-      int st = tsr_registry_load (path);
-      bool found = tsr_registry_failure_find (path, &f);
       CHECK (st == TSR_ERR_MODULE && found
              && strstr (f.reason, "tsr_test_no_such_function"),
              "undefined symbol: refused at load, naming the symbol (%s)",
@@ -234,22 +253,13 @@ main (void)
     }
 
   /* A descriptor shorter than this ABI's.  */
-  snprintf (path, sizeof path, "%s/tessera-shortdesc.la", mods ? mods : ".");
-  if (!mods || access (path, R_OK) != 0)
-    tsr_test_unsupported ("short descriptor: check-only modules not built "
-                          "(static build)");
-  else
-    {
-      snprintf (path, sizeof path, "%s/tessera-shortdesc", mods);
-      struct tsr_module_failure f;
-      int st = tsr_registry_load (path);
-      bool found = tsr_registry_failure_find (path, &f);
-      CHECK (st == TSR_ERR_MODULE && found
-             && f.error == TSR_MODULE_ABI_MISMATCH
-             && strstr (f.reason, "smaller than"),
-             "short descriptor: refused by its size (%s)",
-             found ? f.reason : "none");
-    }
+  if (load_check_only (mods, "tessera-shortdesc", "short descriptor", &st,
+                       &f, &found))
+    CHECK (st == TSR_ERR_MODULE && found
+           && f.error == TSR_MODULE_ABI_MISMATCH
+           && strstr (f.reason, "smaller than"),
+           "short descriptor: refused by its size (%s)",
+           found ? f.reason : "none");
 
   chmod (sub, 0700);
   snprintf (path, sizeof path, "rm -rf '%s'", dir);

@@ -496,11 +496,13 @@ bf16_to_f32 (tsr_bf16_t h)
    float additions.  */
 #ifdef VF
 #if VF_WIDTH == 16
-#define TILE_MR 4               /* 16 accumulators of 32 registers */
+#define TILE_MR 4               /* 24 accumulators of 32 registers */
+#define TILE_NC 6
 #else
 #define TILE_MR 2               /* 8 of 16 */
-#endif
 #define TILE_NC 4
+#endif
+#define OUT_NC TSR_CPU_DOT_TILE_NC
 
 #define W1_F32(v) (v)
 #define DEFINE_DOT_TILE(NAME, T, LOADW, WIDEN1)                           \
@@ -553,39 +555,50 @@ bf16_to_f32 (tsr_bf16_t h)
         }                                                                 \
     for (int r = 0; r < mr; r++)                                          \
       for (int c = 0; c < nc; c++)                                        \
-        out[r * TILE_NC + c] = (float) total[r][c];                       \
+        out[r * OUT_NC + c] = (float) total[r][c];                        \
   }
 
 DEFINE_DOT_TILE (dot_tile_f32, float, VF_LOAD, W1_F32)
 DEFINE_DOT_TILE (dot_tile_f16, tsr_fp16_t, LOAD_F16, fp16_to_f32)
 DEFINE_DOT_TILE (dot_tile_bf16, tsr_bf16_t, LOAD_BF16, bf16_to_f32)
 
-/* Rows of X in groups of TILE_MR, the full tile with constant sizes.  */
+/* Rows of X in groups of TILE_MR, columns in groups of at most TILE_NC,
+   each full tile with constant sizes.  */
+#define DOT_TILE_SWITCH(FN, X, MR, Y, NC, O)                              \
+  switch (NC)                                                             \
+    {                                                                     \
+    case 1: FN (n, X, MR, Y, 1, O); break;                                \
+    case 2: FN (n, X, MR, Y, 2, O); break;                                \
+    case 3: FN (n, X, MR, Y, 3, O); break;                                \
+    DOT_TILE_CASES_5_6 (FN, X, MR, Y, O)                                  \
+    default: FN (n, X, MR, Y, 4, O);                                      \
+    }
+#if TILE_NC == 6
+#define DOT_TILE_CASES_5_6(FN, X, MR, Y, O)                               \
+    case 5: FN (n, X, MR, Y, 5, O); break;                                \
+    case 6: FN (n, X, MR, Y, 6, O); break;
+#else
+#define DOT_TILE_CASES_5_6(FN, X, MR, Y, O)
+#endif
 #define DOT_TILE_CALL(FN, T)                                              \
   do                                                                      \
     {                                                                     \
       const T *const *xt = (const T *const *) x;                          \
-      for (int r = 0; r < mr; r += TILE_MR)                               \
+      for (int c = 0; c < nc; c += TILE_NC)                               \
         {                                                                 \
-          int k = mr - r < TILE_MR ? mr - r : TILE_MR;                    \
-          float *o = out + r * TILE_NC;                                   \
-          if (k == TILE_MR)                                               \
-            switch (nc)                                                   \
-              {                                                           \
-              case 1: FN (n, xt + r, TILE_MR, y, 1, o); break;            \
-              case 2: FN (n, xt + r, TILE_MR, y, 2, o); break;            \
-              case 3: FN (n, xt + r, TILE_MR, y, 3, o); break;            \
-              default: FN (n, xt + r, TILE_MR, y, TILE_NC, o);            \
-              }                                                           \
-          else                                                            \
-            for (int q = 0; q < k; q++)                                   \
-              switch (nc)                                                 \
-                {                                                         \
-                case 1: FN (n, xt + r + q, 1, y, 1, o + q * TILE_NC); break;\
-                case 2: FN (n, xt + r + q, 1, y, 2, o + q * TILE_NC); break;\
-                case 3: FN (n, xt + r + q, 1, y, 3, o + q * TILE_NC); break;\
-                default: FN (n, xt + r + q, 1, y, 4, o + q * TILE_NC);    \
-                }                                                         \
+          int w = nc - c < TILE_NC ? nc - c : TILE_NC;                    \
+          const float *const *yc = y + c;                                 \
+          for (int r = 0; r < mr; r += TILE_MR)                           \
+            {                                                             \
+              int k = mr - r < TILE_MR ? mr - r : TILE_MR;                \
+              float *o = out + r * OUT_NC + c;                            \
+              if (k == TILE_MR)                                           \
+                DOT_TILE_SWITCH (FN, xt + r, TILE_MR, yc, w, o)           \
+              else                                                        \
+                for (int q = 0; q < k; q++)                               \
+                  DOT_TILE_SWITCH (FN, xt + r + q, 1, yc, w,              \
+                                   o + q * OUT_NC)                        \
+            }                                                             \
         }                                                                 \
     }                                                                     \
   while (0)
@@ -606,7 +619,7 @@ TSR_CPU_LEVEL_FN (vec_dot_tile) (int64_t n, tsr_type type, int mr,
 #else
   for (int r = 0; r < mr; r++)
     for (int c = 0; c < nc; c++)
-      out[r * 4 + c]
+      out[r * TSR_CPU_DOT_TILE_NC + c]
         = type == TSR_TYPE_F16
           ? TSR_CPU_LEVEL_FN (vec_dot_f16) (n, x[r], y[c])
           : type == TSR_TYPE_BF16

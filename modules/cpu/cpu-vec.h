@@ -97,12 +97,14 @@ TSR_MODULE_HIDDEN void tsr_cpu_vec_mad_f16_rows (int64_t n, float *const *y,
                                               const float *a);
 
 /* The dots of MR (1 to 4) weight rows X[r], of TYPE f32, f16 or bf16,
-   with NC (1 to 4) f32 rows Y[c], into OUT[r * 4 + c]: each weight
-   vector is loaded once for the NC rows and each activation vector once
-   for the rows of a register tile, so a few columns (N = 2 .. 15) run
-   on the FMA units rather than on loads.  Each result is the single
-   dot's (tsr_cpu_vec_dot_f32 / _f16 / _bf16) up to the order of its
-   float additions.  */
+   with NC (1 to TSR_CPU_DOT_TILE_NC) f32 rows Y[c], into
+   OUT[r * TSR_CPU_DOT_TILE_NC + c]: each weight vector is loaded once
+   for the NC rows and each activation vector once for the rows of a
+   register tile (4 rows by 6 columns with 32 vector registers, 2 by 4
+   with 16), so a few columns run on the FMA units rather than on
+   loads.  Each result is the single dot's (tsr_cpu_vec_dot_f32 / _f16
+   / _bf16) up to the order of its float additions.  */
+#define TSR_CPU_DOT_TILE_NC 6
 TSR_MODULE_HIDDEN void tsr_cpu_vec_dot_tile (int64_t n, tsr_type type,
                                              int mr, const void *const *x,
                                              int nc, const float *const *y,

@@ -259,6 +259,14 @@ main (void)
       check_mm (be, types[t], 17, 3, 5, 1, 1, 1, 1, B_CONTIGUOUS);
       check_mm (be, types[t], 1, 1, 1, 1, 1, 1, 1, B_CONTIGUOUS);
     }
+  /* Register tiles of float weights: column groups of even size (13 =
+     5 + 4 + 4, 24 = 4 x 6), a partial row group, chunks along k and a
+     tail of no whole vector.  */
+  for (int t = 0; t < 3; t++)
+    {
+      check_mm (be, types[t], 2100, 37, 13, 1, 1, 1, 1, B_CONTIGUOUS);
+      check_mm (be, types[t], 1030, 18, 24, 1, 1, 1, 1, B_CONTIGUOUS);
+    }
   /* Long rows (k > 4096).  */
   check_mm (be, TSR_TYPE_F32, 4128, 3, 2, 1, 1, 1, 1, B_CONTIGUOUS);
   check_mm (be, TSR_TYPE_F16, 4128, 3, 2, 1, 1, 1, 1, B_CONTIGUOUS);

@@ -254,7 +254,23 @@ TSR_CPU_LEVEL_FN (row_f32_to_f16) (int64_t n, tsr_fp16_t *y, const float *x)
 void
 TSR_CPU_LEVEL_FN (row_bf16_to_f32) (int64_t n, float *y, const tsr_bf16_t *x)
 {
-  for (int64_t i = 0; i < n; i++)
+  int64_t i = 0;
+
+  /* The bits moved up 16 places: exact, as the scalar tail.  */
+#if defined(__AVX512F__)
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_si512 ((void *) (y + i), _mm512_slli_epi32
+                         (_mm512_cvtepu16_epi32 (_mm256_loadu_si256
+                                                 ((const __m256i *) (x + i))),
+                          16));
+#elif defined(__AVX2__)
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_si256 ((__m256i *) (y + i), _mm256_slli_epi32
+                         (_mm256_cvtepu16_epi32 (_mm_loadu_si128
+                                                 ((const __m128i *) (x + i))),
+                          16));
+#endif
+  for (; i < n; i++)
     y[i] = bits_to_f32 ((uint32_t) x[i] << 16);
 }
 

@@ -671,10 +671,12 @@ cases_mul_mat (struct oc_list *l)
   for (size_t t = 0; t < 3; t++)
     for (size_t s = 0; s < OC_N (odd); s++)
       add_mul_mat_case (l, oc_weight_types[t], odd[s], OC_CONT, OC_CONT);
-  /* Either side of the CPU's switch from integer dots to the GEMM
-     (40 columns), and transposed activations.  */
+  /* Either side of the CPU's switches from integer dots to the GEMM
+     (80 columns for the blocks of 32, 320 for the super-blocks), and
+     transposed activations.  */
   static const int64_t kshapes[][7] = {
-    { 256, 33, 39, 1, 1, 1, 1 }, { 512, 7, 48, 1, 1, 1, 1 },
+    { 256, 33, 79, 1, 1, 1, 1 }, { 512, 7, 80, 1, 1, 1, 1 },
+    { 256, 9, 319, 1, 1, 1, 1 }, { 256, 4, 320, 1, 1, 1, 1 },
     { 1024, 3, 2, 1, 1, 1, 1 },
   };
   for (size_t t = 0; t < OC_N_BLOCK_TYPES; t++)

@@ -12,11 +12,14 @@
  *   the threads in tiles of contiguous rows, and each weight row is
  *   dotted with up to TSR_CPU_QDOT_MAX_COLS activation rows per pass,
  *   so the weights are read from memory once (a tile stays in L2 for
- *   the further passes).  The dots run at about 240 GFLOP/s whatever n
- *   (two Zen 5 cores, m = 4096, k = 14336); the f32 GEMM, which
- *   converts the weights once per JB columns, overtakes them near
- *   n = 40 and reaches about 370 GFLOP/s at n = 512, so larger n keep
- *   the GEMM.
+ *   the further passes).  The dots run at a rate about independent of
+ *   n; the f32 GEMM, which converts the weights once per JB columns,
+ *   overtakes them where its conversion has enough columns to pay for:
+ *   near n = 80 for the 32-element blocks, near n = 256 for the
+ *   super-blocks (2 threads, m = 4096, k = 14336: q4_0 / q8_0 dots
+ *   about 210-230 GFLOP/s against the GEMM's 200 at n = 64 and 260-280
+ *   at 512; q4_K dots about 270 against 140 at 64, 250 at 256, 275 at
+ *   512), so QDOT_MAX_N and QDOT_MAX_N_K.
  * - otherwise, n >= GEMM_MIN_N (F32_GEMM_MIN_N, HALF_GEMM_MIN_N for
  *   float weights): a packed GEMM (cpu-gemm.c).  Per batch
  *   the product is cut into blocks of IB weight rows by JB activation
@@ -55,9 +58,11 @@
    n = 16 201 / 92, 32 189 / 152, 48 179 / 196).  */
 #define F32_GEMM_MIN_N 32
 #define HALF_GEMM_MIN_N 40
-/* Integer dots below this many activation rows (see above); rows of
-   weights per unit of work (when there are enough for every thread).  */
-#define QDOT_MAX_N 40
+/* Integer dots below this many activation rows (see above): 32-element
+   blocks, super-blocks (q8_K activations); rows of weights per unit of
+   work (when there are enough for every thread).  */
+#define QDOT_MAX_N 80
+#define QDOT_MAX_N_K 320
 #define QDOT_TILE 16
 #define KC 256
 #define IB 256
@@ -82,8 +87,11 @@ tsr_cpu_mul_mat_supports (const tsr_tensor *dst)
 static bool
 use_qdots (const tsr_tensor *dst)
 {
-  return tsr_cpu_is_quant (dst->src[0]->type)
-         && (dst->src[1]->ne[1] < QDOT_MAX_N
+  tsr_type t = dst->src[0]->type;
+
+  return tsr_cpu_is_quant (t)
+         && (dst->src[1]->ne[1] < (tsr_cpu_is_kquant (t) ? QDOT_MAX_N_K
+                                                         : QDOT_MAX_N)
              || tsr_cpu_repacked (dst->src[0]));
 }
 

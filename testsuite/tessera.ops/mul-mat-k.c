@@ -9,9 +9,9 @@
    1e-5 sum_l |w_l b_l| of one of the two references: the integer dots
    round only a few terms per super-block, the f32 GEMM's sums of k
    products stay far below that for k <= 2048.  get_rows must give the
-   reference dequantization bit for bit.  n = 1, 3, 8, 9, 39: integer
-   dots in groups of up to 8 rows of b; 48: dequantization and the
-   GEMM.  */
+   reference dequantization bit for bit.  n = 1, 3, 8, 9, 39, 48:
+   integer dots in groups of up to 8 rows of b; 320: dequantization and
+   the GEMM.  */
 #include "ops-test.h"
 
 static const tsr_type types[] = { TSR_TYPE_Q2_K, TSR_TYPE_Q3_K,
@@ -180,7 +180,7 @@ check_get_rows (tsr_backend *be, tsr_type type, int64_t k)
 int
 main (void)
 {
-  static const int64_t ns[] = { 1, 3, 8, 9, 39, 48 };
+  static const int64_t ns[] = { 1, 3, 8, 9, 39, 48, 320 };
   tsr_backend *be = ot_backend ();
   if (!be)
     return TSR_TEST_EXIT ();
@@ -191,6 +191,7 @@ main (void)
         check_mm (be, types[t], 256, 17, ns[i]);
       check_mm (be, types[t], 2048, 5, 2);
       check_mm (be, types[t], 1024, 33, 48);
+      check_mm (be, types[t], 1024, 9, 320);
       check_mm_id (be, types[t], 512, 9, 5);
       check_get_rows (be, types[t], 512);
     }

@@ -237,14 +237,15 @@ main (void)
                                     TSR_TYPE_MXFP4 };
   const int n_types = (int) (sizeof types / sizeof types[0]);
   /* n = 1, 7, 33: dot products (integer ones for quantized weights,
-     in groups of up to 8 rows of b); 48: the GEMM.  */
-  static const int64_t ns[] = { 1, 7, 33, 48 };
+     in groups of up to 8 rows of b); 48: the GEMM for float weights,
+     integer dots for quantized ones; 80: the GEMM for every type.  */
+  static const int64_t ns[] = { 1, 7, 33, 48, 80 };
   tsr_backend *be = ot_backend ();
   if (!be)
     return TSR_TEST_EXIT ();
   tsr_test_seed (6);
   for (int t = 0; t < n_types; t++)
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
       check_mm (be, types[t], 64, 16, ns[i], 1, 1, 1, 1, B_CONTIGUOUS);
   /* Block types: long rows (every partial vector group), batches.  */
   for (int t = 5; t < n_types; t++)

@@ -23,8 +23,9 @@
      result (the activations are quantized alike by both; their q8_0
      values are within |x| (1 + 2^-7)), for n = 1 to 64 rows of
      activations (the integer dots at every n), batched weights too;
-     from n = 40, where plain weights take the f32 GEMM, plus the
-     rounding of the activations to q8_0, |w_i| d_y / 2 per element;
+     where plain weights take the f32 GEMM (from n = 80, 320 for q4_K:
+     not among the n here), plus the rounding of the activations to
+     q8_0, |w_i| d_y / 2 per element;
    - other ops reading repacked weights (get_rows), a view of them, and
      writes through a view are refused with an error, never computed on
      the repacked bytes.  */
@@ -300,13 +301,14 @@ check_mul_mat (tsr_backend *be, tsr_buffer_type *buft, tsr_type type,
                 double mag = 0, qerr = 0;
                 for (int64_t e = 0; e < k; e++)
                   mag += fabs ((double) wf[e] * xr[e]);
-                /* From n = 40 the plain weights go through the f32
+                /* From n = gemm_n the plain weights go through the f32
                    GEMM, which does not quantize the activations: add
                    what q8_0 (q8_K) rounding moves, |w_i| d_y / 2 per
                    element, d_y = (the largest |x| of the block of 32,
                    or 256) / 127.  */
                 const int64_t qb = type == TSR_TYPE_Q4_K ? 256 : 32;
-                for (int64_t e0 = 0; n >= 40 && e0 < k; e0 += qb)
+                const int64_t gemm_n = type == TSR_TYPE_Q4_K ? 320 : 80;
+                for (int64_t e0 = 0; n >= gemm_n && e0 < k; e0 += qb)
                   {
                     double amax = 0, wsum = 0;
                     for (int64_t e = e0; e < e0 + qb; e++)

@@ -1,7 +1,7 @@
-/* cpu-qdot-x8.c - integer dots of q4_0, q8_0 and q4_K weights repacked
- * in groups of 8 rows (the CPU_REPACK buffer type; the layout is
- * described in cpu-repack.c) with q8_0 activations (cpu-vec.h; q8_K for
- * q4_K, cpu-vec-k.h), compiled once per ISA level.
+/* cpu-qdot-x8.c - integer dots of q4_0, q8_0, q4_K and q6_K weights
+ * repacked in groups of 8 rows (the CPU_REPACK buffer type; the layout
+ * is described in cpu-repack.c) with q8_0 activations (cpu-vec.h; q8_K
+ * for q4_K and q6_K, cpu-vec-k.h), compiled once per ISA level.
  *
  * One pass over a group's blocks computes 8 rows by NY <= 8 activation
  * columns: per block, the group's vectors give 4 vectors of unsigned
@@ -27,7 +27,13 @@
  * groups; the minimums m_j times the activation group sums A_j (from
  * the q8_K sums of 16) in the even lanes; then d dy times the first
  * less dmin dy times the second.  Every product and the integer sums are
- * exact in f32 up to the sum over groups (below 2^25).  */
+ * exact in f32 up to the sum over groups (below 2^25).
+ * q6_K (likewise): per group of 32 the 6-bit values (0..63) rebuilt
+ * from a vector of low nibbles and one of high pairs, two sums of 16
+ * (one per scale), each times its row's int8 scale in f32; the offset
+ * of 32 comes in once per super-block as 32 sum_g sc_g A_g (vpdpwssd
+ * of the scales with the q8_K sums of 16); then d dy times the
+ * difference.  */
 #include <config.h>
 
 #include <stdbool.h>
@@ -586,11 +592,226 @@ TSR_CPU_LEVEL_FN (vec_dot_q4_Kx8_q8_K) (int64_t k, const void *x, size_t bx,
     }
 }
 
+/* q6_K repacked (cpu-repack.c) by q8_K activations.  Per super-block:
+   d dy (sum_g sc_g S_g - 32 sum_g sc_g A_g), S_g the integer dot of
+   the stored values (0..63) of group g of 16 with the activations, A_g
+   their sum (the q8_K row's sums of 16).  */
+static inline void
+k6_group_ref (int64_t k, const unsigned char *g, const int NY,
+              const void *const *y, float *out, int ny_out)
+{
+  const int64_t nb = k / 256;
+  float acc[ROWS][TSR_CPU_QDOT_MAX_COLS] = { { 0 } };
+
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const unsigned char *o = g + i * ROWS * 210;
+      for (int r = 0; r < ROWS; r++)
+        {
+          int sc[16];
+          float d = fp16_to_f32 (load_fp16 ((const char *) o + 2 * r));
+          for (int s = 0; s < 4; s++)
+            for (int h = 0; h < 2; h++)
+              for (int b = 0; b < 2; b++)
+                sc[8 * h + 2 * s + b]
+                  = (int8_t) o[16 + 32 * s + 2 * (2 * r + h) + b];
+          for (int c = 0; c < NY; c++)
+            {
+              const int8_t *a = (const int8_t *) y[c] + 256 * i;
+              const int16_t *bs = tsr_cpu_kact_sums (y[c], k) + 16 * i;
+              int32_t sum = 0, off = 0;
+              for (int j = 0; j < 8; j++)
+                {
+                  const unsigned char *v = o + 144 + 192 * j;
+                  int32_t s2[2] = { 0, 0 };
+                  for (int h = 0; h < 2; h++)
+                    for (int b = 0; b < 4; b++)
+                      {
+                        int lane = (2 * r + h) * 4 + b, e = 4 * h + b;
+                        int hb = v[128 + lane];
+                        const int8_t *aj = a + 32 * j;
+                        s2[0] += ((v[lane] & 15) | (hb & 3) << 4) * aj[e]
+                                 + ((v[lane] >> 4) | (hb >> 2 & 3) << 4)
+                                   * aj[8 + e];
+                        s2[1] += ((v[64 + lane] & 15) | (hb >> 4 & 3) << 4)
+                                   * aj[16 + e]
+                                 + ((v[64 + lane] >> 4) | (hb >> 6) << 4)
+                                   * aj[24 + e];
+                      }
+                  sum += sc[2 * j] * s2[0] + sc[2 * j + 1] * s2[1];
+                }
+              for (int q = 0; q < 16; q++)
+                off += sc[q] * bs[q];
+              float dy = tsr_cpu_kact_scales (y[c], k)[i];
+              acc[r][c] += d * dy * (float) (sum - 32 * off);
+            }
+        }
+    }
+  for (int r = 0; r < ROWS; r++)
+    for (int c = 0; c < NY; c++)
+      out[r * ny_out + c] = acc[r][c];
+}
+
+#if defined(__AVX512BW__)
+static inline __attribute__ ((always_inline)) void
+k6_group (int64_t k, const unsigned char *g, const int NY,
+          const void *const *y, float *out, int ny_out)
+{
+  const int64_t nb = k / 256;
+  const __m512i m4 = _mm512_set1_epi8 (15);
+  const __m512i m30 = _mm512_set1_epi8 (0x30);
+  const __m512i pairs = _mm512_set_epi32 (7, 7, 6, 6, 5, 5, 4, 4,
+                                          3, 3, 2, 2, 1, 1, 0, 0);
+  /* Lanes 2r and 2r + 1 both from lane 2r + H of a scale vector.  */
+  const __m512i from_h0 = _mm512_set_epi32 (14, 14, 12, 12, 10, 10, 8, 8,
+                                            6, 6, 4, 4, 2, 2, 0, 0);
+  const __m512i from_h1 = _mm512_set_epi32 (15, 15, 13, 13, 11, 11, 9, 9,
+                                            7, 7, 5, 5, 3, 3, 1, 1);
+  const int8_t *q[TSR_CPU_QDOT_MAX_COLS];
+  const int16_t *bs[TSR_CPU_QDOT_MAX_COLS];
+  const float *dy[TSR_CPU_QDOT_MAX_COLS];
+  __m512 acc[TSR_CPU_QDOT_MAX_COLS];
+
+  TSR_CPU_UNROLL
+  for (int c = 0; c < NY; c++)
+    {
+      q[c] = y[c];
+      bs[c] = tsr_cpu_kact_sums (y[c], k);
+      dy[c] = tsr_cpu_kact_scales (y[c], k);
+      acc[c] = _mm512_setzero_ps ();
+    }
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const unsigned char *o = g + i * ROWS * 210;
+      __m512 t[TSR_CPU_QDOT_MAX_COLS];
+      __m512i sc[4];
+      qdot_prefetch ((const char *) o, ROWS * 210);
+      __m512 dw = _mm512_permutexvar_ps
+        (pairs, _mm512_castps256_ps512
+                  (_mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) o))));
+      /* Vector s: lane 2r + h holds row r's scales 8h + 2s and
+         8h + 2s + 1 as int16.  */
+      for (int s = 0; s < 4; s++)
+        sc[s] = _mm512_cvtepi8_epi16 (_mm256_loadu_si256
+                                      ((const __m256i *) (o + 16 + 32 * s)));
+      TSR_CPU_UNROLL
+      for (int c = 0; c < NY; c++)
+        t[c] = _mm512_setzero_ps ();
+      for (int j = 0; j < 8; j++)
+        {
+          const unsigned char *v = o + 144 + 192 * j;
+          __m512i v0 = _mm512_loadu_si512 (v);
+          __m512i v1 = _mm512_loadu_si512 (v + 64);
+          __m512i vh = _mm512_loadu_si512 (v + 128);
+          /* The 6-bit values: low nibble, then the high pair at bits
+             4-5 (16-bit shifts; the mask drops what crossed bytes).  */
+          __m512i w0 = _mm512_or_si512 (_mm512_and_si512 (v0, m4),
+                                        _mm512_and_si512
+                                        (_mm512_slli_epi16 (vh, 4), m30));
+          __m512i w1 = _mm512_or_si512 (_mm512_and_si512
+                                        (_mm512_srli_epi16 (v0, 4), m4),
+                                        _mm512_and_si512
+                                        (_mm512_slli_epi16 (vh, 2), m30));
+          __m512i w2 = _mm512_or_si512 (_mm512_and_si512 (v1, m4),
+                                        _mm512_and_si512 (vh, m30));
+          __m512i w3 = _mm512_or_si512 (_mm512_and_si512
+                                        (_mm512_srli_epi16 (v1, 4), m4),
+                                        _mm512_and_si512
+                                        (_mm512_srli_epi16 (vh, 2), m30));
+          /* Scales 2j and 2j + 1 of row r in lanes 2r and 2r + 1.  */
+          __m512i sp = _mm512_permutexvar_epi32 (j < 4 ? from_h0 : from_h1,
+                                                 sc[j % 4]);
+          __m512 sca = _mm512_cvtepi32_ps (_mm512_srai_epi32
+                                           (_mm512_slli_epi32 (sp, 16), 16));
+          __m512 scb = _mm512_cvtepi32_ps (_mm512_srai_epi32 (sp, 16));
+
+          TSR_CPU_UNROLL
+          for (int c = 0; c < NY; c++)
+            {
+              const int8_t *a = q[c] + 256 * i + 32 * j;
+              __m512i a0 = _mm512_set1_epi64 (load_i64 (a));
+              __m512i a1 = _mm512_set1_epi64 (load_i64 (a + 8));
+              __m512i a2 = _mm512_set1_epi64 (load_i64 (a + 16));
+              __m512i a3 = _mm512_set1_epi64 (load_i64 (a + 24));
+#if defined(__AVX512VNNI__)
+              __m512i sa = _mm512_dpbusd_epi32
+                (_mm512_dpbusd_epi32 (_mm512_setzero_si512 (), w0, a0),
+                 w1, a1);
+              __m512i sb = _mm512_dpbusd_epi32
+                (_mm512_dpbusd_epi32 (_mm512_setzero_si512 (), w2, a2),
+                 w3, a3);
+#else
+              __m512i sa = qdot_sum2_512 (w0, a0, w1, a1, 1);
+              __m512i sb = qdot_sum2_512 (w2, a2, w3, a3, 1);
+#endif
+              t[c] = _mm512_fmadd_ps (_mm512_cvtepi32_ps (sa), sca, t[c]);
+              t[c] = _mm512_fmadd_ps (_mm512_cvtepi32_ps (sb), scb, t[c]);
+            }
+        }
+      TSR_CPU_UNROLL
+      for (int c = 0; c < NY; c++)
+        {
+          /* sum_g sc_g A_g: lane 2r + h over the groups 8h .. 8h + 7.  */
+          const int16_t *a = bs[c] + 16 * i;
+          __m512i off = _mm512_setzero_si512 ();
+          for (int s = 0; s < 4; s++)
+            {
+              uint32_t lo, hi;
+              memcpy (&lo, a + 2 * s, 4);
+              memcpy (&hi, a + 8 + 2 * s, 4);
+              __m512i av = _mm512_set1_epi64 ((int64_t) ((uint64_t) hi << 32
+                                                         | lo));
+#if defined(__AVX512VNNI__)
+              off = _mm512_dpwssd_epi32 (off, sc[s], av);
+#else
+              off = _mm512_add_epi32 (off, _mm512_madd_epi16 (sc[s], av));
+#endif
+            }
+          __m512 tt = _mm512_fnmadd_ps (_mm512_cvtepi32_ps (off),
+                                        _mm512_set1_ps (32), t[c]);
+          acc[c] = _mm512_fmadd_ps (tt, _mm512_mul_ps
+                                        (dw, _mm512_set1_ps (dy[c][i])),
+                                    acc[c]);
+        }
+    }
+  for (int c = 0; c < NY; c++)
+    {
+      float l[16];
+      _mm512_storeu_ps (l, acc[c]);
+      for (int r = 0; r < ROWS; r++)
+        out[r * ny_out + c] = l[2 * r] + l[2 * r + 1];
+    }
+}
+#else
+#define k6_group k6_group_ref
+#endif
+
+#define K6_CASE(N) \
+  case N: k6_group (k, g, N, y, o, ny); break;
+
+void
+TSR_CPU_LEVEL_FN (vec_dot_q6_Kx8_q8_K) (int64_t k, const void *x, size_t bx,
+                                        int nr, int ny, const void *const *y,
+                                        float *out)
+{
+  for (int r0 = 0; r0 < nr; r0 += ROWS)
+    {
+      const unsigned char *g = (const unsigned char *) x + (size_t) r0 * bx;
+      float *o = out + r0 * ny;
+      switch (ny)
+        {
+          K6_CASE (1) K6_CASE (2) K6_CASE (3) K6_CASE (4)
+          K6_CASE (5) K6_CASE (6) K6_CASE (7)
+        default: k6_group (k, g, 8, y, o, ny); break;
+        }
+    }
+}
+
 int
 TSR_CPU_LEVEL_FN (repack_level) (void)
 {
 #if defined(__AVX512BW__)
-  return TSR_CPU_REPACK_Q4_0 | TSR_CPU_REPACK_Q4_K
+  return TSR_CPU_REPACK_Q4_0 | TSR_CPU_REPACK_Q4_K | TSR_CPU_REPACK_Q6_K
          | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 : 0);
 #elif defined(__AVX2__)
   return TSR_CPU_REPACK_Q4_0 | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 : 0);

@@ -1,9 +1,9 @@
 /* cpu-repack.c - the CPU's repacked weight buffer type, "CPU_REPACK".
  *
- * A matrix of q4_0 (or, where the level has VNNI, q8_0) weights whose
- * rows come in multiples of 8 (dense, 2 to 4 dimensions) is stored in
- * this buffer with every 8 consecutive rows interleaved block by block,
- * so that the integer dots (cpu-qdot-x8.c) load one 64-byte vector of
+ * A matrix of q4_0 (or, where the level has VNNI, q8_0; with AVX-512BW
+ * also q4_K and q6_K) weights whose rows come in multiples of 8 (dense,
+ * 2 to 4 dimensions) is stored in this buffer with every 8 consecutive
+ * rows interleaved block by block, so that the integer dots (cpu-qdot-x8.c) load one 64-byte vector of
  * weights for 8 rows at once and reuse each activation load for all 8
  * (a register tile of 8 rows by up to 8 columns).  A group of 8 rows
  * takes the bytes the 8 rows take in the plain layout; for each block
@@ -29,6 +29,16 @@
  * as q4_0's for the elements 32j .. 32j + 31 (the stored 4-bit values;
  * in a plain q4_K block element 32j + l is the low nibble of byte
  * 32 (j / 2) + l for even j, the high one for odd j).
+ * q6_K (where the level has AVX-512BW), per super-block of 256 (1680
+ * bytes): the 8 rows' f16 d at 0, their int8 scales at 16 as four
+ * vectors of 32 bytes, vector s holding in bytes 2L and 2L + 1 (lane L
+ * = 2r + h of 16 lanes of 2 bytes) scales 8h + 2s and 8h + 2s + 1 of
+ * row r, then per group j < 8 of 32 elements, at 144 + 192j, three
+ * vectors: two of the low 4 bits laid out as q4_0's for the elements
+ * 32j .. 32j + 31, then one of the high 2 bits, byte b of lane 2r + h
+ * holding those of elements 32j + 4h + b, + 8, + 16 and + 24 in bits
+ * 0-1, 2-3, 4-5 and 6-7 (the stored 6-bit values, 0 to 63, are
+ * element + 32).
  * So each vector of values (the low nibbles of V0, ...) is elements
  * 8s .. 8s + 7 of every row, two lanes a row, which one broadcast of 8
  * activation values feeds.
@@ -66,7 +76,9 @@ repacks (tsr_type type, int64_t ne0, int64_t ne1)
          && ((type == TSR_TYPE_Q4_0 && (level & TSR_CPU_REPACK_Q4_0))
              || (type == TSR_TYPE_Q8_0 && (level & TSR_CPU_REPACK_Q8_0))
              || (type == TSR_TYPE_Q4_K && ne0 % 256 == 0
-                 && (level & TSR_CPU_REPACK_Q4_K)));
+                 && (level & TSR_CPU_REPACK_Q4_K))
+             || (type == TSR_TYPE_Q6_K && ne0 % 256 == 0
+                 && (level & TSR_CPU_REPACK_Q6_K)));
 }
 
 /* Whether T, in this buffer type, is stored repacked.  */
@@ -151,6 +163,102 @@ unpack_group_q4_K (unsigned char *dst, const unsigned char *src, size_t row,
     }
 }
 
+/* q6_K: the stored 6-bit value of element E (< 256) of a plain block,
+   split as its low 4 and high 2 bits.  */
+#define Q6K_BYTES 210
+static inline int
+q6_lo (const unsigned char *blk, int e)
+{
+  int byte = blk[64 * (e / 128) + 32 * (e % 128 / 32 % 2) + e % 32];
+  return e % 128 < 64 ? byte & 15 : byte >> 4;
+}
+
+static inline int
+q6_hi (const unsigned char *blk, int e)
+{
+  return blk[128 + 32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32)) & 3;
+}
+
+/* q6_K: 8 plain rows of NB super-blocks to one group, or back.  */
+static void
+pack_group_q6_K (unsigned char *dst, const unsigned char *src, size_t row,
+                 int64_t nb)
+{
+  for (int64_t i = 0; i < nb; i++)
+    {
+      unsigned char *o = dst + i * GROUP_ROWS * Q6K_BYTES;
+      for (int r = 0; r < GROUP_ROWS; r++)
+        {
+          const unsigned char *blk = src + r * row + i * Q6K_BYTES;
+          memcpy (o + 2 * r, blk + 208, 2);
+          for (int s = 0; s < 4; s++)
+            for (int h = 0; h < 2; h++)
+              {
+                o[16 + 32 * s + 2 * (2 * r + h)] = blk[192 + 8 * h + 2 * s];
+                o[16 + 32 * s + 2 * (2 * r + h) + 1]
+                  = blk[192 + 8 * h + 2 * s + 1];
+              }
+          for (int j = 0; j < 8; j++)
+            for (int h = 0; h < 2; h++)
+              for (int b = 0; b < 4; b++)
+                {
+                  int at = (2 * r + h) * 4 + b, e = 32 * j + 4 * h + b;
+                  unsigned char *v = o + 144 + 192 * j;
+                  v[at] = (unsigned char) (q6_lo (blk, e)
+                                           | q6_lo (blk, e + 8) << 4);
+                  v[64 + at] = (unsigned char) (q6_lo (blk, e + 16)
+                                                | q6_lo (blk, e + 24) << 4);
+                  v[128 + at] = (unsigned char) (q6_hi (blk, e)
+                                                 | q6_hi (blk, e + 8) << 2
+                                                 | q6_hi (blk, e + 16) << 4
+                                                 | q6_hi (blk, e + 24) << 6);
+                }
+        }
+    }
+}
+
+static void
+unpack_group_q6_K (unsigned char *dst, const unsigned char *src, size_t row,
+                   int64_t nb)
+{
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const unsigned char *o = src + i * GROUP_ROWS * Q6K_BYTES;
+      for (int r = 0; r < GROUP_ROWS; r++)
+        {
+          unsigned char *blk = dst + r * row + i * Q6K_BYTES;
+          memcpy (blk + 208, o + 2 * r, 2);
+          for (int s = 0; s < 4; s++)
+            for (int h = 0; h < 2; h++)
+              {
+                blk[192 + 8 * h + 2 * s] = o[16 + 32 * s + 2 * (2 * r + h)];
+                blk[192 + 8 * h + 2 * s + 1]
+                  = o[16 + 32 * s + 2 * (2 * r + h) + 1];
+              }
+          memset (blk, 0, 192);
+          for (int j = 0; j < 8; j++)
+            for (int h = 0; h < 2; h++)
+              for (int b = 0; b < 4; b++)
+                {
+                  int at = (2 * r + h) * 4 + b, e0 = 32 * j + 4 * h + b;
+                  const unsigned char *v = o + 144 + 192 * j;
+                  int lo[4] = { v[at] & 15, v[at] >> 4, v[64 + at] & 15,
+                                v[64 + at] >> 4 };
+                  for (int q = 0; q < 4; q++)
+                    {
+                      int e = e0 + 8 * q;
+                      int hi = v[128 + at] >> (2 * q) & 3;
+                      blk[64 * (e / 128) + 32 * (e % 128 / 32 % 2) + e % 32]
+                        |= (unsigned char) (e % 128 < 64 ? lo[q]
+                                                         : lo[q] << 4);
+                      blk[128 + 32 * (e / 128) + e % 32]
+                        |= (unsigned char) (hi << (2 * (e % 128 / 32)));
+                    }
+                }
+        }
+    }
+}
+
 /* 8 plain rows of NB blocks of TYPE at SRC (ROW bytes apart) to one
    group at DST.  */
 static void
@@ -161,6 +269,11 @@ pack_group (tsr_type type, unsigned char *dst, const unsigned char *src,
   if (type == TSR_TYPE_Q4_K)
     {
       pack_group_q4_K (dst, src, row, nb);
+      return;
+    }
+  if (type == TSR_TYPE_Q6_K)
+    {
+      pack_group_q6_K (dst, src, row, nb);
       return;
     }
   const size_t bb = tsr_type_traits (type)->type_size;
@@ -201,6 +314,11 @@ unpack_group (tsr_type type, unsigned char *dst, const unsigned char *src,
   if (type == TSR_TYPE_Q4_K)
     {
       unpack_group_q4_K (dst, src, row, nb);
+      return;
+    }
+  if (type == TSR_TYPE_Q6_K)
+    {
+      unpack_group_q6_K (dst, src, row, nb);
       return;
     }
   const size_t bb = tsr_type_traits (type)->type_size;
@@ -377,9 +495,13 @@ repack_clear (tsr_buffer *buf, uint8_t value)
   /* Plain bytes all VALUE, packed: the scales' bytes stay VALUE; q4_0's
      V0 nibbles are all elements below 16 (VALUE's low nibble), V1's
      all above (its high nibble); q8_0's values are VALUE ^ 0x80; q4_K's
-     d, dmin and scales are moved bytes, its values as below.  */
+     d, dmin and scales are moved bytes, its values as below; q6_K's
+     super-block group is packed once from plain bytes VALUE.  */
   struct repack_buffer *rb = buf->context;
   unsigned char lo = value & 15, hi = value >> 4;
+  unsigned char plain6[GROUP_ROWS * Q6K_BYTES], packed6[sizeof plain6];
+  memset (plain6, value, sizeof plain6);
+  pack_group_q6_K (packed6, plain6, Q6K_BYTES, 1);
   memset (rb->base, value, buf->size);
   for (size_t i = 0; i < rb->n; i++)
     {
@@ -389,7 +511,9 @@ repack_clear (tsr_buffer *buf, uint8_t value)
       for (size_t o = 0; o < rb->packed[i].size; o += step)
         {
           unsigned char *p = rb->base + rb->packed[i].offset + o;
-          if (type == TSR_TYPE_Q4_K)
+          if (type == TSR_TYPE_Q6_K)
+            memcpy (p, packed6, sizeof packed6);
+          else if (type == TSR_TYPE_Q4_K)
             /* Every element of an even group is VALUE's low nibble, of
                an odd group its high one.  */
             for (int j = 0; j < 8; j++)

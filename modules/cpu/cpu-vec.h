@@ -170,6 +170,7 @@ TSR_CPU_ROW_TO_F32 (mxfp4)
 #define TSR_CPU_REPACK_Q4_0 1
 #define TSR_CPU_REPACK_Q8_0 2
 #define TSR_CPU_REPACK_Q4_K 4
+#define TSR_CPU_REPACK_Q6_K 8
 
 static inline int64_t
 tsr_cpu_qact_blocks (int64_t k)
@@ -255,12 +256,14 @@ TSR_CPU_VEC_DOT_Q8 (mxfp4)
    additions.  */
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q4_0x8_q8_0)
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q8_0x8_q8_0)
-/* q4_K weights so repacked, with q8_K activations (cpu-vec-k.h).  */
+/* q4_K and q6_K weights so repacked, with q8_K activations
+   (cpu-vec-k.h).  */
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q4_Kx8_q8_K)
+TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q6_Kx8_q8_K)
 /* The types this level has vector code for in the repacked dots
    (TSR_CPU_REPACK_Q4_0 with AVX2 or AVX-512, TSR_CPU_REPACK_Q8_0 with
-   VNNI too, TSR_CPU_REPACK_Q4_K with AVX-512BW), 0 where it has the
-   plain C reference only.  */
+   VNNI too, TSR_CPU_REPACK_Q4_K and TSR_CPU_REPACK_Q6_K with
+   AVX-512BW), 0 where it has the plain C reference only.  */
 TSR_MODULE_HIDDEN int tsr_cpu_repack_level (void);
 
 /* The f32 GEMM of cpu-gemm.c.  *MR, *NR: this level's micro-kernel

@@ -66,6 +66,7 @@ struct level
   dot_fn dot[N_TYPES];
   row_fn row[N_TYPES];
   dot_fn dot_q4_K_x8;           /* q4_K repacked by 8 rows */
+  dot_fn dot_q6_K_x8;           /* q6_K repacked by 8 rows */
 };
 
 #define FNS(suffix, type)                                               \
@@ -82,6 +83,10 @@ struct level
                                              size_t, int, int,          \
                                              const void *const *,       \
                                              float *);                  \
+  void tsr_cpu_vec_dot_q6_Kx8_q8_K_##suffix (int64_t, const void *,     \
+                                             size_t, int, int,          \
+                                             const void *const *,       \
+                                             float *);                  \
   static const struct level level_##suffix = {                         \
     name, tsr_cpu_quantize_act_q8_K_##suffix,                           \
     { tsr_cpu_vec_dot_q2_K_q8_K_##suffix, tsr_cpu_vec_dot_q3_K_q8_K_##suffix, \
@@ -91,7 +96,8 @@ struct level
     { tsr_cpu_row_q2_K_to_f32_##suffix, tsr_cpu_row_q3_K_to_f32_##suffix, \
       tsr_cpu_row_q4_K_to_f32_##suffix, tsr_cpu_row_q5_K_to_f32_##suffix, \
       tsr_cpu_row_q6_K_to_f32_##suffix, tsr_cpu_row_iq4_xs_to_f32_##suffix }, \
-    tsr_cpu_vec_dot_q4_Kx8_q8_K_##suffix };
+    tsr_cpu_vec_dot_q4_Kx8_q8_K_##suffix,                               \
+    tsr_cpu_vec_dot_q6_Kx8_q8_K_##suffix };
 TSR_TEST_EACH_LEVEL (LEVEL)
 #define LEVEL_ENTRY(suffix, name) &level_##suffix,
 static const struct level *const levels[] = {
@@ -387,13 +393,70 @@ pack_q4_K_x8 (const char *w, size_t row, int nb, char *out)
     }
 }
 
-/* The repacked q4_K dots, 8 rows by 1..8 activation rows: exact on
-   integer data (as check_exact), within the bound of check_float
-   otherwise.  */
+/* 8 rows of q6_K repacked as CPU_REPACK stores them (again from the
+   description in modules/cpu/cpu-repack.c): per super-block the 8 d,
+   then the int8 scales as four vectors of 32 bytes, vector s holding
+   scales 8h + 2s, 8h + 2s + 1 of row r at bytes 2 (2r + h) and one
+   more; then per group j of 32 elements three vectors of 16 lanes of 4
+   bytes, lane 2r + h, byte b about elements x = 32j + 4h + b: the low 4
+   bits of x (low nibble) and x + 8 (high) in the first, of x + 16 and
+   x + 24 in the second, the high 2 bits of x, x + 8, x + 16, x + 24 in
+   bits 0-1, 2-3, 4-5, 6-7 of the third.  The plain block's element x
+   is its 6-bit value u(x) = v - 32's v, read here through the
+   dequantizer's definition: ql, qh, scales, d.  */
 static void
-check_x8 (const struct level *lv)
+pack_q6_K_x8 (const char *w, size_t row, int nb, char *out)
 {
-  enum { T = 2 };               /* q4_K in types[] */
+  for (int i = 0; i < nb; i++)
+    {
+      unsigned char *o = (unsigned char *) out + i * 8 * 210;
+      for (int r = 0; r < 8; r++)
+        {
+          const struct tsr_block_q6_K *b
+            = (const struct tsr_block_q6_K *) (w + r * row) + i;
+          int u[256];
+          for (int half = 0; half < 2; half++)
+            for (int l = 0; l < 32; l++)
+              {
+                const uint8_t *ql = b->ql + 64 * half, *qh = b->qh + 32 * half;
+                int x = 128 * half + l;
+                u[x] = (ql[l] & 15) | (qh[l] & 3) << 4;
+                u[x + 32] = (ql[l + 32] & 15) | (qh[l] >> 2 & 3) << 4;
+                u[x + 64] = (ql[l] >> 4) | (qh[l] >> 4 & 3) << 4;
+                u[x + 96] = (ql[l + 32] >> 4) | (qh[l] >> 6 & 3) << 4;
+              }
+          memcpy (o + 2 * r, &b->d, 2);
+          for (int v = 0; v < 4; v++)
+            for (int h = 0; h < 2; h++)
+              {
+                o[16 + 32 * v + 2 * (2 * r + h)]
+                  = (unsigned char) b->scales[8 * h + 2 * v];
+                o[16 + 32 * v + 2 * (2 * r + h) + 1]
+                  = (unsigned char) b->scales[8 * h + 2 * v + 1];
+              }
+          for (int j = 0; j < 8; j++)
+            for (int h = 0; h < 2; h++)
+              for (int q = 0; q < 4; q++)
+                {
+                  int at = 4 * (2 * r + h) + q, x = 32 * j + 4 * h + q;
+                  unsigned char *g = o + 144 + 192 * j;
+                  g[at] = (unsigned char) ((u[x] & 15) | (u[x + 8] & 15) << 4);
+                  g[64 + at] = (unsigned char) ((u[x + 16] & 15)
+                                                | (u[x + 24] & 15) << 4);
+                  g[128 + at] = (unsigned char) (u[x] >> 4 | u[x + 8] >> 4 << 2
+                                                 | u[x + 16] >> 4 << 4
+                                                 | u[x + 24] >> 4 << 6);
+                }
+        }
+    }
+}
+
+/* The repacked dots of types[T] (q4_K or q6_K), 8 rows by 1..8
+   activation rows: exact on integer data (as check_exact), within the
+   bound of check_float otherwise.  */
+static void
+check_x8 (const struct level *lv, int T)
+{
   static _Alignas (64) char w[ROWS][MAX_K], packed[ROWS * MAX_K];
   static _Alignas (64) char act[ROWS][MAX_K * 2];
   static int8_t q[MAX_K];
@@ -416,7 +479,10 @@ check_x8 (const struct level *lv)
         char *plain = malloc (ROWS * row);
         for (int r = 0; r < ROWS; r++)
           memcpy (plain + r * row, w[r], row);
-        pack_q4_K_x8 (plain, row, nb, packed);
+        if (types[T] == TSR_TYPE_Q4_K)
+          pack_q4_K_x8 (plain, row, nb, packed);
+        else
+          pack_q6_K_x8 (plain, row, nb, packed);
         free (plain);
         for (int c = 0; c < ROWS; c++)
           {
@@ -443,7 +509,9 @@ check_x8 (const struct level *lv)
         for (int ny = 1; ny <= ROWS; ny++)
           {
             float out[ROWS * ROWS];
-            lv->dot_q4_K_x8 (k, packed, row, ROWS, ny, ys, out);
+            (types[T] == TSR_TYPE_Q4_K ? lv->dot_q4_K_x8
+                                       : lv->dot_q6_K_x8) (k, packed, row,
+                                                           ROWS, ny, ys, out);
             for (int r = 0; r < ROWS; r++)
               for (int c = 0; c < ny; c++)
                 {
@@ -464,10 +532,10 @@ check_x8 (const struct level *lv)
                 }
           }
       }
-  CHECK (fails == 0, "level %s: q4_K repacked by 8 rows x q8_K dots of "
+  CHECK (fails == 0, "level %s: %s repacked by 8 rows x q8_K dots of "
          "1..%d rows, exact on integer data, within 1e-5 of sum |w y| "
-         "otherwise (worst %.2g, %d failures)", lv->name, ROWS, worst,
-         fails);
+         "otherwise (worst %.2g, %d failures)", lv->name,
+         tsr_type_name (types[T]), ROWS, worst, fails);
 }
 
 int
@@ -489,7 +557,8 @@ main (void)
           check_exact (lv, t);
           check_float (lv, t);
         }
-      check_x8 (lv);
+      check_x8 (lv, 2);         /* q4_K */
+      check_x8 (lv, 4);         /* q6_K */
       tested++;
     }
   CHECK (tested > 0, "some level was tested (%d)", tested);

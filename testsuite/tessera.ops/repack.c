@@ -1,6 +1,6 @@
 /* { dg-do run } */
-/* The CPU's extra buffer type CPU_REPACK (q4_0, and with VNNI q8_0,
-   matrices with rows interleaved in groups of 8,
+/* The CPU's extra buffer type CPU_REPACK (q4_0, with VNNI q8_0, with
+   AVX-512 q4_K and q6_K matrices with rows interleaved in groups of 8,
    modules/cpu/cpu-repack.c), through the public API, at the ISA level
    the CPU backend runs:
    - it is offered where the level has vector code for it (AVX2,
@@ -14,16 +14,20 @@
      two, whose nibbles are elements 4h + b, 8 + 4h + b (first vector),
      16 + 4h + b, 24 + 4h + b (second); q8_0's four, vector s holding
      element 8s + 4h + b plus 128; q4_K's d, dmin, scale bytes by rows,
-     then per group of 32 two vectors like q4_0's; tensors it does not repack
+     then per group of 32 two vectors like q4_0's; q6_K's d, its int8
+     scales in pairs by rows, then per group of 32 three vectors, two of
+     low nibbles like q4_0's and one of the high 2-bit pairs of elements
+     4h + b, + 8, + 16, + 24; tensors it does not repack
      (tsr_buffer_type_repacks false: rows not a multiple of 8, other
      types) are stored plain;
-   - mul_mat of repacked weights (q4_0, q8_0, q4_K) equals mul_mat of the same weights in
-     plain memory within the f32 summation bound of two orders of the
+   - mul_mat of repacked weights (q4_0, q8_0, q4_K, q6_K) equals
+     mul_mat of the same weights in plain memory within the f32 summation bound of two orders of the
      same block sums, (nb + 8) 2^-23 sum |w_i| |x_i| (1 + 2^-7) per
      result (the activations are quantized alike by both; their q8_0
      values are within |x| (1 + 2^-7)), for n = 1 to 64 rows of
      activations (the integer dots at every n), batched weights too;
-     where plain weights take the f32 GEMM (from n = 80, 320 for q4_K:
+     where plain weights take the f32 GEMM (from n = 80, 320 for q4_K
+     and q6_K:
      not among the n here), plus the rounding of the activations to
      q8_0, |w_i| d_y / 2 per element;
    - other ops reading repacked weights (get_rows), a view of them, and
@@ -79,6 +83,60 @@ plain_nibble_k (const unsigned char *blk, int e)
   return e / 32 % 2 ? byte >> 4 : byte & 15;
 }
 
+/* q6_K: the stored 6-bit value (element + 32) of element E of a plain
+   super-block: ql[128], qh[64], scales[16], d.  */
+static int
+plain_q6 (const unsigned char *blk, int e)
+{
+  int half = e / 128, l = e % 32, quarter = e % 128 / 32;
+  int ql = blk[64 * half + l + (quarter % 2 ? 32 : 0)];
+  int lo = quarter < 2 ? ql & 15 : ql >> 4;
+  int hi = blk[128 + 32 * half + l] >> (2 * quarter) & 3;
+  return lo | hi << 4;
+}
+
+static bool
+layout_ok_q6_K (const unsigned char *raw, const unsigned char *plain,
+                int64_t k, int64_t m)
+{
+  int64_t nb = k / 256;
+  size_t row = (size_t) nb * 210;
+  for (int64_t g = 0; g < m / 8; g++)
+    for (int64_t i = 0; i < nb; i++)
+      {
+        const unsigned char *o = raw + g * 8 * row + i * 8 * 210;
+        for (int r = 0; r < 8; r++)
+          {
+            const unsigned char *blk = plain + (g * 8 + r) * row + i * 210;
+            if (memcmp (o + 2 * r, blk + 208, 2) != 0)
+              return false;
+            for (int sc = 0; sc < 16; sc++)
+              {
+                int h = sc / 8, s = sc % 8 / 2;
+                if (o[16 + 32 * s + 2 * (2 * r + h) + sc % 2] != blk[192 + sc])
+                  return false;
+              }
+            for (int j = 0; j < 8; j++)
+              for (int h = 0; h < 2; h++)
+                for (int b = 0; b < 4; b++)
+                  {
+                    int lane = 2 * r + h, e = 32 * j + 4 * h + b;
+                    const unsigned char *v = o + 144 + 192 * j + 4 * lane + b;
+                    for (int q = 0; q < 4; q++)
+                      {
+                        int u = plain_q6 (blk, e + 8 * q);
+                        int lo = q < 2 ? v[0] >> (4 * q) & 15
+                                       : v[64] >> (4 * (q - 2)) & 15;
+                        int hi = v[128] >> (2 * q) & 3;
+                        if ((lo | hi << 4) != u)
+                          return false;
+                      }
+                  }
+          }
+      }
+  return true;
+}
+
 static bool
 layout_ok_q4_K (const unsigned char *raw, const unsigned char *plain,
                 int64_t k, int64_t m)
@@ -124,6 +182,8 @@ layout_ok (tsr_type type, const unsigned char *raw,
 {
   if (type == TSR_TYPE_Q4_K)
     return layout_ok_q4_K (raw, plain, k, m);
+  if (type == TSR_TYPE_Q6_K)
+    return layout_ok_q6_K (raw, plain, k, m);
   const bool q8 = type == TSR_TYPE_Q8_0;
   const size_t bb = q8 ? 34 : 18;
   int64_t nb = k / 32;
@@ -306,8 +366,10 @@ check_mul_mat (tsr_backend *be, tsr_buffer_type *buft, tsr_type type,
                    what q8_0 (q8_K) rounding moves, |w_i| d_y / 2 per
                    element, d_y = (the largest |x| of the block of 32,
                    or 256) / 127.  */
-                const int64_t qb = type == TSR_TYPE_Q4_K ? 256 : 32;
-                const int64_t gemm_n = type == TSR_TYPE_Q4_K ? 320 : 80;
+                const bool kq = type == TSR_TYPE_Q4_K
+                                || type == TSR_TYPE_Q6_K;
+                const int64_t qb = kq ? 256 : 32;
+                const int64_t gemm_n = kq ? 320 : 80;
                 for (int64_t e0 = 0; n >= gemm_n && e0 < k; e0 += qb)
                   {
                     double amax = 0, wsum = 0;
@@ -437,17 +499,21 @@ main (void)
   check_storage (buft, TSR_TYPE_Q8_0, 64, 20);
   check_storage (buft, TSR_TYPE_Q4_K, 256, 16);
   check_storage (buft, TSR_TYPE_Q4_K, 768, 24);
+  check_storage (buft, TSR_TYPE_Q6_K, 256, 16);
+  check_storage (buft, TSR_TYPE_Q6_K, 768, 24);
+  check_storage (buft, TSR_TYPE_Q6_K, 512, 20);  /* not a multiple of 8 */
   check_storage (buft, TSR_TYPE_Q4_1, 64, 16);   /* other types: plain */
 
   static const tsr_type mtypes[] = { TSR_TYPE_Q4_0, TSR_TYPE_Q8_0,
-                                      TSR_TYPE_Q4_K };
+                                      TSR_TYPE_Q4_K, TSR_TYPE_Q6_K };
   static const int64_t ns[] = { 1, 2, 3, 5, 8, 9, 16, 17, 33, 40, 64 };
-  for (int t = 0; t < 3; t++)
+  for (int t = 0; t < 4; t++)
     {
       for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
         check_mul_mat (be, buft, mtypes[t], 256, 24, ns[i], 1);
-      int64_t k0 = mtypes[t] == TSR_TYPE_Q4_K ? 256 : 32;
-      if (mtypes[t] == TSR_TYPE_Q4_K)
+      const bool kq = mtypes[t] == TSR_TYPE_Q4_K || mtypes[t] == TSR_TYPE_Q6_K;
+      int64_t k0 = kq ? 256 : 32;
+      if (kq)
         check_mul_mat (be, buft, mtypes[t], 5 * k0, 24, 9, 1);
       check_mul_mat (be, buft, mtypes[t], k0, 8, 4, 1);
       check_mul_mat (be, buft, mtypes[t], 2 * k0, 32, 13, 1);

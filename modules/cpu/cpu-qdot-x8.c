@@ -109,6 +109,22 @@ x8_group_ref (int64_t k, const unsigned char *g, const int NY,
 }
 
 #if defined(__AVX512BW__)
+/* Row r's result of column c: the sum of lanes 2r and 2r + 1 of
+   ACC[c].  */
+static inline __attribute__ ((always_inline)) void
+x8_store512 (const __m512 *acc, const int NY, float *out, int ny_out)
+{
+  for (int c = 0; c < NY; c++)
+    {
+      float l[16];
+      _mm512_storeu_ps (l, acc[c]);
+      for (int r = 0; r < ROWS; r++)
+        out[r * ny_out + c] = l[2 * r] + l[2 * r + 1];
+    }
+}
+#endif
+
+#if defined(__AVX512BW__)
 /* The 4 step sums of one column against the 4 weight vectors, from
    OFF in the even lane of each row's pair.  */
 static inline __attribute__ ((always_inline)) __m512i
@@ -195,13 +211,7 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
                                     f, acc[c]);
         }
     }
-  for (int c = 0; c < NY; c++)
-    {
-      float l[16];
-      _mm512_storeu_ps (l, acc[c]);
-      for (int r = 0; r < ROWS; r++)
-        out[r * ny_out + c] = l[2 * r] + l[2 * r + 1];
-    }
+  x8_store512 (acc, NY, out, ny_out);
 }
 #elif defined(__AVX2__)
 static inline __attribute__ ((always_inline)) __m256i
@@ -313,9 +323,8 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
 #define x8_group x8_group_ref
 #endif
 
-#define X8_CASE(N, Q8) \
-  case N: x8_group (k, g, N, y, o, ny, Q8); break;
-#define X8_ROWS(Q8)                                                     \
+/* Each group of 8 rows of NR, by CALL (N) for the column count N.  */
+#define X8_ROWS(CALL)                                                   \
   for (int r0 = 0; r0 < nr; r0 += ROWS)                                 \
     {                                                                   \
       const unsigned char *g = (const unsigned char *) x                \
@@ -323,19 +332,25 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
       float *o = out + r0 * ny;                                         \
       switch (ny)                                                       \
         {                                                               \
-          X8_CASE (1, Q8) X8_CASE (2, Q8) X8_CASE (3, Q8)               \
-          X8_CASE (4, Q8) X8_CASE (5, Q8) X8_CASE (6, Q8)               \
-          X8_CASE (7, Q8)                                               \
-        default: x8_group (k, g, 8, y, o, ny, Q8); break;               \
+        case 1: CALL (1); break;                                        \
+        case 2: CALL (2); break;                                        \
+        case 3: CALL (3); break;                                        \
+        case 4: CALL (4); break;                                        \
+        case 5: CALL (5); break;                                        \
+        case 6: CALL (6); break;                                        \
+        case 7: CALL (7); break;                                        \
+        default: CALL (8); break;                                       \
         }                                                               \
     }
+#define Q4_0_GROUP(N) x8_group (k, g, N, y, o, ny, 0)
+#define Q8_0_GROUP(N) x8_group (k, g, N, y, o, ny, 1)
 
 void
 TSR_CPU_LEVEL_FN (vec_dot_q4_0x8_q8_0) (int64_t k, const void *x, size_t bx,
                                         int nr, int ny, const void *const *y,
                                         float *out)
 {
-  X8_ROWS (0)
+  X8_ROWS (Q4_0_GROUP)
 }
 
 void
@@ -343,7 +358,7 @@ TSR_CPU_LEVEL_FN (vec_dot_q8_0x8_q8_0) (int64_t k, const void *x, size_t bx,
                                         int nr, int ny, const void *const *y,
                                         float *out)
 {
-  X8_ROWS (1)
+  X8_ROWS (Q8_0_GROUP)
 }
 
 /* q4_K repacked (cpu-repack.c) by q8_K activations (cpu-vec-k.h).  The
@@ -559,37 +574,20 @@ k4_group (int64_t k, const unsigned char *g, const int NY,
                                      _mm512_mul_ps (dmw, dyc), acc[c]);
         }
     }
-  for (int c = 0; c < NY; c++)
-    {
-      float l[16];
-      _mm512_storeu_ps (l, acc[c]);
-      for (int r = 0; r < ROWS; r++)
-        out[r * ny_out + c] = l[2 * r] + l[2 * r + 1];
-    }
+  x8_store512 (acc, NY, out, ny_out);
 }
 #else
 #define k4_group k4_group_ref
 #endif
 
-#define K4_CASE(N) \
-  case N: k4_group (k, g, N, y, o, ny); break;
+#define K4_GROUP(N) k4_group (k, g, N, y, o, ny)
 
 void
 TSR_CPU_LEVEL_FN (vec_dot_q4_Kx8_q8_K) (int64_t k, const void *x, size_t bx,
                                         int nr, int ny, const void *const *y,
                                         float *out)
 {
-  for (int r0 = 0; r0 < nr; r0 += ROWS)
-    {
-      const unsigned char *g = (const unsigned char *) x + (size_t) r0 * bx;
-      float *o = out + r0 * ny;
-      switch (ny)
-        {
-          K4_CASE (1) K4_CASE (2) K4_CASE (3) K4_CASE (4)
-          K4_CASE (5) K4_CASE (6) K4_CASE (7)
-        default: k4_group (k, g, 8, y, o, ny); break;
-        }
-    }
+  X8_ROWS (K4_GROUP)
 }
 
 /* q6_K repacked (cpu-repack.c) by q8_K activations.  Per super-block:
@@ -774,37 +772,20 @@ k6_group (int64_t k, const unsigned char *g, const int NY,
                                     acc[c]);
         }
     }
-  for (int c = 0; c < NY; c++)
-    {
-      float l[16];
-      _mm512_storeu_ps (l, acc[c]);
-      for (int r = 0; r < ROWS; r++)
-        out[r * ny_out + c] = l[2 * r] + l[2 * r + 1];
-    }
+  x8_store512 (acc, NY, out, ny_out);
 }
 #else
 #define k6_group k6_group_ref
 #endif
 
-#define K6_CASE(N) \
-  case N: k6_group (k, g, N, y, o, ny); break;
+#define K6_GROUP(N) k6_group (k, g, N, y, o, ny)
 
 void
 TSR_CPU_LEVEL_FN (vec_dot_q6_Kx8_q8_K) (int64_t k, const void *x, size_t bx,
                                         int nr, int ny, const void *const *y,
                                         float *out)
 {
-  for (int r0 = 0; r0 < nr; r0 += ROWS)
-    {
-      const unsigned char *g = (const unsigned char *) x + (size_t) r0 * bx;
-      float *o = out + r0 * ny;
-      switch (ny)
-        {
-          K6_CASE (1) K6_CASE (2) K6_CASE (3) K6_CASE (4)
-          K6_CASE (5) K6_CASE (6) K6_CASE (7)
-        default: k6_group (k, g, 8, y, o, ny); break;
-        }
-    }
+  X8_ROWS (K6_GROUP)
 }
 
 int

@@ -122,6 +122,18 @@ x8_store512 (const __m512 *acc, const int NY, float *out, int ny_out)
         out[r * ny_out + c] = l[2 * r] + l[2 * r + 1];
     }
 }
+
+/* The 8 rows' f16 values at P (a scale of each row) as floats, row r's
+   in lanes 2r and 2r + 1.  */
+static inline __attribute__ ((always_inline)) __m512
+x8_pairs512 (const void *p)
+{
+  const __m512i pairs = _mm512_set_epi32 (7, 7, 6, 6, 5, 5, 4, 4,
+                                          3, 3, 2, 2, 1, 1, 0, 0);
+  return _mm512_permutexvar_ps
+    (pairs, _mm512_castps256_ps512
+              (_mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) p))));
+}
 #endif
 
 #if defined(__AVX512BW__)
@@ -154,8 +166,6 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
 {
   const int64_t nb = k / 32;
   const __m512i m4 = _mm512_set1_epi8 (15);
-  const __m512i pairs = _mm512_set_epi32 (7, 7, 6, 6, 5, 5, 4, 4,
-                                          3, 3, 2, 2, 1, 1, 0, 0);
   const int8_t *q[TSR_CPU_QDOT_MAX_COLS];
   const float *dy[TSR_CPU_QDOT_MAX_COLS];
   const int32_t *oy[TSR_CPU_QDOT_MAX_COLS];
@@ -195,8 +205,7 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
           w2 = _mm512_and_si512 (v1, m4);
           w3 = _mm512_and_si512 (_mm512_srli_epi16 (v1, 4), m4);
         }
-      __m256 d8 = _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) o));
-      __m512 dw = _mm512_permutexvar_ps (pairs, _mm512_castps256_ps512 (d8));
+      __m512 dw = x8_pairs512 (o);
       const int64_t at = tsr_cpu_qact_pos (j, 0);
 
       TSR_CPU_UNROLL
@@ -411,7 +420,8 @@ k4_group_ref (int64_t k, const unsigned char *g, const int NY,
                       {
                         int lane = (2 * r + h) * 4 + b, e = 4 * h + b;
                         const int8_t *aj = a + 32 * j;
-                        sj += (v[lane] & 15) * aj[e] + (v[lane] >> 4) * aj[8 + e]
+                        sj += (v[lane] & 15) * aj[e]
+                              + (v[lane] >> 4) * aj[8 + e]
                               + (v[64 + lane] & 15) * aj[16 + e]
                               + (v[64 + lane] >> 4) * aj[24 + e];
                       }
@@ -429,23 +439,43 @@ k4_group_ref (int64_t k, const unsigned char *g, const int NY,
 }
 
 #if defined(__AVX512BW__)
+/* S plus two step sums: W0 with the 8 activation bytes at A, W1 with
+   the 8 at A + 8 (the 16 elements of a group of 16, two lanes a
+   row).  */
+static inline __attribute__ ((always_inline)) __m512i
+k_sum2_512 (__m512i s, __m512i w0, __m512i w1, const int8_t *a)
+{
+  __m512i a0 = _mm512_set1_epi64 (load_i64 (a));
+  __m512i a1 = _mm512_set1_epi64 (load_i64 (a + 8));
+#if defined(__AVX512VNNI__)
+  return _mm512_dpbusd_epi32 (_mm512_dpbusd_epi32 (s, w0, a0), w1, a1);
+#else
+  return _mm512_add_epi32 (s, qdot_sum2_512 (w0, a0, w1, a1, 1));
+#endif
+}
+
 /* One group's 4 step sums from zero.  */
 static inline __attribute__ ((always_inline)) __m512i
 k4_sum512 (__m512i w0, __m512i w1, __m512i w2, __m512i w3, const int8_t *a)
 {
-  __m512i a0 = _mm512_set1_epi64 (load_i64 (a));
-  __m512i a1 = _mm512_set1_epi64 (load_i64 (a + 8));
-  __m512i a2 = _mm512_set1_epi64 (load_i64 (a + 16));
-  __m512i a3 = _mm512_set1_epi64 (load_i64 (a + 24));
-#if defined(__AVX512VNNI__)
-  __m512i s = _mm512_dpbusd_epi32 (_mm512_setzero_si512 (), w0, a0);
-  s = _mm512_dpbusd_epi32 (s, w1, a1);
-  s = _mm512_dpbusd_epi32 (s, w2, a2);
-  return _mm512_dpbusd_epi32 (s, w3, a3);
-#else
-  return _mm512_add_epi32 (qdot_sum2_512 (w0, a0, w1, a1, 1),
-                           qdot_sum2_512 (w2, a2, w3, a3, 1));
-#endif
+  return k_sum2_512 (k_sum2_512 (_mm512_setzero_si512 (), w0, w1, a),
+                     w2, w3, a + 16);
+}
+
+/* The q8_K rows Y of NY columns: their values, sums of 16 and scales;
+   ACC zeroed.  */
+static inline __attribute__ ((always_inline)) void
+k_columns (int64_t k, const int NY, const void *const *y, const int8_t **q,
+           const int16_t **bs, const float **dy, __m512 *acc)
+{
+  TSR_CPU_UNROLL
+  for (int c = 0; c < NY; c++)
+    {
+      q[c] = y[c];
+      bs[c] = tsr_cpu_kact_sums (y[c], k);
+      dy[c] = tsr_cpu_kact_scales (y[c], k);
+      acc[c] = _mm512_setzero_ps ();
+    }
 }
 
 /* The activation group sums A_j (j < 8) of super-block I of a q8_K row
@@ -484,26 +514,14 @@ k4_group (int64_t k, const unsigned char *g, const int NY,
   const float *dy[TSR_CPU_QDOT_MAX_COLS];
   __m512 acc[TSR_CPU_QDOT_MAX_COLS];
 
-  TSR_CPU_UNROLL
-  for (int c = 0; c < NY; c++)
-    {
-      q[c] = y[c];
-      bs[c] = tsr_cpu_kact_sums (y[c], k);
-      dy[c] = tsr_cpu_kact_scales (y[c], k);
-      acc[c] = _mm512_setzero_ps ();
-    }
+  k_columns (k, NY, y, q, bs, dy, acc);
   for (int64_t i = 0; i < nb; i++)
     {
       const unsigned char *o = g + i * ROWS * 144;
       __m512 t[TSR_CPU_QDOT_MAX_COLS];
       qdot_prefetch ((const char *) o, ROWS * 144);
-      __m512 dw = _mm512_permutexvar_ps
-        (pairs, _mm512_castps256_ps512
-                  (_mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) o))));
-      __m512 dmw = _mm512_permutexvar_ps
-        (pairs, _mm512_castps256_ps512
-                  (_mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *)
-                                                     (o + 16)))));
+      __m512 dw = x8_pairs512 (o);
+      __m512 dmw = x8_pairs512 (o + 16);
       __m256i p0 = _mm256_loadu_si256 ((const __m256i *) (o + 32));
       __m256i p1 = _mm256_loadu_si256 ((const __m256i *) (o + 64));
       __m256i p2 = _mm256_loadu_si256 ((const __m256i *) (o + 96));
@@ -658,8 +676,6 @@ k6_group (int64_t k, const unsigned char *g, const int NY,
   const int64_t nb = k / 256;
   const __m512i m4 = _mm512_set1_epi8 (15);
   const __m512i m30 = _mm512_set1_epi8 (0x30);
-  const __m512i pairs = _mm512_set_epi32 (7, 7, 6, 6, 5, 5, 4, 4,
-                                          3, 3, 2, 2, 1, 1, 0, 0);
   /* Lanes 2r and 2r + 1 both from lane 2r + H of a scale vector.  */
   const __m512i from_h0 = _mm512_set_epi32 (14, 14, 12, 12, 10, 10, 8, 8,
                                             6, 6, 4, 4, 2, 2, 0, 0);
@@ -670,23 +686,14 @@ k6_group (int64_t k, const unsigned char *g, const int NY,
   const float *dy[TSR_CPU_QDOT_MAX_COLS];
   __m512 acc[TSR_CPU_QDOT_MAX_COLS];
 
-  TSR_CPU_UNROLL
-  for (int c = 0; c < NY; c++)
-    {
-      q[c] = y[c];
-      bs[c] = tsr_cpu_kact_sums (y[c], k);
-      dy[c] = tsr_cpu_kact_scales (y[c], k);
-      acc[c] = _mm512_setzero_ps ();
-    }
+  k_columns (k, NY, y, q, bs, dy, acc);
   for (int64_t i = 0; i < nb; i++)
     {
       const unsigned char *o = g + i * ROWS * 210;
       __m512 t[TSR_CPU_QDOT_MAX_COLS];
       __m512i sc[4];
       qdot_prefetch ((const char *) o, ROWS * 210);
-      __m512 dw = _mm512_permutexvar_ps
-        (pairs, _mm512_castps256_ps512
-                  (_mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) o))));
+      __m512 dw = x8_pairs512 (o);
       /* Vector s: lane 2r + h holds row r's scales 8h + 2s and
          8h + 2s + 1 as int16.  */
       for (int s = 0; s < 4; s++)
@@ -727,21 +734,9 @@ k6_group (int64_t k, const unsigned char *g, const int NY,
           for (int c = 0; c < NY; c++)
             {
               const int8_t *a = q[c] + 256 * i + 32 * j;
-              __m512i a0 = _mm512_set1_epi64 (load_i64 (a));
-              __m512i a1 = _mm512_set1_epi64 (load_i64 (a + 8));
-              __m512i a2 = _mm512_set1_epi64 (load_i64 (a + 16));
-              __m512i a3 = _mm512_set1_epi64 (load_i64 (a + 24));
-#if defined(__AVX512VNNI__)
-              __m512i sa = _mm512_dpbusd_epi32
-                (_mm512_dpbusd_epi32 (_mm512_setzero_si512 (), w0, a0),
-                 w1, a1);
-              __m512i sb = _mm512_dpbusd_epi32
-                (_mm512_dpbusd_epi32 (_mm512_setzero_si512 (), w2, a2),
-                 w3, a3);
-#else
-              __m512i sa = qdot_sum2_512 (w0, a0, w1, a1, 1);
-              __m512i sb = qdot_sum2_512 (w2, a2, w3, a3, 1);
-#endif
+              __m512i sa = k_sum2_512 (_mm512_setzero_si512 (), w0, w1, a);
+              __m512i sb = k_sum2_512 (_mm512_setzero_si512 (), w2, w3,
+                                       a + 16);
               t[c] = _mm512_fmadd_ps (_mm512_cvtepi32_ps (sa), sca, t[c]);
               t[c] = _mm512_fmadd_ps (_mm512_cvtepi32_ps (sb), scb, t[c]);
             }

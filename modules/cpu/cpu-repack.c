@@ -3,9 +3,10 @@
  * A matrix of q4_0 (or, where the level has VNNI, q8_0; with AVX-512BW
  * also q4_K and q6_K) weights whose rows come in multiples of 8 (dense,
  * 2 to 4 dimensions) is stored in this buffer with every 8 consecutive
- * rows interleaved block by block, so that the integer dots (cpu-qdot-x8.c) load one 64-byte vector of
- * weights for 8 rows at once and reuse each activation load for all 8
- * (a register tile of 8 rows by up to 8 columns).  A group of 8 rows
+ * rows interleaved block by block, so that the integer dots
+ * (cpu-qdot-x8.c) load one 64-byte vector of weights for 8 rows at once
+ * and reuse each activation load for all 8 (a register tile of 8 rows
+ * by up to 8 columns).  A group of 8 rows
  * takes the bytes the 8 rows take in the plain layout; for each block
  * index j of the rows:
  *
@@ -163,20 +164,25 @@ unpack_group_q4_K (unsigned char *dst, const unsigned char *src, size_t row,
     }
 }
 
-/* q6_K: the stored 6-bit value of element E (< 256) of a plain block,
-   split as its low 4 and high 2 bits.  */
+/* q6_K: where a plain block keeps the stored 6-bit value of element E
+   (< 256): its low 4 bits at bit Q6_LO_SHIFT of byte Q6_LO_AT (ql),
+   its high 2 bits at bit Q6_HI_SHIFT of byte Q6_HI_AT (qh).  */
 #define Q6K_BYTES 210
+#define Q6_LO_AT(e) (64 * ((e) / 128) + 32 * ((e) % 128 / 32 % 2) + (e) % 32)
+#define Q6_LO_SHIFT(e) ((e) % 128 < 64 ? 0 : 4)
+#define Q6_HI_AT(e) (128 + 32 * ((e) / 128) + (e) % 32)
+#define Q6_HI_SHIFT(e) (2 * ((e) % 128 / 32))
+
 static inline int
 q6_lo (const unsigned char *blk, int e)
 {
-  int byte = blk[64 * (e / 128) + 32 * (e % 128 / 32 % 2) + e % 32];
-  return e % 128 < 64 ? byte & 15 : byte >> 4;
+  return blk[Q6_LO_AT (e)] >> Q6_LO_SHIFT (e) & 15;
 }
 
 static inline int
 q6_hi (const unsigned char *blk, int e)
 {
-  return blk[128 + 32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32)) & 3;
+  return blk[Q6_HI_AT (e)] >> Q6_HI_SHIFT (e) & 3;
 }
 
 /* q6_K: 8 plain rows of NB super-blocks to one group, or back.  */
@@ -248,11 +254,10 @@ unpack_group_q6_K (unsigned char *dst, const unsigned char *src, size_t row,
                     {
                       int e = e0 + 8 * q;
                       int hi = v[128 + at] >> (2 * q) & 3;
-                      blk[64 * (e / 128) + 32 * (e % 128 / 32 % 2) + e % 32]
-                        |= (unsigned char) (e % 128 < 64 ? lo[q]
-                                                         : lo[q] << 4);
-                      blk[128 + 32 * (e / 128) + e % 32]
-                        |= (unsigned char) (hi << (2 * (e % 128 / 32)));
+                      blk[Q6_LO_AT (e)]
+                        |= (unsigned char) (lo[q] << Q6_LO_SHIFT (e));
+                      blk[Q6_HI_AT (e)]
+                        |= (unsigned char) (hi << Q6_HI_SHIFT (e));
                     }
                 }
         }

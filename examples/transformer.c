@@ -6,7 +6,11 @@
  * flash_attn_ext under a causal mask, a SwiGLU feed-forward block with
  * q8_0 and q4_0 weights, and output logits.  The prompt runs through
  * the scheduler on every combination of the devices Tessera finds; each
- * run's logits are compared with the CPU alone.
+ * run's logits are compared with the CPU alone.  Each weight and cache
+ * is put in the memory of the first device of the combination that
+ * computes with it (asked with tsr_backend_supports_op), so the
+ * scheduler runs every node where its memory is and copies only
+ * activations.
  *
  * Output: one line per device combination with the logits' checksum,
  * the largest difference from the CPU, the normalized mean squared
@@ -38,8 +42,12 @@ struct layer
 
 struct model
 {
-  tsr_context *ctx;
-  tsr_buffer *buf;
+  /* Each tensor lives in the memory of the first backend (by priority)
+     that computes with it; one context and buffer per backend.  */
+  tsr_backend **be;
+  int n_be;
+  tsr_context *ctx[MAX_DEV];
+  tsr_buffer *buf[MAX_DEV];
   tsr_tensor *embed, *out_norm, *out;
   struct layer l[LAYERS];
 };
@@ -54,15 +62,77 @@ rnd (void)
   return (float) ((rng >> 9) & 0x3fff) / 8192.0f - 1.0f;
 }
 
+/* How the forward pass uses a tensor, and so what to ask the backends
+   before choosing its memory.  */
+enum use { MATRIX, ROWS, SCALE, CACHE };
+
+/* The first of M's backends that can compute USE of a tensor of TYPE,
+   K x ROWS (a cache: HD x N_CTX x N_KV), asked with nodes of the
+   forward pass's shapes; -1 when none can.  */
+static int
+home (const struct model *m, enum use use, tsr_type type, int64_t k,
+      int64_t rows)
+{
+  tsr_context *c = tsr_context_new (true);
+  tsr_tensor *w = use == CACHE
+                  ? tsr_new_tensor_3d (c, type, HD, N_CTX, N_KV)
+                  : tsr_new_tensor_2d (c, type, k, rows);
+  tsr_tensor *x = tsr_new_tensor_2d (c, TSR_TYPE_F32, k, T);
+  tsr_tensor *probe[2] = { NULL, NULL };
+  switch (use)
+    {
+    case MATRIX:
+      probe[0] = tsr_mul_mat (c, w, x);
+      break;
+    case ROWS:
+      probe[0] = tsr_get_rows (c, w, tsr_new_tensor_1d (c, TSR_TYPE_I32, T));
+      break;
+    case SCALE:
+      probe[0] = tsr_mul (c, x, w);
+      break;
+    case CACHE:
+      probe[0] = tsr_set_rows (c, w, tsr_new_tensor_3d (c, TSR_TYPE_F32, HD,
+                                                        T, N_KV),
+                               tsr_new_tensor_2d (c, TSR_TYPE_I32, T, N_KV));
+      probe[1] = tsr_flash_attn_ext (c, tsr_new_tensor_3d (c, TSR_TYPE_F32,
+                                                           HD, T, N_HEAD),
+                                     w, w, tsr_new_tensor_2d
+                                     (c, TSR_TYPE_F32, N_CTX, T), 1.0f);
+      break;
+    }
+  int found = -1;
+  for (int b = 0; b < m->n_be && found < 0; b++)
+    if (probe[0] && tsr_backend_supports_op (m->be[b], probe[0])
+        && (!probe[1] || tsr_backend_supports_op (m->be[b], probe[1])))
+      found = b;
+  tsr_context_free (c);
+  return found;
+}
+
+/* A tensor of TYPE, K x ROWS, declared in the context of the backend
+   that will compute with it; NULL (and WHY set) when none can.  */
 static tsr_tensor *
-weight (tsr_context *ctx, tsr_type type, int64_t k, int64_t m,
-        const char *name, int layer)
+weight (struct model *m, enum use use, tsr_type type, int64_t k,
+        int64_t rows, const char *name, int layer)
 {
   char full[64];
   snprintf (full, sizeof full, layer < 0 ? "%s" : "blk%2$d.%1$s", name,
             layer);
-  tsr_tensor *t = tsr_new_tensor_2d (ctx, type, k, m);
-  tsr_set_param (tsr_set_name (t, full));
+  int b = home (m, use, type, k, rows);
+  if (b < 0)
+    {
+      snprintf (why, sizeof why, "no device of this combination computes "
+                "with %s (%s)", full, tsr_type_name (type));
+      return NULL;
+    }
+  if (!m->ctx[b])
+    m->ctx[b] = tsr_context_new (true);
+  tsr_tensor *t = use == CACHE
+                  ? tsr_new_tensor_3d (m->ctx[b], type, HD, N_CTX, N_KV)
+                  : tsr_new_tensor_2d (m->ctx[b], type, k, rows);
+  tsr_set_name (t, full);
+  if (use != CACHE)
+    tsr_set_param (t);
   return t;
 }
 
@@ -81,36 +151,67 @@ fill (tsr_tensor *t, float scale, float offset)
   free (q);
 }
 
-/* Weights and caches in BUFT's memory.  */
-static int
-model_init (struct model *m, tsr_buffer_type *buft)
+static void
+model_free (struct model *m)
 {
+  for (int b = 0; b < MAX_DEV; b++)
+    {
+      tsr_buffer_free (m->buf[b]);
+      tsr_context_free (m->ctx[b]);
+    }
+}
+
+/* Weights and caches, each in the memory of the first of BE[0..N) that
+   computes with it.  */
+static int
+model_init (struct model *m, tsr_backend **be, int n)
+{
+  memset (m, 0, sizeof *m);
+  m->be = be;
+  m->n_be = n;
   rng = 12345;
-  m->ctx = tsr_context_new (true);
-  m->embed = weight (m->ctx, TSR_TYPE_F32, D, VOCAB, "embed", -1);
-  for (int i = 0; i < LAYERS; i++)
+  bool ok = (m->embed = weight (m, ROWS, TSR_TYPE_F32, D, VOCAB, "embed",
+                                -1)) != NULL;
+  for (int i = 0; i < LAYERS && ok; i++)
     {
       struct layer *l = &m->l[i];
-      l->attn_norm = weight (m->ctx, TSR_TYPE_F32, D, 1, "attn_norm", i);
-      l->wq = weight (m->ctx, TSR_TYPE_F16, D, D, "wq", i);
-      l->wk = weight (m->ctx, TSR_TYPE_F16, D, N_KV * HD, "wk", i);
-      l->wv = weight (m->ctx, TSR_TYPE_BF16, D, N_KV * HD, "wv", i);
-      l->wo = weight (m->ctx, TSR_TYPE_F32, D, D, "wo", i);
-      l->ffn_norm = weight (m->ctx, TSR_TYPE_F32, D, 1, "ffn_norm", i);
-      l->gate = weight (m->ctx, TSR_TYPE_Q8_0, D, FF, "gate", i);
-      l->up = weight (m->ctx, TSR_TYPE_Q8_0, D, FF, "up", i);
-      l->down = weight (m->ctx, TSR_TYPE_Q4_0, FF, D, "down", i);
-      l->k_cache = tsr_new_tensor_3d (m->ctx, TSR_TYPE_F16, HD, N_CTX, N_KV);
-      l->v_cache = tsr_new_tensor_3d (m->ctx, TSR_TYPE_F16, HD, N_CTX, N_KV);
-      tsr_set_name (l->k_cache, "k_cache");
-      tsr_set_name (l->v_cache, "v_cache");
+      ok = (l->attn_norm = weight (m, SCALE, TSR_TYPE_F32, D, 1,
+                                   "attn_norm", i))
+           && (l->wq = weight (m, MATRIX, TSR_TYPE_F16, D, D, "wq", i))
+           && (l->wk = weight (m, MATRIX, TSR_TYPE_F16, D, N_KV * HD, "wk",
+                               i))
+           && (l->wv = weight (m, MATRIX, TSR_TYPE_BF16, D, N_KV * HD, "wv",
+                               i))
+           && (l->wo = weight (m, MATRIX, TSR_TYPE_F32, D, D, "wo", i))
+           && (l->ffn_norm = weight (m, SCALE, TSR_TYPE_F32, D, 1,
+                                     "ffn_norm", i))
+           && (l->gate = weight (m, MATRIX, TSR_TYPE_Q8_0, D, FF, "gate", i))
+           && (l->up = weight (m, MATRIX, TSR_TYPE_Q8_0, D, FF, "up", i))
+           && (l->down = weight (m, MATRIX, TSR_TYPE_Q4_0, FF, D, "down", i))
+           && (l->k_cache = weight (m, CACHE, TSR_TYPE_F16, 0, 0, "k_cache",
+                                    i))
+           && (l->v_cache = weight (m, CACHE, TSR_TYPE_F16, 0, 0, "v_cache",
+                                    i));
     }
-  m->out_norm = weight (m->ctx, TSR_TYPE_F32, D, 1, "out_norm", -1);
-  m->out = weight (m->ctx, TSR_TYPE_F16, D, VOCAB, "output", -1);
-  m->buf = tsr_context_alloc_tensors (m->ctx, buft);
-  if (!m->buf)
+  ok = ok
+       && (m->out_norm = weight (m, SCALE, TSR_TYPE_F32, D, 1, "out_norm",
+                                 -1))
+       && (m->out = weight (m, MATRIX, TSR_TYPE_F16, D, VOCAB, "output", -1));
+  for (int b = 0; b < n && ok; b++)
+    if (m->ctx[b])
+      {
+        m->buf[b] = tsr_context_alloc_tensors
+          (m->ctx[b], tsr_backend_buffer_type (be[b]));
+        if (!m->buf[b])
+          {
+            snprintf (why, sizeof why, "%s", tsr_last_error ());
+            ok = false;
+          }
+        else
+          tsr_buffer_clear (m->buf[b], 0);      /* the caches */
+      }
+  if (!ok)
     return -1;
-  tsr_buffer_clear (m->buf, 0);
   fill (m->embed, 1.0f, 0);
   for (int i = 0; i < LAYERS; i++)
     {
@@ -128,13 +229,6 @@ model_init (struct model *m, tsr_buffer_type *buft)
   fill (m->out_norm, 0.1f, 1.0f);
   fill (m->out, 0.25f, 0);
   return 0;
-}
-
-static void
-model_free (struct model *m)
-{
-  tsr_buffer_free (m->buf);
-  tsr_context_free (m->ctx);
 }
 
 struct inputs
@@ -228,29 +322,10 @@ set_inputs (const struct inputs *in)
 static double
 run (tsr_backend **be, int n, float *out, int *splits)
 {
-  tsr_buffer_type *buft = NULL;
-  /* Weights live with the first backend that can multiply matrices.  */
-  for (int i = 0; i < n && !buft; i++)
-    {
-      tsr_context *c = tsr_context_new (true);
-      tsr_tensor *probe = tsr_mul_mat (c, tsr_new_tensor_2d (c, TSR_TYPE_F32,
-                                                             32, 2),
-                                       tsr_new_tensor_2d (c, TSR_TYPE_F32,
-                                                          32, 2));
-      if (tsr_backend_supports_op (be[i], probe))
-        buft = tsr_backend_buffer_type (be[i]);
-      tsr_context_free (c);
-    }
   struct model m;
-  if (!buft)
+  if (model_init (&m, be, n) != 0)
     {
-      snprintf (why, sizeof why, "no device of this combination "
-                "multiplies matrices");
-      return -1;
-    }
-  if (model_init (&m, buft) != 0)
-    {
-      snprintf (why, sizeof why, "%s", tsr_last_error ());
+      model_free (&m);
       return -1;
     }
   tsr_context *ctx = tsr_context_new (true);

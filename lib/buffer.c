@@ -173,6 +173,15 @@ tsr_buffer_type_device (tsr_buffer_type *buft)
   return buft ? buft->device : NULL;
 }
 
+tsr_device *
+tsr_buffer_type_memory_device (tsr_buffer_type *buft)
+{
+  if (!buft)
+    return NULL;
+  return tsr_buffer_type_is_host (buft) ? tsr_device_by_type (TSR_DEVICE_CPU)
+                                        : buft->device;
+}
+
 tsr_buffer *
 tsr_buffer_new (tsr_buffer_type *buft, struct tsr_buffer_iface iface,
                 void *context, size_t size)

@@ -41,16 +41,16 @@ project (tsr_context *ctx, tsr_tensor *w, tsr_tensor *b, tsr_tensor *x)
 /* One projection split into heads, rotated, and with the heads made
    the outer dimension: [head_dim, n_tokens, n_heads].  */
 static tsr_tensor *
-heads (tsr_context *ctx, const tsr_model *m, tsr_tensor *w, tsr_tensor *b,
-       tsr_tensor *h, int64_t n_heads, const struct tsri_graph_inputs *in,
-       bool rotate)
+heads (tsr_context *ctx, const tsr_model *m, const struct tsri_layer *l,
+       tsr_tensor *w, tsr_tensor *b, tsr_tensor *h, int64_t n_heads,
+       const struct tsri_graph_inputs *in, bool rotate)
 {
   const struct tsr_model_hparams *hp = &m->hp;
   int64_t n = h ? h->ne[1] : 0;
   tsr_tensor *x = tsr_reshape_3d (ctx, project (ctx, w, b, h), hp->head_dim,
                                   n_heads, n);
   if (rotate)
-    x = tsr_rope_ext (ctx, x, in->pos, m->rope_freqs, (int) hp->n_rot,
+    x = tsr_rope_ext (ctx, x, in->pos, l->rope_freqs, (int) hp->n_rot,
                       hp->rope_mode, hp->rope_freq_base,
                       hp->rope_freq_scale);
   return tsr_permute (ctx, x, 0, 2, 1, 3);
@@ -88,9 +88,11 @@ attention (tsr_context *ctx, const tsr_model *m, const struct tsri_layer *l,
 {
   const struct tsr_model_hparams *hp = &m->hp;
   const struct tsri_split *sp = &m->split;
-  tsr_tensor *q = heads (ctx, m, l->wq, l->bq, h, sp->n_head, in, true);
-  tsr_tensor *k = heads (ctx, m, l->wk, l->bk, h, sp->n_head_kv, in, true);
-  tsr_tensor *v = heads (ctx, m, l->wv, l->bv, h, sp->n_head_kv, in, false);
+  tsr_tensor *q = heads (ctx, m, l, l->wq, l->bq, h, sp->n_head, in, true);
+  tsr_tensor *k = heads (ctx, m, l, l->wk, l->bk, h, sp->n_head_kv, in,
+                         true);
+  tsr_tensor *v = heads (ctx, m, l, l->wv, l->bv, h, sp->n_head_kv, in,
+                         false);
   k = cache_rows (ctx, kc, k, in, n_kv);
   v = cache_rows (ctx, vc, v, in, n_kv);
   tsr_tensor *o = tsr_flash_attn_ext (ctx, q, k, v, in->mask,

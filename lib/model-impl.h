@@ -14,6 +14,7 @@ struct tsri_layer
 {
   tsr_tensor *attn_norm, *wq, *wk, *wv, *bq, *bk, *bv, *wo;
   tsr_tensor *ffn_norm, *gate, *up, *down;
+  tsr_tensor *rope_freqs;       /* the copy its rope reads, or NULL */
   int backend;                  /* index into tsr_model.backends */
 };
 
@@ -65,11 +66,15 @@ struct tsr_model
   tsr_context *repack_ctx[TSRI_MODEL_MAX_BACKENDS];
   tsr_buffer *repack_buf[TSRI_MODEL_MAX_BACKENDS];
   int n_repacked;
+  int n_moved;                  /* weights kept off their layer's backend */
   struct tsri_slice *slices;
   int n_slices, cap_slices;
   struct tsri_split split;
   tsr_tensor *tok_embd;         /* on embd_backend, for get_rows */
-  tsr_tensor *out_norm, *output, *rope_freqs;
+  tsr_tensor *out_norm, *output;
+  /* rope_freqs.weight, one copy in the memory of each backend whose
+     layers' ropes read it (NULL: none, or the file has none).  */
+  tsr_tensor *rope_freqs[TSRI_MODEL_MAX_BACKENDS];
   int embd_backend, out_backend;
   struct tsri_layer *layers;
   uint64_t bytes_per_token, n_params;

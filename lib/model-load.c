@@ -401,6 +401,103 @@ check_tensor (tsr_model *m, const char *name, int64_t ne0, int64_t ne1,
   return i;
 }
 
+/* How the graph uses a weight: which probe nodes ask the backends.  */
+enum { USE_MATRIX = 1, USE_ROWS = 2, USE_SCALE = 4, USE_BIAS = 8,
+       USE_ROPE = 16 };
+
+static unsigned
+use_of (const tsr_model *m, const char *name, int64_t ne1)
+{
+  size_t n = strlen (name);
+  if (strcmp (name, "token_embd.weight") == 0)
+    return USE_ROWS | (m->hp.tied_output ? USE_MATRIX : 0);
+  if (strcmp (name, "rope_freqs.weight") == 0)
+    return USE_ROPE;
+  if (ne1)
+    return USE_MATRIX;
+  return n > 5 && strcmp (name + n - 5, ".bias") == 0 ? USE_BIAS : USE_SCALE;
+}
+
+/* Can a backend of M compute each USE of a weight of TYPE, NE0 x NE1,
+   kept in backend BE's memory, reading it there?  Asked with probe
+   nodes of one and of 512 columns (some backends take only large
+   batches, and the others read the same memory for small ones).  */
+static bool
+usable_in (const tsr_model *m, int be, unsigned use, tsr_type type,
+           int64_t ne0, int64_t ne1)
+{
+  tsr_context *c = tsr_context_new (true);
+  if (!c)
+    return true;                /* cannot ask: keep the placement */
+  tsr_buffer_type *buft = tsr_backend_buffer_type (m->backends[be]);
+  tsr_tensor *w = tsr_new_tensor_2d (c, type, ne0, ne1 ? ne1 : 1);
+  /* Each use asks its probes; one that any backend runs is enough.  */
+  tsr_tensor *x = NULL;
+  bool ok = w != NULL;
+  for (unsigned u = USE_MATRIX; u <= USE_ROPE && ok; u <<= 1)
+    {
+      tsr_tensor *probe[2] = { NULL, NULL };
+      if (!(use & u))
+        continue;
+      if (u == USE_MATRIX)
+        for (int k = 0; k < 2; k++)
+          probe[k] = tsr_mul_mat (c, w, tsr_new_tensor_2d
+                                  (c, TSR_TYPE_F32, ne0, k ? 512 : 1));
+      else if (u == USE_ROWS)
+        probe[0] = tsr_get_rows (c, w, tsr_new_tensor_1d (c, TSR_TYPE_I32,
+                                                          4));
+      else if (u == USE_ROPE)
+        probe[0] = tsr_rope_ext (c, tsr_new_tensor_3d (c, TSR_TYPE_F32,
+                                                       m->hp.head_dim,
+                                                       m->hp.n_head, 4),
+                                 tsr_new_tensor_1d (c, TSR_TYPE_I32, 4), w,
+                                 (int) m->hp.n_rot, m->hp.rope_mode,
+                                 m->hp.rope_freq_base,
+                                 m->hp.rope_freq_scale);
+      else if ((x = tsr_new_tensor_2d (c, TSR_TYPE_F32, ne0, 4)))
+        probe[0] = u == USE_SCALE ? tsr_mul (c, x, w) : tsr_add (c, x, w);
+      bool any = false;
+      for (int k = 0; k < m->n_backends && !any; k++)
+        for (int i = 0; i < 2 && !any; i++)
+          any = probe[i]
+                && tsr_device_supports_buffer_type
+                     (tsr_backend_device (m->backends[k]), buft)
+                && tsr_backend_supports_op (m->backends[k], probe[i]);
+      ok = any;
+    }
+  tsr_context_free (c);
+  tsr_clear_error ();
+  return ok;
+}
+
+/* The backend that keeps weight NAME of TYPE, NE0 x NE1, wanted on BE:
+   BE when some backend computes with it there, else the first backend
+   whose memory serves (a device that cannot multiply by a k-quant
+   matrix leaves it to the CPU, not to a copy per compute).  */
+static int
+weight_backend (const tsr_model *m, int be, const char *name, tsr_type type,
+                int64_t ne0, int64_t ne1)
+{
+  unsigned use = use_of (m, name, ne1);
+  if (usable_in (m, be, use, type, ne0, ne1))
+    return be;
+  for (int k = 0; k < m->n_backends; k++)
+    if (k != be && usable_in (m, k, use, type, ne0, ne1))
+      return k;
+  return be;
+}
+
+/* Say that NAME is kept on backend K instead of BE.  */
+static void
+moved (tsr_model *m, const char *name, tsr_type type, int be, int k)
+{
+  tsr_log (TSR_LOG_INFO, "model: %s (%s) kept in %s memory: %s cannot "
+           "compute with it", name, tsr_type_name (type),
+           tsr_device_name (tsr_backend_device (m->backends[k])),
+           tsr_device_name (tsr_backend_device (m->backends[be])));
+  m->n_moved++;
+}
+
 /* Declare in the context of backend BE the file's tensor NAME, checked
    by check_tensor.  NULL when it is absent or malformed.  */
 static tsr_tensor *
@@ -410,6 +507,10 @@ want_tensor (tsr_model *m, int be, const char *name, int64_t ne0,
   struct tsr_gguf_tensor_info info;
   if (check_tensor (m, name, ne0, ne1, f32, optional, st, &info) < 0)
     return NULL;
+  int k = weight_backend (m, be, name, info.type, ne0, ne1);
+  if (k != be)
+    moved (m, name, info.type, be, k);
+  be = k;
   if (!m->ctx[be] && !(m->ctx[be] = tsr_context_new (true)))
     {
       *st = tsr_set_error (TSR_ERR_NO_MEMORY, "model: out of memory");
@@ -453,6 +554,10 @@ want_split (tsr_model *m, int be, const char *name, int64_t ne0, int64_t ne1,
   bool split = tensor_parallel (m);
   if (!split)
     count = dim == 0 ? ne0 : (ne1 ? ne1 : 1);
+  int home = weight_backend (m, be, name, type, ne0, ne1);
+  if (home != be)
+    moved (m, name, type, be, home);
+  be = home;
   bool repack = ne1 && want_repack (m, be, type, dim == 0 ? count : ne0,
                                     dim == 1 ? count : ne1);
   if (!split && !repack)
@@ -597,10 +702,10 @@ want_globals (tsr_model *m, int gpu_layers)
   sp->n_vocab_out = sp->gather_logits ? hp->n_vocab / sp->size : hp->n_vocab;
   /* Pipeline: the embedding on the first stage, the output on the
      last.  */
+  hp->tied_output = tsr_gguf_find_tensor (m->gguf, "output.weight") < 0;
   if (first_stage (m))
     m->tok_embd = want_tensor (m, m->embd_backend, "token_embd.weight",
                                hp->n_embd, hp->n_vocab, false, false, &st);
-  hp->tied_output = tsr_gguf_find_tensor (m->gguf, "output.weight") < 0;
   if (last_stage (m))
     {
       m->out_norm = want_tensor (m, m->out_backend, "output_norm.weight",
@@ -611,15 +716,31 @@ want_globals (tsr_model *m, int gpu_layers)
                                 hp->n_embd, hp->n_vocab, false, false, 1,
                                 sp->n_vocab_out, &st);
       else if (m->tok_embd && m->out_backend == m->embd_backend)
-        m->output = m->tok_embd;
+        m->output = m->tok_embd;        /* where it was kept */
       else
         m->output = want_tensor (m, m->out_backend, "token_embd.weight",
                                  hp->n_embd, hp->n_vocab, false, false,
                                  &st);
     }
-  m->rope_freqs = want_tensor (m, m->out_backend, "rope_freqs.weight",
-                               hp->n_rot / 2, 0, true, true, &st);
-  hp->rope_freqs = m->rope_freqs != NULL;
+  /* rope_freqs: read by every layer's rope, so one copy in the memory
+     of each backend that runs ropes for this rank's layers (a few
+     hundred bytes each).  */
+  hp->rope_freqs = false;
+  for (int64_t il = sp->layer0; il < sp->layer1 && st == TSR_OK; il++)
+    {
+      struct tsri_layer *l = &m->layers[il];
+      int k = weight_backend (m, l->backend, "rope_freqs.weight",
+                              TSR_TYPE_F32, hp->n_rot / 2, 0);
+      if (!m->rope_freqs[k])
+        {
+          m->rope_freqs[k] = want_tensor (m, k, "rope_freqs.weight",
+                                          hp->n_rot / 2, 0, true, true, &st);
+          if (m->rope_freqs[k] && k != l->backend)
+            moved (m, "rope_freqs.weight", TSR_TYPE_F32, l->backend, k);
+        }
+      l->rope_freqs = m->rope_freqs[k];
+      hp->rope_freqs |= l->rope_freqs != NULL;
+    }
   return st;
 }
 
@@ -712,6 +833,10 @@ describe (tsr_model *m)
                        tsr_device_name (tsr_backend_device (m->backends[b])),
                        n);
     }
+  if (m->n_moved && len > 0 && (size_t) len < sizeof m->describe)
+    len += snprintf (m->describe + len, sizeof m->describe - (size_t) len,
+                     "; %d weights kept where a device can compute with "
+                     "them", m->n_moved);
   for (int b = 0; b < m->n_backends && len > 0
                   && (size_t) len < sizeof m->describe; b++)
     if (m->repack_ctx[b])

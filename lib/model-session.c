@@ -391,6 +391,12 @@ tsr_session_n_ctx (const tsr_session *s)
   return s ? s->n_ctx : 0;
 }
 
+tsr_sched *
+tsr_session_sched (tsr_session *s)
+{
+  return s ? s->sched : NULL;
+}
+
 void
 tsr_session_reset (tsr_session *s)
 {

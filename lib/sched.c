@@ -1,12 +1,37 @@
 /* sched.c - running one graph over several backends.
  *
- * Owns: placing nodes on backends, cutting the node list into splits,
- * the copies that carry a split's inputs to its backend, allocation
- * through one graph allocator per backend, and compute.  The user's
- * graph is never modified: a node that reads a copy is computed
- * through a clone (the scheduler's own tensor, sharing the node's
- * memory, whose sources name the copies), so the same graph can be
- * computed by another scheduler in turn.
+ * Owns: placing nodes on backends, ordering them so that each backend's
+ * nodes run in as few splits as the dependencies allow, the copies
+ * that carry a split's inputs to its backend, allocation through one
+ * graph allocator per backend, compute, and the counters of all that.
+ * The user's graph is never modified: a node that reads a copy is
+ * computed through a clone (the scheduler's own tensor, sharing the
+ * node's memory, whose sources name the copies), so the same graph can
+ * be computed by another scheduler in turn.
+ *
+ * Placement follows memory (see place_fixed and place_free):
+ *   1. a node named with tsr_sched_set_backend runs there;
+ *   2. a node that writes into memory that exists (a cache row, the
+ *      destination of tsr_cpy) runs on the device that memory belongs
+ *      to, else on one that reaches it;
+ *   3. a node that reads memory that exists (a weight, a cache) runs
+ *      on a backend at that memory: the device it belongs to, or, for
+ *      host memory, any device that computes on host memory in place
+ *      (the CPU, BLAS, an integrated GPU), by priority.  When none of
+ *      them supports the node, it runs on the first backend that does
+ *      and the memory is copied there on every compute: an exception,
+ *      counted and logged;
+ *   4. every other node goes where it costs the fewest bytes copied:
+ *      its inputs that would have to move, and its result, once per
+ *      other device among its readers that cannot read it in place.
+ *      A first pass in graph order, then sweeps backwards and forwards
+ *      until nothing improves.  Ties stay with the previous node's
+ *      backend, so a chain of such nodes (norm, rope, add...) follows
+ *      the weights around it instead of splitting.
+ * The nodes are then put in an order that keeps each backend's work
+ * together (a topological order that switches backend only when no
+ * node of the current one is ready), and cut into splits where the
+ * backend changes.
  *
  * Copies go through the backends' own transfers: from host memory with
  * the receiving backend's asynchronous set (queued before the split's
@@ -24,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tessera-impl.h"
 
@@ -36,6 +62,7 @@ struct copy
   tsr_tensor *dst;              /* same layout, on backend B */
   int backend;
   int split;                    /* first split that reads it */
+  enum tsr_sched_copy_kind kind;
 };
 
 /* Inside a split, node->src[j] is read through a copy.  */
@@ -49,7 +76,7 @@ struct swap
 struct split
 {
   int backend;
-  int first, last;              /* node indices in the user's graph */
+  int first, last;              /* positions in the scheduler's order */
   tsr_graph sub;                /* its non-view nodes */
   struct swap *swaps;
   int n_swaps;
@@ -70,17 +97,29 @@ struct tsr_sched
   struct placement *forced, *placed;
   size_t n_forced, cap_forced, cap_placed;
   tsr_context *ctx;             /* copies, sub-graphs: per graph */
+  tsr_tensor **order;           /* the graph's nodes in compute order */
   struct split *splits;
   int n_splits, cap_splits;
   struct copy *copies;
   int n_copies, cap_copies;
+  int n_exceptions;
   tsr_graph *graph;
   /* Staging for copies between two devices: pinned host memory when a
      device offers it (STAGING_BUF), else malloc'd (STAGING).  */
   tsr_buffer *staging_buf;
   void *staging;
   size_t staging_size;
+  bool warned;                  /* the exceptions' warning, once */
+  struct tsr_sched_stats totals;        /* the cumulative counters */
 };
+
+static double
+now_s (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
 
 /* Placement maps: open addressing keyed by tensor pointer.  */
 
@@ -169,10 +208,13 @@ clear_graph_state (tsr_sched *s)
   free (s->placed);
   s->placed = NULL;
   s->cap_placed = 0;
+  free (s->order);
+  s->order = NULL;
   for (int i = 0; i < s->n_splits; i++)
     free (s->splits[i].swaps);
   s->n_splits = 0;
   s->n_copies = 0;
+  s->n_exceptions = 0;
   s->graph = NULL;
 }
 
@@ -254,17 +296,35 @@ root_of (const tsr_tensor *t)
   return t->view_src ? t->view_src : t;
 }
 
-/* The backend whose memory holds T's data already, or NONE.  */
-static int
-owner_of_data (const tsr_sched *s, const tsr_tensor *t)
+/* Memory that exists before the graph is allocated: the caller's
+   tensors (weights, caches), as opposed to the graph's results and its
+   inputs, which get memory where they are placed.  */
+static bool
+has_memory (const tsr_tensor *root)
 {
-  if (!t->data || !t->buffer)
-    return NONE;
-  for (int b = 0; b < s->n_backends; b++)
-    if (tsr_buffer_get_type (t->buffer)
-        == tsr_backend_buffer_type (s->backends[b]))
-      return b;
-  return NONE;
+  return root->op == TSR_OP_NONE && root->data;
+}
+
+/* The buffer type of ROOT's memory (host arena memory: the host's).  */
+static tsr_buffer_type *
+memory_type (const tsr_tensor *root)
+{
+  return root->buffer ? tsr_buffer_get_type (root->buffer)
+                      : tsr_host_buffer_type ();
+}
+
+/* Is backend B at memory of type BUFT: the device that memory belongs
+   to, or, for host memory, a device that computes on host memory in
+   place (not a discrete GPU: its pinned host memory is the host's,
+   which it reaches only across the bus)?  */
+static bool
+at_memory (const tsr_sched *s, int b, tsr_buffer_type *buft)
+{
+  tsr_device *dev = tsr_backend_device (s->backends[b]);
+  if (tsr_buffer_type_is_host (buft))
+    return tsr_device_get_type (dev) != TSR_DEVICE_GPU
+           && tsr_device_supports_buffer_type (dev, buft);
+  return tsr_buffer_type_memory_device (buft) == dev;
 }
 
 /* Can backend B read ROOT where it lives?  */
@@ -283,47 +343,132 @@ readable (const tsr_sched *s, int b, const tsr_tensor *root)
                  && tsr_device_supports_buffer_type (dev,
                       tsr_backend_buffer_type (s->backends[p])));
     }
-  if (!root->buffer)            /* host arena memory */
-    return tsr_device_supports_buffer_type (dev, tsr_host_buffer_type ());
-  return tsr_device_supports_buffer_type (dev,
-                                          tsr_buffer_get_type (root->buffer));
+  return tsr_device_supports_buffer_type (dev, memory_type (root));
 }
 
-/* Choose a backend for NODE (not a view).  */
-static int
-choose (tsr_sched *s, const tsr_tensor *node)
+/* What a copy of X carries, by the tensor whose memory it is.  */
+static enum tsr_sched_copy_kind
+kind_of (const tsr_tensor *x)
 {
-  int b = forced_on (s, node);
-  if (b != NONE)
+  const tsr_tensor *r = root_of (x);
+  if (!has_memory (r))
+    return TSR_SCHED_COPY_ACTIVATION;
+  return r->flags & TSR_FLAG_PARAM ? TSR_SCHED_COPY_WEIGHT
+                                   : TSR_SCHED_COPY_CACHE;
+}
+
+/* Placement of one graph: per node (index into g->nodes) its backend,
+   whether a rule fixed it, and who reads it.  */
+struct plan
+{
+  tsr_sched *s;
+  tsr_graph *g;
+  int n;
+  int *bk;                      /* backend per node, NONE: undecided */
+  unsigned char *fixed;         /* placed by rules 1-3 */
+  unsigned char *view;          /* a view: goes with its memory */
+  int *cstart, *cons;           /* readers of node i: cons[cstart[i]..] */
+  bool reach[TSR_SCHED_MAX_BACKENDS][TSR_SCHED_MAX_BACKENDS];
+};
+
+/* Node index of T, or NONE.  The placement map holds, during planning,
+   index + 1 for nodes (leafs' entries are added later).  */
+static int
+node_index (const struct plan *p, const tsr_tensor *t)
+{
+  struct placement *m = map_slot (p->s->placed, p->s->cap_placed, t);
+  return m->t ? m->backend - 1 : NONE;
+}
+
+/* Where the memory of ROOT will be: its node's backend, or NONE.  */
+static int
+where (const struct plan *p, const tsr_tensor *root)
+{
+  int i = node_index (p, root);
+  return i == NONE ? NONE : p->bk[i];
+}
+
+/* Would backend B need a copy of X (a source of a node)?  */
+static bool
+needs_copy (const struct plan *p, int b, const tsr_tensor *x)
+{
+  const tsr_tensor *r = root_of (x);
+  if (r->data)
+    return !tsr_device_supports_buffer_type
+             (tsr_backend_device (p->s->backends[b]), memory_type (r));
+  int w = where (p, r);
+  return w != NONE && !p->reach[b][w];
+}
+
+/* Bytes copied per compute for readers on other backends of node I's
+   result (or of its view V) if it ran on backend B.  */
+static size_t
+out_cost (const struct plan *p, int i, int b, const tsr_tensor *v)
+{
+  size_t c = 0;
+  unsigned charged = 0;
+  for (int k = p->cstart[i]; k < p->cstart[i + 1]; k++)
     {
-      if (!tsr_backend_supports_op (s->backends[b], node))
-        return tsr_set_error (TSR_ERR_UNSUPPORTED, "scheduler: node '%s' "
-                              "(%s) is forced onto %s, which does not "
-                              "support it", node->name,
-                              tsr_op_name (node->op),
-                              tsr_backend_name (s->backends[b])), NONE;
-      return b;
+      int r = p->cons[k];
+      if (p->view[r])
+        {
+          c += out_cost (p, r, b, p->g->nodes[r]);
+          continue;
+        }
+      int pr = p->bk[r];
+      if (pr == NONE || pr == b || p->reach[pr][b]
+          || (charged & (1u << pr)))
+        continue;
+      charged |= 1u << pr;
+      c += tsr_nbytes (v);
     }
-  /* Where its weights live.  */
+  return c;
+}
+
+/* Bytes copied per compute if node I ran on backend B: its inputs that
+   B cannot read where they are (unless another reader on B needs the
+   same copy anyway) and its result for its readers.  */
+static size_t
+cost (const struct plan *p, int i, int b)
+{
+  const tsr_tensor *node = p->g->nodes[i];
+  size_t c = 0;
   for (int j = 0; j < TSR_MAX_SRC; j++)
     {
-      const tsr_tensor *src = node->src[j];
-      if (!src)
+      const tsr_tensor *x = node->src[j];
+      if (!x || !needs_copy (p, b, x))
         continue;
-      const tsr_tensor *r = root_of (src);
-      if (!(r->flags & TSR_FLAG_PARAM) && r->op != TSR_OP_NONE)
-        continue;
-      /* Several backends may share one memory type (host memory):
-         the first of them, by priority, that supports the node.  */
-      for (int w = 0; r->data && r->buffer && w < s->n_backends; w++)
-        if (tsr_buffer_get_type (r->buffer)
-            == tsr_backend_buffer_type (s->backends[w])
-            && tsr_backend_supports_op (s->backends[w], node))
-          return w;
+      int xi = node_index (p, x);
+      bool shared = false;
+      for (int k = xi == NONE ? 0 : p->cstart[xi];
+           xi != NONE && k < p->cstart[xi + 1] && !shared; k++)
+        shared = p->cons[k] != i && !p->view[p->cons[k]]
+                 && p->bk[p->cons[k]] == b;
+      if (!shared)
+        c += tsr_nbytes (x);
     }
-  for (b = 0; b < s->n_backends; b++)
-    if (tsr_backend_supports_op (s->backends[b], node))
-      return b;
+  return c + out_cost (p, i, b, node);
+}
+
+static int
+exception (struct plan *p, const tsr_tensor *node, const tsr_tensor *r,
+           int b)
+{
+  tsr_sched *s = p->s;
+  s->n_exceptions++;
+  tsr_log (TSR_LOG_INFO, "scheduler: %s '%s' reads '%s' in %s memory, "
+           "where no backend of this scheduler can run it: it runs on %s "
+           "and '%s' (%zu bytes) is copied there on every compute",
+           tsr_op_name (node->op), tsr_tensor_label (node),
+           tsr_tensor_label (r), tsr_buffer_type_name (memory_type (r)),
+           tsr_backend_name (s->backends[b]), tsr_tensor_label (r),
+           tsr_nbytes (r));
+  return b;
+}
+
+static int
+unsupported (const tsr_tensor *node)
+{
   tsr_set_error (TSR_ERR_UNSUPPORTED, "scheduler: no backend supports node "
                  "'%s' (%s, %s [%lld, %lld, %lld, %lld])", node->name,
                  tsr_op_name (node->op), tsr_type_name (node->type),
@@ -332,19 +477,35 @@ choose (tsr_sched *s, const tsr_tensor *node)
   return NONE;
 }
 
-/* A backend for NODE, which writes into the memory of node->view_src:
-   forced, or the first that supports it and reaches that memory.  */
+/* The first backend by priority that supports NODE, or NONE.  */
 static int
-choose_writer (tsr_sched *s, const tsr_tensor *node)
+first_supporting (const tsr_sched *s, const tsr_tensor *node)
 {
-  const tsr_tensor *r = node->view_src;
-  bool unplaced = !r->data && placed_on (s, r) == NONE;
-  int forced = forced_on (s, node);
   for (int b = 0; b < s->n_backends; b++)
-    if ((forced == NONE || forced == b)
-        && tsr_backend_supports_op (s->backends[b], node)
-        && (unplaced || readable (s, b, r)))
+    if (tsr_backend_supports_op (s->backends[b], node))
       return b;
+  return NONE;
+}
+
+/* Rule 2: a node that writes into the memory of node->view_src.  */
+static int
+place_writer (struct plan *p, const tsr_tensor *node, int forced)
+{
+  tsr_sched *s = p->s;
+  const tsr_tensor *r = node->view_src;
+  int w = has_memory (r) ? NONE : where (p, r);
+  /* Where the memory is, then any backend that reaches it.  */
+  for (int pass = 0; pass < 2; pass++)
+    for (int b = 0; b < s->n_backends; b++)
+      {
+        bool ok = has_memory (r)
+                  ? (pass ? readable (s, b, r)
+                          : at_memory (s, b, memory_type (r)))
+                  : (w == NONE || (pass ? p->reach[b][w] : b == w));
+        if (ok && (forced == NONE || forced == b)
+            && tsr_backend_supports_op (s->backends[b], node))
+          return b;
+      }
   tsr_set_error (TSR_ERR_UNSUPPORTED, "scheduler: %s into '%s': no "
                  "backend%s that reaches its memory supports it",
                  tsr_op_name (node->op), r->name,
@@ -352,56 +513,257 @@ choose_writer (tsr_sched *s, const tsr_tensor *node)
   return NONE;
 }
 
+/* Rules 1-3 for node I: its backend, NONE with an error, or NONE with
+   *FREE set when rule 4 decides.  */
 static int
-assign (tsr_sched *s, tsr_graph *g)
+place_fixed (struct plan *p, int i, bool *free_node)
 {
-  size_t cap = 64;
-  while (cap < 2 * (size_t) (g->n_nodes + g->n_leafs) + 16)
-    cap *= 2;
-  s->placed = calloc (cap, sizeof *s->placed);
-  if (!s->placed)
-    return tsr_set_error (TSR_ERR_NO_MEMORY, "scheduler: out of memory");
-  s->cap_placed = cap;
-  for (int i = 0; i < g->n_leafs; i++)
+  tsr_sched *s = p->s;
+  const tsr_tensor *node = p->g->nodes[i];
+  int f = forced_on (s, node);
+  *free_node = false;
+  if (node->view_src)
     {
-      int b = owner_of_data (s, g->leafs[i]);
-      if (b != NONE)
-        place_on (s, g->leafs[i], b);
+      if (has_memory (node->view_src) || where (p, node->view_src) != NONE
+          || f != NONE)
+        return place_writer (p, node, f);
+      /* Into a result with no place yet: it goes where the writer
+         does.  */
+      int b = first_supporting (s, node);
+      int ri = node_index (p, node->view_src);
+      if (b != NONE && ri != NONE && p->bk[ri] == NONE)
+        {
+          p->bk[ri] = b;
+          p->fixed[ri] = 1;
+        }
+      return b == NONE ? unsupported (node) : b;
     }
-  for (int i = 0; i < g->n_nodes; i++)
+  if (f != NONE)
+    {
+      if (!tsr_backend_supports_op (s->backends[f], node))
+        return tsr_set_error (TSR_ERR_UNSUPPORTED, "scheduler: node '%s' "
+                              "(%s) is forced onto %s, which does not "
+                              "support it", node->name,
+                              tsr_op_name (node->op),
+                              tsr_backend_name (s->backends[f])), NONE;
+      return f;
+    }
+  /* Rule 3: memory it reads, the largest first.  */
+  const tsr_tensor *mem[TSR_MAX_SRC];
+  int n_mem = 0;
+  for (int j = 0; j < TSR_MAX_SRC; j++)
+    if (node->src[j] && has_memory (root_of (node->src[j])))
+      {
+        const tsr_tensor *r = root_of (node->src[j]);
+        int k = n_mem++;
+        for (; k > 0 && tsr_nbytes (mem[k - 1]) < tsr_nbytes (r); k--)
+          mem[k] = mem[k - 1];
+        mem[k] = r;
+      }
+  if (n_mem == 0)
+    {
+      *free_node = true;
+      return NONE;
+    }
+  for (int k = 0; k < n_mem; k++)
+    for (int b = 0; b < s->n_backends; b++)
+      if (at_memory (s, b, memory_type (mem[k]))
+          && tsr_backend_supports_op (s->backends[b], node))
+        return b;
+  /* Or where some backend reads it in place.  */
+  for (int k = 0; k < n_mem; k++)
+    for (int b = 0; b < s->n_backends; b++)
+      if (readable (s, b, mem[k])
+          && tsr_backend_supports_op (s->backends[b], node))
+        return b;
+  int b = first_supporting (s, node);
+  return b == NONE ? unsupported (node) : exception (p, node, mem[0], b);
+}
+
+/* Rule 4 for node I: the backend of least cost among those that
+   support it; ties go to PREFER (the previous node's), then to the
+   current one, then by priority.  */
+static int
+cheapest (const struct plan *p, int i, int prefer)
+{
+  const tsr_sched *s = p->s;
+  const tsr_tensor *node = p->g->nodes[i];
+  int best = NONE, cur = p->bk[i];
+  size_t best_cost = 0;
+  for (int b = 0; b < s->n_backends; b++)
+    {
+      if (!tsr_backend_supports_op (s->backends[b], node))
+        continue;
+      size_t c = cost (p, i, b);
+      bool better = best == NONE || c < best_cost
+                    || (c == best_cost && b == prefer && best != prefer)
+                    || (c == best_cost && b == cur && best != prefer
+                        && best != cur);
+      if (better)
+        {
+          best = b;
+          best_cost = c;
+        }
+    }
+  return best;
+}
+
+/* The reader lists of the plan's nodes.  */
+static int
+readers (struct plan *p)
+{
+  tsr_graph *g = p->g;
+  int n = p->n, e = 0;
+  p->cstart = calloc ((size_t) n + 1, sizeof *p->cstart);
+  if (!p->cstart)
+    return tsr_set_error (TSR_ERR_NO_MEMORY, "scheduler: out of memory");
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < TSR_MAX_SRC; j++)
+      {
+        int k = g->nodes[i]->src[j] ? node_index (p, g->nodes[i]->src[j])
+                                    : NONE;
+        if (k != NONE)
+          {
+            p->cstart[k + 1]++;
+            e++;
+          }
+      }
+  for (int i = 0; i < n; i++)
+    p->cstart[i + 1] += p->cstart[i];
+  p->cons = malloc ((size_t) (e ? e : 1) * sizeof *p->cons);
+  int *fill = malloc ((size_t) (n ? n : 1) * sizeof *fill);
+  if (!p->cons || !fill)
+    {
+      free (fill);
+      return tsr_set_error (TSR_ERR_NO_MEMORY, "scheduler: out of memory");
+    }
+  memcpy (fill, p->cstart, (size_t) n * sizeof *fill);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < TSR_MAX_SRC; j++)
+      {
+        int k = g->nodes[i]->src[j] ? node_index (p, g->nodes[i]->src[j])
+                                    : NONE;
+        if (k != NONE)
+          p->cons[fill[k]++] = i;
+      }
+  free (fill);
+  return TSR_OK;
+}
+
+/* The previous non-view node's backend before node I, or NONE.  */
+static int
+previous_backend (const struct plan *p, int i)
+{
+  while (--i >= 0)
+    if (!p->view[i] && p->bk[i] != NONE)
+      return p->bk[i];
+  return NONE;
+}
+
+static int
+place_nodes (struct plan *p)
+{
+  tsr_sched *s = p->s;
+  tsr_graph *g = p->g;
+  for (int a = 0; a < s->n_backends; a++)
+    for (int b = 0; b < s->n_backends; b++)
+      p->reach[a][b] = a == b || tsr_device_supports_buffer_type
+        (tsr_backend_device (s->backends[a]),
+         tsr_backend_buffer_type (s->backends[b]));
+  /* Rules 1-3, in graph order; rule 4's first pass in the same walk,
+     so that a node sees its inputs placed.  */
+  for (int i = 0; i < p->n; i++)
     {
       const tsr_tensor *node = g->nodes[i];
       struct tsri_verdict v;
-      int b;
       /* Checked here once: the backends' walks trust the nodes.  */
       if (tsri_node_check (node, &v) != TSR_OK)
         return tsr_set_error (v.status, "scheduler: %s", v.msg);
       if (node->view_src && tsr_op_get_kind (node->op) == TSR_OP_KIND_VIEW)
         {
-          /* Views go with the memory they view.  */
-          b = placed_on (s, node->view_src);
-          if (b == NONE)
-            b = owner_of_data (s, node->view_src);
-          if (b == NONE)
-            b = 0;
+          p->view[i] = 1;
+          continue;
         }
-      else if (node->view_src)
-        {
-          /* cpy-like nodes write into their destination's memory: they
-             run on a backend that reaches it.  */
-          if ((b = choose_writer (s, node)) == NONE)
-            return tsr_last_status ();
-        }
-      else if ((b = choose (s, node)) == NONE)
+      bool free_node;
+      int b = place_fixed (p, i, &free_node);
+      if (!free_node && b == NONE)
         return tsr_last_status ();
-      place_on (s, node, b);
-      /* Inputs without memory yet live where they are first read.  */
-      for (int j = 0; j < TSR_MAX_SRC; j++)
-        if (node->src[j] && !root_of (node->src[j])->data
-            && placed_on (s, root_of (node->src[j])) == NONE)
-          place_on (s, root_of (node->src[j]), b);
+      if (!free_node)
+        {
+          p->bk[i] = b;
+          p->fixed[i] = 1;
+        }
+    }
+  for (int i = 0; i < p->n; i++)
+    if (!p->view[i] && !p->fixed[i])
+      {
+        int b = cheapest (p, i, previous_backend (p, i));
+        if (b == NONE)
+          return unsupported (g->nodes[i]), tsr_last_status ();
+        p->bk[i] = b;
+      }
+  /* Sweeps: a node moves only to a strictly cheaper backend, so this
+     ends; a few sweeps settle what a model's layers need.  */
+  for (int sweep = 0; sweep < 8; sweep++)
+    {
+      bool moved = false;
+      for (int k = 0; k < p->n; k++)
+        {
+          int i = sweep % 2 == 0 ? p->n - 1 - k : k;
+          if (p->view[i] || p->fixed[i])
+            continue;
+          int cur = p->bk[i];
+          int b = cheapest (p, i, cur);
+          if (b != cur && cost (p, i, b) < cost (p, i, cur))
+            {
+              p->bk[i] = b;
+              moved = true;
+            }
+        }
+      if (!moved)
+        break;
     }
   return TSR_OK;
+}
+
+/* A min-heap of node indices, one per backend.  */
+struct heap
+{
+  int *a;
+  int n;
+};
+
+static void
+heap_push (struct heap *h, int v)
+{
+  int i = h->n++;
+  while (i > 0 && h->a[(i - 1) / 2] > v)
+    {
+      h->a[i] = h->a[(i - 1) / 2];
+      i = (i - 1) / 2;
+    }
+  h->a[i] = v;
+}
+
+static int
+heap_pop (struct heap *h)
+{
+  int top = h->a[0], v = h->a[--h->n], i = 0;
+  for (;;)
+    {
+      int c = 2 * i + 1;
+      if (c >= h->n)
+        break;
+      if (c + 1 < h->n && h->a[c + 1] < h->a[c])
+        c++;
+      if (h->a[c] >= v)
+        break;
+      h->a[i] = h->a[c];
+      i = c;
+    }
+  if (h->n)
+    h->a[i] = v;
+  return top;
 }
 
 static int
@@ -416,6 +778,273 @@ grow (void **arr, int *cap, int n, size_t elem)
   *arr = a;
   *cap = ncap;
   return TSR_OK;
+}
+
+/* An edge of the order: node FROM before node TO.  */
+struct edge
+{
+  int from, to;
+};
+
+struct edges
+{
+  struct edge *e;
+  int n, cap;
+};
+
+static int
+add_edge (struct edges *E, int from, int to)
+{
+  if (grow ((void **) &E->e, &E->cap, E->n, sizeof *E->e) != TSR_OK)
+    return TSR_ERR_NO_MEMORY;
+  E->e[E->n++] = (struct edge) { from, to };
+  return TSR_OK;
+}
+
+/* An access to memory that some node writes into in place.  */
+struct access
+{
+  const tsr_tensor *root;
+  int node;
+};
+
+static int
+by_root (const void *a, const void *b)
+{
+  const struct access *x = a, *y = b;
+  if (x->root != y->root)
+    return (uintptr_t) x->root < (uintptr_t) y->root ? -1 : 1;
+  return x->node - y->node;
+}
+
+/* Edges that keep the graph's order of the accesses to memory written
+   in place (a reader before the write reads the old contents): a
+   writer comes after every access since the previous writer, a reader
+   after the previous writer.  */
+static int
+memory_edges (const struct plan *p, struct edges *E)
+{
+  tsr_graph *g = p->g;
+  struct access *acc = NULL;
+  int n_acc = 0, cap_acc = 0, n_wr = 0, st = TSR_OK;
+  const tsr_tensor **wr = malloc ((size_t) (p->n ? p->n : 1) * sizeof *wr);
+  if (!wr)
+    return tsr_set_error (TSR_ERR_NO_MEMORY, "scheduler: out of memory");
+  for (int i = 0; i < p->n; i++)
+    if (!p->view[i] && g->nodes[i]->view_src)
+      wr[n_wr++] = g->nodes[i]->view_src;
+  for (int i = 0; i < p->n && n_wr && st == TSR_OK; i++)
+    {
+      const tsr_tensor *node = g->nodes[i], *touched[TSR_MAX_SRC + 1];
+      int n_t = 0;
+      if (p->view[i])
+        continue;
+      if (node->view_src)
+        touched[n_t++] = node->view_src;
+      for (int j = 0; j < TSR_MAX_SRC; j++)
+        if (node->src[j])
+          touched[n_t++] = root_of (node->src[j]);
+      for (int t = 0; t < n_t && st == TSR_OK; t++)
+        {
+          bool written = false, dup = false;
+          for (int w = 0; w < n_wr && !written; w++)
+            written = wr[w] == touched[t];
+          for (int u = 0; u < t && !dup; u++)
+            dup = touched[u] == touched[t];
+          if (written && !dup
+              && (st = grow ((void **) &acc, &cap_acc, n_acc, sizeof *acc))
+                 == TSR_OK)
+            acc[n_acc++] = (struct access) { touched[t], i };
+        }
+    }
+  free (wr);
+  if (st == TSR_OK && n_acc)
+    qsort (acc, (size_t) n_acc, sizeof *acc, by_root);
+  for (int a = 0, end; a < n_acc && st == TSR_OK; a = end)
+    {
+      int last_w = NONE, since = a;
+      for (end = a; end < n_acc && acc[end].root == acc[a].root; end++)
+        ;
+      for (int k = a; k < end && st == TSR_OK; k++)
+        {
+          bool writes = g->nodes[acc[k].node]->view_src == acc[k].root;
+          if (writes)
+            {
+              for (int e = since; e < k && st == TSR_OK; e++)
+                st = add_edge (E, acc[e].node, acc[k].node);
+              last_w = acc[k].node;
+              since = k;
+            }
+          else if (last_w != NONE)
+            st = add_edge (E, last_w, acc[k].node);
+        }
+    }
+  free (acc);
+  return st;
+}
+
+/* The compute order: a topological order of the nodes (sources and
+   in-place writes respected) that stays on one backend while it has a
+   node ready, taking the earliest ready node of the graph's order, and
+   otherwise moves to the backend whose ready node comes first.  Views
+   compute nothing: they come as soon as they are ready.  */
+static int
+make_order (struct plan *p)
+{
+  tsr_sched *s = p->s;
+  int n = p->n, st = TSR_OK;
+  struct edges E = { 0 };
+  for (int i = 0; i < n && st == TSR_OK; i++)
+    for (int k = p->cstart[i]; k < p->cstart[i + 1] && st == TSR_OK; k++)
+      st = add_edge (&E, i, p->cons[k]);
+  if (st == TSR_OK)
+    st = memory_edges (p, &E);
+  size_t n1 = (size_t) n + 1;
+  int *indeg = calloc (n1, sizeof *indeg);
+  int *estart = calloc (n1, sizeof *estart);
+  int *succ = malloc ((size_t) (E.n ? E.n : 1) * sizeof *succ);
+  int *stack = malloc (n1 * sizeof *stack);
+  int *pool = malloc (n1 * (size_t) s->n_backends * sizeof *pool);
+  s->order = malloc (n1 * sizeof *s->order);
+  if (st == TSR_OK && (!indeg || !estart || !succ || !stack || !pool
+                       || !s->order))
+    st = tsr_set_error (TSR_ERR_NO_MEMORY, "scheduler: out of memory");
+  if (st == TSR_OK)
+    {
+      struct heap h[TSR_SCHED_MAX_BACKENDS];
+      int n_stack = 0, done = 0, cur = NONE;
+      for (int e = 0; e < E.n; e++)
+        {
+          indeg[E.e[e].to]++;
+          estart[E.e[e].from + 1]++;
+        }
+      for (int i = 0; i < n; i++)
+        estart[i + 1] += estart[i];
+      memcpy (stack, estart, (size_t) n * sizeof *stack);  /* fill */
+      for (int e = 0; e < E.n; e++)
+        succ[stack[E.e[e].from]++] = E.e[e].to;
+      for (int b = 0; b < s->n_backends; b++)
+        h[b] = (struct heap) { pool + (size_t) b * n1, 0 };
+      for (int i = n - 1; i >= 0; i--)
+        if (indeg[i] == 0)
+          {
+            if (p->view[i])
+              stack[n_stack++] = i;
+            else
+              heap_push (&h[p->bk[i]], i);
+          }
+      while (done < n)
+        {
+          int i;
+          if (n_stack)
+            i = stack[--n_stack];
+          else
+            {
+              if (cur == NONE || h[cur].n == 0)
+                {
+                  cur = NONE;
+                  for (int b = 0; b < s->n_backends; b++)
+                    if (h[b].n && (cur == NONE || h[b].a[0] < h[cur].a[0]))
+                      cur = b;
+                }
+              if (cur == NONE)
+                break;
+              i = heap_pop (&h[cur]);
+            }
+          s->order[done++] = p->g->nodes[i];
+          for (int e = estart[i]; e < estart[i + 1]; e++)
+            if (--indeg[succ[e]] == 0)
+              {
+                if (p->view[succ[e]])
+                  stack[n_stack++] = succ[e];
+                else
+                  heap_push (&h[p->bk[succ[e]]], succ[e]);
+              }
+        }
+      /* A graph built by tsr_graph_build has no cycle; in-place writes
+         that contradict its order could make one.  */
+      if (done < n)
+        st = tsr_set_error (TSR_ERR_INVALID_ARG, "scheduler: the graph's "
+                            "in-place writes and reads cannot be ordered");
+    }
+  free (E.e);
+  free (indeg);
+  free (estart);
+  free (succ);
+  free (stack);
+  free (pool);
+  return st;
+}
+
+/* The placement map after planning: nodes, views with their memory,
+   leafs with memory at the first backend at it, and inputs with no
+   memory yet where they are first read.  */
+static void
+publish (tsr_sched *s, const struct plan *p)
+{
+  tsr_graph *g = p->g;
+  for (int i = 0; i < p->n; i++)
+    place_on (s, g->nodes[i], p->view[i] ? NONE : p->bk[i]);
+  for (int i = 0; i < g->n_leafs; i++)
+    if (has_memory (g->leafs[i]))
+      for (int b = s->n_backends - 1; b >= 0; b--)
+        if (at_memory (s, b, memory_type (g->leafs[i])))
+          place_on (s, g->leafs[i], b);
+  for (int i = 0; i < p->n; i++)
+    {
+      const tsr_tensor *node = s->order[i];
+      int b = placed_on (s, node);
+      for (int j = 0; b != NONE && j < TSR_MAX_SRC; j++)
+        if (node->src[j] && !root_of (node->src[j])->data
+            && placed_on (s, root_of (node->src[j])) == NONE)
+          place_on (s, root_of (node->src[j]), b);
+    }
+  for (int i = 0; i < p->n; i++)
+    if (p->view[i])
+      {
+        int b = placed_on (s, g->nodes[i]->view_src);
+        place_on (s, g->nodes[i], b == NONE ? 0 : b);
+      }
+}
+
+static int
+assign (tsr_sched *s, tsr_graph *g)
+{
+  size_t cap = 64;
+  while (cap < 2 * (size_t) (g->n_nodes + g->n_leafs) + 16)
+    cap *= 2;
+  s->placed = calloc (cap, sizeof *s->placed);
+  if (!s->placed)
+    return tsr_set_error (TSR_ERR_NO_MEMORY, "scheduler: out of memory");
+  s->cap_placed = cap;
+  struct plan p = { .s = s, .g = g, .n = g->n_nodes };
+  size_t n1 = (size_t) p.n + 1;
+  p.bk = malloc (n1 * sizeof *p.bk);
+  p.fixed = calloc (n1, 1);
+  p.view = calloc (n1, 1);
+  int st = p.bk && p.fixed && p.view
+           ? TSR_OK
+           : tsr_set_error (TSR_ERR_NO_MEMORY, "scheduler: out of memory");
+  /* While planning, the map gives node indices plus one.  */
+  for (int i = 0; i < p.n && st == TSR_OK; i++)
+    {
+      p.bk[i] = NONE;
+      place_on (s, g->nodes[i], i + 1);
+    }
+  if (st == TSR_OK)
+    st = readers (&p);
+  if (st == TSR_OK)
+    st = place_nodes (&p);
+  if (st == TSR_OK)
+    st = make_order (&p);
+  if (st == TSR_OK)
+    publish (s, &p);
+  free (p.bk);
+  free (p.fixed);
+  free (p.view);
+  free (p.cstart);
+  free (p.cons);
+  return st;
 }
 
 /* The copy of X on backend B, made if needed.  */
@@ -437,7 +1066,7 @@ copy_of (tsr_sched *s, tsr_tensor *x, int b, int split)
             tsr_backend_name (s->backends[b]));
   c->flags |= TSR_FLAG_INPUT;
   place_on (s, c, b);
-  s->copies[s->n_copies++] = (struct copy) { x, c, b, split };
+  s->copies[s->n_copies++] = (struct copy) { x, c, b, split, kind_of (x) };
   return c;
 }
 
@@ -458,7 +1087,7 @@ make_splits (tsr_sched *s, tsr_graph *g)
   int swap_cap = 0;
   for (int i = 0; i < g->n_nodes; i++)
     {
-      tsr_tensor *node = g->nodes[i];
+      tsr_tensor *node = s->order[i];
       if (tsr_op_get_kind (node->op) == TSR_OP_KIND_VIEW)
         continue;
       int b = placed_on (s, node);
@@ -496,8 +1125,8 @@ make_splits (tsr_sched *s, tsr_graph *g)
       if (!sp->sub.nodes)
         return tsr_last_status ();
       for (int i = sp->first; i <= sp->last; i++)
-        if (tsr_op_get_kind (g->nodes[i]->op) != TSR_OP_KIND_VIEW)
-          sp->sub.nodes[n++] = g->nodes[i];
+        if (tsr_op_get_kind (s->order[i]->op) != TSR_OP_KIND_VIEW)
+          sp->sub.nodes[n++] = s->order[i];
       sp->sub.n_nodes = sp->sub.cap_nodes = n;
       sp->sub.ctx = s->ctx;
     }
@@ -524,11 +1153,12 @@ allocate_on (tsr_sched *s, tsr_graph *g, int b)
   for (int i = 0; i < s->n_copies; i++)
     if (s->copies[i].backend == b)
       gb->leafs[gb->n_leafs++] = s->copies[i].dst;
-  /* Nodes on B; those read by another backend's nodes must survive
-     B's later nodes, so they count as outputs here.  */
+  /* Nodes on B, in compute order; those read by another backend's
+     nodes must survive B's later nodes, so they count as outputs
+     here.  */
   for (int i = 0; i < n; i++)
     {
-      tsr_tensor *node = g->nodes[i];
+      tsr_tensor *node = s->order[i];
       if (placed_on (s, root_of (node)) != b)
         continue;
       saved[gb->n_nodes] = node->flags;
@@ -605,6 +1235,7 @@ tsr_sched_alloc_graph (tsr_sched *s, tsr_graph *g)
 {
   if (!s || !g)
     return tsr_set_error (TSR_ERR_INVALID_ARG, "scheduler: NULL argument");
+  double t0 = now_s ();
   clear_graph_state (s);
   forget_memory (s, g);
   s->ctx = tsr_context_new (true);
@@ -623,6 +1254,18 @@ tsr_sched_alloc_graph (tsr_sched *s, tsr_graph *g)
       return st;
     }
   s->graph = g;
+  s->totals.n_plans++;
+  s->totals.plan_seconds += now_s () - t0;
+  if (s->n_exceptions && !s->warned)
+    {
+      s->warned = true;
+      tsr_log (TSR_LOG_WARN, "scheduler: %d node%s cannot run where the "
+               "memory %s read%s is, and that memory is copied on every "
+               "compute (TESSERA_LOG=info names them)", s->n_exceptions,
+               s->n_exceptions == 1 ? "" : "s",
+               s->n_exceptions == 1 ? "it" : "they",
+               s->n_exceptions == 1 ? "s" : "");
+    }
   const char *dbg = getenv ("TESSERA_SCHED_DEBUG");
   if (dbg && *dbg && strcmp (dbg, "0") != 0)
     tsr_sched_print (s, stderr);
@@ -703,25 +1346,67 @@ tsr_sched_graph_compute (tsr_sched *s, tsr_graph *g)
     return tsr_set_error (TSR_ERR_STATE, "scheduler: graph not allocated "
                           "by this scheduler (call tsr_sched_alloc_graph)");
   int st = TSR_OK;
+  double t0 = now_s (), inside = 0, t;
   for (int k = 0; k < s->n_splits && st == TSR_OK; k++)
     {
       struct split *sp = &s->splits[k];
+      t = now_s ();
       /* A split may read its predecessor's results in place.  */
       if (k > 0 && s->splits[k - 1].backend != sp->backend)
         st = tsr_backend_synchronize (s->backends[s->splits[k - 1].backend]);
       for (int i = 0; i < s->n_copies && st == TSR_OK; i++)
         if (s->copies[i].split == k)
           st = run_copy (s, &s->copies[i]);
-      if (st != TSR_OK)
-        break;
-      tsr_backend *be = s->backends[sp->backend];
-      st = be->iface.graph_compute (be, &sp->sub);
+      if (st == TSR_OK)
+        {
+          tsr_backend *be = s->backends[sp->backend];
+          st = be->iface.graph_compute (be, &sp->sub);
+        }
+      inside += now_s () - t;
     }
   /* Every backend waits, even after a failure; the first failure is
      the one reported, with its message.  */
+  t = now_s ();
   for (int b = 0; b < s->n_backends; b++)
     st = tsri_sync_after (s->backends[b], st);
+  double end = now_s ();
+  inside += end - t;
+  s->totals.compute_seconds += end - t0;
+  s->totals.overhead_seconds += end - t0 - inside;
+  if (st == TSR_OK)
+    {
+      s->totals.n_computes++;
+      for (int i = 0; i < s->n_copies; i++)
+        s->totals.total_bytes[s->copies[i].kind]
+          += tsr_nbytes (s->copies[i].src);
+    }
   return st;
+}
+
+void
+tsr_sched_get_stats (const tsr_sched *s, struct tsr_sched_stats *stats)
+{
+  if (!stats)
+    return;
+  memset (stats, 0, sizeof *stats);
+  if (!s)
+    return;
+  *stats = s->totals;
+  stats->n_splits = s->n_splits;
+  stats->n_copies = s->n_copies;
+  stats->n_exceptions = s->n_exceptions;
+  for (int i = 0; i < s->n_copies; i++)
+    {
+      stats->copies[s->copies[i].kind]++;
+      stats->bytes[s->copies[i].kind] += tsr_nbytes (s->copies[i].src);
+    }
+}
+
+void
+tsr_sched_clear_stats (tsr_sched *s)
+{
+  if (s)
+    memset (&s->totals, 0, sizeof s->totals);
 }
 
 int
@@ -746,6 +1431,10 @@ tsr_sched_n_nodes_on (const tsr_sched *s, tsr_backend *backend)
   return n;
 }
 
+static const char *const kind_names[TSR_SCHED_COPY_KINDS] = {
+  "weight", "cache", "activation"
+};
+
 void
 tsr_sched_print (const tsr_sched *s, void *stream)
 {
@@ -755,20 +1444,29 @@ tsr_sched_print (const tsr_sched *s, void *stream)
       fprintf (f, "scheduler: no graph allocated\n");
       return;
     }
-  fprintf (f, "scheduler: %d splits, %d copies\n", s->n_splits, s->n_copies);
+  struct tsr_sched_stats st;
+  tsr_sched_get_stats (s, &st);
+  fprintf (f, "scheduler: %d splits, %d copies per compute (bytes: "
+           "weights %llu, cache %llu, activations %llu), %d exception%s\n",
+           st.n_splits, st.n_copies,
+           (unsigned long long) st.bytes[TSR_SCHED_COPY_WEIGHT],
+           (unsigned long long) st.bytes[TSR_SCHED_COPY_CACHE],
+           (unsigned long long) st.bytes[TSR_SCHED_COPY_ACTIVATION],
+           st.n_exceptions, st.n_exceptions == 1 ? "" : "s");
   for (int k = 0; k < s->n_splits; k++)
     {
       const struct split *sp = &s->splits[k];
-      fprintf (f, "  split %d on %s: nodes %d..%d (%d to compute)\n", k,
-               tsr_backend_name (s->backends[sp->backend]), sp->first,
-               sp->last, sp->sub.n_nodes);
+      fprintf (f, "  split %d on %s: %d nodes\n", k,
+               tsr_backend_name (s->backends[sp->backend]), sp->sub.n_nodes);
       for (int i = 0; i < s->n_copies; i++)
         if (s->copies[i].split == k)
-          fprintf (f, "    copy '%s' (%zu bytes) to %s\n",
-                   s->copies[i].src->name, tsr_nbytes (s->copies[i].src),
+          fprintf (f, "    copy %s '%s' (%zu bytes) to %s\n",
+                   kind_names[s->copies[i].kind],
+                   tsr_tensor_label (s->copies[i].src),
+                   tsr_nbytes (s->copies[i].src),
                    tsr_backend_name (s->backends[s->copies[i].backend]));
       for (int i = 0; i < sp->sub.n_nodes; i++)
         fprintf (f, "    %s '%s'\n", tsr_op_name (sp->sub.nodes[i]->op),
-                 sp->sub.nodes[i]->name);
+                 tsr_tensor_label (sp->sub.nodes[i]));
     }
 }

@@ -60,7 +60,16 @@ size_t tsr_buffer_type_max_size (tsr_buffer_type *buft);
 size_t tsr_buffer_type_alloc_size (tsr_buffer_type *buft,
                                    const tsr_tensor *t);
 bool tsr_buffer_type_is_host (tsr_buffer_type *buft);
+/* The device that offers BUFT (a GPU for its pinned host memory; NULL
+   for tsr_host_buffer_type).  */
 tsr_device *tsr_buffer_type_device (tsr_buffer_type *buft);
+/* The device whose memory BUFT's buffers are: for host memory (the
+   host buffer type, a GPU's pinned host memory: is_host) the CPU
+   device, NULL when none is registered; otherwise the device that
+   offers it (CPU_REPACK: the CPU; a GPU's own memory: that GPU).  The
+   scheduler runs a node that reads a weight where this says the weight
+   is.  */
+tsr_device *tsr_buffer_type_memory_device (tsr_buffer_type *buft);
 
 /* Buffers.  */
 void tsr_buffer_free (tsr_buffer *buf);

@@ -29,6 +29,7 @@
 #include <tessera/comm.h>
 #include <tessera/gguf.h>
 #include <tessera/ops.h>
+#include <tessera/sched.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -178,6 +179,11 @@ int tsr_session_n_past (const tsr_session *s);
 int tsr_session_n_ctx (const tsr_session *s);
 /* Forget the cache's contents (keep its memory and graphs).  */
 void tsr_session_reset (tsr_session *s);
+/* The scheduler that runs the session's graphs, owned by the session:
+   where the last batch shape's nodes run (tsr_sched_get_backend), its
+   splits, copies and timings (tsr_sched_get_stats, tsr_sched_print).
+   Its plan is the last batch shape's.  */
+tsr_sched *tsr_session_sched (tsr_session *s);
 
 /* Sampling.  */
 

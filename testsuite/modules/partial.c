@@ -1,7 +1,10 @@
-/* A check-only backend that supports only f32 add and mul and keeps
-   its tensors in memory of its own buffer type, which no other device
-   reads; it says it has 1 MiB of it free (it allocates more).  With it, the scheduler must split graphs and copy tensors
-   across backends.  Arithmetic is plain C over strides.  */
+/* A check-only backend module with two devices that keep their tensors
+   in memory of their own buffer types, which no other device reads:
+   Partial0 supports only f32 add and mul, Partial1 f32 matrix products
+   too.  Each says it has 1 MiB free (it allocates more).  With them,
+   the scheduler must split graphs and copy tensors across backends, and
+   a model's layers can be placed on a device that cannot run all of
+   them.  Arithmetic is plain C over strides.  */
 #include <stdlib.h>
 #include <string.h>
 #include <tessera/module.h>
@@ -9,7 +12,7 @@
 static const char *
 buft_name (tsr_buffer_type *buft)
 {
-  return "partial";
+  return buft->context ? "partial-mm" : "partial";
 }
 
 static void
@@ -70,17 +73,27 @@ buft_align (tsr_buffer_type *buft)
   return 32;
 }
 
-static tsr_device partial_device;
+static tsr_device partial_devices[2];
 
-static struct tsr_buffer_type partial_buft = {
-  { buft_name, buft_alloc, buft_align, NULL, NULL, NULL },
-  &partial_device, NULL
+/* Context: non-NULL for Partial1's (products too).  */
+static struct tsr_buffer_type partial_bufts[2] = {
+  { { buft_name, buft_alloc, buft_align, NULL, NULL, NULL },
+    &partial_devices[0], NULL },
+  { { buft_name, buft_alloc, buft_align, NULL, NULL, NULL },
+    &partial_devices[1], &partial_devices[1] },
 };
+
+static bool
+with_products (const tsr_device *dev)
+{
+  return dev == &partial_devices[1];
+}
 
 static bool
 supports_op (tsr_device *dev, const tsr_tensor *op)
 {
-  if (op->op != TSR_OP_ADD && op->op != TSR_OP_MUL)
+  if (op->op != TSR_OP_ADD && op->op != TSR_OP_MUL
+      && !(op->op == TSR_OP_MUL_MAT && with_products (dev)))
     return false;
   return op->type == TSR_TYPE_F32 && op->src[0]->type == TSR_TYPE_F32
          && op->src[1]->type == TSR_TYPE_F32;
@@ -96,6 +109,34 @@ at (const tsr_tensor *t, int64_t i0, int64_t i1, int64_t i2, int64_t i3)
   return v;
 }
 
+static void
+store (tsr_tensor *d, int64_t i0, int64_t i1, int64_t i2, int64_t i3,
+       float r)
+{
+  memcpy ((char *) d->data + i0 * d->nb[0] + i1 * d->nb[1] + i2 * d->nb[2]
+          + i3 * d->nb[3], &r, sizeof r);
+}
+
+/* d[i0, i1] = sum over k of a[k, i0] b[k, i1], a broadcast over b's
+   matrices.  */
+static void
+mul_mat (tsr_tensor *d)
+{
+  const tsr_tensor *a = d->src[0], *b = d->src[1];
+  for (int64_t i3 = 0; i3 < d->ne[3]; i3++)
+    for (int64_t i2 = 0; i2 < d->ne[2]; i2++)
+      for (int64_t i1 = 0; i1 < d->ne[1]; i1++)
+        for (int64_t i0 = 0; i0 < d->ne[0]; i0++)
+          {
+            double acc = 0;
+            for (int64_t k = 0; k < a->ne[0]; k++)
+              acc += (double) at (a, k, i0, i2 / (b->ne[2] / a->ne[2]),
+                                  i3 / (b->ne[3] / a->ne[3]))
+                     * at (b, k, i1, i2, i3);
+            store (d, i0, i1, i2, i3, (float) acc);
+          }
+}
+
 static int
 compute (tsr_backend *be, tsr_graph *g)
 {
@@ -104,9 +145,14 @@ compute (tsr_backend *be, tsr_graph *g)
       tsr_tensor *d = tsr_graph_node (g, n);
       if (tsr_op_get_kind (d->op) == TSR_OP_KIND_VIEW)
         continue;
-      if (!supports_op (NULL, d))
+      if (!supports_op (be->device, d))
         return tsr_set_error (TSR_ERR_UNSUPPORTED, "partial: %s",
                               tsr_op_name (d->op));
+      if (d->op == TSR_OP_MUL_MAT)
+        {
+          mul_mat (d);
+          continue;
+        }
       for (int64_t i3 = 0; i3 < d->ne[3]; i3++)
         for (int64_t i2 = 0; i2 < d->ne[2]; i2++)
           for (int64_t i1 = 0; i1 < d->ne[1]; i1++)
@@ -114,9 +160,7 @@ compute (tsr_backend *be, tsr_graph *g)
               {
                 float a = at (d->src[0], i0, i1, i2, i3);
                 float b = at (d->src[1], i0, i1, i2, i3);
-                float r = d->op == TSR_OP_ADD ? a + b : a * b;
-                memcpy ((char *) d->data + i0 * d->nb[0] + i1 * d->nb[1]
-                        + i2 * d->nb[2] + i3 * d->nb[3], &r, sizeof r);
+                store (d, i0, i1, i2, i3, d->op == TSR_OP_ADD ? a + b : a * b);
               }
     }
   return TSR_OK;
@@ -125,7 +169,7 @@ compute (tsr_backend *be, tsr_graph *g)
 static const char *
 be_name (tsr_backend *be)
 {
-  return "partial";
+  return with_products (be->device) ? "partial-mm" : "partial";
 }
 
 static tsr_backend *
@@ -141,13 +185,15 @@ init_backend (tsr_device *dev, const char *params)
 static const char *
 dev_name (tsr_device *dev)
 {
-  return "Partial0";
+  return with_products (dev) ? "Partial1" : "Partial0";
 }
 
 static const char *
 dev_desc (tsr_device *dev)
 {
-  return "check-only backend: f32 add and mul, private memory";
+  return with_products (dev)
+         ? "check-only backend: f32 add, mul and mul_mat, private memory"
+         : "check-only backend: f32 add and mul, private memory";
 }
 
 /* A small memory, so that a model runner's check of free memory before
@@ -168,13 +214,13 @@ dev_type (tsr_device *dev)
 static tsr_buffer_type *
 dev_buft (tsr_device *dev)
 {
-  return &partial_buft;
+  return &partial_bufts[with_products (dev)];
 }
 
 static bool
 supports_buft (tsr_device *dev, tsr_buffer_type *buft)
 {
-  return buft == &partial_buft;
+  return buft == dev_buft (dev);
 }
 
 static const char *
@@ -186,26 +232,27 @@ reg_name (tsr_reg *reg)
 static size_t
 reg_count (tsr_reg *reg)
 {
-  return 1;
+  return 2;
 }
 
 static tsr_device *
 reg_dev (tsr_reg *reg, size_t i)
 {
-  return i == 0 ? &partial_device : NULL;
+  return i < 2 ? &partial_devices[i] : NULL;
 }
 
 static tsr_reg partial_reg = {
   TSR_MODULE_ABI_VERSION, { reg_name, reg_count, reg_dev }, NULL
 };
 
-static tsr_device partial_device = {
-  { .get_name = dev_name, .get_description = dev_desc,
-    .get_memory = dev_memory, .get_type = dev_type,
-    .init_backend = init_backend, .get_buffer_type = dev_buft,
-    .supports_op = supports_op, .supports_buft = supports_buft },
-  &partial_reg, NULL
-};
+#define PARTIAL_DEVICE { \
+  { .get_name = dev_name, .get_description = dev_desc, \
+    .get_memory = dev_memory, .get_type = dev_type, \
+    .init_backend = init_backend, .get_buffer_type = dev_buft, \
+    .supports_op = supports_op, .supports_buft = supports_buft }, \
+  &partial_reg, NULL }
+
+static tsr_device partial_devices[2] = { PARTIAL_DEVICE, PARTIAL_DEVICE };
 
 static int
 score (const char **reason)

@@ -15,6 +15,12 @@
    tessera-run --bench on each such device takes the roof of the set
    from the device's own memory (a positive figure), or says on
    standard error why it cannot and uses the host's.
+   Where the work runs: in every such placement no weight byte is
+   copied between devices on any compute (each weight is kept where a
+   backend computes with it, and each node runs where its weights are),
+   and no node is an exception to that; the two-layer q4_0 model of the
+   scheduler issue, with its last layer on an OpenCL device, runs a
+   generated token in at most 4 splits.
    Limitations: a device that cannot run some op leaves it to the CPU;
    the result is still compared.  The device's figure itself is not
    checked (no reference for it here).  */
@@ -33,9 +39,12 @@ static const struct model_case cases[] = {
   { "q8_0-tied", "--type=q8_0 --tied --layers=3 --rope-freqs", 2e-3 },
 };
 
-/* Logits of the prompt on BE[0..N) with GPU_LAYERS, into OUT; status. */
+/* Logits of the prompt on BE[0..N) with GPU_LAYERS, into OUT, then one
+   generated token; the scheduler's counters of the prompt and of the
+   token into PROMPT and TOKEN (may be NULL); status.  */
 static int
-run (const char *path, tsr_backend **be, int n, int gpu_layers, float *out)
+run (const char *path, tsr_backend **be, int n, int gpu_layers, float *out,
+     struct tsr_sched_stats *prompt, struct tsr_sched_stats *token)
 {
   struct tsr_model_params mp = { .backends = be, .n_backends = n,
                                  .gpu_layers = gpu_layers };
@@ -43,15 +52,42 @@ run (const char *path, tsr_backend **be, int n, int gpu_layers, float *out)
   if (!m)
     return tsr_last_status ();
   int64_t v = tsr_model_get_hparams (m)->n_vocab;
-  int32_t t[N_TOK];
-  mt_tokens (t, N_TOK, v, 5);
+  int32_t t[N_TOK + 1];
+  mt_tokens (t, N_TOK + 1, v, 5);
   struct tsr_session_params sp = { .n_ctx = 32, .n_batch = N_TOK };
   tsr_session *s = tsr_session_new (m, &sp);
   int st = s ? tsr_session_decode (s, t, N_TOK, out, true)
              : tsr_last_status ();
+  if (st == TSR_OK && prompt)
+    tsr_sched_get_stats (tsr_session_sched (s), prompt);
+  if (st == TSR_OK && token)
+    {
+      /* The second token of a generation: its graph is the steady
+         state's.  */
+      float *one = malloc ((size_t) v * sizeof *one);
+      for (int k = 0; k < 2 && st == TSR_OK; k++)
+        st = tsr_session_decode (s, &t[N_TOK], 1, one, false);
+      tsr_sched_get_stats (tsr_session_sched (s), token);
+      free (one);
+    }
   tsr_session_free (s);
   tsr_model_free (m);
   return st;
+}
+
+/* No weight copied, no exception, in the counters ST of a run named
+   WHAT.  */
+static void
+check_no_weight_copies (const struct tsr_sched_stats *st, const char *what)
+{
+  CHECK (st->bytes[TSR_SCHED_COPY_WEIGHT] == 0 && st->n_exceptions == 0
+         && st->n_computes > 0,
+         "%s: 0 weight bytes copied per compute, no exception (%llu "
+         "weight bytes in %d copies, %d exceptions; %d splits, %llu "
+         "activation bytes)", what,
+         (unsigned long long) st->bytes[TSR_SCHED_COPY_WEIGHT],
+         st->copies[TSR_SCHED_COPY_WEIGHT], st->n_exceptions, st->n_splits,
+         (unsigned long long) st->bytes[TSR_SCHED_COPY_ACTIVATION]);
 }
 
 static void
@@ -63,13 +99,52 @@ check_device (tsr_backend *dev, tsr_backend *cpu, const struct model_case *c,
   static const int layers[] = { -1, 1 };
   for (int k = 0; k < 2; k++)
     {
-      int st = run (path, both, 2, layers[k], got);
+      struct tsr_sched_stats prompt, token;
+      char what[160];
+      int st = run (path, both, 2, layers[k], got, &prompt, &token);
       double e = st == TSR_OK ? mt_nmse_f (got, want, n) : 1;
       CHECK (st == TSR_OK && e <= c->max_nmse, "%s: %s+CPU, %s: the CPU's "
              "logits (nmse %.2e, at most %.0e) %s", c->name, name,
              k ? "last layer on it" : "all layers on it", e, c->max_nmse,
              st == TSR_OK ? "" : tsr_last_error ());
+      if (st != TSR_OK)
+        continue;
+      snprintf (what, sizeof what, "%s: %s+CPU, %s, prompt", c->name, name,
+                k ? "last layer on it" : "all layers on it");
+      check_no_weight_copies (&prompt, what);
+      snprintf (what, sizeof what, "%s: %s+CPU, %s, generated token",
+                c->name, name, k ? "last layer on it" : "all layers on it");
+      check_no_weight_copies (&token, what);
     }
+}
+
+/* The scheduler issue's case: the two-layer q4_0 model with its last
+   layer on DEV (an OpenCL device, which leaves the key/value cache to
+   the CPU): CPU [embedding, layer 0] | DEV [layer 1's q, k, v] | CPU
+   [its attention] | DEV [the rest and the output]: at most 4 splits
+   per generated token (14 before placement followed memory), no
+   weight copied.  */
+static void
+check_issue_case (tsr_backend *dev, tsr_backend *cpu)
+{
+  char path[4096];
+  if (!mt_synth ("--type=q4_0 --layers=2", mt_path ("two", path,
+                                                     sizeof path)))
+    return;
+  tsr_backend *both[2] = { dev, cpu };
+  float *logits = malloc ((size_t) N_TOK * 512 * sizeof *logits);
+  struct tsr_sched_stats token;
+  int st = run (path, both, 2, 1, logits, NULL, &token);
+  CHECK (st == TSR_OK && token.n_splits <= 4
+         && token.bytes[TSR_SCHED_COPY_WEIGHT] == 0,
+         "q4_0, 2 layers, %s+CPU, last layer on it: at most 4 splits per "
+         "generated token, no weight copied (%d splits, %d copies, %llu "
+         "weight bytes) %s", tsr_backend_name (dev), token.n_splits,
+         token.n_copies,
+         (unsigned long long) token.bytes[TSR_SCHED_COPY_WEIGHT],
+         st == TSR_OK ? "" : tsr_last_error ());
+  free (logits);
+  unlink (path);
 }
 
 /* tessera-run --bench with NAME first: a roof of NAME's own.  */
@@ -103,6 +178,8 @@ check_bench_roof (const char *name, const char *path)
          at ? "measured" : said ? "said it cannot" : mt_out);
 }
 
+/* PART: Partial1, which multiplies f32 matrices, so the model's
+   matrices go to its memory.  */
 static void
 check_memory (tsr_backend *part, tsr_backend *cpu)
 {
@@ -116,7 +193,7 @@ check_memory (tsr_backend *part, tsr_backend *cpu)
   tsr_model *m = tsr_model_load (path, &mp);
   const char *e = tsr_last_error ();
   CHECK (!m && tsr_last_status () == TSR_ERR_NO_MEMORY
-         && strstr (e, "Partial0") && strstr (e, "MiB free"),
+         && strstr (e, "Partial1") && strstr (e, "MiB free"),
          "weights larger than a device's free memory are refused (%s)", e);
   tsr_model_free (m);
   mp.gpu_layers = 2;
@@ -188,7 +265,7 @@ main (void)
         continue;
       size_t n = (size_t) N_TOK * 512;           /* tiny: vocab 512 */
       float *want = malloc (n * sizeof *want), *got = malloc (n * sizeof *got);
-      int st = run (path, &cpu, 1, -1, want);
+      int st = run (path, &cpu, 1, -1, want, NULL, NULL);
       CHECK (st == TSR_OK, "%s: CPU alone (%s)", cases[c].name,
              st == TSR_OK ? "" : tsr_last_error ());
       for (int d = 0; d < n_dev && st == TSR_OK; d++)
@@ -198,8 +275,15 @@ main (void)
       free (got);
       unlink (path);
     }
-  if (part)
-    check_memory (part, cpu);
+  tsr_backend *mm = NULL;
+  for (int d = 0; d < n_dev; d++)
+    if (strcmp (tsr_device_name (tsr_backend_device (devs[d])), "Partial1")
+        == 0)
+      mm = devs[d];
+    else if (devs[d] != part)
+      check_issue_case (devs[d], cpu);
+  if (mm)
+    check_memory (mm, cpu);
   for (int d = 0; d < n_dev; d++)
     tsr_backend_free (devs[d]);
   tsr_backend_free (cpu);

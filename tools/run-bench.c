@@ -42,6 +42,13 @@ struct set_report
   /* Over several processes: communication per generated token (this
      rank's), measured over the tg runs.  */
   double comm_ops, comm_bytes, comm_us;
+  /* The scheduler per generated token (the tg runs): its plan's splits
+     and copies, and the time it spent planning (amortized: a session
+     plans again every 256 positions) and in its own bookkeeping, with
+     the token's time.  */
+  bool have_sched;
+  struct tsr_sched_stats sched;
+  double sched_plan_us, sched_overhead_us, token_us;
 };
 
 static int32_t
@@ -139,8 +146,19 @@ bench_session (tsr_model *m, const struct run_options *o,
       if (o->comm)
         tsr_comm_get_stats (o->comm, &c0);
       rep->r[rep->n_results].test = "tg";
+      tsr_sched_clear_stats (tsr_session_sched (s));
       st = time_test (s, o, run_tg, o->tg, hp->n_vocab,
                       &rep->r[rep->n_results]);
+      if (st == TSR_OK)
+        {
+          struct tsr_sched_stats *ss = &rep->sched;
+          tsr_sched_get_stats (tsr_session_sched (s), ss);
+          double n = ss->n_computes ? (double) ss->n_computes : 1;
+          rep->have_sched = true;
+          rep->sched_plan_us = ss->plan_seconds * 1e6 / n;
+          rep->sched_overhead_us = ss->overhead_seconds * 1e6 / n;
+          rep->token_us = rep->r[rep->n_results].median_us / o->tg;
+        }
       rep->n_results += st == TSR_OK;
       if (o->comm && st == TSR_OK)
         {
@@ -320,6 +338,26 @@ report (const struct run_options *o, const struct set_report *reps, int n,
       }
   if (json)
     puts ("\n  ]\n}");
+  for (int i = 0; i < n && !csv && !json; i++)
+    if (reps[i].have_sched)
+      {
+        const struct set_report *r = &reps[i];
+        const struct tsr_sched_stats *ss = &r->sched;
+        double pct = r->token_us > 0 ? 100 * (r->sched_plan_us
+                                              + r->sched_overhead_us)
+                                         / r->token_us : 0;
+        printf ("%s: scheduler per generated token: %d split%s, %d "
+                "cop%s (weights %llu B, cache %llu B, activations %llu B), "
+                "%d exception%s; plan %.1f us, bookkeeping %.1f us: %.2f%% "
+                "of the token's %.0f us\n", r->devices, ss->n_splits,
+                ss->n_splits == 1 ? "" : "s", ss->n_copies,
+                ss->n_copies == 1 ? "y" : "ies",
+                (unsigned long long) ss->bytes[TSR_SCHED_COPY_WEIGHT],
+                (unsigned long long) ss->bytes[TSR_SCHED_COPY_CACHE],
+                (unsigned long long) ss->bytes[TSR_SCHED_COPY_ACTIVATION],
+                ss->n_exceptions, ss->n_exceptions == 1 ? "" : "s",
+                r->sched_plan_us, r->sched_overhead_us, pct, r->token_us);
+      }
   for (int i = 0; i < n && o->comm && !csv && !json; i++)
     if (reps[i].comm_ops > 0)
       printf ("%s: communication per generated token (rank 0): %.1f "

@@ -2,6 +2,8 @@
 
 info_TEXINFOS = doc/tessera.texi
 doc_tessera_TEXINFOS = doc/model.texi doc/parallel.texi
+# One info file, however long the manual grows.
+AM_MAKEINFOFLAGS = --no-split
 man_MANS += doc/tessera-info.1
 EXTRA_DIST += doc/tessera-info.1
 

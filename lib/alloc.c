@@ -257,6 +257,8 @@ ensure_buffer (tsr_gallocr *ga, size_t size)
     ga->reserved = size;
   tsr_buffer_free (ga->buffer);
   ga->buffer = tsr_buffer_type_alloc (ga->buft, ga->reserved);
+  if (ga->buffer)
+    tsri_buffer_set_scratch (ga->buffer);
   return ga->buffer ? TSR_OK : tsr_last_status ();
 }
 

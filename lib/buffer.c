@@ -32,7 +32,14 @@
    re-inserts the run after the slot), under a lock: buffers come and
    go rarely, lookups are a hash and a probe or two.  */
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-static const tsr_buffer **live;
+/* Each entry also says whether a graph allocator made the buffer for
+   the results of graphs (tsri_buffer_set_scratch).  */
+struct live_entry
+{
+  const tsr_buffer *b;
+  bool scratch;
+};
+static struct live_entry *live;
 static size_t live_cap, live_n;
 
 /* The slot holding B, or the empty slot that ends its run.  */
@@ -40,21 +47,20 @@ static size_t
 live_find (const tsr_buffer *b)
 {
   size_t i = tsri_hash_ptr (b, live_cap);
-  while (live[i] && live[i] != b)
+  while (live[i].b && live[i].b != b)
     i = (i + 1) & (live_cap - 1);
   return i;
 }
 
 static void
-live_put (const tsr_buffer *b)
+live_put (struct live_entry e)
 {
-  size_t i = tsri_hash_ptr (b, live_cap);
-  while (live[i])
+  size_t i = tsri_hash_ptr (e.b, live_cap);
+  while (live[i].b)
     i = (i + 1) & (live_cap - 1);
-  live[i] = b;
+  live[i] = e;
 }
 
-/* Record B; false when there is no memory to.  */
 static bool
 live_add (const tsr_buffer *b)
 {
@@ -63,7 +69,7 @@ live_add (const tsr_buffer *b)
   if (2 * (live_n + 1) > live_cap)
     {
       size_t cap = live_cap ? 2 * live_cap : 64;
-      const tsr_buffer **old = live, **t = calloc (cap, sizeof *t);
+      struct live_entry *old = live, *t = calloc (cap, sizeof *t);
       size_t old_cap = live_cap;
       if (!t)
         ok = false;
@@ -72,14 +78,14 @@ live_add (const tsr_buffer *b)
           live = t;
           live_cap = cap;
           for (size_t i = 0; i < old_cap; i++)
-            if (old[i])
+            if (old[i].b)
               live_put (old[i]);
           free (old);
         }
     }
   if (ok)
     {
-      live_put (b);
+      live_put ((struct live_entry) { b, false });
       live_n++;
     }
   pthread_mutex_unlock (&live_lock);
@@ -93,17 +99,17 @@ live_remove (const tsr_buffer *b)
   if (live_cap)
     {
       size_t i = live_find (b);
-      if (live[i])
+      if (live[i].b)
         {
-          live[i] = NULL;
+          live[i].b = NULL;
           live_n--;
           /* Re-insert the rest of the run, which may have probed past
              the freed slot.  */
-          for (size_t j = (i + 1) & (live_cap - 1); live[j];
+          for (size_t j = (i + 1) & (live_cap - 1); live[j].b;
                j = (j + 1) & (live_cap - 1))
             {
-              const tsr_buffer *m = live[j];
-              live[j] = NULL;
+              struct live_entry m = live[j];
+              live[j].b = NULL;
               live_put (m);
             }
         }
@@ -117,9 +123,29 @@ tsri_buffer_live (const tsr_buffer *b)
   bool found = false;
   pthread_mutex_lock (&live_lock);
   if (live_cap)
-    found = live[live_find (b)] == b;
+    found = live[live_find (b)].b == b;
   pthread_mutex_unlock (&live_lock);
   return found;
+}
+
+void
+tsri_buffer_set_scratch (const tsr_buffer *b)
+{
+  pthread_mutex_lock (&live_lock);
+  if (live_cap && live[live_find (b)].b == b)
+    live[live_find (b)].scratch = true;
+  pthread_mutex_unlock (&live_lock);
+}
+
+bool
+tsri_buffer_scratch (const tsr_buffer *b)
+{
+  bool scratch = false;
+  pthread_mutex_lock (&live_lock);
+  if (live_cap && live[live_find (b)].b == b)
+    scratch = live[live_find (b)].scratch;
+  pthread_mutex_unlock (&live_lock);
+  return scratch;
 }
 
 /* Generic calls.  */

@@ -33,12 +33,16 @@
  * node of the current one is ready), and cut into splits where the
  * backend changes.
  *
+ * Compute queues the splits without waiting in between (see
+ * plan_transfers): a split waits only for splits of other asynchronous
+ * backends whose results it reads, for an event in its own queue when
+ * both backends are of one registration with events, else on the host.
  * Copies go through the backends' own transfers: from host memory with
  * the receiving backend's asynchronous set (queued before the split's
- * work, no wait), into host memory with the sending backend's get,
- * between two devices through one staging area in pinned host memory
- * when a device offers it (allocated once, grown when needed), never
- * through a malloc per copy.
+ * work), into host memory with the producing backend's asynchronous get
+ * queued right after the split that computes the source, between two
+ * devices through a staging area of their own (pinned host memory when
+ * a device offers it), allocated with the plan, never per compute.
  *
  * Thread safety: a scheduler is one thread's object; different
  * schedulers may run at once on different backends.  Two schedulers
@@ -56,6 +60,12 @@
 #define NONE (-1)
 
 /* A tensor carried to another backend.  */
+/* How a copy moves: queued on the receiving backend from host memory
+   (SET), queued on the sending backend into the receiver's host memory
+   right after the split that computes the source (GET), or both
+   through a staging area of its own (STAGED).  */
+enum route { ROUTE_SET, ROUTE_GET, ROUTE_STAGED };
+
 struct copy
 {
   tsr_tensor *src;              /* the original (may be a view) */
@@ -63,6 +73,18 @@ struct copy
   int backend;
   int split;                    /* first split that reads it */
   enum tsr_sched_copy_kind kind;
+  int from;                     /* split computing the source, or NONE */
+  int owner;                    /* backend whose memory holds the source */
+  enum route route;
+  size_t staging_off;           /* ROUTE_STAGED */
+};
+
+/* Before split K runs: what it waits for, split FROM of another
+   backend, in that backend's queue (ON_DEVICE) or on the host.  */
+struct wait
+{
+  int from;
+  bool on_device;
 };
 
 /* Inside a split, node->src[j] is read through a copy.  */
@@ -80,12 +102,16 @@ struct split
   tsr_graph sub;                /* its non-view nodes */
   struct swap *swaps;
   int n_swaps;
+  struct wait *waits;           /* in the scheduler's context */
+  int n_waits;
+  tsr_event *done;              /* recorded after it when waited for */
 };
 
 struct placement
 {
   const tsr_tensor *t;
   int backend;
+  int split;                    /* where a node is computed, or NONE */
 };
 
 struct tsr_sched
@@ -103,6 +129,7 @@ struct tsr_sched
   struct copy *copies;
   int n_copies, cap_copies;
   int n_exceptions;
+  int n_host_waits, n_device_waits;     /* per compute */
   tsr_graph *graph;
   /* Staging for copies between two devices: pinned host memory when a
      device offers it (STAGING_BUF), else malloc'd (STAGING).  */
@@ -145,6 +172,8 @@ static void
 place_on (tsr_sched *s, const tsr_tensor *t, int b)
 {
   struct placement *p = map_slot (s->placed, s->cap_placed, t);
+  if (!p->t)
+    p->split = NONE;
   p->t = t;
   p->backend = b;
 }
@@ -211,10 +240,14 @@ clear_graph_state (tsr_sched *s)
   free (s->order);
   s->order = NULL;
   for (int i = 0; i < s->n_splits; i++)
-    free (s->splits[i].swaps);
+    {
+      free (s->splits[i].swaps);
+      tsr_event_free (s->splits[i].done);
+    }
   s->n_splits = 0;
   s->n_copies = 0;
   s->n_exceptions = 0;
+  s->n_host_waits = s->n_device_waits = 0;
   s->graph = NULL;
 }
 
@@ -279,7 +312,7 @@ tsr_sched_set_backend (tsr_sched *s, tsr_tensor *t, tsr_backend *backend)
       s->forced = n;
       s->cap_forced = cap;
     }
-  s->forced[s->n_forced++] = (struct placement) { t, b };
+  s->forced[s->n_forced++] = (struct placement) { t, b, NONE };
   return TSR_OK;
 }
 
@@ -1066,7 +1099,8 @@ copy_of (tsr_sched *s, tsr_tensor *x, int b, int split)
             tsr_backend_name (s->backends[b]));
   c->flags |= TSR_FLAG_INPUT;
   place_on (s, c, b);
-  s->copies[s->n_copies++] = (struct copy) { x, c, b, split, kind_of (x) };
+  s->copies[s->n_copies++] = (struct copy) { x, c, b, split, kind_of (x),
+                                             NONE, NONE, ROUTE_SET, 0 };
   return c;
 }
 
@@ -1104,6 +1138,7 @@ make_splits (tsr_sched *s, tsr_graph *g)
           swap_cap = 0;
         }
       sp->last = i;
+      map_slot (s->placed, s->cap_placed, node)->split = s->n_splits - 1;
       for (int j = 0; j < TSR_MAX_SRC; j++)
         {
           tsr_tensor *x = node->src[j];
@@ -1180,21 +1215,24 @@ allocate_on (tsr_sched *s, tsr_graph *g, int b)
   return st;
 }
 
-/* Tensors of G placed by an earlier allocation of this scheduler are
-   placed afresh: the new placement may differ.  */
+/* Tensors of G placed by a graph allocator (this scheduler's earlier
+   allocation, or another scheduler's) are placed afresh: the new
+   placement may differ, and another allocator's memory may be a device
+   this placement does not run the node on.  Memory the caller placed
+   tensors in (weights, caches, a buffer of its own) is kept.  */
 static void
 forget_memory (tsr_sched *s, tsr_graph *g)
 {
+  (void) s;
   for (int pass = 0; pass < 2; pass++)
     for (int i = 0; i < (pass ? g->n_nodes : g->n_leafs); i++)
       {
         tsr_tensor *t = pass ? g->nodes[i] : g->leafs[i];
-        for (int b = 0; t->buffer && b < s->n_backends; b++)
-          if (t->buffer == tsri_gallocr_buffer (s->galloc[b]))
-            {
-              t->buffer = NULL;
-              t->data = NULL;
-            }
+        if (t->buffer && tsri_buffer_scratch (t->buffer))
+          {
+            t->buffer = NULL;
+            t->data = NULL;
+          }
       }
 }
 
@@ -1230,6 +1268,8 @@ make_clones (tsr_sched *s)
   return TSR_OK;
 }
 
+static int plan_transfers (tsr_sched *s, tsr_graph *g);
+
 int
 tsr_sched_alloc_graph (tsr_sched *s, tsr_graph *g)
 {
@@ -1248,6 +1288,8 @@ tsr_sched_alloc_graph (tsr_sched *s, tsr_graph *g)
     st = allocate_on (s, g, b);
   if (st == TSR_OK)
     st = make_clones (s);
+  if (st == TSR_OK)
+    st = plan_transfers (s, g);
   if (st != TSR_OK)
     {
       clear_graph_state (s);
@@ -1303,38 +1345,281 @@ staging (tsr_sched *s, size_t n, int from, int to)
 static bool
 in_host_memory (const tsr_tensor *t)
 {
-  return !t->buffer || tsr_buffer_is_host (t->buffer);
+  const tsr_tensor *r = root_of (t);
+  return !r->buffer || tsr_buffer_is_host (r->buffer);
 }
 
-/* Carry C->src to C->dst for the split about to run on C->backend.  */
-static int
-run_copy (tsr_sched *s, const struct copy *c)
+/* Does backend B finish its work before its calls return?  */
+static bool
+synchronous (const tsr_sched *s, int b)
 {
-  size_t n = tsr_nbytes (c->src);
-  int from = placed_on (s, root_of (c->src));
-  tsr_backend *to = s->backends[c->backend];
-  int st = TSR_OK;
+  return !s->backends[b]->iface.synchronize;
+}
 
-  /* The source's backend has finished writing it.  */
-  if (from != NONE)
-    st = tsr_backend_synchronize (s->backends[from]);
-  if (st != TSR_OK)
-    return st;
-  if (in_host_memory (c->src))
-    /* Queued on the receiving backend before the split's work.  */
-    return tsr_backend_tensor_set_async (to, c->dst, c->src->data, 0, n);
-  tsr_backend *src_be = from != NONE ? s->backends[from] : NULL;
-  if (in_host_memory (c->dst))
-    return tsr_backend_tensor_get (src_be, c->src, c->dst->data, 0, n);
-  void *tmp = staging (s, n, from != NONE ? from : c->backend, c->backend);
-  if (!tmp)
+/* The split that computes the data X shows: the split of the first node
+   that is not a view along X's views (a write into a cache shows
+   through views of its result); NONE for a leaf's memory.  */
+static int
+producer (const tsr_sched *s, const tsr_tensor *x)
+{
+  while (x->view_src && tsr_op_get_kind (x->op) == TSR_OP_KIND_VIEW
+         && x->src[0])
+    x = x->src[0];
+  if (x->op == TSR_OP_NONE)
+    return NONE;
+  return map_slot (s->placed, s->cap_placed, x)->split;
+}
+
+/* Memory that nodes write into in place, and the backends whose nodes
+   touch it: such memory shared between backends makes a split wait for
+   every earlier split of the others (reads and writes of it are not
+   tracked one by one across queues).  */
+struct shared_mem
+{
+  const tsr_tensor *root;
+  unsigned backends;
+};
+
+static int
+find_mem (const struct shared_mem *m, int n, const tsr_tensor *root)
+{
+  for (int i = 0; i < n; i++)
+    if (m[i].root == root)
+      return i;
+  return NONE;
+}
+
+/* The roots a node touches: its destination, its sources' memory.  */
+static int
+touched (const tsr_tensor *node, const tsr_tensor **out)
+{
+  int n = 0;
+  if (node->view_src && tsr_op_get_kind (node->op) != TSR_OP_KIND_VIEW)
+    out[n++] = node->view_src;
+  for (int j = 0; j < TSR_MAX_SRC; j++)
+    if (node->src[j])
+      out[n++] = root_of (node->src[j]);
+  return n;
+}
+
+static int
+add_wait (tsr_sched *s, int k, int from, int *cap, int latest[])
+{
+  int a = s->splits[from].backend;
+  if (latest[a] >= from)
+    return TSR_OK;              /* an in-order queue: the later covers it */
+  latest[a] = from;
+  struct split *sp = &s->splits[k];
+  for (int w = 0; w < sp->n_waits; w++)
+    if (s->splits[sp->waits[w].from].backend == a)
+      {
+        sp->waits[w].from = from;
+        return TSR_OK;
+      }
+  if (sp->n_waits == *cap)
+    {
+      int ncap = *cap ? 2 * *cap : 4;
+      struct wait *nw = tsri_context_alloc (s->ctx, (size_t) ncap
+                                            * sizeof *nw);
+      if (!nw)
+        return tsr_last_status ();
+      if (sp->n_waits)
+        memcpy (nw, sp->waits, (size_t) sp->n_waits * sizeof *nw);
+      sp->waits = nw;
+      *cap = ncap;
+    }
+  sp->waits[sp->n_waits++] = (struct wait) { from, false };
+  return TSR_OK;
+}
+
+/* After allocation: how each copy moves and when, what each split waits
+   for (events in the waiting backend's queue where both backends have
+   them, the host otherwise), and which splits record events.  */
+static int
+plan_transfers (tsr_sched *s, tsr_graph *g)
+{
+  int st = TSR_OK;
+  size_t staged = 0;
+  /* Copies.  */
+  for (int i = 0; i < s->n_copies; i++)
+    {
+      struct copy *c = &s->copies[i];
+      c->from = producer (s, c->src);
+      c->owner = placed_on (s, root_of (c->src));
+      c->route = in_host_memory (c->src) ? ROUTE_SET
+                 : in_host_memory (c->dst) ? ROUTE_GET : ROUTE_STAGED;
+      if (c->route == ROUTE_STAGED)
+        {
+          c->staging_off = staged;
+          staged += (tsr_nbytes (c->src) + 63) / 64 * 64;
+        }
+    }
+  if (staged && !staging (s, staged, s->copies[0].owner >= 0
+                                     ? s->copies[0].owner : 0,
+                          s->copies[0].backend))
     return tsr_last_status ();
-  /* The staging area is reused by the next copy: the receiving side
-     must have read it before that copy overwrites it.  */
-  st = tsr_backend_tensor_get (src_be, c->src, tmp, 0, n);
-  if (st == TSR_OK)
-    st = tsr_backend_tensor_set (to, c->dst, tmp, 0, n);
+  /* Written memory touched by several backends.  */
+  struct shared_mem *mem = NULL;
+  int n_mem = 0, cap_mem = 0;
+  for (int i = 0; i < g->n_nodes && st == TSR_OK; i++)
+    {
+      const tsr_tensor *node = s->order[i];
+      if (node->view_src && tsr_op_get_kind (node->op) != TSR_OP_KIND_VIEW
+          && find_mem (mem, n_mem, node->view_src) == NONE
+          && (st = grow ((void **) &mem, &cap_mem, n_mem, sizeof *mem))
+             == TSR_OK)
+        mem[n_mem++] = (struct shared_mem) { node->view_src, 0 };
+    }
+  for (int i = 0; i < g->n_nodes && st == TSR_OK && n_mem; i++)
+    {
+      const tsr_tensor *node = s->order[i], *t[TSR_MAX_SRC + 1];
+      if (tsr_op_get_kind (node->op) == TSR_OP_KIND_VIEW)
+        continue;
+      for (int n = touched (node, t), u = 0; u < n; u++)
+        {
+          int m = find_mem (mem, n_mem, t[u]);
+          if (m != NONE)
+            mem[m].backends |= 1u << placed_on (s, node);
+        }
+    }
+  /* Waits, split by split.  */
+  for (int k = 0; k < s->n_splits && st == TSR_OK; k++)
+    {
+      struct split *sp = &s->splits[k];
+      int b = sp->backend, cap = 0, latest[TSR_SCHED_MAX_BACKENDS];
+      bool everything = false;
+      for (int a = 0; a < s->n_backends; a++)
+        latest[a] = NONE;
+      for (int i = sp->first; i <= sp->last && st == TSR_OK; i++)
+        {
+          const tsr_tensor *node = s->order[i], *t[TSR_MAX_SRC + 1];
+          if (tsr_op_get_kind (node->op) == TSR_OP_KIND_VIEW)
+            continue;
+          for (int j = 0; j < TSR_MAX_SRC && st == TSR_OK; j++)
+            {
+              int from = node->src[j] ? producer (s, node->src[j]) : NONE;
+              if (from != NONE && s->splits[from].backend != b)
+                st = add_wait (s, k, from, &cap, latest);
+            }
+          for (int n = touched (node, t), u = 0; u < n; u++)
+            {
+              int m = find_mem (mem, n_mem, t[u]);
+              everything |= m != NONE && (mem[m].backends & ~(1u << b));
+            }
+        }
+      /* Copies read here whose source a split computes.  */
+      for (int i = 0; i < s->n_copies && st == TSR_OK; i++)
+        if (s->copies[i].split == k && s->copies[i].from != NONE)
+          st = add_wait (s, k, s->copies[i].from, &cap, latest);
+      for (int j = k - 1; everything && j >= 0 && st == TSR_OK; j--)
+        if (s->splits[j].backend != b)
+          st = add_wait (s, k, j, &cap, latest);
+      /* A synchronous backend's work is done when its split returns.  */
+      int n = 0;
+      for (int w = 0; w < sp->n_waits; w++)
+        {
+          int a = s->splits[sp->waits[w].from].backend;
+          if (synchronous (s, a))
+            continue;
+          tsr_backend *to = s->backends[b], *fr = s->backends[a];
+          sp->waits[w].on_device = !synchronous (s, b)
+                                   && to->iface.event_wait
+                                   && fr->iface.event_record
+                                   && to->device->reg == fr->device->reg;
+          sp->waits[n++] = sp->waits[w];
+        }
+      sp->n_waits = n;
+    }
+  free (mem);
+  /* Events where a split is waited for and its device has them; a host
+     wait without one synchronizes the backend instead.  */
+  for (int k = 0; k < s->n_splits && st == TSR_OK; k++)
+    for (int w = 0; w < s->splits[k].n_waits; w++)
+      {
+        struct split *from = &s->splits[s->splits[k].waits[w].from];
+        tsr_backend *be = s->backends[from->backend];
+        if (!from->done && be->iface.event_record)
+          {
+            from->done = tsr_event_new (tsr_backend_device (be));
+            tsr_clear_error ();
+          }
+        if (!from->done)
+          s->splits[k].waits[w].on_device = false;
+      }
+  for (int k = 0; k < s->n_splits; k++)
+    for (int w = 0; w < s->splits[k].n_waits; w++)
+      {
+        s->n_host_waits += !s->splits[k].waits[w].on_device;
+        s->n_device_waits += s->splits[k].waits[w].on_device;
+      }
   return st;
+}
+
+/* The copies read first by split K, queued on its backend (the waits
+   for their sources are done).  */
+static int
+copies_in (tsr_sched *s, int k)
+{
+  tsr_backend *to = s->backends[s->splits[k].backend];
+  int st = TSR_OK;
+  for (int i = 0; i < s->n_copies && st == TSR_OK; i++)
+    {
+      const struct copy *c = &s->copies[i];
+      size_t n = tsr_nbytes (c->src);
+      void *tmp = (char *) s->staging + c->staging_off;
+      tsr_backend *own = c->owner != NONE ? s->backends[c->owner] : NULL;
+      if (c->split != k)
+        continue;
+      switch (c->route)
+        {
+        case ROUTE_SET:
+          st = tsr_backend_tensor_set_async (to, c->dst, c->src->data, 0, n);
+          break;
+        case ROUTE_GET:
+          /* Done by the sending side after its split, except for memory
+             no split computes (a weight, a cache read as it is).  */
+          if (c->from == NONE)
+            st = tsr_backend_tensor_get (own, c->src, c->dst->data, 0, n);
+          break;
+        case ROUTE_STAGED:
+          if (c->from == NONE)
+            st = tsr_backend_tensor_get (own, c->src, tmp, 0, n);
+          if (st == TSR_OK)
+            st = tsr_backend_tensor_set_async (to, c->dst, tmp, 0, n);
+          break;
+        }
+    }
+  return st;
+}
+
+/* The copies whose source split K computed, queued on its backend
+   after its work.  */
+static int
+copies_out (tsr_sched *s, int k)
+{
+  tsr_backend *be = s->backends[s->splits[k].backend];
+  int st = TSR_OK;
+  for (int i = 0; i < s->n_copies && st == TSR_OK; i++)
+    {
+      const struct copy *c = &s->copies[i];
+      if (c->from != k || c->route == ROUTE_SET)
+        continue;
+      void *to = c->route == ROUTE_GET ? c->dst->data
+                                       : (char *) s->staging + c->staging_off;
+      st = tsr_backend_tensor_get_async (be, c->src, to, 0,
+                                         tsr_nbytes (c->src));
+    }
+  return st;
+}
+
+static int
+wait_for (tsr_sched *s, const struct wait *w, tsr_backend *be)
+{
+  const struct split *from = &s->splits[w->from];
+  if (w->on_device)
+    return tsr_backend_event_wait (be, from->done);
+  return from->done ? tsr_event_synchronize (from->done)
+                    : tsr_backend_synchronize (s->backends[from->backend]);
 }
 
 int
@@ -1347,25 +1632,28 @@ tsr_sched_graph_compute (tsr_sched *s, tsr_graph *g)
                           "by this scheduler (call tsr_sched_alloc_graph)");
   int st = TSR_OK;
   double t0 = now_s (), inside = 0, t;
+  /* Splits are queued one after the other; a split waits only for the
+     splits whose results it reads, in its own queue where it can.  */
   for (int k = 0; k < s->n_splits && st == TSR_OK; k++)
     {
       struct split *sp = &s->splits[k];
+      tsr_backend *be = s->backends[sp->backend];
       t = now_s ();
-      /* A split may read its predecessor's results in place.  */
-      if (k > 0 && s->splits[k - 1].backend != sp->backend)
-        st = tsr_backend_synchronize (s->backends[s->splits[k - 1].backend]);
-      for (int i = 0; i < s->n_copies && st == TSR_OK; i++)
-        if (s->copies[i].split == k)
-          st = run_copy (s, &s->copies[i]);
+      for (int w = 0; w < sp->n_waits && st == TSR_OK; w++)
+        st = wait_for (s, &sp->waits[w], be);
       if (st == TSR_OK)
-        {
-          tsr_backend *be = s->backends[sp->backend];
-          st = be->iface.graph_compute (be, &sp->sub);
-        }
+        st = copies_in (s, k);
+      if (st == TSR_OK)
+        st = be->iface.graph_compute (be, &sp->sub);
+      if (st == TSR_OK)
+        st = copies_out (s, k);
+      if (st == TSR_OK && sp->done)
+        st = tsr_event_record (sp->done, be);
       inside += now_s () - t;
     }
-  /* Every backend waits, even after a failure; the first failure is
-     the one reported, with its message.  */
+  /* Every backend waits, even after a failure: the result is ready when
+     this returns.  The first failure is the one reported, with its
+     message.  */
   t = now_s ();
   for (int b = 0; b < s->n_backends; b++)
     st = tsri_sync_after (s->backends[b], st);
@@ -1395,6 +1683,8 @@ tsr_sched_get_stats (const tsr_sched *s, struct tsr_sched_stats *stats)
   stats->n_splits = s->n_splits;
   stats->n_copies = s->n_copies;
   stats->n_exceptions = s->n_exceptions;
+  stats->n_host_waits = s->n_host_waits;
+  stats->n_device_waits = s->n_device_waits;
   for (int i = 0; i < s->n_copies; i++)
     {
       stats->copies[s->copies[i].kind]++;
@@ -1447,17 +1737,24 @@ tsr_sched_print (const tsr_sched *s, void *stream)
   struct tsr_sched_stats st;
   tsr_sched_get_stats (s, &st);
   fprintf (f, "scheduler: %d splits, %d copies per compute (bytes: "
-           "weights %llu, cache %llu, activations %llu), %d exception%s\n",
-           st.n_splits, st.n_copies,
+           "weights %llu, cache %llu, activations %llu), %d exception%s, "
+           "waits between splits: %d on the host, %d in a device's "
+           "queue\n", st.n_splits, st.n_copies,
            (unsigned long long) st.bytes[TSR_SCHED_COPY_WEIGHT],
            (unsigned long long) st.bytes[TSR_SCHED_COPY_CACHE],
            (unsigned long long) st.bytes[TSR_SCHED_COPY_ACTIVATION],
-           st.n_exceptions, st.n_exceptions == 1 ? "" : "s");
+           st.n_exceptions, st.n_exceptions == 1 ? "" : "s",
+           st.n_host_waits, st.n_device_waits);
   for (int k = 0; k < s->n_splits; k++)
     {
       const struct split *sp = &s->splits[k];
       fprintf (f, "  split %d on %s: %d nodes\n", k,
                tsr_backend_name (s->backends[sp->backend]), sp->sub.n_nodes);
+      for (int w = 0; w < sp->n_waits; w++)
+        fprintf (f, "    wait for split %d (%s) %s\n", sp->waits[w].from,
+                 tsr_backend_name (s->backends[s->splits[sp->waits[w].from]
+                                               .backend]),
+                 sp->waits[w].on_device ? "in its queue" : "on the host");
       for (int i = 0; i < s->n_copies; i++)
         if (s->copies[i].split == k)
           fprintf (f, "    copy %s '%s' (%zu bytes) to %s\n",

@@ -209,6 +209,10 @@ tsr_buffer *tsri_gallocr_buffer (const tsr_gallocr *ga);
 /* Whether B is a buffer that exists (not yet given to tsr_buffer_free):
    a tensor's buffer pointer outlives its buffer.  */
 bool tsri_buffer_live (const tsr_buffer *b);
+/* Mark B as a graph allocator's memory for graph results; whether B is
+   (false for a freed buffer).  */
+void tsri_buffer_set_scratch (const tsr_buffer *b);
+bool tsri_buffer_scratch (const tsr_buffer *b);
 
 /* graph.c */
 struct tsr_graph

@@ -85,6 +85,13 @@ struct tsr_sched_stats {
   int n_exceptions;       /* nodes not run where the memory they read is */
   int copies[TSR_SCHED_COPY_KINDS];       /* tensors copied, by kind */
   uint64_t bytes[TSR_SCHED_COPY_KINDS];   /* bytes copied, by kind */
+  /* Waits between splits: on the host (for a split of another backend
+     whose results a split reads), and queued in the waiting backend
+     for another backend's event (no host synchronization).  The final
+     wait for every backend, before a compute returns, is not
+     counted.  */
+  int n_host_waits;
+  int n_device_waits;
   /* Since the scheduler was made or tsr_sched_clear_stats.  */
   uint64_t n_plans;             /* graphs placed, ordered and allocated */
   uint64_t n_computes;          /* successful ones */

@@ -143,6 +143,14 @@ check_issue_case (tsr_backend *dev, tsr_backend *cpu)
          token.n_copies,
          (unsigned long long) token.bytes[TSR_SCHED_COPY_WEIGHT],
          st == TSR_OK ? "" : tsr_last_error ());
+  /* The CPU hands its work to the device without waiting (queued
+     copies); the host waits only where the CPU reads the device's
+     results: at most once (the attention of the device's layer when the
+     device leaves the cache to the CPU).  */
+  CHECK (st == TSR_OK && token.n_host_waits <= 1,
+         "q4_0, 2 layers, %s+CPU: at most one host wait between splits "
+         "per token (%d, %d in a queue)", tsr_backend_name (dev),
+         token.n_host_waits, token.n_device_waits);
   free (logits);
   unlink (path);
 }

@@ -122,6 +122,41 @@ main (void)
          "returns the failure (status %d: %s)", st, tsr_last_error ());
   tsr_sched_free (s);
   tsr_context_free (c2);
+
+  /* Over [asyncfail, cpu]: the cpu's split reads asyncfail's result in
+     place (host memory), so the scheduler waits for it on the host
+     between the splits: that wait meets the failure, and the compute
+     returns it (not a later split's success).  */
+  tsr_backend *cpu = tsr_backend_init_by_type (TSR_DEVICE_CPU, NULL);
+  if (cpu)
+    {
+      tsr_backend *two[2] = { be, cpu };
+      tsr_context *c3 = tsr_context_new (true);
+      tsr_tensor *u = tsr_new_tensor_1d (c3, TSR_TYPE_F32, 8);
+      tsr_tensor *sum = tsr_add (c3, u, u);
+      tsr_tensor *out = tsr_silu (c3, sum);
+      tsr_graph *g3 = tsr_graph_new (c3);
+      struct tsr_sched_stats sst;
+      s = tsr_sched_new (two, 2);
+      CHECK (s && tsr_graph_build (g3, out) == TSR_OK
+             && tsr_sched_alloc_graph (s, g3) == TSR_OK
+             && tsr_sched_get_backend (s, sum) == be
+             && tsr_sched_get_backend (s, out) == cpu,
+             "add on asyncfail, silu on the cpu: %s", tsr_last_error ());
+      tsr_sched_get_stats (s, &sst);
+      CHECK (sst.n_host_waits == 1, "one host wait between the splits "
+             "(%d)", sst.n_host_waits);
+      tsr_clear_error ();
+      st = tsr_sched_graph_compute (s, g3);
+      CHECK (st == TSR_ERR_BACKEND && says ("kernel failed"),
+             "a failure met by a wait between splits reaches the caller "
+             "(status %d: %s)", st, tsr_last_error ());
+      CHECK (tsr_sched_graph_compute (s, g3) == TSR_ERR_BACKEND,
+             "and again on the next compute");
+      tsr_sched_free (s);
+      tsr_context_free (c3);
+      tsr_backend_free (cpu);
+    }
   tsr_backend_free (be);
   tsr_context_free (ctx);
 

@@ -1,12 +1,20 @@
 /* model-session.c - key/value caches and running batches of tokens.
  *
  * Owns tsr_session: one cache tensor pair per layer, placed on the
- * backend of that layer's weights, and a scheduler over the model's
- * backends.  The graph of a batch shape is built and allocated once
- * and reused while the shape stays the same: the number of cache
- * positions attended to is rounded up to KV_STEP (unused positions are
- * masked), so generating token after token rebuilds the graph only
- * every KV_STEP tokens.  */
+ * backend of that layer's weights, and the pipeline slots that run
+ * batches: each a scheduler over the model's backends and the graph of
+ * its last batch shape.  The graph of a batch shape is built and
+ * allocated once and reused while the shape stays the same: the number
+ * of cache positions attended to is rounded up to KV_STEP (unused
+ * positions are masked), so generating token after token rebuilds the
+ * graph only every KV_STEP tokens.
+ *
+ * A batch larger than n_ubatch is cut into micro-batches.  When the
+ * model's layers are on several backends, micro-batches go round the
+ * slots and are queued without waiting (tsr_sched_graph_compute_async):
+ * while a device computes one micro-batch's layers, the CPU computes
+ * the next one's.  A slot is waited for before it takes the next
+ * micro-batch, and every slot before decode returns.  */
 #include <config.h>
 
 #include <math.h>
@@ -16,22 +24,34 @@
 #include "tessera-impl.h"
 #include "model-impl.h"
 
-enum { KV_STEP = 256, DEFAULT_CTX = 4096, DEFAULT_BATCH = 512 };
+enum { KV_STEP = 256, DEFAULT_CTX = 4096, DEFAULT_BATCH = 512,
+       MAX_SLOTS = 8, DEFAULT_SLOTS = 2 };
 
-struct tsr_session
+/* A pipeline slot: a scheduler, the graph of its last batch shape, and
+   the micro-batch it runs.  */
+struct slot
 {
-  tsr_model *m;
-  int n_ctx, n_batch, n_past;
-  tsr_context *cache_ctx[TSRI_MODEL_MAX_BACKENDS];
-  tsr_buffer *cache_buf[TSRI_MODEL_MAX_BACKENDS];
-  tsr_tensor **k, **v;          /* per layer */
-  tsr_buffer_type *staging;     /* set for the communicator, or NULL */
   tsr_sched *sched;
-  /* The graph of the last batch shape.  */
   tsr_context *gctx;
   tsr_graph *graph;
   struct tsri_graph_inputs in;
   int g_tokens, g_kv, g_out;
+  bool busy;                    /* a micro-batch queued, not waited for */
+  int start;                    /* its first position */
+  float *dst;                   /* where its logits go, or NULL */
+  int n_out;
+};
+
+struct tsr_session
+{
+  tsr_model *m;
+  int n_ctx, n_batch, n_ubatch, n_past;
+  tsr_context *cache_ctx[TSRI_MODEL_MAX_BACKENDS];
+  tsr_buffer *cache_buf[TSRI_MODEL_MAX_BACKENDS];
+  tsr_tensor **k, **v;          /* per layer */
+  tsr_buffer_type *staging;     /* set for the communicator, or NULL */
+  struct slot slots[MAX_SLOTS];
+  int n_slots, next;            /* NEXT: the slot of the next batch */
   /* Host staging of the inputs (the mask grows to the largest batch
      shape used, not n_batch x n_ctx).  */
   int32_t *ibuf;
@@ -128,6 +148,11 @@ session_init (tsr_session *s, const struct tsr_session_params *p)
   s->n_batch = p && p->n_batch > 0 ? p->n_batch : DEFAULT_BATCH;
   if (s->n_batch > s->n_ctx)
     s->n_batch = s->n_ctx;
+  if (p && (p->n_ubatch < 0 || p->n_pipeline < 0
+            || p->n_pipeline > MAX_SLOTS))
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "session: n_ubatch %d, "
+                          "n_pipeline %d (0 to %d)", p->n_ubatch,
+                          p->n_pipeline, MAX_SLOTS);
   tsr_type kv = p && p->kv_type != TSR_TYPE_F32 ? p->kv_type : TSR_TYPE_F16;
   if (p && p->kv_f32)
     kv = TSR_TYPE_F32;
@@ -167,8 +192,24 @@ session_init (tsr_session *s, const struct tsr_session_params *p)
     st = tsr_set_error (TSR_ERR_INVALID_ARG, "session: %d backends and "
                         "the communicator's, at most %d in all",
                         s->m->n_backends, TSR_SCHED_MAX_BACKENDS);
-  if (st == TSR_OK && !(s->sched = tsr_sched_new (be, n_be)))
-    st = tsr_last_status ();
+  /* Micro-batches and the slots they go round: several only when the
+     work spans several backends (layers or caches) in this process; a
+     pipeline of ranks keeps its own micro-batches (one per rank).  */
+  bool spans = false;
+  for (int64_t il = s->m->split.layer0; il < s->m->split.layer1; il++)
+    spans |= s->m->layers[il].backend != s->m->layers[s->m->split.layer0]
+                                         .backend;
+  for (int b = 1; b < s->m->n_backends; b++)
+    spans |= s->cache_ctx[b] && s->cache_ctx[0];
+  bool ranks = s->m->split.comm && s->m->split.size > 1;
+  s->n_ubatch = p && p->n_ubatch > 0 ? p->n_ubatch : s->n_batch;
+  if (s->n_ubatch > s->n_batch)
+    s->n_ubatch = s->n_batch;
+  s->n_slots = ranks || !spans ? 1
+               : p && p->n_pipeline > 0 ? p->n_pipeline : DEFAULT_SLOTS;
+  for (int i = 0; i < s->n_slots && st == TSR_OK; i++)
+    if (!(s->slots[i].sched = tsr_sched_new (be, n_be)))
+      st = tsr_last_status ();
   return st;
 }
 
@@ -200,12 +241,12 @@ tsr_session_new (tsr_model *model, const struct tsr_session_params *params)
 }
 
 static void
-drop_graph (tsr_session *s)
+drop_graph (struct slot *sl)
 {
-  tsr_context_free (s->gctx);
-  s->gctx = NULL;
-  s->graph = NULL;
-  s->g_tokens = 0;
+  tsr_context_free (sl->gctx);
+  sl->gctx = NULL;
+  sl->graph = NULL;
+  sl->g_tokens = 0;
 }
 
 void
@@ -213,8 +254,11 @@ tsr_session_free (tsr_session *s)
 {
   if (!s)
     return;
-  drop_graph (s);
-  tsr_sched_free (s->sched);
+  for (int i = 0; i < MAX_SLOTS; i++)
+    {
+      tsr_sched_free (s->slots[i].sched);   /* waits for its work */
+      drop_graph (&s->slots[i]);
+    }
   if (s->staging)
     tsr_comm_set_host_buffer_type (s->m->split.comm, NULL);
   for (int b = 0; b < TSRI_MODEL_MAX_BACKENDS; b++)
@@ -229,39 +273,40 @@ tsr_session_free (tsr_session *s)
   free (s);
 }
 
-/* The graph for N tokens over N_KV positions with N_OUT logits rows,
-   built and allocated unless the last one had that shape.  */
+/* SL's graph for N tokens over N_KV positions with N_OUT logits rows,
+   built and allocated unless the last one had that shape (SL is idle).  */
 static int
-prepare_graph (tsr_session *s, int n, int n_kv, int n_out)
+prepare_graph (tsr_session *s, struct slot *sl, int n, int n_kv, int n_out)
 {
-  if (s->graph && s->g_tokens == n && s->g_kv == n_kv && s->g_out == n_out)
+  if (sl->graph && sl->g_tokens == n && sl->g_kv == n_kv
+      && sl->g_out == n_out)
     return TSR_OK;
-  drop_graph (s);
-  tsr_sched_reset (s->sched);
-  if (!(s->gctx = tsr_context_new (true)))
+  drop_graph (sl);
+  tsr_sched_reset (sl->sched);
+  if (!(sl->gctx = tsr_context_new (true)))
     return tsr_set_error (TSR_ERR_NO_MEMORY, "session: out of memory");
-  int st = tsri_model_build (s->m, s->gctx, s->k, s->v, n, n_kv, n_out,
-                             &s->in);
-  if (st == TSR_OK && !(s->graph = tsr_graph_new (s->gctx)))
+  int st = tsri_model_build (s->m, sl->gctx, s->k, s->v, n, n_kv, n_out,
+                             &sl->in);
+  if (st == TSR_OK && !(sl->graph = tsr_graph_new (sl->gctx)))
     st = tsr_last_status ();
   if (st == TSR_OK)
-    st = tsr_graph_build (s->graph, s->in.result);
+    st = tsr_graph_build (sl->graph, sl->in.result);
   if (st == TSR_OK)
-    st = tsr_sched_alloc_graph (s->sched, s->graph);
+    st = tsr_sched_alloc_graph (sl->sched, sl->graph);
   if (st != TSR_OK)
     {
-      drop_graph (s);
+      drop_graph (sl);
       return st;
     }
-  s->g_tokens = n;
-  s->g_kv = n_kv;
-  s->g_out = n_out;
+  sl->g_tokens = n;
+  sl->g_kv = n_kv;
+  sl->g_out = n_out;
   return TSR_OK;
 }
 
 static int
-set_inputs (tsr_session *s, const int32_t *tokens, int n, int n_kv,
-            int n_out)
+set_inputs (tsr_session *s, const struct slot *sl, const int32_t *tokens,
+            int n, int n_kv, int n_out)
 {
   const int64_t n_head_kv = s->m->split.n_head_kv;
   int32_t *pos = s->ibuf, *rows = pos + n, *out = rows + n * n_head_kv;
@@ -285,7 +330,7 @@ set_inputs (tsr_session *s, const int32_t *tokens, int n, int n_kv,
     }
   for (int i = 0; i < n_out; i++)
     out[i] = n - n_out + i;
-  const struct tsri_graph_inputs *in = &s->in;
+  const struct tsri_graph_inputs *in = &sl->in;
   int st = in->tokens ? tsr_tensor_set (in->tokens, tokens, 0,
                                         sizeof *tokens * n) : TSR_OK;
   if (st == TSR_OK)
@@ -318,36 +363,63 @@ check_batch (const tsr_session *s, const int32_t *tokens, int n)
   return TSR_OK;
 }
 
-/* One batch of N tokens through this rank's graph, with N_OUT rows of
-   logits (on the rank that computes them).  */
+/* N_OUT rows of SL's logits into DST, on every rank: a pipeline's last
+   rank has them and broadcasts them.  */
 static int
-run_batch (tsr_session *s, const int32_t *tokens, int n, int n_out)
-{
-  int n_kv = (s->n_past + n + KV_STEP - 1) / KV_STEP * KV_STEP;
-  if (n_kv > s->n_ctx)
-    n_kv = s->n_ctx;
-  int st = prepare_graph (s, n, n_kv, n_out);
-  if (st == TSR_OK)
-    st = set_inputs (s, tokens, n, n_kv, n_out);
-  if (st == TSR_OK)
-    st = tsr_sched_graph_compute (s->sched, s->graph);
-  if (st == TSR_OK)
-    s->n_past += n;
-  return st;
-}
-
-/* N_OUT rows of logits into DST, on every rank: a pipeline's last rank
-   has them and broadcasts them.  */
-static int
-fetch_logits (tsr_session *s, float *dst, int n_out)
+fetch_logits (tsr_session *s, const struct slot *sl, float *dst, int n_out)
 {
   const struct tsri_split *sp = &s->m->split;
   size_t bytes = sizeof *dst * (size_t) n_out * (size_t) s->m->hp.n_vocab;
-  int st = s->in.logits ? tsr_tensor_get (s->in.logits, dst, 0, bytes)
-                        : TSR_OK;
+  int st = sl->in.logits ? tsr_tensor_get (sl->in.logits, dst, 0, bytes)
+                         : TSR_OK;
   if (st == TSR_OK && sp->mode == TSR_SPLIT_PIPELINE && sp->size > 1)
     st = tsr_comm_broadcast (sp->comm, dst, bytes, sp->size - 1);
   return st;
+}
+
+/* Wait for SL's micro-batch, if any, and fetch its logits.  On a
+   failure the cache holds nothing from its first position on.  */
+static int
+finish (tsr_session *s, struct slot *sl)
+{
+  if (!sl->busy)
+    return TSR_OK;
+  sl->busy = false;
+  int st = tsr_sched_synchronize (sl->sched);
+  if (st == TSR_OK && sl->dst)
+    st = fetch_logits (s, sl, sl->dst, sl->n_out);
+  if (st != TSR_OK && s->n_past > sl->start)
+    s->n_past = sl->start;
+  return st;
+}
+
+/* Queue one micro-batch of N tokens with N_OUT rows of logits for DST
+   (may be NULL) in the next slot, after waiting for that slot's last
+   one.  */
+static int
+queue_batch (tsr_session *s, const int32_t *tokens, int n, int n_out,
+             float *dst)
+{
+  struct slot *sl = &s->slots[s->next];
+  int st = finish (s, sl);
+  int n_kv = (s->n_past + n + KV_STEP - 1) / KV_STEP * KV_STEP;
+  if (n_kv > s->n_ctx)
+    n_kv = s->n_ctx;
+  if (st == TSR_OK)
+    st = prepare_graph (s, sl, n, n_kv, n_out);
+  if (st == TSR_OK)
+    st = set_inputs (s, sl, tokens, n, n_kv, n_out);
+  if (st == TSR_OK)
+    st = tsr_sched_graph_compute_async (sl->sched, sl->graph);
+  if (st != TSR_OK)
+    return st;
+  sl->busy = true;
+  sl->start = s->n_past;
+  sl->dst = dst;
+  sl->n_out = n_out;
+  s->n_past += n;
+  s->next = (s->next + 1) % s->n_slots;
+  return TSR_OK;
 }
 
 int
@@ -359,24 +431,42 @@ tsr_session_decode (tsr_session *s, const int32_t *tokens, int n,
   int st = check_batch (s, tokens, n);
   if (st != TSR_OK)
     return st;
-  /* A pipeline cuts a batch into one micro-batch per rank: the first
-     rank computes the second while the next computes the first.  */
+  /* A pipeline of ranks cuts a batch into one micro-batch per rank: the
+     first rank computes the second while the next computes the first.
+     In one process, micro-batches of n_ubatch tokens.  */
   const struct tsri_split *sp = &s->m->split;
-  int chunk = n;
+  int chunk = n > s->n_ubatch ? s->n_ubatch : n;
+  s->next = 0;          /* every slot is idle: a batch of one micro-batch
+                           always uses the first, and its graph */
   if (sp->mode == TSR_SPLIT_PIPELINE && sp->size > 1)
     chunk = (n + sp->size - 1) / sp->size;
   for (int off = 0; off < n && st == TSR_OK; off += chunk)
     {
       int k = n - off < chunk ? n - off : chunk;
       bool final = off + k == n;
-      int n_out = all_logits ? k : 1;
-      st = run_batch (s, tokens + off, k, n_out);
-      if (st == TSR_OK && logits && (all_logits || final))
-        st = fetch_logits (s, logits + (all_logits ? (size_t) off
-                                        * (size_t) s->m->hp.n_vocab : 0),
-                           n_out);
+      float *dst = logits && (all_logits || final)
+                   ? logits + (all_logits ? (size_t) off
+                               * (size_t) s->m->hp.n_vocab : 0) : NULL;
+      st = queue_batch (s, tokens + off, k, all_logits ? k : 1, dst);
     }
-  return st;
+  /* Every slot, oldest first; the first failure is the one returned
+     (the cache then ends before the failed micro-batch).  */
+  char msg[1024] = "";
+  int first = st;
+  if (st != TSR_OK)
+    snprintf (msg, sizeof msg, "%s", tsr_last_error ());
+  for (int i = 0; i < s->n_slots; i++)
+    {
+      int r = finish (s, &s->slots[(s->next + i) % s->n_slots]);
+      if (r != TSR_OK && first == TSR_OK)
+        {
+          first = r;
+          snprintf (msg, sizeof msg, "%s", tsr_last_error ());
+        }
+    }
+  if (first != TSR_OK)
+    tsr_set_error (first, "%s", msg);
+  return first;
 }
 
 int
@@ -394,7 +484,19 @@ tsr_session_n_ctx (const tsr_session *s)
 tsr_sched *
 tsr_session_sched (tsr_session *s)
 {
-  return s ? s->sched : NULL;
+  return s ? s->slots[0].sched : NULL;
+}
+
+int
+tsr_session_n_pipeline (const tsr_session *s)
+{
+  return s ? s->n_slots : 0;
+}
+
+int
+tsr_session_n_ubatch (const tsr_session *s)
+{
+  return s ? s->n_ubatch : 0;
 }
 
 void

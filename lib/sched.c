@@ -130,6 +130,13 @@ struct tsr_sched
   int n_copies, cap_copies;
   int n_exceptions;
   int n_host_waits, n_device_waits;     /* per compute */
+  /* Per backend: whether the plan runs splits there, and the event
+     recorded after its last one (asynchronous backends with events).
+     PENDING: a compute was queued and not yet waited for.  */
+  bool used[TSR_SCHED_MAX_BACKENDS];
+  tsr_event *end[TSR_SCHED_MAX_BACKENDS];
+  bool pending;
+  double pending_t0;
   tsr_graph *graph;
   /* Staging for copies between two devices: pinned host memory when a
      device offers it (STAGING_BUF), else malloc'd (STAGING).  */
@@ -248,6 +255,12 @@ clear_graph_state (tsr_sched *s)
   s->n_copies = 0;
   s->n_exceptions = 0;
   s->n_host_waits = s->n_device_waits = 0;
+  for (int b = 0; b < TSR_SCHED_MAX_BACKENDS; b++)
+    {
+      tsr_event_free (s->end[b]);
+      s->end[b] = NULL;
+      s->used[b] = false;
+    }
   s->graph = NULL;
 }
 
@@ -268,6 +281,7 @@ tsr_sched_free (tsr_sched *s)
 {
   if (!s)
     return;
+  tsr_sched_synchronize (s);
   clear_graph_state (s);
   free_staging (s);
   for (int i = 0; i < s->n_backends; i++)
@@ -283,6 +297,7 @@ tsr_sched_reset (tsr_sched *s)
 {
   if (!s)
     return;
+  tsr_sched_synchronize (s);
   clear_graph_state (s);
   s->n_forced = 0;
 }
@@ -1275,6 +1290,11 @@ tsr_sched_alloc_graph (tsr_sched *s, tsr_graph *g)
 {
   if (!s || !g)
     return tsr_set_error (TSR_ERR_INVALID_ARG, "scheduler: NULL argument");
+  /* The memory and events of a compute still in flight are about to be
+     reused.  */
+  int pst = tsr_sched_synchronize (s);
+  if (pst != TSR_OK)
+    return pst;
   double t0 = now_s ();
   clear_graph_state (s);
   forget_memory (s, g);
@@ -1552,6 +1572,17 @@ plan_transfers (tsr_sched *s, tsr_graph *g)
         s->n_host_waits += !s->splits[k].waits[w].on_device;
         s->n_device_waits += s->splits[k].waits[w].on_device;
       }
+  /* The end of a compute on each asynchronous backend, so that waiting
+     for this compute does not wait for work queued after it.  */
+  for (int k = 0; k < s->n_splits; k++)
+    s->used[s->splits[k].backend] = true;
+  for (int b = 0; b < s->n_backends && st == TSR_OK; b++)
+    if (s->used[b] && !synchronous (s, b)
+        && s->backends[b]->iface.event_record)
+      {
+        s->end[b] = tsr_event_new (tsr_backend_device (s->backends[b]));
+        tsr_clear_error ();
+      }
   return st;
 }
 
@@ -1623,14 +1654,17 @@ wait_for (tsr_sched *s, const struct wait *w, tsr_backend *be)
 }
 
 int
-tsr_sched_graph_compute (tsr_sched *s, tsr_graph *g)
+tsr_sched_graph_compute_async (tsr_sched *s, tsr_graph *g)
 {
   if (!s || !g)
     return tsr_set_error (TSR_ERR_INVALID_ARG, "scheduler: NULL argument");
   if (g != s->graph)
     return tsr_set_error (TSR_ERR_STATE, "scheduler: graph not allocated "
                           "by this scheduler (call tsr_sched_alloc_graph)");
-  int st = TSR_OK;
+  /* One compute in flight per scheduler: its memory is the next's.  */
+  int st = tsr_sched_synchronize (s);
+  if (st != TSR_OK)
+    return st;
   double t0 = now_s (), inside = 0, t;
   /* Splits are queued one after the other; a split waits only for the
      splits whose results it reads, in its own queue where it can.  */
@@ -1651,16 +1685,50 @@ tsr_sched_graph_compute (tsr_sched *s, tsr_graph *g)
         st = tsr_event_record (sp->done, be);
       inside += now_s () - t;
     }
-  /* Every backend waits, even after a failure: the result is ready when
-     this returns.  The first failure is the one reported, with its
-     message.  */
-  t = now_s ();
-  for (int b = 0; b < s->n_backends; b++)
-    st = tsri_sync_after (s->backends[b], st);
+  for (int b = 0; b < s->n_backends && st == TSR_OK; b++)
+    if (s->end[b])
+      st = tsr_event_record (s->end[b], s->backends[b]);
   double end = now_s ();
-  inside += end - t;
   s->totals.compute_seconds += end - t0;
   s->totals.overhead_seconds += end - t0 - inside;
+  if (st != TSR_OK)
+    {
+      /* Nothing stays in flight after a failure; the first failure is
+         the one reported, with its message.  */
+      for (int b = 0; b < s->n_backends; b++)
+        st = tsri_sync_after (s->backends[b], st);
+      return st;
+    }
+  s->pending = true;
+  s->pending_t0 = end;
+  return TSR_OK;
+}
+
+int
+tsr_sched_synchronize (tsr_sched *s)
+{
+  if (!s || !s->pending)
+    return TSR_OK;
+  double t0 = now_s ();
+  int st = TSR_OK;
+  char msg[1024] = "";
+  /* Every backend waits, even after a failure; the first failure is
+     the one reported, with its message.  */
+  for (int b = 0; b < s->n_backends; b++)
+    if (s->used[b])
+      {
+        int r = s->end[b] ? tsr_event_synchronize (s->end[b])
+                          : tsr_backend_synchronize (s->backends[b]);
+        if (r != TSR_OK && st == TSR_OK)
+          {
+            st = r;
+            snprintf (msg, sizeof msg, "%s", tsr_last_error ());
+          }
+      }
+  if (st != TSR_OK)
+    tsr_set_error (st, "%s", msg);
+  s->pending = false;
+  s->totals.compute_seconds += now_s () - t0;
   if (st == TSR_OK)
     {
       s->totals.n_computes++;
@@ -1669,6 +1737,13 @@ tsr_sched_graph_compute (tsr_sched *s, tsr_graph *g)
           += tsr_nbytes (s->copies[i].src);
     }
   return st;
+}
+
+int
+tsr_sched_graph_compute (tsr_sched *s, tsr_graph *g)
+{
+  int st = tsr_sched_graph_compute_async (s, g);
+  return st == TSR_OK ? tsr_sched_synchronize (s) : st;
 }
 
 void

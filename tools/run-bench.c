@@ -123,7 +123,9 @@ bench_session (tsr_model *m, const struct run_options *o,
   struct tsr_session_params sp = { .n_ctx = need,
                                    .n_batch = o->pp > 0 ? o->pp : 1,
                                    .n_threads = o->n_threads,
-                                   .kv_f32 = o->kv_f32 };
+                                   .kv_f32 = o->kv_f32,
+                                   .n_ubatch = o->n_ubatch,
+                                   .n_pipeline = o->n_pipeline };
   tsr_session *s = tsr_session_new (m, &sp);
   int st = s ? TSR_OK : tsr_last_status ();
   if (st == TSR_OK && tsr_session_n_ctx (s) < need)

@@ -21,6 +21,7 @@ struct run_options
   int gpu_layers;               /* -1: all on the first device; 0: none */
   int n_predict;
   int n_ctx, n_batch, n_threads;
+  int n_ubatch, n_pipeline;     /* --ubatch, --pipeline (0: defaults) */
   struct tsr_sampler_params sampling;
   bool print_ids, ignore_eos, no_mmap, no_repack, special;
   bool kv_f32;                  /* --cache-type=f32 */

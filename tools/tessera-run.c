@@ -62,6 +62,13 @@ usage (FILE *f)
            "                        0: leave the first device out)\n"
            "  -c, --ctx=N           cache positions (default 4096)\n"
            "  -b, --batch=N         prompt tokens per batch (default 512)\n"
+           "      --ubatch=N        tokens per graph: a larger batch is cut "
+           "into\n"
+           "                        micro-batches (default: the batch)\n"
+           "      --pipeline=N      micro-batches in flight when the layers "
+           "are on\n"
+           "                        several devices (default 2; 1: one at a "
+           "time)\n"
            "  -t, --threads=N       CPU threads (default: the backend's)\n"
            "      --cache-type=T    key/value cache elements: f16 (default) "
            "or f32\n"
@@ -95,7 +102,8 @@ enum
 {
   OPT_TOKENS = 256, OPT_PRINT_IDS, OPT_LOGITS, OPT_IGNORE_EOS, OPT_SPECIAL,
   OPT_TEMP, OPT_TOP_K, OPT_TOP_P, OPT_SEED, OPT_GPU_LAYERS, OPT_NO_MMAP, OPT_NO_REPACK,
-  OPT_BENCH, OPT_PP, OPT_TG, OPT_TENSOR_PARALLEL, OPT_PIPELINE_PARALLEL, OPT_CACHE_TYPE
+  OPT_BENCH, OPT_PP, OPT_TG, OPT_TENSOR_PARALLEL, OPT_PIPELINE_PARALLEL, OPT_CACHE_TYPE,
+  OPT_UBATCH, OPT_PIPELINE
 };
 
 static float
@@ -160,6 +168,14 @@ parse_one (struct run_options *o, int c)
       o->n_threads = (int) tt_parse_number (program, optarg, "--threads", 1,
                                             1024);
       break;
+    case OPT_UBATCH:
+      o->n_ubatch = (int) tt_parse_number (program, optarg, "--ubatch", 1,
+                                           1 << 16);
+      break;
+    case OPT_PIPELINE:
+      o->n_pipeline = (int) tt_parse_number (program, optarg, "--pipeline",
+                                             1, 8);
+      break;
     case OPT_NO_MMAP: o->no_mmap = true; break;
     case OPT_NO_REPACK: o->no_repack = true; break;
     case OPT_CACHE_TYPE:
@@ -218,6 +234,8 @@ parse_options (int argc, char **argv, struct run_options *o)
     { "gpu-layers", required_argument, NULL, OPT_GPU_LAYERS },
     { "ctx", required_argument, NULL, 'c' },
     { "batch", required_argument, NULL, 'b' },
+    { "ubatch", required_argument, NULL, OPT_UBATCH },
+    { "pipeline", required_argument, NULL, OPT_PIPELINE },
     { "threads", required_argument, NULL, 't' },
     { "no-mmap", no_argument, NULL, OPT_NO_MMAP },
     { "no-repack", no_argument, NULL, OPT_NO_REPACK },
@@ -611,7 +629,9 @@ run_model (const struct run_options *o, tsr_model *m)
   int rc = logits ? prompt_tokens (o, v, &p) : -1;
   struct tsr_session_params sp = { .n_ctx = o->n_ctx, .n_batch = o->n_batch,
                                    .n_threads = o->n_threads,
-                                   .kv_f32 = o->kv_f32 };
+                                   .kv_f32 = o->kv_f32,
+                                   .n_ubatch = o->n_ubatch,
+                                   .n_pipeline = o->n_pipeline };
   tsr_session *s = rc == 0 ? tsr_session_new (m, &sp) : NULL;
   if (rc == 0 && !s)
     {

@@ -160,6 +160,14 @@ struct tsr_session_params
   bool kv_f32;            /* an f32 cache instead: twice the memory, no
                              rounding of keys and values (comparisons
                              that must not depend on f16 rounding) */
+  int n_ubatch;           /* most tokens one graph computes: a larger
+                             batch is cut into micro-batches (0:
+                             n_batch) */
+  int n_pipeline;         /* micro-batches in flight when the model's
+                             layers or caches are on several backends
+                             of this process (0: 2; 1: one at a time;
+                             at most 8), each with its own graph and
+                             activations */
 };
 
 tsr_session *tsr_session_new (tsr_model *model,
@@ -184,6 +192,11 @@ void tsr_session_reset (tsr_session *s);
    splits, copies and timings (tsr_sched_get_stats, tsr_sched_print).
    Its plan is the last batch shape's.  */
 tsr_sched *tsr_session_sched (tsr_session *s);
+/* Micro-batches in flight (1 when the model's work is on one backend)
+   and the most tokens one graph computes.  The scheduler above is the
+   first slot's; each slot has its own.  */
+int tsr_session_n_pipeline (const tsr_session *s);
+int tsr_session_n_ubatch (const tsr_session *s);
 
 /* Sampling.  */
 

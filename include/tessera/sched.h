@@ -59,6 +59,19 @@ tsr_backend *tsr_sched_get_backend (tsr_sched *sched, const tsr_tensor *t);
 int tsr_sched_alloc_graph (tsr_sched *sched, tsr_graph *g);
 /* Compute G, allocated before with tsr_sched_alloc_graph, and wait.  */
 int tsr_sched_graph_compute (tsr_sched *sched, tsr_graph *g);
+/* Queue a compute of G and return without waiting for the asynchronous
+   backends (the synchronous ones, such as the CPU, run their splits
+   before it returns).  The failures met while queueing (and by waits
+   between splits) are returned, with nothing left in flight; the others
+   by tsr_sched_synchronize, which waits for this compute only (work
+   queued later on the same backends, by another scheduler, is not
+   waited for where the backends have events).  One compute is in
+   flight per scheduler: a new compute, an allocation, a reset or
+   freeing the scheduler waits for it first.  Several schedulers over
+   the same backends, each with its own graph, pipeline work: a
+   session's micro-batches, for instance.  */
+int tsr_sched_graph_compute_async (tsr_sched *sched, tsr_graph *g);
+int tsr_sched_synchronize (tsr_sched *sched);
 /* Forget placements (including forced ones) and splits.  */
 void tsr_sched_reset (tsr_sched *sched);
 

@@ -215,19 +215,6 @@ check_memory (tsr_backend *part, tsr_backend *cpu)
   unlink (path);
 }
 
-/* The check-only partial backend, loaded from the testsuite's modules
-   (none in static builds).  */
-static tsr_backend *
-partial_backend (void)
-{
-  const char *dir = getenv ("TSR_TEST_MODULE_DIR");
-  char path[4096];
-  snprintf (path, sizeof path, "%s/tessera-partial", dir ? dir : ".");
-  if (!dir || tsr_registry_load (path) != TSR_OK)
-    return NULL;
-  return tsr_backend_init_by_name ("partial", NULL);
-}
-
 int
 main (void)
 {
@@ -248,7 +235,7 @@ main (void)
         unlink (path);
       }
   }
-  tsr_backend *part = partial_backend ();
+  tsr_backend *part = mt_partial ("partial");
   tsr_backend *devs[16];
   int n_dev = 0;
   for (size_t i = 0; i < tsr_device_count () && n_dev < 16; i++)

@@ -73,6 +73,20 @@ mt_synth (const char *args, const char *path)
   return st == 0;
 }
 
+/* A backend of the check-only partial module's device NAME ("partial"
+   for its first), loaded from the testsuite's modules; NULL when there
+   are none (static builds).  */
+static inline tsr_backend *
+mt_partial (const char *name)
+{
+  const char *dir = getenv ("TSR_TEST_MODULE_DIR");
+  char path[4096];
+  snprintf (path, sizeof path, "%s/tessera-partial", dir ? dir : ".");
+  if (!dir || tsr_registry_load (path) != TSR_OK)
+    return NULL;
+  return tsr_backend_init_by_name (name, NULL);
+}
+
 /* Normalized mean squared error of GOT against WANT (double, or float
    when WANT_F is given instead).  */
 static double

@@ -59,17 +59,6 @@ run (const char *path, tsr_backend **be, int n, int n_pipe, float *out,
   return st;
 }
 
-static tsr_backend *
-partial_mm (void)
-{
-  const char *dir = getenv ("TSR_TEST_MODULE_DIR");
-  char path[4096];
-  snprintf (path, sizeof path, "%s/tessera-partial", dir ? dir : ".");
-  if (!dir || tsr_registry_load (path) != TSR_OK)
-    return NULL;
-  return tsr_backend_init_by_name ("Partial1", NULL);
-}
-
 int
 main (void)
 {
@@ -89,6 +78,23 @@ main (void)
          "%llu computes) %s", N_PROMPT / UBATCH, slots,
          (unsigned long long) computes, st == TSR_OK ? "" : tsr_last_error ());
 
+  /* Out of range: refused, naming the fields.  */
+  {
+    struct tsr_model_params mp = { .backends = &cpu, .n_backends = 1 };
+    tsr_model *m = tsr_model_load (path, &mp);
+    struct tsr_session_params bad[2] = { { .n_ctx = 64, .n_pipeline = 9 },
+                                         { .n_ctx = 64, .n_ubatch = -1 } };
+    for (int i = 0; i < 2 && m; i++)
+      {
+        tsr_session *s = tsr_session_new (m, &bad[i]);
+        CHECK (!s && tsr_last_status () == TSR_ERR_INVALID_ARG
+               && strstr (tsr_last_error (), "n_pipeline"),
+               "n_pipeline %d, n_ubatch %d refused: %s", bad[i].n_pipeline,
+               bad[i].n_ubatch, tsr_last_error ());
+        tsr_session_free (s);
+      }
+    tsr_model_free (m);
+  }
   tsr_backend *devs[8];
   int n_dev = 0;
   for (size_t i = 0; i < tsr_device_count () && n_dev < 7; i++)
@@ -99,7 +105,7 @@ main (void)
           && (devs[n_dev] = tsr_device_init (d, NULL)))
         n_dev++;
     }
-  tsr_backend *mm = partial_mm ();
+  tsr_backend *mm = mt_partial ("Partial1");
   if (mm)
     devs[n_dev++] = mm;
   else

@@ -115,6 +115,15 @@ check_device (tsr_backend *dev, tsr_backend *cpu, const struct model_case *c,
       snprintf (what, sizeof what, "%s: %s+CPU, %s, generated token",
                 c->name, name, k ? "last layer on it" : "all layers on it");
       check_no_weight_copies (&token, what);
+      /* Splits: the layer range's two ends, and at most a crossing to
+         the CPU and back per layer on the device (a device that leaves
+         the cache to the CPU attends there); the partial devices lack
+         norms, rope and attention, so their layers cross more.  */
+      int on_dev = k ? 1 : 3;
+      if (strncmp (tsr_device_name (tsr_backend_device (dev)), "Partial", 7)
+          != 0)
+        CHECK (token.n_splits <= 2 + 2 * on_dev, "%s: at most %d splits "
+               "(%d)", what, 2 + 2 * on_dev, token.n_splits);
     }
 }
 

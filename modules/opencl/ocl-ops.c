@@ -355,6 +355,34 @@ rope_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
   return run (&a, d, tsr_nelements (d));
 }
 
+/* The values of a row are held in private memory (FA_MAX_DV of
+   ocl-rows.cl).  */
+#define OCL_FA_MAX_DV 256
+
+static bool
+flash_attn_supports (const tsr_tensor *d)
+{
+  return d->ne[0] <= OCL_FA_MAX_DV;
+}
+
+static int
+flash_attn_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
+{
+  struct args a = args_for (l, OCL_K_flash_attn);
+  const tsr_tensor *mask = d->src[3];
+  arg_float (&a, tsr_get_op_param_f32 (d, 0));
+  arg_tensor (&a, d);
+  arg_tensor (&a, d->src[0]);
+  arg_tensor (&a, d->src[1]);
+  arg_int (&a, d->src[1]->type);
+  arg_tensor (&a, d->src[2]);
+  arg_int (&a, d->src[2]->type);
+  arg_tensor (&a, mask ? mask : d->src[0]);     /* unread without mask */
+  arg_int (&a, mask ? (cl_int) mask->type : -1);
+  arg_long (&a, tsr_nrows (d));
+  return run (&a, d, tsr_nrows (d));
+}
+
 struct tsr_opencl_op
 {
   supports_fn supports;         /* optional: every valid node */
@@ -394,6 +422,7 @@ static const struct tsr_opencl_op op_table[TSR_OP_COUNT] = {
   [TSR_OP_RMS_NORM] = { NULL, norm_launch },
   [TSR_OP_SOFT_MAX] = { NULL, soft_max_launch },
   [TSR_OP_ROPE] = { NULL, rope_launch },
+  [TSR_OP_FLASH_ATTN_EXT] = { flash_attn_supports, flash_attn_launch },
 };
 
 /* The core has checked the node (tsr_node_validate): what is left is

@@ -133,3 +133,68 @@ k_rope (global char *d, tdesc td, global const char *a, tdesc ta,
         = (float) (first ? x0 * c - x1 * s : x0 * s + x1 * c);
     }
 }
+
+/* flash_attn_ext: for each query row (dst row: query I1 of head I2,
+   batch I3) softmax (scale * q . k_j + mask_j) over the keys j of its
+   key head (heads share a key head in groups), times the values.  One
+   work item per row, an online softmax over the keys: the running
+   maximum, the sum of the weights (acc_t) and the weighted values (f32,
+   at most FA_MAX_DV of them) rescaled when the maximum grows.  Masked
+   keys (-inf) are skipped; a row with every key masked is zeros.  K, V
+   and the mask are f32 or f16.  */
+#define FA_MAX_DV 256
+
+kernel void
+k_flash_attn (float scale, global char *d, tdesc td, global const char *q,
+              tdesc tq, global const char *k, tdesc tk, int ktype,
+              global const char *v, tdesc tv, int vtype,
+              global const char *m, tdesc tm, int mtype, long nrows)
+{
+  const long dk = tq.ne[0], dv = tv.ne[0], nkv = tk.ne[1];
+  const long group = tq.ne[2] / tk.ne[2];
+
+  FOR_ITEMS (r, nrows)
+    {
+      SPLIT_ROW (r, td, i1, i2, i3);
+      const long hk = i2 / group;
+      float acc[FA_MAX_DV];
+      float mx = -INFINITY;
+      acc_t sum = 0;
+
+      for (long e = 0; e < dv; e++)
+        acc[e] = 0.0f;
+      for (long j = 0; j < nkv; j++)
+        {
+          float mv = 0.0f;
+          if (mtype >= 0)
+            mv = load_elem (AT (m, tm, 0, i1, i2 % tm.ne[2], i3 % tm.ne[3]),
+                            j, tm.nb[0], mtype);
+          if (mv == -INFINITY)
+            continue;
+          global const char *kr = AT (k, tk, 0, j, hk, i3);
+          acc_t dot = 0;
+          for (long e = 0; e < dk; e++)
+            dot += (acc_t) ROW_F32 (q, tq, e, i1, i2, i3)
+                   * (acc_t) load_elem (kr, e, tk.nb[0], ktype);
+          float s = scale * (float) dot + mv;
+          if (s == -INFINITY)
+            continue;
+          if (s > mx)
+            {
+              float f = exp (mx - s);
+              for (long e = 0; e < dv; e++)
+                acc[e] *= f;
+              sum *= f;
+              mx = s;
+            }
+          float w = exp (s - mx);
+          global const char *vr = AT (v, tv, 0, j, hk, i3);
+          sum += w;
+          for (long e = 0; e < dv; e++)
+            acc[e] += w * load_elem (vr, e, tv.nb[0], vtype);
+        }
+      for (long e = 0; e < dv; e++)
+        ROW_OUT (d, td, e, i1, i2, i3) = sum > 0 ? (float) (acc[e] / sum)
+                                                 : 0.0f;
+    }
+}

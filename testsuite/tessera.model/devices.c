@@ -125,14 +125,28 @@ check_device (tsr_backend *dev, tsr_backend *cpu, const struct model_case *c,
         CHECK (token.n_splits <= 2 + 2 * on_dev, "%s: at most %d splits "
                "(%d)", what, 2 + 2 * on_dev, token.n_splits);
     }
+  /* A GPU-class device (OpenCL, CUDA) runs the model alone, the cache
+     in its memory: one split, the CPU's logits.  */
+  const char *dn = tsr_device_name (tsr_backend_device (dev));
+  if (strncmp (dn, "OpenCL", 6) == 0 || strncmp (dn, "CUDA", 4) == 0)
+    {
+      struct tsr_sched_stats token;
+      int st = run (path, &dev, 1, -1, got, NULL, &token);
+      double e = st == TSR_OK ? mt_nmse_f (got, want, n) : 1;
+      CHECK (st == TSR_OK && e <= c->max_nmse && token.n_splits == 1,
+             "%s: %s alone: the CPU's logits (nmse %.2e, at most %.0e), "
+             "one split (%d) %s", c->name, name, e, c->max_nmse,
+             token.n_splits, st == TSR_OK ? "" : tsr_last_error ());
+    }
 }
 
 /* The scheduler issue's case: the two-layer q4_0 model with its last
-   layer on DEV (an OpenCL device, which leaves the key/value cache to
-   the CPU): CPU [embedding, layer 0] | DEV [layer 1's q, k, v] | CPU
-   [its attention] | DEV [the rest and the output]: at most 4 splits
-   per generated token (14 before placement followed memory), no
-   weight copied.  */
+   layer on DEV.  A device that leaves the key/value cache to the CPU
+   (OpenCL before flash_attn_ext): CPU [embedding, layer 0] | DEV
+   [layer 1's q, k, v] | CPU [its attention] | DEV [the rest and the
+   output]; with the cache on the device, 2 splits.  At most 4 splits
+   per generated token (14 on OpenCL before placement followed memory),
+   no weight copied.  */
 static void
 check_issue_case (tsr_backend *dev, tsr_backend *cpu)
 {

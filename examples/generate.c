@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <tessera.h>
+#include <tessera-model.h>
 
 static int
 fail (const char *what)

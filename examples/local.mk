@@ -5,7 +5,8 @@ examples_tessera_demo_SOURCES = examples/demo.c
 examples_tessera_demo_LDADD = lib/libtessera.la -lm
 noinst_PROGRAMS += examples/tessera-generate
 examples_tessera_generate_SOURCES = examples/generate.c
-examples_tessera_generate_LDADD = lib/libtessera.la -lm
+examples_tessera_generate_LDADD = model/libtessera-model.la \
+	lib/libtessera.la -lm
 noinst_PROGRAMS += examples/tessera-transformer
 examples_tessera_transformer_SOURCES = examples/transformer.c
 examples_tessera_transformer_LDADD = lib/libtessera.la -lm
@@ -60,6 +61,16 @@ installcheck-local:
 	rm -f installcheck-demo installcheck-demo.log; \
 	test $$rc -eq 0 && echo "installcheck: demo built with pkg-config" \
 	  "$(TSR_PC_STATIC) and ran"
+	@PKG_CONFIG_PATH="$(libdir)/pkgconfig"; export PKG_CONFIG_PATH; \
+	pc="$(PKG_CONFIG) --define-variable=prefix=$(prefix)"; \
+	test -z "$(PKG_CONFIG)" && exit 0; \
+	cflags=`$$pc --cflags tessera-model` && \
+	  libs=`$$pc $(TSR_PC_STATIC) --libs tessera-model` || exit 1; \
+	echo "$(CC) -o installcheck-generate generate.c $$cflags $$libs -lm"; \
+	$(CC) -o installcheck-generate $(srcdir)/examples/generate.c \
+	  $$cflags $$libs -lm || exit 1; \
+	rm -f installcheck-generate; \
+	echo "installcheck: generate built against tessera-model.pc"
 	@$(TSR_INSTALLCHECK_BACKEND)
 # A backend module built out of the tree (examples/backend), against the
 # installed headers and pkg-config file only, loaded by a program built

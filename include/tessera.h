@@ -1,4 +1,7 @@
-/* tessera.h - the Tessera tensor library.  Include this.  */
+/* tessera.h - the Tessera tensor library (libtessera, pkg-config
+   tessera): tensors, operations, graphs, backends, the scheduler, GGUF
+   files, communication.  Include this.  Running model files is
+   libtessera-model's (tessera-model.h).  */
 #ifndef TESSERA_H
 #define TESSERA_H
 
@@ -12,9 +15,8 @@
 #include <tessera/alloc.h>
 #include <tessera/registry.h>
 #include <tessera/gguf.h>
-#include <tessera/vocab.h>
+#include <tessera/hash.h>
 #include <tessera/sched.h>
-#include <tessera/model.h>
 #include <tessera/comm.h>
 #include <tessera/version.h>
 

@@ -21,6 +21,7 @@
 
 #include "siphash.h"
 #include "tessera-impl.h"
+#include <tessera/hash.h>
 
 static uint64_t hash_key[2];
 static pthread_once_t hash_once = PTHREAD_ONCE_INIT;
@@ -92,6 +93,18 @@ tsri_hash_u64 (uint64_t v)
   for (int i = 0; i < 8; i++)
     b[i] = (unsigned char) (v >> (8 * i));
   return tsri_hash (b, sizeof b);
+}
+
+uint64_t
+tsr_hash (const void *data, size_t len)
+{
+  return tsri_hash (data, len);
+}
+
+uint64_t
+tsr_hash_u64 (uint64_t v)
+{
+  return tsri_hash_u64 (v);
 }
 
 /* Name indexes.  */

@@ -8,9 +8,8 @@ pkginclude_HEADERS += include/tessera/status.h include/tessera/log.h \
 	include/tessera/ops.h include/tessera/ops.def include/tessera/graph.h \
 	include/tessera/backend.h include/tessera/alloc.h \
 	include/tessera/registry.h include/tessera/module.h \
-	include/tessera/gguf.h include/tessera/model.h \
-	include/tessera/vocab.h include/tessera/comm.h \
-	include/tessera/sched.h
+	include/tessera/gguf.h include/tessera/comm.h \
+	include/tessera/sched.h include/tessera/hash.h
 nodist_pkginclude_HEADERS += include/tessera/version.h
 
 lib_libtessera_la_SOURCES = lib/tessera-impl.h lib/status.c lib/log.c \
@@ -20,10 +19,7 @@ lib_libtessera_la_SOURCES = lib/tessera-impl.h lib/status.c lib/log.c \
 	lib/graph.c lib/buffer.c \
 	lib/backend.c lib/alloc.c lib/sched.c lib/registry.c lib/loader.c \
 	lib/gguf-impl.h lib/gguf.c lib/gguf-parse.c lib/gguf-write.c \
-	lib/gguf-load.c lib/model-impl.h lib/model-load.c lib/model-graph.c \
-	lib/model-session.c lib/sample.c lib/comm.c \
-	lib/vocab-impl.h lib/vocab.c lib/vocab-load.c \
-	lib/vocab-unicode.c lib/vocab-pretok.c lib/vocab-tokenize.c
+	lib/gguf-load.c lib/comm.c
 nodist_lib_libtessera_la_SOURCES = lib/builtin-modules.h
 # Unfused multiply-adds: the reference conversions must give the bits of
 # the formats' published dequantization (m4/tsr-checks.m4).

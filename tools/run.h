@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <tessera.h>
+#include <tessera-model.h>
 
 #define RUN_MAX_SETS 8
 

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <tessera.h>
+#include <tessera-model.h>
 #include "tsr-test.h"
 
 static const char *mt_bld;

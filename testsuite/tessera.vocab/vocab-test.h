@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <tessera.h>
+#include <tessera-model.h>
 #include "tsr-test.h"
 
 /* Token types of tokenizer.ggml.token_type.  */

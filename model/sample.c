@@ -10,7 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "tessera-impl.h"
+#include "model-lib.h"
 
 struct tsr_sampler
 {

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "vocab-impl.h"
-#include "gguf-impl.h"
 
 tsr_vocab *
 tsr_vocab_from_gguf (const tsr_gguf *g)
@@ -50,7 +49,7 @@ tsr_vocab_free (tsr_vocab *v)
 int32_t
 tsri_vocab_find (const tsr_vocab *v, const char *s, size_t len)
 {
-  for (uint64_t h = tsri_hash (s, len) & v->mask;; h = (h + 1) & v->mask)
+  for (uint64_t h = tsr_hash (s, len) & v->mask;; h = (h + 1) & v->mask)
     {
       int32_t id = v->slots[h] - 1;
       if (id < 0)

@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "vocab-impl.h"
-#include "gguf-impl.h"
 
 #define KEY_MODEL "tokenizer.ggml.model"
 #define KEY_PRE "tokenizer.ggml.pre"
@@ -218,20 +217,29 @@ table_size (uint64_t n)
   return cap;
 }
 
-/* The strings of array KEY, which array_of checked.  */
-static const struct tsri_gguf_str *
-strings_of (const tsr_gguf *g, const char *key)
+/* String I of array KEY, which array_of checked, into *S and *LEN.  */
+static void
+string_at (const tsr_gguf *g, const char *key, uint64_t i, const char **s,
+           size_t *len)
 {
-  return g->kv[tsr_gguf_find_key (g, key)].strs;
+  if (tsr_gguf_get_array_str (g, key, i, s, len) != TSR_OK)
+    {
+      *s = "";
+      *len = 0;
+    }
 }
 
 static int
 copy_texts (tsr_vocab *v, const tsr_gguf *g)
 {
-  const struct tsri_gguf_str *strs = strings_of (g, KEY_TOKENS);
   uint64_t total = 0;
+  const char *s;
+  size_t len;
   for (int32_t i = 0; i < v->n_tokens; i++)
-    total += strs[i].len + 1;
+    {
+      string_at (g, KEY_TOKENS, (uint64_t) i, &s, &len);
+      total += len + 1;
+    }
   if (total > UINT32_MAX)
     return fail (TSR_ERR_FORMAT, "%s: %llu bytes of text, more than "
                  "Tessera takes (4 GiB)", KEY_TOKENS,
@@ -243,11 +251,12 @@ copy_texts (tsr_vocab *v, const tsr_gguf *g)
   uint32_t off = 0;
   for (int32_t i = 0; i < v->n_tokens; i++)
     {
-      uint32_t len = (uint32_t) strs[i].len;
-      memcpy (v->text + off, strs[i].s, len + 1);
-      v->tokens[i] = (struct tsri_vocab_token) { off, len, 0.0f,
+      string_at (g, KEY_TOKENS, (uint64_t) i, &s, &len);
+      memcpy (v->text + off, s, len);
+      v->text[off + len] = '\0';
+      v->tokens[i] = (struct tsri_vocab_token) { off, (uint32_t) len, 0.0f,
                                                  TSRI_TOKEN_NORMAL };
-      off += len + 1;
+      off += (uint32_t) len + 1;
     }
   return TSR_OK;
 }
@@ -266,7 +275,7 @@ index_texts (tsr_vocab *v)
       const char *s = v->text + t->off;
       if (t->len == 0)          /* never found in text */
         continue;
-      uint64_t h = tsri_hash (s, t->len) & v->mask;
+      uint64_t h = tsr_hash (s, t->len) & v->mask;
       for (; v->slots[h]; h = (h + 1) & v->mask)
         {
           const struct tsri_vocab_token *o = &v->tokens[v->slots[h] - 1];
@@ -405,7 +414,7 @@ merge_key (int32_t left, int32_t right)
 static uint64_t
 merge_hash (uint64_t key)
 {
-  return tsri_hash_u64 (key);
+  return tsr_hash_u64 (key);
 }
 
 const struct tsri_vocab_merge *
@@ -469,14 +478,14 @@ read_merges (tsr_vocab *v, const tsr_gguf *g)
   uint64_t cap = table_size (n);
   v->merges = calloc ((size_t) cap, sizeof *v->merges);
   v->merge_mask = cap - 1;
-  const struct tsri_gguf_str *strs = strings_of (g, KEY_MERGES);
   char *buf = NULL;
   size_t buf_cap = 0;
   bool oom = !v->merges;
   for (uint64_t i = 0; i < n && st == TSR_OK && !oom; i++)
     {
-      const char *s = strs[i].s;
-      size_t len = (size_t) strs[i].len;
+      const char *s;
+      size_t len;
+      string_at (g, KEY_MERGES, i, &s, &len);
       if (len > buf_cap)
         {
           char *p = realloc (buf, 2 * len);

@@ -21,7 +21,7 @@
 
 #include <math.h>
 
-#include "tessera-impl.h"
+#include "model-lib.h"
 #include "model-impl.h"
 
 static tsr_tensor *

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tessera-impl.h"
+#include "model-lib.h"
 #include "model-impl.h"
 
 enum { KV_STEP = 256, DEFAULT_CTX = 4096, DEFAULT_BATCH = 512,

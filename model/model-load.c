@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tessera-impl.h"
+#include "model-lib.h"
 #include "model-impl.h"
 
 /* Keys.  */

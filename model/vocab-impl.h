@@ -7,7 +7,7 @@
 #ifndef TESSERA_VOCAB_IMPL_H
 #define TESSERA_VOCAB_IMPL_H
 
-#include "tessera-impl.h"
+#include "model-lib.h"
 #include <tessera/vocab.h>
 
 /* Longest text tsr_vocab_tokenize takes (its indices are 32-bit and

@@ -1,0 +1,21 @@
+## model/local.mk - libtessera-model: model files, their graphs,
+## sessions and caches, sampling, vocabularies and tokenizers.  Built on
+## libtessera's public API only (model-lib.h): no -I of lib/, and
+## libtessera's internal symbols are not exported to it.
+
+lib_LTLIBRARIES += model/libtessera-model.la
+
+include_HEADERS += include/tessera-model.h
+pkginclude_HEADERS += include/tessera/model.h include/tessera/vocab.h
+
+model_libtessera_model_la_SOURCES = model/model-lib.h model/model-impl.h \
+	model/model-load.c model/model-graph.c model/model-session.c \
+	model/sample.c model/vocab-impl.h model/vocab.c model/vocab-load.c \
+	model/vocab-unicode.c model/vocab-pretok.c model/vocab-tokenize.c
+model_libtessera_model_la_CPPFLAGS = -I$(top_builddir)/include \
+	-I$(top_srcdir)/include -DTSR_BUILDING
+model_libtessera_model_la_LDFLAGS = -version-info $(TSR_LT_VERSION) \
+	-no-undefined -export-symbols-regex '^tsr_'
+model_libtessera_model_la_LIBADD = lib/libtessera.la -lm
+pkgconfig_DATA += tessera-model.pc
+EXTRA_DIST += tessera-model.pc.in

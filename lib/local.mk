@@ -12,19 +12,29 @@ pkginclude_HEADERS += include/tessera/status.h include/tessera/log.h \
 	include/tessera/sched.h include/tessera/hash.h
 nodist_pkginclude_HEADERS += include/tessera/version.h
 
-lib_libtessera_la_SOURCES = lib/tessera-impl.h lib/status.c lib/log.c \
-	lib/types.c lib/types-impl.h lib/types-fit.c lib/types-quant.c \
-	lib/types-kquant.c lib/types-iq.c lib/tensor.c lib/ops.c lib/ops-math.c lib/ops-nn.c \
-	lib/validate.c lib/module-glue.c lib/hash.c lib/siphash.h lib/files.c \
-	lib/graph.c lib/buffer.c \
-	lib/backend.c lib/alloc.c lib/sched.c lib/registry.c lib/loader.c \
-	lib/gguf-impl.h lib/gguf.c lib/gguf-parse.c lib/gguf-write.c \
-	lib/gguf-load.c lib/comm.c
+# One folder per layer: core (status, log, hashing, files, tensors,
+# graphs), types (element types and their quantization), ops (the
+# builders and the one check of a node), backend (buffers, backends,
+# the graph allocator, the scheduler, the registry and module loader),
+# gguf (the file format), comm (communication between processes).
+lib_libtessera_la_SOURCES = lib/core/tessera-impl.h lib/core/status.c \
+	lib/core/log.c lib/core/hash.c lib/core/siphash.h lib/core/files.c \
+	lib/core/tensor.c lib/core/graph.c \
+	lib/types/types-impl.h lib/types/types.c lib/types/types-fit.c \
+	lib/types/types-quant.c lib/types/types-kquant.c lib/types/types-iq.c \
+	lib/ops/ops.c lib/ops/ops-math.c lib/ops/ops-nn.c lib/ops/validate.c \
+	lib/backend/buffer.c lib/backend/backend.c lib/backend/alloc.c \
+	lib/backend/sched.c lib/backend/registry.c lib/backend/loader.c \
+	lib/backend/module-glue.c \
+	lib/gguf/gguf-impl.h lib/gguf/gguf.c lib/gguf/gguf-parse.c \
+	lib/gguf/gguf-write.c lib/gguf/gguf-load.c \
+	lib/comm/comm.c
 nodist_lib_libtessera_la_SOURCES = lib/builtin-modules.h
 # Unfused multiply-adds: the reference conversions must give the bits of
 # the formats' published dequantization (m4/tsr-checks.m4).
 lib_libtessera_la_CFLAGS = $(AM_CFLAGS) $(TSR_EXACT_CFLAGS)
-lib_libtessera_la_CPPFLAGS = $(AM_CPPFLAGS) \
+lib_libtessera_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib/core \
+	-I$(top_srcdir)/lib/types -I$(top_srcdir)/lib/gguf \
 	-DTSR_BACKEND_DIR='"$(backenddir)"'
 lib_libtessera_la_LDFLAGS = -version-info $(TSR_LT_VERSION) -no-undefined \
 	-export-symbols-regex '^tsr_'

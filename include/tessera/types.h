@@ -26,7 +26,7 @@
  * low nibble of byte j and element j + 16 the high nibble; q5_0/q5_1
  * keep element j's fifth bit in bit j of the little-endian word qh.
  * The k-quant packings are documented beside their to_float functions
- * (lib/types-kquant.c) and in the manual; to_float reproduces the
+ * (lib/types/types-kquant.c) and in the manual; to_float reproduces the
  * format's published dequantization operation for operation.  */
 #ifndef TESSERA_TYPES_H
 #define TESSERA_TYPES_H

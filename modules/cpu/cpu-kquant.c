@@ -140,7 +140,7 @@ static const int8_t iq4_values[16] = {
   -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113
 };
 
-/* Decoders in plain C.  Bit positions: see lib/types-kquant.c.  */
+/* Decoders in plain C.  Bit positions: see lib/types/types-kquant.c.  */
 
 /* q2_K and q3_K: element 32 c + l of half h is bits 2c of byte 32 h + l.  */
 static inline void

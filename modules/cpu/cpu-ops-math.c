@@ -2,7 +2,7 @@
  * sqrt, exp, log, neg, abs, sigmoid, tanh, relu, gelu_quick, clamp,
  * swiglu, geglu, sum, mean, argmax, repeat, concat, diag_mask_inf,
  * pad, arange, upscale, argsort, top_k (see tessera/ops.h for their
- * semantics and lib/ops-math.c for their op_params).
+ * semantics and lib/ops/ops-math.c for their op_params).
  *
  * Plain scalar kernels over f32 tensors of any strides: sources are
  * read and destinations written through their nb[], so views,

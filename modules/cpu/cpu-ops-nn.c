@@ -16,7 +16,7 @@
  * block-type weights the rows of b are quantized once (q8_0, or q8_K
  * for the super-block types) and dotted in integers, and only the
  * experts in use get work).  Shapes and
- * parameters are the builders' (lib/ops-nn.c); each supports function
+ * parameters are the builders' (lib/ops/ops-nn.c); each supports function
  * re-checks exactly what its kernel relies on.  Index operands
  * (set_rows, mul_mat_id) are checked in full before anything is
  * written: a bad index is an error and leaves the destination

@@ -94,7 +94,7 @@ is_table (int t)
   return t == IQ4_NL || t == MXFP4;
 }
 
-/* The formats' value tables (as lib/types-iq.c has them).  iq4_nl's
+/* The formats' value tables (as lib/types/types-iq.c has them).  iq4_nl's
    entries 0..7 are negative.  */
 static const int8_t kvalues_iq4nl[16] = {
   -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113

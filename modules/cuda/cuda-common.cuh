@@ -5,7 +5,7 @@
  *
  * Conversions match libtessera's reference ones: f16 through the CUDA
  * intrinsics (round to nearest even), bf16 by the same bit arithmetic
- * as lib/types.c (round to nearest even, NaN kept quiet), f32 to i32
+ * as lib/types/types.c (round to nearest even, NaN kept quiet), f32 to i32
  * toward zero with saturation and NaN to 0, as the CPU backend does.  */
 #ifndef TSR_CUDA_COMMON_CUH
 #define TSR_CUDA_COMMON_CUH
@@ -251,7 +251,7 @@ tsr_cuda_bad_index (tsr_cuda_status *status, int tag, int idx)
     status->value = idx;
 }
 
-/* F as binary16 bits, by lib/types.c's integer algorithm (round to
+/* F as binary16 bits, by lib/types/types.c's integer algorithm (round to
    nearest even, NaN kept quiet with its top payload bits), in 32-bit
    integer registers.  Block scales go through this rather than
    tsr_cuda_f32_to_f16: storing the low byte of __float2half_rn's 16-bit
@@ -292,7 +292,7 @@ tsr_cuda_f32_to_f16_bits (float f)
 }
 
 /* The 32 floats X as one block of TYPE (q8_0 or q4_0) at P, bit for
-   bit as the reference quantizers of lib/types.c: the same float
+   bit as the reference quantizers of lib/types/types.c: the same float
    operations in the same order, explicitly rounded (no contraction,
    whatever the flags), lrintf's round-to-nearest-even through
    __float2ll_rn, which also gives lrintf's x86-64 result for NaN

@@ -1,4 +1,4 @@
-/* Area: graph allocator and buffers (tessera/alloc.h, lib/buffer.c).
+/* Area: graph allocator and buffers (tessera/alloc.h, lib/backend/buffer.c).
    Purpose: a tensor placed by a graph allocator that has since been
    freed points into freed memory; computing its graph, or handing the
    graph to a second allocator (which would take the tensors as placed),

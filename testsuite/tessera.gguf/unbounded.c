@@ -20,7 +20,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include "gguf-test.h"
-#include "../../lib/siphash.h"
+#include "../../lib/core/siphash.h"
 
 #define N_STEPS 18                      /* 2^18 colliding keys */
 #define FNV_BITS 20

@@ -1,5 +1,5 @@
 /* types-impl.h - what the element-type files of libtessera share: the
- * per-type row conversions that lib/types.c puts in its traits table,
+ * per-type row conversions that lib/types/types.c puts in its traits table,
  * and the scale searches the quantizers are built from.  Not installed.
  *
  * types-quant.c   q4_1, q5_0, q5_1 (blocks of 32)
@@ -14,7 +14,7 @@
 #include <tessera/types.h>
 
 /* Row conversions of N elements (N a multiple of the block size, which
-   lib/types.c checked).  */
+   lib/types/types.c checked).  */
 #define TSRI_DECLARE_ROW_CONVERSIONS(t)                                   \
   void tsri_##t##_to_float (const void *src, float *dst, int64_t n);      \
   void tsri_##t##_from_float (const float *src, void *dst, int64_t n)

@@ -46,7 +46,8 @@ main (int argc, char **argv)
     return fail ("tokenize");
   tsr_vocab_tokenize (vocab, argv[2], len, bos, false, prompt, n);
 
-  struct tsr_session_params sp = { .n_ctx = 512 };
+  struct tsr_session_params sp = tsr_session_params_default ();
+  sp.n_ctx = 512;
   tsr_session *s = tsr_session_new (model, &sp);
   int64_t n_vocab = tsr_model_get_hparams (model)->n_vocab;
   float *logits = malloc (sizeof *logits * (size_t) n_vocab);

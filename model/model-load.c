@@ -230,15 +230,16 @@ check_hparams (const struct tsr_model_hparams *hp)
 }
 
 /* Placement: which backend holds each layer (IL == n_layer: the output).
-   The last GPU_LAYERS layers and the output on backend 0, the rest on
-   backend 1; every layer on backend 0 when GPU_LAYERS is 0, negative or
-   at least the layer count.  */
+   The last GPU_LAYERS layers, and then the output, on backend 0, the
+   rest on backend 1: every layer on backend 0 when GPU_LAYERS is
+   negative or at least the layer count, none when it is 0.  */
 static int
 place_layer (const tsr_model *m, int gpu_layers, int64_t il)
 {
-  if (m->n_backends < 2 || gpu_layers <= 0 || gpu_layers >= m->hp.n_layer
-      || il == m->hp.n_layer)
+  if (m->n_backends < 2 || gpu_layers < 0 || gpu_layers >= m->hp.n_layer)
     return 0;
+  if (il == m->hp.n_layer)
+    return gpu_layers > 0 ? 0 : 1;
   return il >= m->hp.n_layer - gpu_layers ? 0 : 1;
 }
 
@@ -983,7 +984,7 @@ model_init (tsr_model *m, const char *path,
             const struct tsr_model_params *p)
 {
   struct tsr_gguf_error err;
-  int gpu_layers = p ? p->gpu_layers : 0;
+  int gpu_layers = p ? p->gpu_layers : TSR_GPU_LAYERS_ALL;
   if (!(m->gguf = tsr_gguf_open (path, &err)))
     return err.status;
   int st = read_hparams (m->gguf, &m->hp);
@@ -1013,6 +1014,12 @@ model_init (tsr_model *m, const char *path,
       describe (m);
     }
   return st;
+}
+
+struct tsr_model_params
+tsr_model_params_default (void)
+{
+  return (struct tsr_model_params) { .gpu_layers = TSR_GPU_LAYERS_ALL };
 }
 
 tsr_model *

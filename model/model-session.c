@@ -153,12 +153,10 @@ session_init (tsr_session *s, const struct tsr_session_params *p)
     return tsr_set_error (TSR_ERR_INVALID_ARG, "session: n_ubatch %d, "
                           "n_pipeline %d (0 to %d)", p->n_ubatch,
                           p->n_pipeline, MAX_SLOTS);
-  tsr_type kv = p && p->kv_type != TSR_TYPE_F32 ? p->kv_type : TSR_TYPE_F16;
-  if (p && p->kv_f32)
-    kv = TSR_TYPE_F32;
-  else if (kv != TSR_TYPE_F16)
+  tsr_type kv = p ? p->kv_type : TSR_TYPE_F16;
+  if (kv != TSR_TYPE_F16 && kv != TSR_TYPE_F32)
     return tsr_set_error (TSR_ERR_TYPE, "session: cache type %s is not "
-                          "supported (f16 is)", tsr_type_name (kv));
+                          "supported (f16 and f32 are)", tsr_type_name (kv));
   if (p && p->n_threads > 0)
     for (int b = 0; b < s->m->n_backends; b++)
       if (tsr_device_get_type (tsr_backend_device (s->m->backends[b]))
@@ -211,6 +209,14 @@ session_init (tsr_session *s, const struct tsr_session_params *p)
     if (!(s->slots[i].sched = tsr_sched_new (be, n_be)))
       st = tsr_last_status ();
   return st;
+}
+
+struct tsr_session_params
+tsr_session_params_default (void)
+{
+  return (struct tsr_session_params) { .n_ctx = DEFAULT_CTX,
+                                       .n_batch = DEFAULT_BATCH,
+                                       .kv_type = TSR_TYPE_F16 };
 }
 
 tsr_session *

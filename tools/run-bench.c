@@ -120,12 +120,13 @@ bench_session (tsr_model *m, const struct run_options *o,
 {
   const struct tsr_model_hparams *hp = tsr_model_get_hparams (m);
   int need = (o->pp > o->tg ? o->pp : o->tg) + 1;
-  struct tsr_session_params sp = { .n_ctx = need,
-                                   .n_batch = o->pp > 0 ? o->pp : 1,
-                                   .n_threads = o->n_threads,
-                                   .kv_f32 = o->kv_f32,
-                                   .n_ubatch = o->n_ubatch,
-                                   .n_pipeline = o->n_pipeline };
+  struct tsr_session_params sp = tsr_session_params_default ();
+  sp.n_ctx = need;
+  sp.n_batch = o->pp > 0 ? o->pp : 1;
+  sp.n_threads = o->n_threads;
+  sp.kv_type = o->kv_f32 ? TSR_TYPE_F32 : TSR_TYPE_F16;
+  sp.n_ubatch = o->n_ubatch;
+  sp.n_pipeline = o->n_pipeline;
   tsr_session *s = tsr_session_new (m, &sp);
   int st = s ? TSR_OK : tsr_last_status ();
   if (st == TSR_OK && tsr_session_n_ctx (s) < need)

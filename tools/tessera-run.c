@@ -627,11 +627,13 @@ run_model (const struct run_options *o, tsr_model *m)
   struct timing tm = { 0 };
   float *logits = malloc ((size_t) hp->n_vocab * sizeof *logits);
   int rc = logits ? prompt_tokens (o, v, &p) : -1;
-  struct tsr_session_params sp = { .n_ctx = o->n_ctx, .n_batch = o->n_batch,
-                                   .n_threads = o->n_threads,
-                                   .kv_f32 = o->kv_f32,
-                                   .n_ubatch = o->n_ubatch,
-                                   .n_pipeline = o->n_pipeline };
+  struct tsr_session_params sp = tsr_session_params_default ();
+  sp.n_ctx = o->n_ctx > 0 ? o->n_ctx : sp.n_ctx;
+  sp.n_batch = o->n_batch > 0 ? o->n_batch : sp.n_batch;
+  sp.n_threads = o->n_threads;
+  sp.kv_type = o->kv_f32 ? TSR_TYPE_F32 : TSR_TYPE_F16;
+  sp.n_ubatch = o->n_ubatch;
+  sp.n_pipeline = o->n_pipeline;
   tsr_session *s = rc == 0 ? tsr_session_new (m, &sp) : NULL;
   if (rc == 0 && !s)
     {

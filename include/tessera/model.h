@@ -82,6 +82,9 @@ enum tsr_model_split
 
 /* How to load a model.  A zero-filled struct (or NULL) means: the best
    device of the machine, with the CPU behind it.  */
+/* tsr_model_params.gpu_layers: every layer on the first backend.  */
+#define TSR_GPU_LAYERS_ALL (-1)
+
 struct tsr_model_params
 {
   /* Backends in priority order (the caller keeps them alive until the
@@ -90,10 +93,12 @@ struct tsr_model_params
   tsr_backend *const *backends;
   int n_backends;
   /* With two or more backends: the last GPU_LAYERS layers (and the
-     output) go to backends[0], the others to backends[1].  0 (the
-     default), a negative number or at least the layer count: every
-     layer on backends[0].  (To keep every layer off a device, leave it
-     out of BACKENDS.)  */
+     output, when there is at least one) go to backends[0], the others to
+     backends[1].  TSR_GPU_LAYERS_ALL (any negative number; the default
+     of tsr_model_params_default) or at least the layer count: every
+     layer on backends[0]; 0: none (every layer on backends[1]), as
+     tessera-run's --gpu-layers=0.  With one backend, every layer is on
+     it.  */
   int gpu_layers;
   /* Copy host weights out of the mapping instead of computing on it.  */
   bool no_mmap;
@@ -124,6 +129,12 @@ struct tsr_model_params
    the numbers before anything is copied).  */
 tsr_model *tsr_model_load (const char *path,
                            const struct tsr_model_params *params);
+/* The parameters a NULL PARAMS stands for: the best device and the
+   CPU, every layer on the first (TSR_GPU_LAYERS_ALL), mapped weights,
+   repacking, one process.  Start from these and change what you need:
+   a zero-initialized struct means gpu_layers 0 (no layer on the first
+   backend).  */
+struct tsr_model_params tsr_model_params_default (void);
 void tsr_model_free (tsr_model *model);
 
 const struct tsr_model_hparams *tsr_model_get_hparams (const tsr_model *m);
@@ -155,11 +166,11 @@ struct tsr_session_params
                              the training context) */
   int n_batch;            /* most tokens per tsr_session_decode (0: 512) */
   int n_threads;          /* CPU threads (0: the backend's default) */
-  tsr_type kv_type;       /* cache element type: f16, the one
-                             supported now (0 selects it too) */
-  bool kv_f32;            /* an f32 cache instead: twice the memory, no
-                             rounding of keys and values (comparisons
-                             that must not depend on f16 rounding) */
+  tsr_type kv_type;       /* cache elements: TSR_TYPE_F16 (the default
+                             of tsr_session_params_default) or
+                             TSR_TYPE_F32 (twice the memory, no rounding
+                             of keys and values); another type is
+                             refused (TSR_ERR_TYPE) */
   int n_ubatch;           /* most tokens one graph computes: a larger
                              batch is cut into micro-batches (0:
                              n_batch) */
@@ -172,6 +183,10 @@ struct tsr_session_params
 
 tsr_session *tsr_session_new (tsr_model *model,
                               const struct tsr_session_params *params);
+/* The parameters a NULL PARAMS stands for: 4096 positions, batches of
+   512, an f16 cache.  A zero-initialized struct asks for an f32 cache
+   (kv_type 0 is TSR_TYPE_F32): start from these.  */
+struct tsr_session_params tsr_session_params_default (void);
 void tsr_session_free (tsr_session *s);
 
 /* Run N_TOKENS tokens (1 <= n <= n_batch) at the positions after the

@@ -87,7 +87,9 @@ run_case (tsr_backend *cpu, const struct model_case *c)
       int32_t t[N];
       float *whole = malloc (sizeof *whole * N * (size_t) v);
       float *part = malloc (sizeof *part * N * (size_t) v);
-      struct tsr_session_params sp = { .n_ctx = 320, .n_batch = N };
+      struct tsr_session_params sp = tsr_session_params_default ();
+      sp.n_ctx = 320;
+      sp.n_batch = N;
       tsr_session *s = tsr_session_new (m, &sp);
       mt_tokens (t, N, v, 3);
       int st = s ? mt_decode (s, t, N, N, whole, v) : tsr_last_status ();

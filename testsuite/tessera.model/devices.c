@@ -54,7 +54,9 @@ run (const char *path, tsr_backend **be, int n, int gpu_layers, float *out,
   int64_t v = tsr_model_get_hparams (m)->n_vocab;
   int32_t t[N_TOK + 1];
   mt_tokens (t, N_TOK + 1, v, 5);
-  struct tsr_session_params sp = { .n_ctx = 32, .n_batch = N_TOK };
+  struct tsr_session_params sp = tsr_session_params_default ();
+  sp.n_ctx = 32;
+  sp.n_batch = N_TOK;
   tsr_session *s = tsr_session_new (m, &sp);
   int st = s ? tsr_session_decode (s, t, N_TOK, out, true)
              : tsr_last_status ();

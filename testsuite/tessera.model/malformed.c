@@ -151,7 +151,9 @@ check_bad_calls (tsr_backend *cpu)
          m ? "" : tsr_last_error ());
   if (!m)
     return;
-  struct tsr_session_params sp = { .n_ctx = 32, .n_batch = 4 };
+  struct tsr_session_params sp = tsr_session_params_default ();
+  sp.n_ctx = 32;
+  sp.n_batch = 4;
   tsr_session *s = tsr_session_new (m, &sp);
   int32_t v = (int32_t) tsr_model_get_hparams (m)->n_vocab;
   int32_t bad[2] = { 1, v }, neg = -1, five[5] = { 1, 2, 3, 4, 5 };

@@ -34,9 +34,11 @@ run (const char *path, tsr_backend **be, int n, int n_pipe, float *out,
     return tsr_last_status ();
   int32_t t[N_PROMPT + N_GEN];
   mt_tokens (t, N_PROMPT + N_GEN, VOCAB, 11);
-  struct tsr_session_params sp = { .n_ctx = 64, .n_batch = N_PROMPT,
-                                   .n_ubatch = UBATCH,
-                                   .n_pipeline = n_pipe };
+  struct tsr_session_params sp = tsr_session_params_default ();
+  sp.n_ctx = 64;
+  sp.n_batch = N_PROMPT;
+  sp.n_ubatch = UBATCH;
+  sp.n_pipeline = n_pipe;
   tsr_session *s = tsr_session_new (m, &sp);
   int st = s ? tsr_session_decode (s, t, N_PROMPT, out, true)
              : tsr_last_status ();
@@ -82,8 +84,10 @@ main (void)
   {
     struct tsr_model_params mp = { .backends = &cpu, .n_backends = 1 };
     tsr_model *m = tsr_model_load (path, &mp);
-    struct tsr_session_params bad[2] = { { .n_ctx = 64, .n_pipeline = 9 },
-                                         { .n_ctx = 64, .n_ubatch = -1 } };
+    struct tsr_session_params bad[2] = { tsr_session_params_default (),
+                                         tsr_session_params_default () };
+    bad[0].n_pipeline = 9;
+    bad[1].n_ubatch = -1;
     for (int i = 0; i < 2 && m; i++)
       {
         tsr_session *s = tsr_session_new (m, &bad[i]);

@@ -108,7 +108,9 @@ check_logits (const struct model_case *c, const char *how, tsr_model *m,
 {
   int64_t v = tsr_model_get_hparams (m)->n_vocab;
   int32_t t[N_TOK];
-  struct tsr_session_params sp = { .n_ctx = 64, .n_batch = N_TOK };
+  struct tsr_session_params sp = tsr_session_params_default ();
+  sp.n_ctx = 64;
+  sp.n_batch = N_TOK;
   tsr_session *s = tsr_session_new (m, &sp);
   mt_tokens (t, N_TOK, v, 7);
   int st = s ? tsr_session_decode (s, t, N_TOK, got, true)

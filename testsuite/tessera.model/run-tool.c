@@ -55,7 +55,9 @@ library_greedy (const int32_t *prompt, int n, int32_t *ids, float *all)
   tsr_backend *cpu = tsr_backend_init_by_type (TSR_DEVICE_CPU, NULL);
   struct tsr_model_params mp = { .backends = &cpu, .n_backends = 1 };
   tsr_model *m = cpu ? tsr_model_load (model, &mp) : NULL;
-  struct tsr_session_params sp = { .n_ctx = 64, .n_threads = 2 };
+  struct tsr_session_params sp = tsr_session_params_default ();
+  sp.n_ctx = 64;
+  sp.n_threads = 2;
   tsr_session *s = m ? tsr_session_new (m, &sp) : NULL;
   int64_t v = m ? tsr_model_get_hparams (m)->n_vocab : 0;
   float *l = malloc (sizeof *l * (size_t) (v ? v : 1));

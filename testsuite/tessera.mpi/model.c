@@ -60,8 +60,11 @@ static int
 run (tsr_model *m, bool kv_f32, float *logits, int32_t *gen)
 {
   int64_t vocab = tsr_model_get_hparams (m)->n_vocab;
-  struct tsr_session_params sp = { .n_ctx = 64, .n_batch = 16,
-                                   .n_threads = 1, .kv_f32 = kv_f32 };
+  struct tsr_session_params sp = tsr_session_params_default ();
+  sp.n_ctx = 64;
+  sp.n_batch = 16;
+  sp.n_threads = 1;
+  sp.kv_type = kv_f32 ? TSR_TYPE_F32 : TSR_TYPE_F16;
   tsr_session *s = tsr_session_new (m, &sp);
   if (!s)
     return tsr_last_status ();

@@ -499,8 +499,39 @@ moved (tsr_model *m, const char *name, tsr_type type, int be, int k)
   m->n_moved++;
 }
 
-/* Declare in the context of backend BE the file's tensor NAME, checked
-   by check_tensor.  NULL when it is absent or malformed.  */
+/* The backend that keeps weight NAME, wanted on BE (said when another
+   one does).  */
+static int
+keep_weight (tsr_model *m, int be, const char *name, tsr_type type,
+             int64_t ne0, int64_t ne1)
+{
+  int k = weight_backend (m, be, name, type, ne0, ne1);
+  if (k != be)
+    moved (m, name, type, be, k);
+  return k;
+}
+
+/* Tensor NAME of TYPE, NE0 x NE1, in the context of backend BE.  */
+static tsr_tensor *
+declare (tsr_model *m, int be, const char *name, tsr_type type, int64_t ne0,
+         int64_t ne1, int *st)
+{
+  if (!m->ctx[be] && !(m->ctx[be] = tsr_context_new (true)))
+    {
+      *st = tsr_set_error (TSR_ERR_NO_MEMORY, "model: out of memory");
+      return NULL;
+    }
+  tsr_tensor *t = tsr_new_tensor_2d (m->ctx[be], type, ne0, ne1 ? ne1 : 1);
+  if (!t)
+    *st = tsr_last_status ();
+  else
+    tsr_set_param (tsr_set_name (t, name));
+  return t;
+}
+
+/* Declare the file's tensor NAME, checked by check_tensor, on backend
+   BE or the one that keeps it (keep_weight).  NULL when it is absent or
+   malformed.  */
 static tsr_tensor *
 want_tensor (tsr_model *m, int be, const char *name, int64_t ne0,
              int64_t ne1, bool f32, bool optional, int *st)
@@ -508,22 +539,8 @@ want_tensor (tsr_model *m, int be, const char *name, int64_t ne0,
   struct tsr_gguf_tensor_info info;
   if (check_tensor (m, name, ne0, ne1, f32, optional, st, &info) < 0)
     return NULL;
-  int k = weight_backend (m, be, name, info.type, ne0, ne1);
-  if (k != be)
-    moved (m, name, info.type, be, k);
-  be = k;
-  if (!m->ctx[be] && !(m->ctx[be] = tsr_context_new (true)))
-    {
-      *st = tsr_set_error (TSR_ERR_NO_MEMORY, "model: out of memory");
-      return NULL;
-    }
-  tsr_tensor *t = tsr_new_tensor_2d (m->ctx[be], info.type, ne0,
-                                     ne1 ? ne1 : 1);
-  if (!t)
-    *st = tsr_last_status ();
-  else
-    tsr_set_param (tsr_set_name (t, name));
-  return t;
+  be = keep_weight (m, be, name, info.type, ne0, ne1);
+  return declare (m, be, name, info.type, ne0, ne1, st);
 }
 
 /* Whether a matrix of TYPE, NE0 x ROWS, goes to backend BE's extra
@@ -555,14 +572,11 @@ want_split (tsr_model *m, int be, const char *name, int64_t ne0, int64_t ne1,
   bool split = tensor_parallel (m);
   if (!split)
     count = dim == 0 ? ne0 : (ne1 ? ne1 : 1);
-  int home = weight_backend (m, be, name, type, ne0, ne1);
-  if (home != be)
-    moved (m, name, type, be, home);
-  be = home;
+  be = keep_weight (m, be, name, type, ne0, ne1);
   bool repack = ne1 && want_repack (m, be, type, dim == 0 ? count : ne0,
                                     dim == 1 ? count : ne1);
   if (!split && !repack)
-    return want_tensor (m, be, name, ne0, ne1, f32, optional, st);
+    return declare (m, be, name, type, ne0, ne1, st);
   int64_t start = split ? m->split.rank * count : 0;
   int64_t bs = tsr_type_traits (type)->block_size;
   if (dim == 0 && (start % bs != 0 || count % bs != 0))

@@ -9,7 +9,7 @@
  * node's memory, whose sources name the copies), so the same graph can
  * be computed by another scheduler in turn.
  *
- * Placement follows memory (see place_fixed and place_free):
+ * Placement follows memory (see place_fixed and place_nodes):
  *   1. a node named with tsr_sched_set_backend runs there;
  *   2. a node that writes into memory that exists (a cache row, the
  *      destination of tsr_cpy) runs on the device that memory belongs
@@ -760,9 +760,10 @@ place_nodes (struct plan *p)
           int i = sweep % 2 == 0 ? p->n - 1 - k : k;
           if (p->view[i] || p->fixed[i])
             continue;
+          /* Ties go to CUR: another answer is strictly cheaper.  */
           int cur = p->bk[i];
           int b = cheapest (p, i, cur);
-          if (b != cur && cost (p, i, b) < cost (p, i, cur))
+          if (b != cur)
             {
               p->bk[i] = b;
               moved = true;
@@ -1236,9 +1237,8 @@ allocate_on (tsr_sched *s, tsr_graph *g, int b)
    this placement does not run the node on.  Memory the caller placed
    tensors in (weights, caches, a buffer of its own) is kept.  */
 static void
-forget_memory (tsr_sched *s, tsr_graph *g)
+forget_memory (tsr_graph *g)
 {
-  (void) s;
   for (int pass = 0; pass < 2; pass++)
     for (int i = 0; i < (pass ? g->n_nodes : g->n_leafs); i++)
       {
@@ -1297,7 +1297,7 @@ tsr_sched_alloc_graph (tsr_sched *s, tsr_graph *g)
     return pst;
   double t0 = now_s ();
   clear_graph_state (s);
-  forget_memory (s, g);
+  forget_memory (g);
   s->ctx = tsr_context_new (true);
   if (!s->ctx)
     return tsr_last_status ();
@@ -1596,11 +1596,11 @@ copies_in (tsr_sched *s, int k)
   for (int i = 0; i < s->n_copies && st == TSR_OK; i++)
     {
       const struct copy *c = &s->copies[i];
+      if (c->split != k)
+        continue;
       size_t n = tsr_nbytes (c->src);
       void *tmp = (char *) s->staging + c->staging_off;
       tsr_backend *own = c->owner != NONE ? s->backends[c->owner] : NULL;
-      if (c->split != k)
-        continue;
       switch (c->route)
         {
         case ROUTE_SET:

@@ -22,12 +22,12 @@
 #include <math.h>
 
 #include "model-lib.h"
-#include "model-impl.h"
+#include "arch.h"
 
-static tsr_tensor *
-norm (tsr_context *ctx, tsr_tensor *x, tsr_tensor *w, float eps)
+tsr_tensor *
+tsri_norm (struct tsri_build *b, tsr_tensor *x, tsr_tensor *w)
 {
-  return tsr_mul (ctx, tsr_rms_norm (ctx, x, eps), w);
+  return tsr_mul (b->ctx, tsr_rms_norm (b->ctx, x, b->m->hp.norm_eps), w);
 }
 
 /* W x (+ B).  */
@@ -38,35 +38,47 @@ project (tsr_context *ctx, tsr_tensor *w, tsr_tensor *b, tsr_tensor *x)
   return b ? tsr_add (ctx, y, b) : y;
 }
 
-/* One projection split into heads, rotated, and with the heads made
-   the outer dimension: [head_dim, n_tokens, n_heads].  */
+/* Heads X [head_dim, n_heads, n_tokens]: normed by NORM when given,
+   rotated when ROTATE, and with the heads made the outer dimension:
+   [head_dim, n_tokens, n_heads].  */
 static tsr_tensor *
-heads (tsr_context *ctx, const tsr_model *m, const struct tsri_layer *l,
-       tsr_tensor *w, tsr_tensor *b, tsr_tensor *h, int64_t n_heads,
-       const struct tsri_graph_inputs *in, bool rotate)
+heads (struct tsri_build *b, const struct tsri_layer *l, tsr_tensor *x,
+       tsr_tensor *norm, bool rotate)
 {
-  const struct tsr_model_hparams *hp = &m->hp;
-  int64_t n = h ? h->ne[1] : 0;
-  tsr_tensor *x = tsr_reshape_3d (ctx, project (ctx, w, b, h), hp->head_dim,
-                                  n_heads, n);
+  const struct tsr_model_hparams *hp = &b->m->hp;
+  if (norm)
+    x = tsri_norm (b, x, norm);
   if (rotate)
-    x = tsr_rope_ext (ctx, x, in->pos, l->rope_freqs, (int) hp->n_rot,
-                      hp->rope_mode, hp->rope_freq_base,
-                      hp->rope_freq_scale);
-  return tsr_permute (ctx, x, 0, 2, 1, 3);
+    x = tsr_rope_ext (b->ctx, x, b->in->pos, l->rope_freqs, (int) hp->n_rot,
+                      hp->rope_mode, l->rope_base, l->rope_scale);
+  return tsr_permute (b->ctx, x, 0, 2, 1, 3);
+}
+
+/* Rows [OFF, OFF + N_HEADS * head_dim) of the fused product QKV as
+   heads [head_dim, n_heads, n_tokens].  */
+static tsr_tensor *
+fused_part (struct tsri_build *b, tsr_tensor *qkv, int64_t n_heads,
+            int64_t off)
+{
+  const int64_t hd = b->m->hp.head_dim;
+  if (!qkv)
+    return NULL;
+  tsr_tensor *v = tsr_view_3d (b->ctx, qkv, hd, n_heads, qkv->ne[1],
+                               (size_t) hd * sizeof (float), qkv->nb[1],
+                               (size_t) off * sizeof (float));
+  return tsr_cont (b->ctx, v);
 }
 
 /* Store this batch's keys or values in CACHE and view the first N_KV
    positions of the result.  */
 static tsr_tensor *
-cache_rows (tsr_context *ctx, tsr_tensor *cache, tsr_tensor *x,
-            const struct tsri_graph_inputs *in, int n_kv)
+cache_rows (struct tsri_build *b, tsr_tensor *cache, tsr_tensor *x)
 {
-  tsr_tensor *c = tsr_set_rows (ctx, cache, x, in->kv_idx);
+  tsr_tensor *c = tsr_set_rows (b->ctx, cache, x, b->in->kv_idx);
   if (!c)
     return NULL;
-  return tsr_view_3d (ctx, c, c->ne[0], n_kv, c->ne[2], c->nb[1], c->nb[2],
-                      0);
+  return tsr_view_3d (b->ctx, c, c->ne[0], b->n_kv, c->ne[2], c->nb[1],
+                      c->nb[2], 0);
 }
 
 /* Tensor parallel: the sum of every rank's partial product X.  */
@@ -78,39 +90,164 @@ reduce (tsr_context *ctx, const tsr_model *m, tsr_tensor *x)
   return tsr_all_reduce (ctx, m->split.comm, x);
 }
 
-/* This rank's heads (all of them in one process): q, k and v are its
-   rows of Wq, Wk, Wv, the output its columns of Wo, whose partial
-   products the ranks sum.  */
+/* Attention with soft-capped scores, c tanh (s / c), which the fused
+   op does not have: the scores as a product, capped, masked, softmax,
+   times the values.  Q [hd, n, n_head], K and V [hd, n_kv, n_head_kv]
+   -> [hd, n, n_head] as tsr_flash_attn_ext gives it.  */
 static tsr_tensor *
-attention (tsr_context *ctx, const tsr_model *m, const struct tsri_layer *l,
-           tsr_tensor *h, tsr_tensor *kc, tsr_tensor *vc,
-           const struct tsri_graph_inputs *in, int n_kv)
+capped_attention (struct tsri_build *b, tsr_tensor *q, tsr_tensor *k,
+                  tsr_tensor *v, tsr_tensor *mask)
 {
+  tsr_context *ctx = b->ctx;
+  const float cap = b->m->hp.attn_softcap;
+  tsr_tensor *s = tsr_mul_mat (ctx, k, tsr_cont (ctx, q));
+  s = tsr_scale (ctx, tsr_tanh (ctx, tsr_scale (ctx, s, b->m->attn_scale
+                                                        / cap)), cap);
+  s = tsr_soft_max (ctx, s, mask, 1.0f);
+  tsr_tensor *vt = tsr_cont (ctx, tsr_permute (ctx, v, 1, 0, 2, 3));
+  return tsr_mul_mat (ctx, vt, s);
+}
+
+tsr_tensor *
+tsri_attention (struct tsri_build *b, const struct tsri_layer *l,
+                tsr_tensor *h)
+{
+  const tsr_model *m = b->m;
   const struct tsr_model_hparams *hp = &m->hp;
   const struct tsri_split *sp = &m->split;
-  tsr_tensor *q = heads (ctx, m, l, l->wq, l->bq, h, sp->n_head, in, true);
-  tsr_tensor *k = heads (ctx, m, l, l->wk, l->bk, h, sp->n_head_kv, in,
-                         true);
-  tsr_tensor *v = heads (ctx, m, l, l->wv, l->bv, h, sp->n_head_kv, in,
-                         false);
-  k = cache_rows (ctx, kc, k, in, n_kv);
-  v = cache_rows (ctx, vc, v, in, n_kv);
-  tsr_tensor *o = tsr_flash_attn_ext (ctx, q, k, v, in->mask,
-                                      1.0f / sqrtf ((float) hp->head_dim));
+  tsr_context *ctx = b->ctx;
+  const int64_t hd = hp->head_dim, n = h ? h->ne[1] : 0;
+  tsr_tensor *q, *k, *v;
+  if (l->wqkv)
+    {
+      tsr_tensor *qkv = project (ctx, l->wqkv, NULL, h);
+      const int64_t dq = sp->n_head * hd, dkv = sp->n_head_kv * hd;
+      q = fused_part (b, qkv, sp->n_head, 0);
+      k = fused_part (b, qkv, sp->n_head_kv, dq);
+      v = fused_part (b, qkv, sp->n_head_kv, dq + dkv);
+    }
+  else
+    {
+      q = tsr_reshape_3d (ctx, project (ctx, l->wq, l->bq, h), hd,
+                          sp->n_head, n);
+      k = tsr_reshape_3d (ctx, project (ctx, l->wk, l->bk, h), hd,
+                          sp->n_head_kv, n);
+      v = tsr_reshape_3d (ctx, project (ctx, l->wv, l->bv, h), hd,
+                          sp->n_head_kv, n);
+    }
+  q = heads (b, l, q, l->q_norm, true);
+  k = heads (b, l, k, l->k_norm, true);
+  v = heads (b, l, v, NULL, false);
+  k = cache_rows (b, b->k_cache, k);
+  v = cache_rows (b, b->v_cache, v);
+  tsr_tensor *mask = l->swa ? b->in->mask_swa : b->in->mask;
+  tsr_tensor *o = hp->attn_softcap > 0
+                  ? capped_attention (b, q, k, v, mask)
+                  : tsr_flash_attn_ext (ctx, q, k, v, mask, m->attn_scale);
   /* [head_dim, n_tokens, n_head] -> [head_dim * n_head, n_tokens].  */
   o = tsr_cont (ctx, tsr_permute (ctx, o, 0, 2, 1, 3));
-  o = o ? tsr_reshape_2d (ctx, o, hp->head_dim * sp->n_head, o->ne[2])
-        : NULL;
+  o = o ? tsr_reshape_2d (ctx, o, hd * sp->n_head, o->ne[2]) : NULL;
   return reduce (ctx, m, tsr_mul_mat (ctx, l->wo, o));
 }
 
 static tsr_tensor *
-feed_forward (tsr_context *ctx, const tsr_model *m,
-              const struct tsri_layer *l, tsr_tensor *h)
+gated (tsr_context *ctx, tsr_tensor *a, tsr_tensor *u, enum tsri_act act)
 {
-  tsr_tensor *f = tsr_swiglu (ctx, tsr_mul_mat (ctx, l->gate, h),
-                              tsr_mul_mat (ctx, l->up, h));
-  return f ? reduce (ctx, m, tsr_mul_mat (ctx, l->down, f)) : NULL;
+  if (!a)
+    return NULL;                /* a NULL U would mean "split a" */
+  return act == TSRI_GELU ? tsr_geglu (ctx, a, u) : tsr_swiglu (ctx, a, u);
+}
+
+tsr_tensor *
+tsri_ffn (struct tsri_build *b, const struct tsri_layer *l, tsr_tensor *h,
+          enum tsri_act act)
+{
+  tsr_context *ctx = b->ctx;
+  tsr_tensor *f;
+  if (l->gate)
+    {
+      tsr_tensor *u = tsr_mul_mat (ctx, l->up, h);
+      f = u ? gated (ctx, tsr_mul_mat (ctx, l->gate, h), u, act) : NULL;
+    }
+  else
+    {
+      /* Fused: the gate's rows, then the up's, split by the op.  */
+      tsr_tensor *gu = tsr_mul_mat (ctx, l->up, h);
+      f = !gu ? NULL : act == TSRI_GELU ? tsr_geglu (ctx, gu, NULL)
+                                        : tsr_swiglu (ctx, gu, NULL);
+    }
+  return f ? reduce (ctx, b->m, tsr_mul_mat (ctx, l->down, f)) : NULL;
+}
+
+tsr_tensor *
+tsri_moe (struct tsri_build *b, const struct tsri_layer *l, tsr_tensor *h)
+{
+  const tsr_model *m = b->m;
+  const struct tsr_model_hparams *hp = &m->hp;
+  tsr_context *ctx = b->ctx;
+  if (!h)
+    return NULL;
+  const int64_t n = h->ne[1], e = hp->n_embd, k = hp->n_expert_used;
+  /* Router: probabilities of every expert [n_expert, n], the K best
+     [k, n] and their weights [1, k, n].  */
+  tsr_tensor *p = tsr_soft_max (ctx, tsr_mul_mat (ctx, l->gate_inp, h),
+                                NULL, 1.0f);
+  tsr_tensor *sel = tsr_top_k (ctx, p, (int) k);
+  tsr_tensor *w = p ? tsr_get_rows (ctx, tsr_reshape_3d (ctx, p, 1,
+                                                         hp->n_expert, n),
+                                    sel) : NULL;
+  if (w && m->moe_norm)
+    {
+      tsr_tensor *w2 = tsr_reshape_2d (ctx, w, k, n);
+      w = tsr_reshape_3d (ctx, tsr_div (ctx, w2, tsr_sum_rows (ctx, w2)), 1,
+                          k, n);
+    }
+  /* Each token's K experts: [n_ff_exp, k, n] -> [e, k, n].  */
+  tsr_tensor *x = tsr_reshape_3d (ctx, h, e, 1, n);
+  tsr_tensor *up = tsr_mul_mat_id (ctx, l->up_exps, x, sel);
+  tsr_tensor *f = up ? tsr_swiglu (ctx, tsr_mul_mat_id (ctx, l->gate_exps,
+                                                        x, sel), up)
+                     : NULL;
+  tsr_tensor *d = tsr_mul (ctx, tsr_mul_mat_id (ctx, l->down_exps, f, sel),
+                           w);
+  /* The sum over the K slots.  */
+  tsr_tensor *y = d ? tsr_view_2d (ctx, d, e, n, d->nb[2], 0) : NULL;
+  for (int64_t i = 1; i < k && y; i++)
+    y = tsr_add (ctx, y, tsr_view_2d (ctx, d, e, n, d->nb[2],
+                                      (size_t) i * d->nb[1]));
+  if (k == 1 && y)
+    y = tsr_cont (ctx, y);
+  if (l->gate_shexp && y)
+    {
+      tsr_tensor *su = tsr_mul_mat (ctx, l->up_shexp, h);
+      tsr_tensor *sf = su ? tsr_swiglu (ctx, tsr_mul_mat (ctx, l->gate_shexp,
+                                                          h), su) : NULL;
+      tsr_tensor *s = tsr_mul_mat (ctx, l->down_shexp, sf);
+      tsr_tensor *g = tsr_sigmoid (ctx, tsr_mul_mat (ctx, l->gate_inp_shexp,
+                                                     h));
+      y = tsr_add (ctx, y, tsr_mul (ctx, s, g));
+    }
+  return y;
+}
+
+tsr_tensor *
+tsri_block (struct tsri_build *b, const struct tsri_layer *l, tsr_tensor *x)
+{
+  x = tsr_add (b->ctx, x, tsri_attention (b, l, tsri_norm (b, x,
+                                                           l->attn_norm)));
+  tsr_tensor *h = tsri_norm (b, x, l->ffn_norm);
+  return tsr_add (b->ctx, x, l->gate_exps ? tsri_moe (b, l, h)
+                                          : tsri_ffn (b, l, h, TSRI_SILU));
+}
+
+tsr_tensor *
+tsri_block_sandwich (struct tsri_build *b, const struct tsri_layer *l,
+                     tsr_tensor *x, enum tsri_act act)
+{
+  tsr_tensor *a = tsri_attention (b, l, tsri_norm (b, x, l->attn_norm));
+  x = tsr_add (b->ctx, x, tsri_norm (b, a, l->attn_post_norm));
+  tsr_tensor *f = tsri_ffn (b, l, tsri_norm (b, x, l->ffn_norm), act);
+  return tsr_add (b->ctx, x, tsri_norm (b, f, l->ffn_post_norm));
 }
 
 /* Tensor parallel with the vocabulary split: every rank's rows of the
@@ -147,7 +284,6 @@ tsri_model_build (const tsr_model *m, tsr_context *ctx,
   const struct tsr_model_hparams *hp = &m->hp;
   const struct tsri_split *sp = &m->split;
   const bool first = sp->layer0 == 0, last = sp->layer1 == hp->n_layer;
-  const float eps = hp->norm_eps;
   *in = (struct tsri_graph_inputs) { 0 };
   in->tokens = first ? input (ctx, TSR_TYPE_I32, n_tokens, 0, "tokens")
                      : NULL;
@@ -155,6 +291,11 @@ tsri_model_build (const tsr_model *m, tsr_context *ctx,
   in->kv_idx = input (ctx, TSR_TYPE_I32, n_tokens, sp->n_head_kv,
                       "kv_rows");
   in->mask = input (ctx, TSR_TYPE_F32, n_kv, n_tokens, "kq_mask");
+  bool swa = false;
+  for (int64_t il = sp->layer0; il < sp->layer1; il++)
+    swa |= m->layers[il].swa;
+  in->mask_swa = swa ? input (ctx, TSR_TYPE_F32, n_kv, n_tokens,
+                              "kq_mask_swa") : NULL;
   in->out_idx = last && n_out < n_tokens
                 ? input (ctx, TSR_TYPE_I32, n_out, 0, "out_rows") : NULL;
 
@@ -162,20 +303,22 @@ tsri_model_build (const tsr_model *m, tsr_context *ctx,
      the next (tag 1: in order between two ranks).  */
   tsr_tensor *x;
   if (first)
-    x = tsr_get_rows (ctx, m->tok_embd, in->tokens);
+    {
+      x = tsr_get_rows (ctx, m->tok_embd, in->tokens);
+      if (m->embd_scale != 1.0f)
+        x = tsr_scale (ctx, x, m->embd_scale);
+    }
   else
     {
       int64_t ne[2] = { hp->n_embd, n_tokens };
       x = tsr_recv (ctx, sp->comm, TSR_TYPE_F32, 2, ne, sp->rank - 1, 1);
     }
+  struct tsri_build b = { .m = m, .ctx = ctx, .in = in, .n_kv = n_kv };
   for (int64_t il = sp->layer0; il < sp->layer1; il++)
     {
-      const struct tsri_layer *l = &m->layers[il];
-      tsr_tensor *a = attention (ctx, m, l, norm (ctx, x, l->attn_norm, eps),
-                                 k_cache[il], v_cache[il], in, n_kv);
-      x = tsr_add (ctx, x, a);
-      x = tsr_add (ctx, x, feed_forward (ctx, m, l,
-                                         norm (ctx, x, l->ffn_norm, eps)));
+      b.k_cache = k_cache[il];
+      b.v_cache = v_cache[il];
+      x = m->arch->layer (&b, &m->layers[il], x);
     }
   if (!last)
     {
@@ -188,9 +331,13 @@ tsri_model_build (const tsr_model *m, tsr_context *ctx,
     }
   if (in->out_idx)
     x = tsr_get_rows (ctx, x, in->out_idx);
-  in->logits = gather_logits (ctx, m, tsr_mul_mat (ctx, m->output,
-                                                   norm (ctx, x, m->out_norm,
-                                                         eps)));
+  tsr_tensor *y = tsr_mul_mat (ctx, m->output, tsri_norm (&b, x,
+                                                         m->out_norm));
+  if (hp->final_softcap > 0)
+    y = tsr_scale (ctx, tsr_tanh (ctx, tsr_scale (ctx, y, 1.0f
+                                                  / hp->final_softcap)),
+                   hp->final_softcap);
+  in->logits = gather_logits (ctx, m, y);
   if (!in->logits)
     return tsr_last_status () != TSR_OK ? tsr_last_status ()
                                         : TSR_ERR_INVALID_ARG;

@@ -8,13 +8,25 @@
 
 #define TSRI_MODEL_MAX_BACKENDS TSR_SCHED_MAX_BACKENDS
 
-/* One transformer block's weights (biases NULL when the file has
-   none).  */
+/* One transformer block's weights (NULL where the architecture or
+   the file has none) and its settings.  */
 struct tsri_layer
 {
-  tsr_tensor *attn_norm, *wq, *wk, *wv, *bq, *bk, *bv, *wo;
-  tsr_tensor *ffn_norm, *gate, *up, *down;
+  /* Attention: q, k, v projections (or one fused wqkv: q rows, then
+     k, then v) with optional biases; per-head norms of q and k; the
+     output projection; a norm of the attention's output (gemma).  */
+  tsr_tensor *attn_norm, *wq, *wk, *wv, *wqkv, *bq, *bk, *bv, *wo;
+  tsr_tensor *q_norm, *k_norm, *attn_post_norm;
+  /* Feed-forward: gate, up, down (gate NULL: up is fused, the gate's
+     rows first); a norm of its output (gemma).  */
+  tsr_tensor *ffn_norm, *gate, *up, *down, *ffn_post_norm;
+  /* Mixture of experts: the router, the experts [in, out, n_expert],
+     and a shared expert with its own scalar gate (qwen2moe).  */
+  tsr_tensor *gate_inp, *gate_exps, *up_exps, *down_exps;
+  tsr_tensor *gate_inp_shexp, *gate_shexp, *up_shexp, *down_shexp;
   tsr_tensor *rope_freqs;       /* the copy its rope reads, or NULL */
+  bool swa;                     /* attends within the sliding window */
+  float rope_base, rope_scale;  /* this layer's rope */
   int backend;                  /* index into tsr_model.backends */
 };
 
@@ -45,10 +57,18 @@ struct tsri_slice
   int64_t start, count;
 };
 
+struct tsri_arch;
+
 struct tsr_model
 {
   tsr_gguf *gguf;
   struct tsr_model_hparams hp;
+  const struct tsri_arch *arch;
+  /* Set by the architecture (defaults: 1, 1 / sqrt (head_dim), false):
+     the embedding's scale, the attention's query scale, whether the
+     weights of the selected experts are normalized to sum to 1.  */
+  float embd_scale, attn_scale;
+  bool moe_norm;
   tsr_backend *backends[TSRI_MODEL_MAX_BACKENDS];
   int n_backends;
   bool own_backends;            /* opened by tsr_model_load: freed here */
@@ -88,6 +108,8 @@ struct tsri_graph_inputs
   tsr_tensor *pos;              /* i32 [n_tokens] */
   tsr_tensor *kv_idx;           /* i32 [n_tokens, n_head_kv]: cache rows */
   tsr_tensor *mask;             /* f32 [n_kv, n_tokens] */
+  tsr_tensor *mask_swa;         /* the same within the sliding window
+                                   (NULL: no layer has one) */
   tsr_tensor *out_idx;          /* i32 [n_out] (NULL: every token) */
   tsr_tensor *logits;           /* f32 [n_vocab, n_out]; NULL on the
                                    pipeline's ranks but the last */

@@ -10,12 +10,13 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model-lib.h"
-#include "model-impl.h"
+#include "arch.h"
 
 /* Keys.  */
 
@@ -100,34 +101,21 @@ get_float (const tsr_gguf *g, const char *arch, const char *name, float def,
   return TSR_OK;
 }
 
-static const struct
-{
-  const char *name;
-  enum tsr_rope_mode rope;
-  float eps;                    /* when the file has no epsilon */
-} archs[] = {
-  { "llama", TSR_ROPE_NORMAL, 1e-5f },
-  { "qwen2", TSR_ROPE_NEOX, 1e-6f },
-};
-
 static int
-read_arch (const tsr_gguf *g, struct tsr_model_hparams *hp, float *eps)
+read_arch (const tsr_gguf *g, tsr_model *m)
 {
   const char *arch;
   size_t len;
   if (tsr_gguf_get_str (g, "general.architecture", &arch, &len) != TSR_OK)
     return tsr_set_error (TSR_ERR_FORMAT, "model: key general.architecture "
                           "is missing or not a string");
-  for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++)
-    if (strcmp (arch, archs[i].name) == 0)
-      {
-        snprintf (hp->arch, sizeof hp->arch, "%s", arch);
-        hp->rope_mode = archs[i].rope;
-        *eps = archs[i].eps;
-        return TSR_OK;
-      }
-  return tsr_set_error (TSR_ERR_UNSUPPORTED, "model: general.architecture "
-                        "is \"%.40s\": supported are llama and qwen2", arch);
+  if (!(m->arch = tsri_arch_find (arch)))
+    return tsr_set_error (TSR_ERR_UNSUPPORTED, "model: general.architecture "
+                          "is \"%.40s\": supported are %s", arch,
+                          tsri_arch_names ());
+  snprintf (m->hp.arch, sizeof m->hp.arch, "%s", arch);
+  m->hp.rope_mode = m->arch->rope;
+  return TSR_OK;
 }
 
 /* Linear rope scaling when ARCH.rope.scaling.type says so; other types
@@ -172,13 +160,14 @@ read_rope_scaling (const tsr_gguf *g, struct tsr_model_hparams *hp)
   return st;
 }
 
+/* The keys every architecture has.  */
 static int
-read_hparams (const tsr_gguf *g, struct tsr_model_hparams *hp)
+read_hparams (const tsr_gguf *g, tsr_model *m)
 {
+  struct tsr_model_hparams *hp = &m->hp;
   const int64_t big = INT64_C (1) << 31;
   const char *a = hp->arch;
-  float eps_default = 1e-5f;
-  int st = read_arch (g, hp, &eps_default);
+  int st = read_arch (g, m);
   if (st == TSR_OK)
     st = get_count (g, a, "embedding_length", -1, big, &hp->n_embd);
   if (st == TSR_OK)
@@ -193,19 +182,59 @@ read_hparams (const tsr_gguf *g, struct tsr_model_hparams *hp)
   if (st == TSR_OK)
     st = get_count (g, a, "context_length", 4096, big, &hp->n_ctx_train);
   if (st == TSR_OK)
-    st = get_count (g, a, "attention.key_length", hp->n_embd / hp->n_head,
-                    1 << 16, &hp->head_dim);
+    st = get_count (g, a, "attention.key_length",
+                    hp->n_embd / hp->n_head > 0 ? hp->n_embd / hp->n_head
+                    : 1, 1 << 16, &hp->head_dim);
+  char key[128];
+  snprintf (key, sizeof key, "%s.attention.key_length", a);
+  if (st == TSR_OK && tsr_gguf_find_key (g, key) < 0
+      && hp->n_embd % hp->n_head != 0)
+    st = tsr_set_error (TSR_ERR_FORMAT, "model: %s.embedding_length %"
+                        PRId64 " is not a multiple of %s.attention."
+                        "head_count %" PRId64 ", and the file has no %s",
+                        a, hp->n_embd, a, hp->n_head, key);
+  int64_t head_dim_v = 0;
+  if (st == TSR_OK)
+    st = get_count (g, a, "attention.value_length", hp->head_dim, 1 << 16,
+                    &head_dim_v);
+  if (st == TSR_OK && head_dim_v != hp->head_dim)
+    st = tsr_set_error (TSR_ERR_UNSUPPORTED, "model: %s.attention."
+                        "value_length %" PRId64 " differs from %s.attention."
+                        "key_length %" PRId64 ": not supported", a,
+                        head_dim_v, a, hp->head_dim);
   if (st == TSR_OK)
     st = get_count (g, a, "rope.dimension_count", hp->head_dim, 1 << 16,
                     &hp->n_rot);
   if (st == TSR_OK)
-    st = get_float (g, a, "attention.layer_norm_rms_epsilon", eps_default,
+    st = get_float (g, a, "attention.layer_norm_rms_epsilon", m->arch->eps,
                     &hp->norm_eps);
   if (st == TSR_OK)
     st = get_float (g, a, "rope.freq_base", 10000.0f, &hp->rope_freq_base);
   if (st == TSR_OK)
     st = read_rope_scaling (g, hp);
   return st;
+}
+
+/* The layers with their defaults, then the architecture's keys and
+   settings.  */
+static int
+arch_hparams (tsr_model *m)
+{
+  struct tsr_model_hparams *hp = &m->hp;
+  m->layers = calloc ((size_t) hp->n_layer, sizeof *m->layers);
+  if (!m->layers)
+    return tsr_set_error (TSR_ERR_NO_MEMORY, "model: out of memory");
+  for (int64_t il = 0; il < hp->n_layer; il++)
+    {
+      m->layers[il].rope_base = hp->rope_freq_base;
+      m->layers[il].rope_scale = hp->rope_freq_scale;
+    }
+  m->embd_scale = 1.0f;
+  m->attn_scale = 1.0f / sqrtf ((float) hp->head_dim);
+  struct tsri_loader ld = { m, TSR_OK };
+  if (m->arch->hparams)
+    m->arch->hparams (&ld);
+  return ld.st;
 }
 
 /* Relations between the hyper-parameters the graph relies on.  */
@@ -226,6 +255,9 @@ check_hparams (const struct tsr_model_hparams *hp)
     return tsr_set_error (TSR_ERR_FORMAT, "model: %s.rope.freq_base must be "
                           "positive and %s.attention.layer_norm_rms_epsilon"
                           " not negative", a, a);
+  if (!(hp->attn_softcap >= 0) || !(hp->final_softcap >= 0))
+    return tsr_set_error (TSR_ERR_FORMAT, "model: the soft-capping values "
+                          "of %s must not be negative", a);
   return TSR_OK;
 }
 
@@ -318,6 +350,11 @@ split_init (tsr_model *m, const struct tsr_model_params *p)
   const int64_t n = sp->size;
   if (sp->mode == TSR_SPLIT_TENSOR)
     {
+      if (m->arch->no_tensor_split || hp->n_expert > 0)
+        return tsr_set_error (TSR_ERR_UNSUPPORTED, "model: tensor parallel "
+                              "split of %s%s files is not supported (use "
+                              "the pipeline split)", hp->arch,
+                              hp->n_expert > 0 ? " mixture-of-experts" : "");
       if (hp->n_head_kv % n != 0)
         return tsr_set_error (TSR_ERR_SHAPE, "model: tensor parallel over %"
                               PRId64 " ranks: the %" PRId64 " key/value heads "
@@ -362,14 +399,14 @@ last_stage (const tsr_model *m)
 
 /* Tensors.  */
 
-/* The file's tensor NAME, which must have the shape NE0 x NE1 (NE1 ==
-   0: a vector) and, when F32, be f32: its position, with *INFO filled;
-   -1 when it is absent (an error unless OPTIONAL) or malformed (an
-   error naming it, in *ST).  */
+/* The file's tensor NAME, which must have the shape NE0 x NE1 x NE2
+   (NE1 == 0: a vector) and, when F32, be f32: its position, with *INFO
+   filled; -1 when it is absent (an error unless OPTIONAL) or malformed
+   (an error naming it, in *ST).  */
 static int64_t
-check_tensor (tsr_model *m, const char *name, int64_t ne0, int64_t ne1,
-              bool f32, bool optional, int *st,
-              struct tsr_gguf_tensor_info *info)
+check_tensor3 (tsr_model *m, const char *name, int64_t ne0, int64_t ne1,
+               int64_t ne2, bool f32, bool optional, int *st,
+               struct tsr_gguf_tensor_info *info)
 {
   int64_t i = tsr_gguf_find_tensor (m->gguf, name);
   if (*st != TSR_OK)
@@ -383,14 +420,20 @@ check_tensor (tsr_model *m, const char *name, int64_t ne0, int64_t ne1,
     }
   tsr_gguf_get_tensor_info (m->gguf, i, info);
   int64_t want1 = ne1 ? ne1 : 1;
-  if (info->ne[0] != ne0 || info->ne[1] != want1 || info->ne[2] != 1
+  if (info->ne[0] != ne0 || info->ne[1] != want1 || info->ne[2] != ne2
       || info->ne[3] != 1)
     {
+      char want[96];
+      if (ne2 > 1)
+        snprintf (want, sizeof want, "[%" PRId64 ", %" PRId64 ", %" PRId64
+                  "]", ne0, want1, ne2);
+      else
+        snprintf (want, sizeof want, "[%" PRId64 ", %" PRId64 "]", ne0,
+                  want1);
       *st = tsr_set_error (TSR_ERR_SHAPE, "model: tensor %s has shape "
                            "[%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
-                           "], [%" PRId64 ", %" PRId64 "] expected", name,
-                           info->ne[0], info->ne[1], info->ne[2],
-                           info->ne[3], ne0, want1);
+                           "], %s expected", name, info->ne[0], info->ne[1],
+                           info->ne[2], info->ne[3], want);
       return -1;
     }
   if (f32 && info->type != TSR_TYPE_F32)
@@ -402,9 +445,17 @@ check_tensor (tsr_model *m, const char *name, int64_t ne0, int64_t ne1,
   return i;
 }
 
+static int64_t
+check_tensor (tsr_model *m, const char *name, int64_t ne0, int64_t ne1,
+              bool f32, bool optional, int *st,
+              struct tsr_gguf_tensor_info *info)
+{
+  return check_tensor3 (m, name, ne0, ne1, 1, f32, optional, st, info);
+}
+
 /* How the graph uses a weight: which probe nodes ask the backends.  */
 enum { USE_MATRIX = 1, USE_ROWS = 2, USE_SCALE = 4, USE_BIAS = 8,
-       USE_ROPE = 16 };
+       USE_ROPE = 16, USE_EXPERTS = 32 };
 
 static unsigned
 use_of (const tsr_model *m, const char *name, int64_t ne1)
@@ -414,7 +465,10 @@ use_of (const tsr_model *m, const char *name, int64_t ne1)
     return USE_ROWS | (m->hp.tied_output ? USE_MATRIX : 0);
   if (strcmp (name, "rope_freqs.weight") == 0)
     return USE_ROPE;
-  if (ne1)
+  if (strstr (name, "_exps."))
+    return USE_EXPERTS;
+  /* qwen2moe's shared-expert gate: a vector multiplied as a matrix.  */
+  if (ne1 || strstr (name, ".ffn_gate_inp_shexp."))
     return USE_MATRIX;
   return n > 5 && strcmp (name + n - 5, ".bias") == 0 ? USE_BIAS : USE_SCALE;
 }
@@ -431,16 +485,26 @@ usable_in (const tsr_model *m, int be, unsigned use, tsr_type type,
   if (!c)
     return true;                /* cannot ask: keep the placement */
   tsr_buffer_type *buft = tsr_backend_buffer_type (m->backends[be]);
-  tsr_tensor *w = tsr_new_tensor_2d (c, type, ne0, ne1 ? ne1 : 1);
+  int64_t n_exp = use & USE_EXPERTS ? m->hp.n_expert : 1;
+  tsr_tensor *w = tsr_new_tensor_3d (c, type, ne0, ne1 ? ne1 : 1, n_exp);
   /* Each use asks its probes; one that any backend runs is enough.  */
   tsr_tensor *x = NULL;
   bool ok = w != NULL;
-  for (unsigned u = USE_MATRIX; u <= USE_ROPE && ok; u <<= 1)
+  for (unsigned u = USE_MATRIX; u <= USE_EXPERTS && ok; u <<= 1)
     {
       tsr_tensor *probe[2] = { NULL, NULL };
       if (!(use & u))
         continue;
-      if (u == USE_MATRIX)
+      if (u == USE_EXPERTS)
+        for (int k = 0; k < 2; k++)
+          {
+            int64_t nt = k ? 512 : 1, used = m->hp.n_expert_used;
+            probe[k] = tsr_mul_mat_id (c, w, tsr_new_tensor_3d
+                                         (c, TSR_TYPE_F32, ne0, 1, nt),
+                                       tsr_new_tensor_2d (c, TSR_TYPE_I32,
+                                                          used, nt));
+          }
+      else if (u == USE_MATRIX)
         for (int k = 0; k < 2; k++)
           probe[k] = tsr_mul_mat (c, w, tsr_new_tensor_2d
                                   (c, TSR_TYPE_F32, ne0, k ? 512 : 1));
@@ -511,22 +575,32 @@ keep_weight (tsr_model *m, int be, const char *name, tsr_type type,
   return k;
 }
 
-/* Tensor NAME of TYPE, NE0 x NE1, in the context of backend BE.  */
+/* Tensor NAME of TYPE, NE0 x NE1 x NE2, in the context of backend
+   BE.  */
 static tsr_tensor *
-declare (tsr_model *m, int be, const char *name, tsr_type type, int64_t ne0,
-         int64_t ne1, int *st)
+declare3 (tsr_model *m, int be, const char *name, tsr_type type,
+          int64_t ne0, int64_t ne1, int64_t ne2, int *st)
 {
   if (!m->ctx[be] && !(m->ctx[be] = tsr_context_new (true)))
     {
       *st = tsr_set_error (TSR_ERR_NO_MEMORY, "model: out of memory");
       return NULL;
     }
-  tsr_tensor *t = tsr_new_tensor_2d (m->ctx[be], type, ne0, ne1 ? ne1 : 1);
+  tsr_tensor *t = ne2 > 1
+                  ? tsr_new_tensor_3d (m->ctx[be], type, ne0, ne1, ne2)
+                  : tsr_new_tensor_2d (m->ctx[be], type, ne0, ne1 ? ne1 : 1);
   if (!t)
     *st = tsr_last_status ();
   else
     tsr_set_param (tsr_set_name (t, name));
   return t;
+}
+
+static tsr_tensor *
+declare (tsr_model *m, int be, const char *name, tsr_type type, int64_t ne0,
+         int64_t ne1, int *st)
+{
+  return declare3 (m, be, name, type, ne0, ne1, 1, st);
 }
 
 /* Declare the file's tensor NAME, checked by check_tensor, on backend
@@ -620,69 +694,203 @@ want_split (tsr_model *m, int be, const char *name, int64_t ne0, int64_t ne1,
   return t;
 }
 
-static tsr_tensor *
-want_layer (tsr_model *m, int64_t il, const char *what, int64_t ne0,
-            int64_t ne1, bool f32, bool optional, int *st)
+/* What architecture files use (arch.h).  */
+
+void
+tsri_fail (struct tsri_loader *ld, int status, const char *fmt, ...)
 {
-  char name[TSR_MAX_NAME];
-  snprintf (name, sizeof name, "blk.%" PRId64 ".%s", il, what);
-  return want_tensor (m, m->layers[il].backend, name, ne0, ne1, f32,
-                      optional, st);
+  if (ld->st != TSR_OK)
+    return;
+  char msg[512];
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (msg, sizeof msg, fmt, ap);
+  va_end (ap);
+  ld->st = tsr_set_error (status, "model: %s", msg);
 }
 
-static tsr_tensor *
-want_layer_split (tsr_model *m, int64_t il, const char *what, int64_t ne0,
-                  int64_t ne1, bool f32, bool optional, int dim,
-                  int64_t count, int *st)
+void
+tsri_key_count (struct tsri_loader *ld, const char *suffix, int64_t def,
+                int64_t max, int64_t *v)
+{
+  if (ld->st == TSR_OK)
+    ld->st = get_count (ld->m->gguf, ld->m->hp.arch, suffix, def, max, v);
+}
+
+void
+tsri_key_float (struct tsri_loader *ld, const char *suffix, float def,
+                float *v)
+{
+  if (ld->st == TSR_OK)
+    ld->st = get_float (ld->m->gguf, ld->m->hp.arch, suffix, def, v);
+}
+
+bool
+tsri_key_present (const struct tsri_loader *ld, const char *suffix)
+{
+  char key[128];
+  snprintf (key, sizeof key, "%s.%s", ld->m->hp.arch, suffix);
+  return tsr_gguf_find_key (ld->m->gguf, key) >= 0;
+}
+
+void
+tsri_key_experts (struct tsri_loader *ld, bool required)
+{
+  struct tsr_model_hparams *hp = &ld->m->hp;
+  char key[128];
+  int64_t n = 0;
+  snprintf (key, sizeof key, "%s.expert_count", hp->arch);
+  if (ld->st != TSR_OK)
+    return;
+  if (!required && tsr_gguf_find_key (ld->m->gguf, key) < 0)
+    return;
+  if ((ld->st = get_int (ld->m->gguf, key, &n)) != TSR_OK)
+    return;
+  if (n == 0 && !required)
+    return;                     /* a dense model that says so */
+  if (n < 2 || n > 4096)
+    {
+      tsri_fail (ld, TSR_ERR_FORMAT, "key %s = %" PRId64 " is out of range "
+                 "[2, 4096]", key, n);
+      return;
+    }
+  hp->n_expert = n;
+  tsri_key_count (ld, "expert_used_count", -1, n, &hp->n_expert_used);
+}
+
+static bool
+layer_name (struct tsri_loader *ld, int64_t il, const char *what,
+            char *name)
+{
+  int n = snprintf (name, TSR_MAX_NAME, "blk.%" PRId64 ".%s", il, what);
+  if (n < 0 || n >= TSR_MAX_NAME)
+    tsri_fail (ld, TSR_ERR_INVALID_ARG, "tensor name blk.%" PRId64 ".%s "
+               "is too long", il, what);
+  return ld->st == TSR_OK;
+}
+
+bool
+tsri_has (const struct tsri_loader *ld, int64_t il, const char *what)
 {
   char name[TSR_MAX_NAME];
   snprintf (name, sizeof name, "blk.%" PRId64 ".%s", il, what);
-  return want_split (m, m->layers[il].backend, name, ne0, ne1, f32,
-                     optional, dim, count, st);
+  return tsr_gguf_find_tensor (ld->m->gguf, name) >= 0;
+}
+
+tsr_tensor *
+tsri_want (struct tsri_loader *ld, int64_t il, const char *what,
+           int64_t ne0, int64_t ne1, enum tsri_cut cut, unsigned flags)
+{
+  char name[TSR_MAX_NAME];
+  if (ld->st != TSR_OK || !layer_name (ld, il, what, name))
+    return NULL;
+  tsr_model *m = ld->m;
+  const struct tsri_split *sp = &m->split;
+  const int64_t hd = m->hp.head_dim;
+  const bool optional = flags & TSRI_OPTIONAL, vec = ne1 == 0;
+  int be = m->layers[il].backend;
+  int dim = 1;
+  int64_t count = 0;
+  switch (cut)
+    {
+    case TSRI_WHOLE:
+      if (vec || tensor_parallel (m))
+        return want_tensor (m, be, name, ne0, ne1, vec, optional, &ld->st);
+      count = ne1;
+      break;
+    case TSRI_ROWS_Q: count = sp->n_head * hd; break;
+    case TSRI_ROWS_KV: count = sp->n_head_kv * hd; break;
+    case TSRI_ROWS_FF: count = sp->n_ff; break;
+    case TSRI_COLS_Q: dim = 0; count = sp->n_head * hd; break;
+    case TSRI_COLS_FF: dim = 0; count = sp->n_ff; break;
+    }
+  if (vec)
+    dim = 0;                    /* a vector's elements are its columns */
+  return want_split (m, be, name, ne0, ne1, vec, optional, dim, count,
+                     &ld->st);
+}
+
+tsr_tensor *
+tsri_want_experts (struct tsri_loader *ld, int64_t il, const char *what,
+                   int64_t ne0, int64_t ne1)
+{
+  char name[TSR_MAX_NAME];
+  struct tsr_gguf_tensor_info info;
+  if (ld->st != TSR_OK || !layer_name (ld, il, what, name))
+    return NULL;
+  tsr_model *m = ld->m;
+  if (check_tensor3 (m, name, ne0, ne1, m->hp.n_expert, false, false,
+                     &ld->st, &info) < 0)
+    return NULL;
+  int be = keep_weight (m, m->layers[il].backend, name, info.type, ne0, ne1);
+  return declare3 (m, be, name, info.type, ne0, ne1, m->hp.n_expert,
+                   &ld->st);
+}
+
+void
+tsri_want_attention (struct tsri_loader *ld, int64_t il,
+                     struct tsri_layer *l, bool bias, bool qk_norm)
+{
+  const struct tsr_model_hparams *hp = &ld->m->hp;
+  const int64_t d = hp->n_embd, dq = hp->n_head * hp->head_dim;
+  const int64_t dkv = hp->n_head_kv * hp->head_dim;
+  const unsigned opt = bias ? 0 : TSRI_OPTIONAL;
+  l->attn_norm = tsri_want (ld, il, "attn_norm.weight", d, 0, TSRI_WHOLE, 0);
+  l->wq = tsri_want (ld, il, "attn_q.weight", d, dq, TSRI_ROWS_Q, 0);
+  l->wk = tsri_want (ld, il, "attn_k.weight", d, dkv, TSRI_ROWS_KV, 0);
+  l->wv = tsri_want (ld, il, "attn_v.weight", d, dkv, TSRI_ROWS_KV, 0);
+  /* Biases: required where the architecture has them; llama files
+     may have them too.  */
+  if (bias || hp->qkv_bias)
+    {
+      l->bq = tsri_want (ld, il, "attn_q.bias", dq, 0, TSRI_ROWS_Q, opt);
+      l->bk = tsri_want (ld, il, "attn_k.bias", dkv, 0, TSRI_ROWS_KV, opt);
+      l->bv = tsri_want (ld, il, "attn_v.bias", dkv, 0, TSRI_ROWS_KV, opt);
+    }
+  l->wo = tsri_want (ld, il, "attn_output.weight", dq, d, TSRI_COLS_Q, 0);
+  if (qk_norm)
+    {
+      l->q_norm = tsri_want (ld, il, "attn_q_norm.weight", hp->head_dim, 0,
+                             TSRI_WHOLE, 0);
+      l->k_norm = tsri_want (ld, il, "attn_k_norm.weight", hp->head_dim, 0,
+                             TSRI_WHOLE, 0);
+    }
+}
+
+void
+tsri_want_ffn (struct tsri_loader *ld, int64_t il, struct tsri_layer *l)
+{
+  const struct tsr_model_hparams *hp = &ld->m->hp;
+  const int64_t d = hp->n_embd, ff = hp->n_ff;
+  l->ffn_norm = tsri_want (ld, il, "ffn_norm.weight", d, 0, TSRI_WHOLE, 0);
+  l->gate = tsri_want (ld, il, "ffn_gate.weight", d, ff, TSRI_ROWS_FF, 0);
+  l->up = tsri_want (ld, il, "ffn_up.weight", d, ff, TSRI_ROWS_FF, 0);
+  l->down = tsri_want (ld, il, "ffn_down.weight", ff, d, TSRI_COLS_FF, 0);
+}
+
+void
+tsri_want_moe (struct tsri_loader *ld, int64_t il, struct tsri_layer *l)
+{
+  const struct tsr_model_hparams *hp = &ld->m->hp;
+  const int64_t d = hp->n_embd, ff = hp->n_ff_exp;
+  l->ffn_norm = tsri_want (ld, il, "ffn_norm.weight", d, 0, TSRI_WHOLE, 0);
+  l->gate_inp = tsri_want (ld, il, "ffn_gate_inp.weight", d, hp->n_expert,
+                           TSRI_WHOLE, 0);
+  l->gate_exps = tsri_want_experts (ld, il, "ffn_gate_exps.weight", d, ff);
+  l->up_exps = tsri_want_experts (ld, il, "ffn_up_exps.weight", d, ff);
+  l->down_exps = tsri_want_experts (ld, il, "ffn_down_exps.weight", ff, d);
 }
 
 static int
 want_layers (tsr_model *m, int gpu_layers)
 {
-  const struct tsr_model_hparams *hp = &m->hp;
-  const struct tsri_split *sp = &m->split;
-  const int64_t d = hp->n_embd, dq = hp->n_head * hp->head_dim;
-  const int64_t dkv = hp->n_head_kv * hp->head_dim;
-  /* This rank's rows of q and of k, v (tensor parallel).  */
-  const int64_t lq = sp->n_head * hp->head_dim;
-  const int64_t lkv = sp->n_head_kv * hp->head_dim;
-  int st = TSR_OK;
-  for (int64_t il = 0; il < hp->n_layer; il++)
+  struct tsri_loader ld = { m, TSR_OK };
+  for (int64_t il = 0; il < m->hp.n_layer; il++)
     m->layers[il].backend = place_layer (m, gpu_layers, il);
-  for (int64_t il = sp->layer0; il < sp->layer1 && st == TSR_OK; il++)
-    {
-      struct tsri_layer *l = &m->layers[il];
-      l->attn_norm = want_layer (m, il, "attn_norm.weight", d, 0, true,
-                                 false, &st);
-      l->wq = want_layer_split (m, il, "attn_q.weight", d, dq, false, false,
-                                1, lq, &st);
-      l->wk = want_layer_split (m, il, "attn_k.weight", d, dkv, false, false,
-                                1, lkv, &st);
-      l->wv = want_layer_split (m, il, "attn_v.weight", d, dkv, false, false,
-                                1, lkv, &st);
-      l->bq = want_layer_split (m, il, "attn_q.bias", dq, 0, true,
-                                !hp->qkv_bias, 0, lq, &st);
-      l->bk = want_layer_split (m, il, "attn_k.bias", dkv, 0, true,
-                                !hp->qkv_bias, 0, lkv, &st);
-      l->bv = want_layer_split (m, il, "attn_v.bias", dkv, 0, true,
-                                !hp->qkv_bias, 0, lkv, &st);
-      l->wo = want_layer_split (m, il, "attn_output.weight", dq, d, false,
-                                false, 0, lq, &st);
-      l->ffn_norm = want_layer (m, il, "ffn_norm.weight", d, 0, true, false,
-                                &st);
-      l->gate = want_layer_split (m, il, "ffn_gate.weight", d, hp->n_ff,
-                                  false, false, 1, sp->n_ff, &st);
-      l->up = want_layer_split (m, il, "ffn_up.weight", d, hp->n_ff, false,
-                                false, 1, sp->n_ff, &st);
-      l->down = want_layer_split (m, il, "ffn_down.weight", hp->n_ff, d,
-                                  false, false, 0, sp->n_ff, &st);
-    }
-  return st;
+  for (int64_t il = m->split.layer0; il < m->split.layer1 && ld.st == TSR_OK;
+       il++)
+    m->arch->tensors (&ld, il, &m->layers[il]);
+  return ld.st;
 }
 
 /* token_embd, output_norm, output (or token_embd again on the output's
@@ -784,7 +992,13 @@ count_sizes (tsr_model *m)
                          : k ? m->slice_ctx[b] : m->ctx[b];
         for (tsr_tensor *t = c ? tsr_context_first_tensor (c) : NULL; t;
              t = tsr_context_next_tensor (c, t))
-          if (t != m->tok_embd)
+          if (t == m->tok_embd)
+            continue;
+          else if (t->ne[2] > 1 && m->hp.n_expert > 0)
+            /* Experts: a token reads the ones it is routed to.  */
+            bytes += tsr_nbytes (t) / (uint64_t) m->hp.n_expert
+                     * (uint64_t) m->hp.n_expert_used;
+          else
             bytes += tsr_nbytes (t);
       }
   if (m->tok_embd && m->output == m->tok_embd)  /* tied, read whole */
@@ -801,14 +1015,17 @@ describe (tsr_model *m)
   for (int64_t il = m->split.layer0; il < m->split.layer1; il++)
     {
       const struct tsri_layer *l = &m->layers[il];
-      const tsr_tensor *mats[] = { l->wq, l->wk, l->wv, l->wo, l->gate,
-                                   l->up, l->down };
+      const tsr_tensor *mats[] = { l->wq, l->wk, l->wv, l->wqkv, l->wo,
+                                   l->gate, l->up, l->down, l->gate_exps,
+                                   l->up_exps, l->down_exps, l->gate_shexp,
+                                   l->up_shexp, l->down_shexp };
       for (size_t k = 0; k < sizeof mats / sizeof mats[0]; k++)
-        by_type[mats[k]->type] += tsr_nbytes (mats[k]);
+        if (mats[k])
+          by_type[mats[k]->type] += tsr_nbytes (mats[k]);
     }
   /* (A pipeline's middle rank has neither embedding nor output.)  */
   const tsr_tensor *io = m->tok_embd ? m->tok_embd : m->output;
-  int best = io ? io->type : m->layers[m->split.layer0].wq->type;
+  int best = io ? io->type : m->layers[m->split.layer0].wo->type;
   for (int t = 0; t < TSR_TYPE_COUNT; t++)
     if (by_type[t] > by_type[best])
       best = t;
@@ -816,11 +1033,21 @@ describe (tsr_model *m)
   int len = snprintf (m->describe, sizeof m->describe, "%s, %" PRId64
                       " layers, n_embd %" PRId64 ", %" PRId64 " heads (%"
                       PRId64 " kv), n_ff %" PRId64 ", vocab %" PRId64
-                      ", %.2f %s parameters, %s%s; on ", hp->arch,
+                      ", %.2f %s parameters, %s%s", hp->arch,
                       hp->n_layer, hp->n_embd, hp->n_head, hp->n_head_kv,
                       hp->n_ff, hp->n_vocab, p >= 1e9 ? p / 1e9 : p / 1e6,
                       p >= 1e9 ? "B" : "M", tsr_type_name ((tsr_type) best),
                       hp->tied_output ? ", tied output" : "");
+  if (hp->n_expert > 0 && len > 0 && (size_t) len < sizeof m->describe)
+    len += snprintf (m->describe + len, sizeof m->describe - (size_t) len,
+                     ", %" PRId64 " experts (%" PRId64 " used)",
+                     hp->n_expert, hp->n_expert_used);
+  if (hp->n_swa > 0 && len > 0 && (size_t) len < sizeof m->describe)
+    len += snprintf (m->describe + len, sizeof m->describe - (size_t) len,
+                     ", sliding window %" PRId64, hp->n_swa);
+  if (len > 0 && (size_t) len < sizeof m->describe)
+    len += snprintf (m->describe + len, sizeof m->describe - (size_t) len,
+                     "; on ");
   const struct tsri_split *sp = &m->split;
   if (sp->mode == TSR_SPLIT_TENSOR && len > 0
       && (size_t) len < sizeof m->describe)
@@ -1001,7 +1228,9 @@ model_init (tsr_model *m, const char *path,
   int gpu_layers = p ? p->gpu_layers : TSR_GPU_LAYERS_ALL;
   if (!(m->gguf = tsr_gguf_open (path, &err)))
     return err.status;
-  int st = read_hparams (m->gguf, &m->hp);
+  int st = read_hparams (m->gguf, m);
+  if (st == TSR_OK)
+    st = arch_hparams (m);
   if (st == TSR_OK)
     st = check_hparams (&m->hp);
   if (st == TSR_OK)
@@ -1014,9 +1243,6 @@ model_init (tsr_model *m, const char *path,
   if ((st = split_init (m, p)) != TSR_OK)
     return st;
   m->hp.qkv_bias = tsr_gguf_find_tensor (m->gguf, "blk.0.attn_q.bias") >= 0;
-  m->layers = calloc ((size_t) m->hp.n_layer, sizeof *m->layers);
-  if (!m->layers)
-    return tsr_set_error (TSR_ERR_NO_MEMORY, "model: out of memory");
   st = want_layers (m, gpu_layers);
   if (st == TSR_OK)
     st = want_globals (m, gpu_layers);

@@ -316,7 +316,9 @@ set_inputs (tsr_session *s, const struct slot *sl, const int32_t *tokens,
 {
   const int64_t n_head_kv = s->m->split.n_head_kv;
   int32_t *pos = s->ibuf, *rows = pos + n, *out = rows + n * n_head_kv;
-  size_t need = (size_t) n * (size_t) n_kv;
+  const int64_t n_swa = s->m->hp.n_swa;
+  const bool swa = sl->in.mask_swa != NULL;
+  size_t need = (size_t) n * (size_t) n_kv * (swa ? 2 : 1);
   if (need > s->mask_cap)
     {
       float *p = realloc (s->mask, need * sizeof *p);
@@ -333,6 +335,12 @@ set_inputs (tsr_session *s, const struct slot *sl, const int32_t *tokens,
       for (int j = 0; j < n_kv; j++)
         s->mask[(size_t) i * n_kv + j] = j <= s->n_past + i ? 0.0f
                                                             : -INFINITY;
+      /* The sliding window: the N_SWA positions up to the token's.  */
+      float *w = s->mask + (size_t) n * n_kv;
+      for (int j = 0; swa && j < n_kv; j++)
+        w[(size_t) i * n_kv + j] = j <= s->n_past + i
+                                   && s->n_past + i - j < n_swa ? 0.0f
+                                                                : -INFINITY;
     }
   for (int i = 0; i < n_out; i++)
     out[i] = n - n_out + i;
@@ -345,6 +353,9 @@ set_inputs (tsr_session *s, const struct slot *sl, const int32_t *tokens,
     st = tsr_tensor_set (in->kv_idx, rows, 0, sizeof *rows * n * n_head_kv);
   if (st == TSR_OK)
     st = tsr_tensor_set (in->mask, s->mask, 0,
+                         sizeof *s->mask * (size_t) n * n_kv);
+  if (st == TSR_OK && swa)
+    st = tsr_tensor_set (in->mask_swa, s->mask + (size_t) n * n_kv, 0,
                          sizeof *s->mask * (size_t) n * n_kv);
   if (st == TSR_OK && in->out_idx)
     st = tsr_tensor_set (in->out_idx, out, 0, sizeof *out * n_out);

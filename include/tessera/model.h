@@ -9,14 +9,22 @@
  *                 model-session.c);
  *   tsr_sampler   choosing the next token from logits (sample.c).
  *
- * Architectures: "llama" (Llama 2 and 3, Mistral, TinyLlama, SmolLM...:
- * rope on adjacent pairs, grouped key/value heads, an optional
- * output.weight tied to token_embd.weight when absent, linear rope
- * scaling and Llama 3 frequency factors where the file has them) and
- * "qwen2" (biases on q, k and v, rope on split halves).  Keys and
- * tensor names are those of the files this field ships:
+ * Architectures (general.architecture), one file each in model/:
+ * "llama" (Llama 2 and 3, TinyLlama, SmolLM...: rope on adjacent
+ * pairs, grouped key/value heads, linear rope scaling and Llama 3
+ * frequency factors where the file has them; Mistral's sliding window;
+ * Mixtral's experts), "qwen2" (biases on q, k and v, rope on split
+ * halves), "qwen2moe" (experts and a gated shared expert), "qwen3"
+ * (per-head norms of q and k), "qwen3moe", "gemma2" (scaled
+ * embeddings, GeGLU, norms after attention and feed-forward,
+ * soft-capping, sliding window on alternate layers), "gemma3" (q/k
+ * norms, local and global rope bases, five sliding-window layers in
+ * six) and "phi3" (fused qkv and gate/up matrices).  Every one has an
+ * optional output.weight, tied to token_embd.weight when absent.  Keys
+ * and tensor names are those of the files this field ships:
  * ARCH.embedding_length, ARCH.attention.head_count_kv,
- * blk.N.attn_q.weight, output_norm.weight...
+ * blk.N.attn_q.weight, output_norm.weight...  tessera-model(3) lists
+ * each architecture's keys and tensors.
  *
  * Weights are mapped from the file once: a host backend computes on
  * the mapping in place, any other backend gets one copy.  */
@@ -57,6 +65,17 @@ struct tsr_model_hparams
   bool rope_freqs;             /* rope_freqs.weight present */
   bool tied_output;            /* no output.weight: token_embd reused */
   bool qkv_bias;               /* blk.N.attn_{q,k,v}.bias present */
+  /* Mixture of experts (0 without): ARCH.expert_count,
+     ARCH.expert_used_count, the rows of each expert's feed-forward
+     (ARCH.expert_feed_forward_length, or n_ff) and of the shared
+     expert's (qwen2moe; 0: none).  */
+  int64_t n_expert, n_expert_used, n_ff_exp, n_ff_shexp;
+  /* ARCH.attention.sliding_window: the positions a sliding-window
+     layer attends to, its own included (0: no such layer).  */
+  int64_t n_swa;
+  /* gemma2's soft-capping, c tanh (x / c), of the attention scores and
+     of the logits (0: none).  */
+  float attn_softcap, final_softcap;
 };
 
 typedef struct tsr_model tsr_model;

@@ -27,8 +27,8 @@ struct variant
 };
 
 static const struct variant variants[] = {
-  { "another architecture", "general.architecture", "phi3", NULL, 0, NULL,
-    NULL, NULL, { "phi3", "llama and qwen2" } },
+  { "another architecture", "general.architecture", "mamba", NULL, 0, NULL,
+    NULL, NULL, { "mamba", "gemma3 and phi3" } },
   { "keys of another architecture", "general.architecture", "qwen2", NULL,
     0, NULL, NULL, NULL, { "qwen2.embedding_length", "missing" } },
   { "a count key holding a string", "llama.block_count", "two", NULL, 0,

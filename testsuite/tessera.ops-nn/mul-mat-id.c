@@ -3,7 +3,8 @@
    bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, mxfp4), more rows than one weight tile, one input row
    per token shared by every slot or one per slot, padded or strided
    inputs, experts used several times or not at all, and ids out of
-   range (a compute-time error); against double dot products of the
+   range (a compute-time error); the expert never chosen holds NaN
+   (float types), which no result may show; against double dot products of the
    dequantized weights.  With block-type weights a backend may round
    b's rows to q8_0 (as mul_mat may): the reference that the result is
    closer to, b as given or b through tsr_quantize_row, is used.  */
@@ -85,15 +86,27 @@ check_mmid (tsr_backend *be, tsr_type type, int64_t k, int64_t m,
   tsr_tensor *ids = tsr_new_tensor_2d (ctx, TSR_TYPE_I32, n_used, n_tokens);
   nt_fill (as, -1.0f, 1.0f);
   ot_fill (b, -1.0f, 1.0f);
-  /* Expert n_expert - 1 is never chosen; others repeat.  */
+  /* Expert n_expert - 1 is never chosen; others repeat.  Its weights
+     are NaN where the type holds them (float types): a product that
+     read them would be NaN (a mixture of experts reads only the
+     experts it routes to).  */
   OT_FOR_EACH (ids, e, t, i2, i3)
     ot_set (ids, e, t, i2, i3,
             (double) ((e * 3 + t * 2 + e * t) % (n_expert > 1 ? n_expert - 1
                                                                : 1)));
+  if (n_expert > 1 && !tsr_type_traits (type)->is_quantized)
+    for (int64_t j = 0; j < m; j++)
+      for (int64_t i = 0; i < k; i++)
+        ot_set (as, i, j, n_expert - 1, 0, NAN);
   tsr_tensor *r = tsr_mul_mat_id (ctx, as, b, ids);
   if (ot_run (desc, be, ctx, r))
     {
       int64_t ne[4] = { m, n_used, n_tokens, 1 };
+      int64_t nan = 0;
+      OT_FOR_EACH (r, i0, i1, i2, i3)
+        nan += isnan (ot_get (r, i0, i1, i2, i3));
+      CHECK (nan == 0, "%s: no result reads the expert never chosen (%lld "
+             "NaN)", desc, (long long) nan);
       double *want = closer_reference (r, as, b, ids, ne);
       ot_compare (desc, r, ne, want, 1e-5 * k, 1e-5);
       free (want);

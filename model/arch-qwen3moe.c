@@ -1,0 +1,41 @@
+/* arch-qwen3moe.c - "qwen3moe": Qwen 3 mixture-of-experts (30B-A3B,
+ * 235B-A22B).
+ *
+ * qwen3's attention; in place of the feed-forward, qwen3moe.expert_count
+ * experts of which qwen3moe.expert_used_count run per token, their
+ * router weights normalized to sum to 1; no shared expert.  Each
+ * expert's rows: qwen3moe.expert_feed_forward_length (default
+ * feed_forward_length / expert_used_count).  */
+#include <config.h>
+
+#include "model-lib.h"
+#include "arch.h"
+
+static void
+hparams (struct tsri_loader *ld)
+{
+  struct tsr_model_hparams *hp = &ld->m->hp;
+  tsri_key_experts (ld, true);
+  if (ld->st == TSR_OK)
+    tsri_key_count (ld, "expert_feed_forward_length",
+                    hp->n_ff / hp->n_expert_used > 0
+                    ? hp->n_ff / hp->n_expert_used : 1, INT32_MAX,
+                    &hp->n_ff_exp);
+  ld->m->moe_norm = true;
+}
+
+static void
+tensors (struct tsri_loader *ld, int64_t il, struct tsri_layer *l)
+{
+  tsri_want_attention (ld, il, l, false, true);
+  tsri_want_moe (ld, il, l);
+}
+
+const struct tsri_arch tsri_arch_qwen3moe = {
+  .name = "qwen3moe",
+  .rope = TSR_ROPE_NEOX,
+  .eps = 1e-6f,
+  .hparams = hparams,
+  .tensors = tensors,
+  .layer = tsri_block,
+};

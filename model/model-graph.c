@@ -290,10 +290,15 @@ tsri_model_build (const tsr_model *m, tsr_context *ctx,
   in->pos = input (ctx, TSR_TYPE_I32, n_tokens, 0, "positions");
   in->kv_idx = input (ctx, TSR_TYPE_I32, n_tokens, sp->n_head_kv,
                       "kv_rows");
-  in->mask = input (ctx, TSR_TYPE_F32, n_kv, n_tokens, "kq_mask");
-  bool swa = false;
+  /* The masks the layers read: causal, and within the window.  */
+  bool full = false, swa = false;
   for (int64_t il = sp->layer0; il < sp->layer1; il++)
-    swa |= m->layers[il].swa;
+    {
+      full |= !m->layers[il].swa;
+      swa |= m->layers[il].swa;
+    }
+  in->mask = full || !swa ? input (ctx, TSR_TYPE_F32, n_kv, n_tokens,
+                                   "kq_mask") : NULL;
   in->mask_swa = swa ? input (ctx, TSR_TYPE_F32, n_kv, n_tokens,
                               "kq_mask_swa") : NULL;
   in->out_idx = last && n_out < n_tokens

@@ -107,7 +107,8 @@ struct tsri_graph_inputs
   tsr_tensor *tokens;           /* i32 [n_tokens] */
   tsr_tensor *pos;              /* i32 [n_tokens] */
   tsr_tensor *kv_idx;           /* i32 [n_tokens, n_head_kv]: cache rows */
-  tsr_tensor *mask;             /* f32 [n_kv, n_tokens] */
+  tsr_tensor *mask;             /* f32 [n_kv, n_tokens] (NULL: every
+                                   layer has a sliding window) */
   tsr_tensor *mask_swa;         /* the same within the sliding window
                                    (NULL: no layer has one) */
   tsr_tensor *out_idx;          /* i32 [n_out] (NULL: every token) */

@@ -351,7 +351,7 @@ set_inputs (tsr_session *s, const struct slot *sl, const int32_t *tokens,
     st = tsr_tensor_set (in->pos, pos, 0, sizeof *pos * n);
   if (st == TSR_OK)
     st = tsr_tensor_set (in->kv_idx, rows, 0, sizeof *rows * n * n_head_kv);
-  if (st == TSR_OK)
+  if (st == TSR_OK && in->mask)
     st = tsr_tensor_set (in->mask, s->mask, 0,
                          sizeof *s->mask * (size_t) n * n_kv);
   if (st == TSR_OK && swa)

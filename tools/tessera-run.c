@@ -27,7 +27,8 @@ usage (FILE *f)
 {
   fprintf (f,
            "Usage: tessera-run -m MODEL [OPTION]...\n"
-           "Run a llama or qwen2 model file (GGUF): process a prompt, then "
+           "Run a model file (GGUF: llama, qwen2, qwen2moe, qwen3, qwen3moe,\n"
+           "gemma2, gemma3, phi3): process a prompt, then "
            "generate tokens.\n\n"
            "Input and output:\n"
            "  -m, --model=FILE      the model file\n"

@@ -54,7 +54,7 @@ usage (FILE *f)
            "              chooses per tensor, or all to TYPE (norms and "
            "1-D tensors\n"
            "              stay as they are)\n"
-           "  synth       write a llama or qwen2 model with random weights "
+           "  synth       write a model of any architecture with random weights "
            "to OUT\n"
            "              (options: tessera-gguf synth --help)\n\n"
            "Options:\n"

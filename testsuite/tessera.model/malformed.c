@@ -5,14 +5,18 @@
    architecture, missing keys, keys of the wrong type, head counts that
    do not divide, a missing or misshapen tensor, a norm that is not
    f32, a vocabulary size that disagrees, an unsupported rope scaling,
-   a file that is not GGUF; and bad calls: token ids outside the
+   heads that do not divide the embedding (no key_length), values
+   longer than keys, a file that is not GGUF; for a mixture of experts
+   (qwen3moe) a missing expert tensor or router, expert_used_count 0 or
+   above expert_count, an expert_count the tensors disagree with, a
+   missing q norm; and bad calls: token ids outside the
    vocabulary, batches larger than the session's, NULL arguments.
    Each variant is a valid model file (written by tessera-gguf synth)
    with one thing changed through the GGUF reader and writer.
    Limitations: the GGUF format itself is tested in tessera.gguf.  */
 #include "model-test.h"
 
-static char base[4096];
+static char base[4096], base_moe[4096];
 
 struct variant
 {
@@ -24,6 +28,7 @@ struct variant
   const char *reshape;                    /* a tensor to write halved */
   const char *as_f16;                     /* a tensor to write as f16 */
   const char *expect[2];                  /* in the error message */
+  bool moe;                               /* changes the qwen3moe file */
 };
 
 static const struct variant variants[] = {
@@ -50,6 +55,27 @@ static const struct variant variants[] = {
     NULL, { "blk.0.attn_k.weight", "expected" } },
   { "a norm in f16", NULL, NULL, NULL, 0, NULL, NULL,
     "blk.1.ffn_norm.weight", { "blk.1.ffn_norm.weight", "f32 expected" } },
+  { "heads that do not divide the embedding", NULL, NULL,
+    "llama.attention.head_count", 3, NULL, NULL, NULL,
+    { "llama.embedding_length", "head_count" } },
+  { "values longer than keys", NULL, NULL, "llama.attention.value_length",
+    32, NULL, NULL, NULL, { "llama.attention.value_length",
+                            "not supported" } },
+  /* Mixtures of experts (qwen3moe).  */
+  { "a missing expert tensor", NULL, NULL, NULL, 0,
+    "blk.1.ffn_down_exps.weight", NULL, NULL,
+    { "blk.1.ffn_down_exps.weight", "missing" }, true },
+  { "a missing router", NULL, NULL, NULL, 0, "blk.0.ffn_gate_inp.weight",
+    NULL, NULL, { "blk.0.ffn_gate_inp.weight", "missing" }, true },
+  { "more experts used than there are", NULL, NULL,
+    "qwen3moe.expert_used_count", 5, NULL, NULL, NULL,
+    { "qwen3moe.expert_used_count", "out of range" }, true },
+  { "no expert used", NULL, NULL, "qwen3moe.expert_used_count", 0, NULL,
+    NULL, NULL, { "qwen3moe.expert_used_count", "out of range" }, true },
+  { "experts of another count", NULL, NULL, "qwen3moe.expert_count", 6,
+    NULL, NULL, NULL, { "blk.0.ffn_gate_inp.weight", "expected" }, true },
+  { "a missing q norm", NULL, NULL, NULL, 0, "blk.1.attn_q_norm.weight",
+    NULL, NULL, { "blk.1.attn_q_norm.weight", "missing" }, true },
 };
 
 /* T's data as a new tensor of CTX: halved in dimension 1, or as f16.  */
@@ -72,7 +98,7 @@ changed (tsr_context *ctx, const tsr_tensor *t, bool halve)
 static bool
 write_variant (const struct variant *v, const char *path)
 {
-  tsr_gguf *g = tsr_gguf_open (base, NULL);
+  tsr_gguf *g = tsr_gguf_open (v->moe ? base_moe : base, NULL);
   tsr_context *ctx = tsr_context_new (false);
   tsr_context *extra = tsr_context_new (false);   /* changed tensors */
   tsr_gguf_writer *w = tsr_gguf_writer_new ();
@@ -182,13 +208,17 @@ main (void)
 {
   tsr_backend *cpu = mt_cpu ();
   if (!cpu || !mt_synth ("--type=q8_0 --untied --heads=4 --kv-heads=2",
-                         mt_path ("base", base, sizeof base)))
+                         mt_path ("base", base, sizeof base))
+      || !mt_synth ("--arch=qwen3moe --type=q8_0 --experts=4 "
+                    "--experts-used=2", mt_path ("base-moe", base_moe,
+                                                 sizeof base_moe)))
     return TSR_TEST_EXIT ();
   for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
     check_refused (cpu, &variants[i]);
   check_not_gguf (cpu);
   check_bad_calls (cpu);
   unlink (base);
+  unlink (base_moe);
   tsr_backend_free (cpu);
   return TSR_TEST_EXIT ();
 }

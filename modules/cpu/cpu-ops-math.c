@@ -56,7 +56,13 @@ MATH_ROW (log, logf (v))
 MATH_ROW (neg, -v)
 MATH_ROW (abs, fabsf (v))
 MATH_ROW (sigmoid, 1.0f / (1.0f + expf (-v)))
-MATH_ROW (tanh, tanhf (v))
+static void
+tanh_row (int64_t n, float *y, const float *x, const tsr_tensor *dst)
+{
+  (void) dst;
+  tsr_cpu_vec_tanh_f32 (n, y, x);
+}
+
 MATH_ROW (relu, v > 0.0f || isnan (v) ? v : 0.0f)
 MATH_ROW (gelu_quick, v / (1.0f + expf (-1.702f * v)))
 MATH_ROW (gelu_erf, 0.5f * v * (1.0f + erff (v * 0.70710678118654752f)))

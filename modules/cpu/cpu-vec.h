@@ -74,6 +74,9 @@ TSR_MODULE_HIDDEN void tsr_cpu_vec_silu_f32 (int64_t n, float *y,
 /* y[i] = gelu (x[i]), tanh approximation.  */
 TSR_MODULE_HIDDEN void tsr_cpu_vec_gelu_f32 (int64_t n, float *y,
                                           const float *x);
+/* y[i] = tanh (x[i]).  */
+TSR_MODULE_HIDDEN void tsr_cpu_vec_tanh_f32 (int64_t n, float *y,
+                                          const float *x);
 /* y[i] = exp (x[i] - m); returns the sum of the y[i] (double).  */
 TSR_MODULE_HIDDEN double tsr_cpu_vec_exp_sub_f32 (int64_t n, float *y,
                                                const float *x, float m);

@@ -90,24 +90,6 @@ reduce (tsr_context *ctx, const tsr_model *m, tsr_tensor *x)
   return tsr_all_reduce (ctx, m->split.comm, x);
 }
 
-/* Attention with soft-capped scores, c tanh (s / c), which the fused
-   op does not have: the scores as a product, capped, masked, softmax,
-   times the values.  Q [hd, n, n_head], K and V [hd, n_kv, n_head_kv]
-   -> [hd, n, n_head] as tsr_flash_attn_ext gives it.  */
-static tsr_tensor *
-capped_attention (struct tsri_build *b, tsr_tensor *q, tsr_tensor *k,
-                  tsr_tensor *v, tsr_tensor *mask)
-{
-  tsr_context *ctx = b->ctx;
-  const float cap = b->m->hp.attn_softcap;
-  tsr_tensor *s = tsr_mul_mat (ctx, k, tsr_cont (ctx, q));
-  s = tsr_scale (ctx, tsr_tanh (ctx, tsr_scale (ctx, s, b->m->attn_scale
-                                                        / cap)), cap);
-  s = tsr_soft_max (ctx, s, mask, 1.0f);
-  tsr_tensor *vt = tsr_cont (ctx, tsr_permute (ctx, v, 1, 0, 2, 3));
-  return tsr_mul_mat (ctx, vt, s);
-}
-
 tsr_tensor *
 tsri_attention (struct tsri_build *b, const struct tsri_layer *l,
                 tsr_tensor *h)
@@ -141,9 +123,9 @@ tsri_attention (struct tsri_build *b, const struct tsri_layer *l,
   k = cache_rows (b, b->k_cache, k);
   v = cache_rows (b, b->v_cache, v);
   tsr_tensor *mask = l->swa ? b->in->mask_swa : b->in->mask;
-  tsr_tensor *o = hp->attn_softcap > 0
-                  ? capped_attention (b, q, k, v, mask)
-                  : tsr_flash_attn_ext (ctx, q, k, v, mask, m->attn_scale);
+  tsr_tensor *o = tsr_flash_attn_ext_softcap (ctx, q, k, v, mask,
+                                              m->attn_scale,
+                                              hp->attn_softcap);
   /* [head_dim, n_tokens, n_head] -> [head_dim * n_head, n_tokens].  */
   o = tsr_cont (ctx, tsr_permute (ctx, o, 0, 2, 1, 3));
   o = o ? tsr_reshape_2d (ctx, o, hd * sp->n_head, o->ne[2]) : NULL;

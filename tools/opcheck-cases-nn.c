@@ -123,7 +123,8 @@ build_flash_attn (struct oc_build *b, const struct oc_case *c)
       mf.p_neginf = 0.3;
       mask = oc_operand (b, p, 3, mf);
     }
-  return tsr_flash_attn_ext (b->ctx, q, k, v, mask, p->fv[0]);
+  return tsr_flash_attn_ext_softcap (b->ctx, q, k, v, mask, p->fv[0],
+                                     p->fv[1]);
 }
 
 static void
@@ -140,7 +141,10 @@ cases_flash_attn (struct oc_list *l)
     { 64, 64, 64, 256, 8, 2, 1, 64, 1, 1 },   /* split over threads */
   };
   char sq[64], sk[64], sm[64];
-  for (size_t s = 0; s < OC_N (shapes); s++)
+  /* The last pass soft-caps the scores (Gemma 2's 50, and a cap of 1
+     that flattens them), on the masked shapes.  */
+  for (int capped = 0; capped < 3; capped++)
+  for (size_t s = capped ? 1 : 0; s < (capped ? 3 : OC_N (shapes)); s++)
     for (int kt = 0; kt < 2; kt++)
       {
         const int *sh = shapes[s];
@@ -148,7 +152,8 @@ cases_flash_attn (struct oc_list *l)
         struct oc_params p = {
           .type = { F32, kvt, kvt, s % 2 ? F16 : F32 },
           .iv = { sh[7] != 0 },
-          .fv = { 1.0f / sqrtf ((float) sh[0]) },
+          .fv = { 1.0f / sqrtf ((float) sh[0]),
+                  capped == 1 ? 50.0f : capped == 2 ? 1.0f : 0.0f },
         };
         oc_ne (p.ne[0], sh[0], sh[2], sh[4], sh[6]);
         oc_ne (p.ne[1], sh[0], sh[3], sh[5], sh[6]);
@@ -157,11 +162,13 @@ cases_flash_attn (struct oc_list *l)
         if (s == 1)
           p.layout[0] = OC_PERMUTED;
         oc_add (l, TSR_OP_FLASH_ATTN_EXT, build_flash_attn, &p,
-                "flash_attn_ext q=%s kv=%s v=%d mask=%s",
+                "flash_attn_ext q=%s kv=%s v=%d mask=%s%s",
                 oc_shape_str (sq, sizeof sq, F32, p.ne[0], p.layout[0]),
                 oc_shape_str (sk, sizeof sk, kvt, p.ne[1], OC_CONT), sh[1],
                 sh[7] ? oc_shape_str (sm, sizeof sm, p.type[3], p.ne[3],
-                                      OC_CONT) : "none");
+                                      OC_CONT) : "none",
+                capped == 1 ? " softcap=50" : capped == 2 ? " softcap=1"
+                                                          : "");
       }
 }
 

@@ -285,6 +285,15 @@ tsr_tensor *tsr_set_rows (tsr_context *ctx, tsr_tensor *dst, tsr_tensor *src,
 tsr_tensor *tsr_flash_attn_ext (tsr_context *ctx, tsr_tensor *q,
                                 tsr_tensor *k, tsr_tensor *v,
                                 tsr_tensor *mask, float scale);
+/* tsr_flash_attn_ext with soft-capped scores (Gemma 2's attention):
+   each score is SOFTCAP tanh (scale (q . k_j) / SOFTCAP) before the
+   mask is added.  SOFTCAP 0 is tsr_flash_attn_ext; it must be finite
+   and not negative (else TSR_ERR_INVALID_ARG).
+   src: q, k, v, mask.  params: scale (f32), softcap (f32).  */
+tsr_tensor *tsr_flash_attn_ext_softcap (tsr_context *ctx, tsr_tensor *q,
+                                        tsr_tensor *k, tsr_tensor *v,
+                                        tsr_tensor *mask, float scale,
+                                        float softcap);
 
 /* Mixture-of-experts product: one expert's weights per (slot, token).
    AS [k, m, n_expert] of any type tsr_mul_mat accepts for weights

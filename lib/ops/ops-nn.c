@@ -167,7 +167,8 @@ tsr_set_rows (tsr_context *ctx, tsr_tensor *dst, tsr_tensor *src,
                                           .src = { dst, src, idx } });
 }
 
-/* flash_attn_ext: src q, k, v, mask (optional); op_params [0] scale.  */
+/* flash_attn_ext: src q, k, v, mask (optional); op_params [0] scale,
+   [1] softcap (0: none).  */
 
 int
 tsri_rule_flash_attn_ext (const tsr_tensor *n, struct tsri_result *r,
@@ -201,6 +202,10 @@ tsri_rule_flash_attn_ext (const tsr_tensor *n, struct tsri_result *r,
                         tsri_shape_str (mask, sv, sizeof sv),
                         tsri_shape_str (q, sq, sizeof sq),
                         tsri_shape_str (k, sk, sizeof sk));
+  float cap = tsr_get_op_param_f32 (n, 1);
+  if (!isfinite (cap) || cap < 0)
+    return tsri_reject (v, TSR_ERR_INVALID_ARG, "flash_attn_ext: soft-cap %g "
+                        "must be finite and not negative", (double) cap);
   r->type = TSR_TYPE_F32;
   r->ne[0] = val->ne[0];
   r->ne[1] = q->ne[1];
@@ -210,8 +215,9 @@ tsri_rule_flash_attn_ext (const tsr_tensor *n, struct tsri_result *r,
 }
 
 tsr_tensor *
-tsr_flash_attn_ext (tsr_context *ctx, tsr_tensor *q, tsr_tensor *k,
-                    tsr_tensor *v, tsr_tensor *mask, float scale)
+tsr_flash_attn_ext_softcap (tsr_context *ctx, tsr_tensor *q, tsr_tensor *k,
+                            tsr_tensor *v, tsr_tensor *mask, float scale,
+                            float softcap)
 {
   tsr_tensor proto = { .op = TSR_OP_FLASH_ATTN_EXT,
                        .src = { q, k, v, mask } };
@@ -219,7 +225,15 @@ tsr_flash_attn_ext (tsr_context *ctx, tsr_tensor *q, tsr_tensor *k,
   if (!present (TSR_OP_FLASH_ATTN_EXT, ctx, (tsr_tensor *[]) { q, k, v }, 3))
     return NULL;
   tsri_set_param_f32 (&proto, 0, scale);
+  tsri_set_param_f32 (&proto, 1, softcap);
   return tsri_build (ctx, &proto);
+}
+
+tsr_tensor *
+tsr_flash_attn_ext (tsr_context *ctx, tsr_tensor *q, tsr_tensor *k,
+                    tsr_tensor *v, tsr_tensor *mask, float scale)
+{
+  return tsr_flash_attn_ext_softcap (ctx, q, k, v, mask, scale, 0.0f);
 }
 
 /* mul_mat_id: src as [k, m, n_expert], b [k, 1 or n_used, n_tokens],

@@ -230,13 +230,14 @@ tsr_cpu_set_rows (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
 #define ATTN_BLOCK 64
 
 /* Per row of a unit its query, accumulator and block of scores (f32);
-   one key and one value row as f32, for strided K and V.  */
+   one key and one value row as f32, for strided K and V; with a
+   soft-cap, per row a block of mask values.  */
 size_t
 tsr_cpu_flash_attn_ext_scratch (const tsr_tensor *dst)
 {
   size_t d = (size_t) dst->src[0]->ne[0], dv = (size_t) dst->ne[0];
 
-  return (ATTN_ROWS * (d + dv + ATTN_BLOCK) + d + dv) * sizeof (float);
+  return (ATTN_ROWS * (d + dv + 2 * ATTN_BLOCK) + d + dv) * sizeof (float);
 }
 
 /* Row J of head HK, batch B of K or V, as the vector functions take it:
@@ -266,14 +267,17 @@ struct attn_unit
 };
 
 /* The scores of keys J0 .. J0 + NJ - 1 for the unit's rows into S[r]:
-   scale * (q . k) + mask, -inf where the mask is.  */
+   scale * (q . k) + mask, -inf where the mask is.  With a soft-cap c,
+   c tanh (scale * (q . k) / c) + mask: the block's tanh in one vector
+   call per row, the mask values kept in MROW[r] meanwhile.  */
 static void
 attn_scores (const tsr_tensor *dst, const struct attn_unit *u,
-             float *const *qf, float *const *s, int64_t j0, int64_t nj,
-             float *kbuf)
+             float *const *qf, float *const *s, float *const *mrow,
+             int64_t j0, int64_t nj, float *kbuf)
 {
   const tsr_tensor *q = dst->src[0], *k = dst->src[1], *mask = dst->src[3];
   const float scale = tsr_get_op_param_f32 (dst, 0);
+  const float cap = tsr_get_op_param_f32 (dst, 1);
 
   for (int64_t j = 0; j < nj; j++)
     {
@@ -292,9 +296,15 @@ attn_scores (const tsr_tensor *dst, const struct attn_unit *u,
             mv = load_f (tsr_cpu_at (mask, j0 + j, u->q1[r],
                                      u->h[r] % mask->ne[2],
                                      u->b % mask->ne[3]), mask->type);
+          if (cap > 0)
+            {
+              mrow[r][j] = mv;
+              s[r][j] = 0;
+            }
           if (mv == -INFINITY)
             {
-              s[r][j] = -INFINITY;
+              if (cap <= 0)
+                s[r][j] = -INFINITY;
               continue;
             }
           qs[na] = qf[r];
@@ -310,8 +320,16 @@ attn_scores (const tsr_tensor *dst, const struct attn_unit *u,
         for (int a = 0; a < na; a++)
           dots[a] = tsr_cpu_vec_dot_f32 (q->ne[0], kr, qs[a]);
       for (int a = 0; a < na; a++)
-        s[rs[a]][j] = scale * dots[a] + mvs[a];
+        s[rs[a]][j] = cap > 0 ? scale * dots[a] / cap
+                              : scale * dots[a] + mvs[a];
     }
+  if (cap > 0)
+    for (int r = 0; r < u->n; r++)
+      {
+        tsr_cpu_vec_tanh_f32 (nj, s[r], s[r]);
+        for (int64_t j = 0; j < nj; j++)
+          s[r][j] = cap * s[r][j] + mrow[r][j];
+      }
 }
 
 static void
@@ -319,16 +337,19 @@ attn_unit (tsr_tensor *dst, const struct attn_unit *u, float *scratch)
 {
   const tsr_tensor *q = dst->src[0], *k = dst->src[1], *v = dst->src[2];
   const int64_t d = q->ne[0], dv = v->ne[0], nkv = k->ne[1];
-  float *qf[ATTN_ROWS], *acc[ATTN_ROWS], *s[ATTN_ROWS], m[ATTN_ROWS];
-  float *kbuf = scratch + ATTN_ROWS * (d + dv + ATTN_BLOCK), *vbuf = kbuf + d;
+  float *qf[ATTN_ROWS], *acc[ATTN_ROWS], *s[ATTN_ROWS], *mv[ATTN_ROWS];
+  float m[ATTN_ROWS];
+  float *kbuf = scratch + ATTN_ROWS * (d + dv + 2 * ATTN_BLOCK);
+  float *vbuf = kbuf + d;
   double sum[ATTN_ROWS];
   bool skip[ATTN_ROWS];
 
   for (int r = 0; r < u->n; r++)
     {
-      qf[r] = scratch + r * (d + dv + ATTN_BLOCK);
+      qf[r] = scratch + r * (d + dv + 2 * ATTN_BLOCK);
       acc[r] = qf[r] + d;
       s[r] = acc[r] + dv;
+      mv[r] = s[r] + ATTN_BLOCK;
       tsr_cpu_row_to_f32 (TSR_TYPE_F32, tsr_cpu_at (q, 0, u->q1[r], u->h[r],
                                                     u->b),
                           q->nb[0], qf[r], d);
@@ -340,7 +361,7 @@ attn_unit (tsr_tensor *dst, const struct attn_unit *u, float *scratch)
     {
       int64_t nj = nkv - j0 < ATTN_BLOCK ? nkv - j0 : ATTN_BLOCK;
 
-      attn_scores (dst, u, qf, s, j0, nj, kbuf);
+      attn_scores (dst, u, qf, s, mv, j0, nj, kbuf);
       for (int r = 0; r < u->n; r++)
         {
           float bm = tsr_cpu_vec_max_f32 (nj, s[r]);

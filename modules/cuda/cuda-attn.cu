@@ -1,6 +1,6 @@
 /* cuda-attn.cu - flash_attn_ext: fused attention with an online
  * softmax, K and V f32 or f16, an optional f32 or f16 mask, grouped
- * key/value heads.
+ * key/value heads, scores optionally soft-capped (c tanh (s / c)).
  *
  * One thread block per query row (q1, h, b), its ATTN_WARPS warps
  * taking every ATTN_WARPS-th key: with one warp walking all the keys
@@ -24,7 +24,7 @@ struct attn_args
 {
   tsr_cuda_tdesc d, q, k, v, m;
   int mtype;                    /* < 0: no mask */
-  float scale;
+  float scale, softcap;         /* softcap 0: none */
 };
 
 template <int KT, int VT>
@@ -66,7 +66,10 @@ k_flash_attn (attn_args a, int64_t nrows)
           float dot = 0.0f;
           for (int64_t i = lane; i < dk; i += 32)
             dot += qs[i] * tsr_cuda_load (krow, i, a.k.nb[0], KT);
-          float x = a.scale * tsr_cuda_warp_sum (dot) + mv;
+          float x = a.scale * tsr_cuda_warp_sum (dot);
+          if (a.softcap > 0.0f)
+            x = a.softcap * tanhf (x / a.softcap);
+          x += mv;
           if (x == -INFINITY)
             continue;
           if (x > mx)
@@ -119,9 +122,9 @@ tsr_cuda_flash_attn_shared (int64_t dk, int64_t dv)
 int
 tsr_cuda_flash_attn (cudaStream_t st, tsr_cuda_tdesc d, tsr_cuda_tdesc q, tsr_cuda_tdesc k,
                int ktype, tsr_cuda_tdesc v, int vtype, tsr_cuda_tdesc mask, int mtype,
-               float scale)
+               float scale, float softcap)
 {
-  attn_args a = { d, q, k, v, mask, mtype, scale };
+  attn_args a = { d, q, k, v, mask, mtype, scale, softcap };
   int64_t nrows = host_nrows (d);
   unsigned grid = (unsigned) (nrows > CU_MAX_BLOCKS ? CU_MAX_BLOCKS : nrows);
   size_t shared = tsr_cuda_flash_attn_shared (q.ne[0], v.ne[0]);

@@ -253,7 +253,8 @@ flash_attn_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
                                          k->type, tsr_cuda_desc (v), v->type,
                                          tsr_cuda_desc (mask ? mask : k),
                                          mask ? (int) mask->type : -1,
-                                         tsr_get_op_param_f32 (d, 0)));
+                                         tsr_get_op_param_f32 (d, 0),
+                                         tsr_get_op_param_f32 (d, 1)));
 }
 
 static int

@@ -371,6 +371,7 @@ flash_attn_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
   struct args a = args_for (l, OCL_K_flash_attn);
   const tsr_tensor *mask = d->src[3];
   arg_float (&a, tsr_get_op_param_f32 (d, 0));
+  arg_float (&a, tsr_get_op_param_f32 (d, 1));
   arg_tensor (&a, d);
   arg_tensor (&a, d->src[0]);
   arg_tensor (&a, d->src[1]);

@@ -135,7 +135,8 @@ k_rope (global char *d, tdesc td, global const char *a, tdesc ta,
 }
 
 /* flash_attn_ext: for each query row (dst row: query I1 of head I2,
-   batch I3) softmax (scale * q . k_j + mask_j) over the keys j of its
+   batch I3) softmax (scale * q . k_j + mask_j) (the scaled dot
+   soft-capped, c tanh (x / c), when SOFTCAP > 0) over the keys j of its
    key head (heads share a key head in groups), times the values.  One
    work item per row, an online softmax over the keys: the running
    maximum, the sum of the weights (acc_t) and the weighted values (f32,
@@ -145,7 +146,8 @@ k_rope (global char *d, tdesc td, global const char *a, tdesc ta,
 #define FA_MAX_DV 256
 
 kernel void
-k_flash_attn (float scale, global char *d, tdesc td, global const char *q,
+k_flash_attn (float scale, float softcap, global char *d, tdesc td,
+              global const char *q,
               tdesc tq, global const char *k, tdesc tk, int ktype,
               global const char *v, tdesc tv, int vtype,
               global const char *m, tdesc tm, int mtype, long nrows)
@@ -176,7 +178,10 @@ k_flash_attn (float scale, global char *d, tdesc td, global const char *q,
           for (long e = 0; e < dk; e++)
             dot += (acc_t) ROW_F32 (q, tq, e, i1, i2, i3)
                    * (acc_t) load_elem (kr, e, tk.nb[0], ktype);
-          float s = scale * (float) dot + mv;
+          float s = scale * (float) dot;
+          if (softcap > 0.0f)
+            s = softcap * tanh (s / softcap);
+          s += mv;
           if (s == -INFINITY)
             continue;
           if (s > mx)

@@ -3,8 +3,14 @@
    f16 keys and values, grouped heads (n_head a multiple of
    n_head_kv), d_v != d, masks in f32 and f16 with broadcast heads,
    -inf entries and fully masked rows (zeros), large scores, permuted
-   (non-contiguous) q, k and v, and enough rows for several threads.  */
+   (non-contiguous) q, k and v, and enough rows for several threads;
+   soft-capped scores (tsr_flash_attn_ext_softcap: c tanh (s / c)
+   before the mask) with caps that bend them, strongly or barely; a
+   negative or infinite cap refused.  */
 #include "nn-test.h"
+
+/* The soft-cap of the cases being run (0: tsr_flash_attn_ext).  */
+static float cap;
 
 struct shape
 {
@@ -28,9 +34,11 @@ reference (const tsr_tensor *q, const tsr_tensor *k, const tsr_tensor *v,
               double dot = 0;
               for (int64_t i = 0; i < q->ne[0]; i++)
                 dot += ot_get (q, i, iq, h, b) * ot_get (k, i, j, hk, b);
-              s[j] = scale * dot
-                     + (mask ? ot_get (mask, j, iq, h % mask->ne[2],
-                                       b % mask->ne[3]) : 0);
+              s[j] = scale * dot;
+              if (cap > 0)
+                s[j] = cap * tanh (s[j] / cap);
+              s[j] += mask ? ot_get (mask, j, iq, h % mask->ne[2],
+                                     b % mask->ne[3]) : 0;
               if (s[j] > max)
                 max = s[j];
             }
@@ -83,13 +91,14 @@ check_attn (tsr_backend *be, struct shape s, tsr_type kt, tsr_type vt,
 {
   char desc[260];
   snprintf (desc, sizeof desc, "flash_attn_ext d %ld d_v %ld n_q %ld n_kv "
-            "%ld heads %ld/%ld batch %ld, k %s v %s, mask %s%s%s%s, scale %g",
+            "%ld heads %ld/%ld batch %ld, k %s v %s, mask %s%s%s%s, scale %g"
+            ", soft-cap %g",
             (long) s.d, (long) s.dv, (long) s.nq, (long) s.nkv, (long) s.nh,
             (long) s.nhkv, (long) s.nb, tsr_type_name (kt),
             tsr_type_name (vt), mt == TSR_TYPE_COUNT ? "none"
                                 : tsr_type_name (mt),
             m2 > 1 ? " per head" : "", full ? " with a masked row" : "",
-            permuted ? ", permuted" : "", (double) scale);
+            permuted ? ", permuted" : "", (double) scale, (double) cap);
   tsr_context *ctx = tsr_context_new (false);
   tsr_tensor *q = attn_operand (ctx, TSR_TYPE_F32, s.d, s.nq, s.nh, s.nb,
                                 permuted);
@@ -105,7 +114,9 @@ check_attn (tsr_backend *be, struct shape s, tsr_type kt, tsr_type vt,
   ot_fill (q, -range, range);
   ot_fill (k, -range, range);
   ot_fill (v, -1.0f, 1.0f);
-  tsr_tensor *r = tsr_flash_attn_ext (ctx, q, k, v, mask, scale);
+  tsr_tensor *r = cap > 0 ? tsr_flash_attn_ext_softcap (ctx, q, k, v, mask,
+                                                        scale, cap)
+                          : tsr_flash_attn_ext (ctx, q, k, v, mask, scale);
   if (ot_run (desc, be, ctx, r))
     {
       int64_t ne[4] = { s.dv, s.nq, s.nh, s.nb };
@@ -142,6 +153,30 @@ main (void)
   /* Enough rows for several threads.  */
   check_attn (be, (struct shape) { 64, 64, 33, 20, 16, 4, 1 }, F16, F16, F16,
               1, 0, 0, 0.125f, 1.0f);
+  /* Soft-capped: scores up to ~30 capped at 2 (flat) and at 50 (nearly
+     linear), blocks of more than one vector, a masked row.  */
+  for (int c = 0; c < 2; c++)
+    {
+      cap = c ? 50.0f : 2.0f;
+      check_attn (be, (struct shape) { 16, 5, 4, 9, 3, 3, 1 }, F32, F32, F32,
+                  1, 0, 0, 1.0f, 5.0f);
+      check_attn (be, small, F16, F16, F16, 2, 1, 0, 0.3f, 3.0f);
+      check_attn (be, (struct shape) { 64, 64, 33, 100, 16, 4, 1 }, F16, F16,
+                  F16, 1, 1, 1, 0.125f, 2.0f);
+    }
+  cap = 0;
+  {
+    tsr_context *ctx = tsr_context_new (true);
+    tsr_tensor *q = tsr_new_tensor_3d (ctx, TSR_TYPE_F32, 8, 2, 2);
+    tsr_tensor *k = tsr_new_tensor_3d (ctx, TSR_TYPE_F32, 8, 4, 2);
+    CHECK (!tsr_flash_attn_ext_softcap (ctx, q, k, k, NULL, 1.0f, -1.0f)
+           && tsr_last_status () == TSR_ERR_INVALID_ARG
+           && !tsr_flash_attn_ext_softcap (ctx, q, k, k, NULL, 1.0f,
+                                           INFINITY),
+           "flash_attn_ext: a negative or infinite soft-cap is refused (%s)",
+           tsr_last_error ());
+    tsr_context_free (ctx);
+  }
   tsr_backend_free (be);
   return TSR_TEST_EXIT ();
 }

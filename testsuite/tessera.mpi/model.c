@@ -6,7 +6,8 @@
  * within NMSE 1e-10 for f32 models (the ranks' partial sums add in
  * another order, nothing else changes) and 1e-8 for q8_0 ones (the
  * same, with activations quantized in the same blocks), and the same
- * greedy tokens.  Then the refusals: a split that cuts the key/value
+ * greedy tokens (llama, qwen2, qwen3, gemma2; qwen3moe by pipeline,
+ * its tensor split refused).  Then the refusals: a split that cuts the key/value
  * heads or a quantization block, and a rank whose file differs, fail
  * on every rank with a message, without a hang.  */
 #include <string.h>
@@ -92,7 +93,8 @@ run (tsr_model *m, bool kv_f32, float *logits, int32_t *gen)
    f32 cache the split is also no farther than the single process from
    the double-precision pass of tsr-model-ref.h.  */
 static void
-compare (const char *name, const char *args, double tol16, double tol32)
+compare (const char *name, const char *args, double tol16, double tol32,
+         bool tensor_ok)
 {
   char path[512];
   if (!shared_model (name, args, path, sizeof path))
@@ -122,6 +124,18 @@ compare (const char *name, const char *args, double tol16, double tol32)
   static const char *const split_names[] = { "tensor", "pipeline" };
   for (int k = 0; k < 2; k++)
     {
+      if (splits[k] == TSR_SPLIT_TENSOR && !tensor_ok)
+        {
+          /* Experts and fused matrices are not cut: refused, the
+             pipeline runs them.  */
+          tsr_model *m = load (path, splits[k]);
+          CHECK (!m && strstr (tsr_last_error (), "pipeline split"),
+                 "rank %d: %s: tensor parallel is refused, naming the "
+                 "pipeline split (%s)", rank, name,
+                 m ? "loaded" : tsr_last_error ());
+          tsr_model_free (m);
+          continue;
+        }
       tsr_model *m = load (path, splits[k]);
       CHECK (m != NULL && strstr (tsr_model_describe (m), split_names[k]),
              "rank %d: %s: %s parallel over %d ranks loads (%s)", rank,
@@ -257,11 +271,23 @@ main (int argc, char **argv)
   /* Heads, key/value heads, feed-forward rows and (for the first) the
      vocabulary divide by 2 and by 3.  */
   compare ("llama-f32", "--type=f32 --heads=12 --kv-heads=6 --embd=192 "
-           "--ff=384 --layers=3 --vocab=384 --untied", 1e-8, 1e-10);
+           "--ff=384 --layers=3 --vocab=384 --untied", 1e-8, 1e-10, true);
   compare ("qwen2-f32", "--arch=qwen2 --type=f32 --heads=6 --kv-heads=6 "
-           "--embd=96 --ff=192 --layers=4 --vocab=250 --tied", 1e-8, 1e-10);
+           "--embd=96 --ff=192 --layers=4 --vocab=250 --tied", 1e-8, 1e-10,
+           true);
   compare ("llama-q8_0", "--type=q8_0 --heads=12 --kv-heads=6 --embd=384 "
-           "--ff=768 --layers=3 --vocab=384 --tied", 1e-8, 1e-8);
+           "--ff=768 --layers=3 --vocab=384 --tied", 1e-8, 1e-8, true);
+  /* Other architectures: per-head norms and wide heads, soft-capping
+     and a window shorter than the prompt, experts (pipeline only).  */
+  compare ("qwen3-f32", "--arch=qwen3 --type=f32 --heads=12 --kv-heads=6 "
+           "--embd=192 --head-dim=32 --ff=384 --layers=3 --vocab=384 "
+           "--untied", 1e-8, 1e-10, true);
+  compare ("gemma2-f32", "--arch=gemma2 --type=f32 --heads=6 --kv-heads=6 "
+           "--embd=96 --ff=192 --layers=4 --vocab=250 --swa=4 "
+           "--attn-softcap=5", 1e-8, 1e-10, true);
+  compare ("qwen3moe-f32", "--arch=qwen3moe --type=f32 --heads=6 "
+           "--kv-heads=6 --embd=96 --ff=192 --experts=4 --experts-used=2 "
+           "--layers=3 --vocab=250", 1e-8, 1e-10, false);
   refusals ();
   tsr_backend_free (cpu);
   tsr_comm_free (comm);

@@ -4,8 +4,8 @@ info_TEXINFOS = doc/tessera.texi
 doc_tessera_TEXINFOS = doc/model.texi doc/parallel.texi
 # One info file, however long the manual grows.
 AM_MAKEINFOFLAGS = --no-split
-man_MANS += doc/tessera-info.1
-EXTRA_DIST += doc/tessera-info.1
+man_MANS += doc/tessera-info.1 doc/tessera-model.3
+EXTRA_DIST += doc/tessera-info.1 doc/tessera-model.3
 
 # distcheck builds html rather than dvi: TeX is not needed to check a
 # release.

@@ -23,8 +23,9 @@
  * optional output.weight, tied to token_embd.weight when absent.  Keys
  * and tensor names are those of the files this field ships:
  * ARCH.embedding_length, ARCH.attention.head_count_kv,
- * blk.N.attn_q.weight, output_norm.weight...  tessera-model(3) lists
- * each architecture's keys and tensors.
+ * blk.N.attn_q.weight, output_norm.weight...  The manual's chapter
+ * "Running a model" lists each architecture's keys and tensors;
+ * tessera-model(3) summarizes them.
  *
  * Weights are mapped from the file once: a host backend computes on
  * the mapping in place, any other backend gets one copy.  */

@@ -195,6 +195,10 @@ build_shape (struct oc_build *b, const struct oc_case *c)
   const int *v = p->iv;
   struct oc_fill f = OC_UNIFORM (-3, 3);
   tsr_tensor *x = NULL, *y;
+  /* top_k: NaNs, infinities and zeros (ties) among the values, whose
+     order the op defines.  */
+  if (c->op == TSR_OP_TOP_K)
+    f.p_special = 0.15;
   if (c->op != TSR_OP_ARANGE)
     x = oc_operand (b, p, 0, f);
   switch (c->op)

@@ -312,6 +312,24 @@ sum_rows_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
   return run (&a, d, tsr_nrows (d));
 }
 
+/* top_k: K passes over the row, each the best element after the last
+   one chosen (K * n reads: meant for routers, K at most 64).  */
+static bool
+top_k_supports (const tsr_tensor *d)
+{
+  return d->ne[0] <= 64;
+}
+
+static int
+top_k_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
+{
+  struct args a = args_for (l, OCL_K_top_k);
+  arg_tensor (&a, d);
+  arg_tensor (&a, d->src[0]);
+  arg_long (&a, tsr_nrows (d));
+  return run (&a, d, tsr_nrows (d));
+}
+
 static int
 norm_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
 {
@@ -419,6 +437,7 @@ static const struct tsr_opencl_op op_table[TSR_OP_COUNT] = {
   [TSR_OP_MUL_MAT] = { weight_supports, mul_mat_launch },
   [TSR_OP_MUL_MAT_ID] = { weight_supports, mul_mat_id_launch },
   [TSR_OP_SUM_ROWS] = { NULL, sum_rows_launch },
+  [TSR_OP_TOP_K] = { top_k_supports, top_k_launch },
   [TSR_OP_NORM] = { NULL, norm_launch },
   [TSR_OP_RMS_NORM] = { NULL, norm_launch },
   [TSR_OP_SOFT_MAX] = { NULL, soft_max_launch },

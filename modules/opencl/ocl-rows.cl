@@ -203,3 +203,51 @@ k_flash_attn (float scale, float softcap, global char *d, tdesc td,
                                                  : 0.0f;
     }
 }
+
+/* top_k: the indices of the K largest elements of each row of f32 a,
+   largest first, equal values by lower index, NaNs after every number
+   (among themselves by index): the order of a stable descending
+   argsort.  One work item per row; pass t picks the first element, in
+   that order, that comes after pass t - 1's choice.  */
+static bool
+tk_before (float x, long i, float y, long j)
+{
+  if (isnan (x) != isnan (y))
+    return !isnan (x);
+  if (!isnan (x) && x != y)
+    return x > y;
+  return i < j;
+}
+
+kernel void
+k_top_k (global char *d, tdesc td, global const char *a, tdesc ta,
+         long nrows)
+{
+  const long n = ta.ne[0], k = td.ne[0];
+
+  FOR_ITEMS (r, nrows)
+    {
+      SPLIT_ROW (r, td, i1, i2, i3);
+      long prev = -1;
+      float pv = 0.0f;
+      for (long t = 0; t < k; t++)
+        {
+          long best = -1;
+          float bv = 0.0f;
+          for (long j = 0; j < n; j++)
+            {
+              float v = ROW_F32 (a, ta, j, i1, i2, i3);
+              if (prev >= 0 && !tk_before (pv, prev, v, j))
+                continue;
+              if (best < 0 || tk_before (v, j, bv, best))
+                {
+                  best = j;
+                  bv = v;
+                }
+            }
+          *(global int *) AT (d, td, t, i1, i2, i3) = (int) best;
+          prev = best;
+          pv = bv;
+        }
+    }
+}

@@ -6,8 +6,10 @@
    forces the scheduler to split the graph and copy between devices)
    runs a model with the CPU behind it, with all layers on the device
    and with only the last one there (gpu_layers = 1), and gives the
-   CPU's logits; so do qwen3moe, gemma2 and phi3 files, whose ops a
-   device may leave to the CPU.  Weights that do not fit a device's free memory are
+   CPU's logits, for llama files and for qwen3moe (experts), gemma2
+   (soft-capping, windows) and phi3 (fused matrices) ones; a GPU-class
+   device (OpenCL, CUDA) runs each alone in one split.  Weights that do
+   not fit a device's free memory are
    refused before loading, with the sizes.
    Tolerance: NMSE against the CPU alone 1e-4 for f32 weights (devices
    may sum in another order or round activations to f16 in their
@@ -33,20 +35,17 @@ struct model_case
 {
   const char *name, *args;
   double max_nmse;
-  bool other_arch;      /* the split counts and running alone are not
-                           checked: a device may lack its ops */
 };
 
 static const struct model_case cases[] = {
-  { "f32", "--type=f32 --untied --layers=3", 1e-4, false },
-  { "q8_0-tied", "--type=q8_0 --tied --layers=3 --rope-freqs", 2e-3, false },
-  /* Other architectures' graphs: experts, soft-capping and windows,
-     fused matrices.  */
+  { "f32", "--type=f32 --untied --layers=3", 1e-4 },
+  { "q8_0-tied", "--type=q8_0 --tied --layers=3 --rope-freqs", 2e-3 },
+  /* Other architectures' graphs.  */
   { "qwen3moe-f32", "--arch=qwen3moe --type=f32 --experts=4 "
-    "--experts-used=2 --layers=3 --untied", 1e-4, true },
+    "--experts-used=2 --layers=3 --untied", 1e-4 },
   { "gemma2-f32", "--arch=gemma2 --type=f32 --swa=4 --attn-softcap=5 "
-    "--layers=3", 1e-4, true },
-  { "phi3-q8_0", "--arch=phi3 --type=q8_0 --swa=5 --layers=3", 2e-3, true },
+    "--layers=3", 1e-4 },
+  { "phi3-q8_0", "--arch=phi3 --type=q8_0 --swa=5 --layers=3", 2e-3 },
 };
 
 /* Logits of the prompt on BE[0..N) with GPU_LAYERS, into OUT, then one
@@ -133,15 +132,14 @@ check_device (tsr_backend *dev, tsr_backend *cpu, const struct model_case *c,
          norms, rope and attention, so their layers cross more.  */
       int on_dev = k ? 1 : 3;
       if (strncmp (tsr_device_name (tsr_backend_device (dev)), "Partial", 7)
-          != 0 && !c->other_arch)
+          != 0)
         CHECK (token.n_splits <= 2 + 2 * on_dev, "%s: at most %d splits "
                "(%d)", what, 2 + 2 * on_dev, token.n_splits);
     }
   /* A GPU-class device (OpenCL, CUDA) runs the model alone, the cache
      in its memory: one split, the CPU's logits.  */
   const char *dn = tsr_device_name (tsr_backend_device (dev));
-  if ((strncmp (dn, "OpenCL", 6) == 0 || strncmp (dn, "CUDA", 4) == 0)
-      && !c->other_arch)
+  if (strncmp (dn, "OpenCL", 6) == 0 || strncmp (dn, "CUDA", 4) == 0)
     {
       struct tsr_sched_stats token;
       int st = run (path, &dev, 1, -1, got, NULL, &token);

@@ -2,8 +2,9 @@
  *
  * The context and its one in-order command queue are made by the first
  * buffer allocation or backend; the kernel program is built by the
- * first graph computed on the device, once per process, and its
- * kernels cached.  A failure is remembered, so later callers get the
+ * first graph computed on the device, once per process (from the
+ * binary cache of ocl-cache.c when it has the program, else from
+ * source, and then stored there), and its kernels kept.  A failure is remembered, so later callers get the
  * same message (with the compiler's build log) instead of a rebuild.
  * All of it runs under the device's lock.  */
 #include <config.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ocl-impl.h"
 
@@ -132,20 +134,105 @@ build_options (void)
   return opts;
 }
 
+/* The kernels of D's program; false (none kept) when one is missing.  */
+static bool
+make_kernels (struct tsr_opencl_device *d, cl_int *err, int *which)
+{
+  for (int k = 0; k < OCL_K_COUNT; k++)
+    if (!(d->kernels[k] = clCreateKernel (d->program, kernel_names[k], err)))
+      {
+        *which = k;
+        for (int j = 0; j < k; j++)
+          clReleaseKernel (d->kernels[j]);
+        memset (d->kernels, 0, sizeof d->kernels);
+        return false;
+      }
+  return true;
+}
+
+static double
+seconds (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+/* D's program and kernels from the cache entry PATH (ocl-cache.c), or
+   false (nothing kept) when there is none or the driver refuses it.  */
+static bool
+load_cached (struct tsr_opencl_device *d, const char *path, const char *opts)
+{
+  size_t size;
+  unsigned char *bin = tsr_opencl_cache_read (path, &size);
+  const unsigned char *bins[1] = { bin };
+  cl_int st = CL_SUCCESS, err = CL_SUCCESS;
+  int which = 0;
+  if (!bin)
+    return false;
+  d->program = clCreateProgramWithBinary (d->context, 1, &d->id, &size, bins,
+                                          &st, &err);
+  free (bin);
+  if (d->program && err == CL_SUCCESS && st == CL_SUCCESS
+      && clBuildProgram (d->program, 1, &d->id, opts, NULL, NULL)
+         == CL_SUCCESS
+      && make_kernels (d, &err, &which))
+    return true;
+  tsr_log (TSR_LOG_DEBUG, "opencl: %s: the cached kernels %s are unusable "
+           "(%s): building from source", d->name, path,
+           tsr_opencl_error_string (err != CL_SUCCESS ? err : st));
+  if (d->program)
+    clReleaseProgram (d->program);
+  d->program = NULL;
+  return false;
+}
+
+/* Store D's built program at PATH.  */
+static void
+save_binary (struct tsr_opencl_device *d, const char *path)
+{
+  size_t size = 0;
+  unsigned char *bin = NULL;
+  bool ok = clGetProgramInfo (d->program, CL_PROGRAM_BINARY_SIZES,
+                              sizeof size, &size, NULL) == CL_SUCCESS
+            && size > 0 && (bin = malloc (size));
+  unsigned char *bins[1] = { bin };
+  ok = ok && clGetProgramInfo (d->program, CL_PROGRAM_BINARIES, sizeof bins,
+                               bins, NULL) == CL_SUCCESS
+       && tsr_opencl_cache_write (path, bin, size);
+  tsr_log (TSR_LOG_DEBUG, "opencl: %s: %s %s", d->name,
+           ok ? "kernels cached in" : "could not cache the kernels in",
+           path);
+  free (bin);
+}
+
 static int
 build_program (struct tsr_opencl_device *d)
 {
   const char *src = tsr_ocl_kernel_source;
-  char *opts;
+  char *opts = build_options ();
+  char path[4200];
   cl_int err;
+  int which = 0;
+  double t0 = seconds ();
 
-  d->program = clCreateProgramWithSource (d->context, 1, &src, NULL, &err);
-  if (!d->program)
-    return fail (d, &d->program_failed, "opencl: %s: %s failed: %s (%d)",
-                 "clCreateProgramWithSource", err);
-  opts = build_options ();
   if (!opts)
     return tsr_set_error (TSR_ERR_NO_MEMORY, "opencl: out of memory");
+  bool cache = tsr_opencl_cache_path (d, src, opts, path, sizeof path);
+  if (cache && load_cached (d, path, opts))
+    {
+      free (opts);
+      tsr_log (TSR_LOG_DEBUG, "opencl: %s: kernels loaded from %s in %.3f s",
+               d->name, path, seconds () - t0);
+      goto kernels_made;
+    }
+  d->program = clCreateProgramWithSource (d->context, 1, &src, NULL, &err);
+  if (!d->program)
+    {
+      free (opts);
+      return fail (d, &d->program_failed, "opencl: %s: %s failed: %s (%d)",
+                   "clCreateProgramWithSource", err);
+    }
   err = clBuildProgram (d->program, 1, &d->id, opts, NULL, NULL);
   free (opts);
   if (err != CL_SUCCESS)
@@ -162,20 +249,21 @@ build_program (struct tsr_opencl_device *d)
       d->program_failed = true;
       return tsr_set_error (TSR_ERR_BACKEND, "%s", d->failure);
     }
-  for (int k = 0; k < OCL_K_COUNT; k++)
-    {
-      d->kernels[k] = clCreateKernel (d->program, kernel_names[k], &err);
-      if (!d->kernels[k])
-        return fail (d, &d->program_failed, "opencl: %s: kernel %s: %s (%d)",
-                     kernel_names[k], err);
-    }
+  if (!make_kernels (d, &err, &which))
+    return fail (d, &d->program_failed, "opencl: %s: kernel %s: %s (%d)",
+                 kernel_names[which], err);
+  tsr_log (TSR_LOG_DEBUG, "opencl: %s: kernels built from source in %.3f s",
+           d->name, seconds () - t0);
+  if (cache)
+    save_binary (d, path);
+kernels_made:
   d->status = clCreateBuffer (d->context, CL_MEM_READ_WRITE,
                               sizeof (struct tsr_index_status), NULL, &err);
   if (!d->status)
     return fail (d, &d->program_failed, "opencl: %s: %s failed: %s (%d)",
                  "clCreateBuffer (status word)", err);
   d->have_program = true;
-  tsr_log (TSR_LOG_DEBUG, "opencl: %s: %d kernels built", d->name,
+  tsr_log (TSR_LOG_DEBUG, "opencl: %s: %d kernels ready", d->name,
            OCL_K_COUNT);
   return TSR_OK;
 }

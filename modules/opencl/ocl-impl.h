@@ -94,6 +94,20 @@ struct tsr_opencl_launch
 /* ocl-module.c */
 TSR_MODULE_HIDDEN const char *tsr_opencl_error_string (cl_int err);
 
+/* ocl-cache.c: the program binary's cache file for D built from SRC
+   with OPTS into PATH (false: the cache is off or has no place); the
+   file's bytes (malloc'd, NULL when unreadable); writing one (false on
+   failure, nothing left half-written).  */
+TSR_MODULE_HIDDEN bool tsr_opencl_cache_path (const struct tsr_opencl_device *d,
+                                              const char *src,
+                                              const char *opts, char *path,
+                                              size_t n);
+TSR_MODULE_HIDDEN unsigned char *tsr_opencl_cache_read (const char *path,
+                                                        size_t *size);
+TSR_MODULE_HIDDEN bool tsr_opencl_cache_write (const char *path,
+                                               const void *data,
+                                               size_t size);
+
 /* ocl-device.c */
 /* Make the context and queue of D (once); TSR_OK or an error set.  */
 TSR_MODULE_HIDDEN int tsr_opencl_device_ready (struct tsr_opencl_device *d);

@@ -48,7 +48,7 @@ tsr_opencl_error_string (cl_int err)
       E (CL_INVALID_WORK_DIMENSION) E (CL_INVALID_WORK_GROUP_SIZE)
       E (CL_INVALID_WORK_ITEM_SIZE) E (CL_INVALID_GLOBAL_OFFSET)
       E (CL_INVALID_BUFFER_SIZE) E (CL_INVALID_GLOBAL_WORK_SIZE)
-      E (CL_INVALID_OPERATION)
+      E (CL_INVALID_OPERATION) E (CL_INVALID_BINARY)
 #undef E
     case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
     default: return "unknown OpenCL error";

@@ -86,7 +86,7 @@ EXTRA_DIST += testsuite/config/default.exp testsuite/lib/tessera.exp \
 	testsuite/tessera.vocab testsuite/tessera.validate
 clean-local: clean-testsuite
 clean-testsuite:
-	-rm -rf testsuite/bin sanitize levels
+	-rm -rf testsuite/bin testsuite/cache sanitize levels
 .PHONY: clean-testsuite
 
 # The sanitizer job: ASan+UBSan and TSan builds of their own in

@@ -98,3 +98,110 @@ k_set_rows (global char *d, tdesc td, int dtype, global const char *s,
                     *(global const float *) AT (s, ts, i0, i, j, l));
     }
 }
+
+/* Quantizing: 32 floats into a q8_0 or q4_0 block, as libtessera's
+   reference quantizers (lib/types/types.c) do, to the bit: their
+   quotients correctly rounded, through double (the host keeps these
+   copies off devices without cl_khr_fp64, whose float division may be
+   off by ulps), products and rint (round half even) as lrintf.  */
+#ifdef cl_khr_fp64
+#define QDIV(a, b) ((float) ((double) (a) / (double) (b)))
+#else
+#define QDIV(a, b) ((a) / (b))
+#endif
+
+int
+block_bytes (int type)
+{
+  return type == TSR_TYPE_Q8_0 ? 34 : 18;
+}
+
+void
+quantize_block (global uchar *p, int type, const float *v)
+{
+  if (type == TSR_TYPE_Q8_0)
+    {
+      float amax = 0.0f;
+      for (int j = 0; j < 32; j++)
+        amax = fmax (amax, fabs (v[j]));
+      float d = QDIV (amax, 127.0f);
+      float id = d > 0.0f ? QDIV (1.0f, d) : 0.0f;
+      *(global ushort *) p = f32_to_f16 (d);
+      for (int j = 0; j < 32; j++)
+        ((global char *) p)[2 + j] = (char) (int) rint (v[j] * id);
+      return;
+    }
+  float m = 0.0f;
+  for (int j = 0; j < 32; j++)
+    if (fabs (v[j]) > fabs (m))
+      m = v[j];
+  float d = m * -0.125f;
+  float id = d != 0.0f ? QDIV (1.0f, d) : 0.0f;
+  *(global ushort *) p = f32_to_f16 (d);
+  for (int j = 0; j < 16; j++)
+    {
+      int lo = (int) rint (v[j] * id) + 8, hi = (int) rint (v[j + 16] * id) + 8;
+      lo = lo < 0 ? 0 : lo > 15 ? 15 : lo;
+      hi = hi < 0 ? 0 : hi > 15 ? 15 : hi;
+      p[2 + j] = (uchar) (lo | (hi << 4));
+    }
+}
+
+/* cpy / cont into q8_0 or q4_0 (dense rows): destination block I takes
+   the 32 source elements at its row-major positions, of type STYPE.  */
+kernel void
+k_quantize (global char *d, tdesc td, int dtype, global const char *s,
+            tdesc ts, int stype, long n)
+{
+  const long nb = td.ne[0] / 32;
+
+  FOR_ITEMS (i, n)
+    {
+      long b = i % nb, row = i / nb;
+      SPLIT_ROW (row, td, d1, d2, d3);
+      float v[32];
+      for (int k = 0; k < 32; k++)
+        {
+          long e = row * td.ne[0] + b * 32 + k;
+          SPLIT4 (e, ts, s0, s1, s2, s3);
+          v[k] = load_elem (AT (s, ts, 0, s1, s2, s3), s0, ts.nb[0], stype);
+        }
+      quantize_block ((global uchar *) AT (d, td, 0, d1, d2, d3)
+                      + b * block_bytes (dtype), dtype, v);
+    }
+}
+
+/* set_rows into q8_0 or q4_0: as k_set_rows, a work item per block of
+   a source row.  */
+kernel void
+k_set_rows_q (global char *d, tdesc td, int dtype, global const char *s,
+              tdesc ts, global const char *idx, tdesc ti,
+              volatile global int *status, int tag, long n)
+{
+  const long nb = ts.ne[0] / 32;
+
+  if (status[0] != 0)
+    return;
+  FOR_ITEMS (e, n)
+    {
+      long b = e % nb, r = e / nb;
+      SPLIT_ROW (r, ts, i, j, l);
+      int v = *(global const int *) AT (idx, ti, i, j, l, 0);
+      long dj = j % td.ne[2], dl = l % td.ne[3];
+      long nr = ts.ne[1] * ts.ne[2] * ts.ne[3];
+      bool later = false;
+      for (long q = r + 1; q < nr && !later; q++)
+        {
+          SPLIT_ROW (q, ts, qi, qj, ql);
+          later = qj % td.ne[2] == dj && ql % td.ne[3] == dl
+                  && *(global const int *) AT (idx, ti, qi, qj, ql, 0) == v;
+        }
+      if (later)
+        continue;
+      float x[32];
+      for (int k = 0; k < 32; k++)
+        x[k] = *(global const float *) AT (s, ts, b * 32 + k, i, j, l);
+      quantize_block ((global uchar *) AT (d, td, 0, v, dj, dl)
+                      + b * block_bytes (dtype), dtype, x);
+    }
+}

@@ -37,7 +37,9 @@
 #define OCL_KERNELS(X)                                                    \
   X (binary) X (unary) X (glu) X (copy) X (get_rows) X (set_rows_check)   \
   X (set_rows) X (mul_mat) X (mul_mat_vec) X (mul_mat_id) X (sum_rows)   \
-  X (norm) X (soft_max) X (rope) X (flash_attn) X (top_k)
+  X (norm) X (soft_max) X (rope) X (flash_attn) X (top_k) X (shape)        \
+  X (arange) X (reduce) X (argsort) X (im2col) X (pool_2d)               \
+  X (quantize) X (set_rows_q)
 
 enum tsr_opencl_kernel_id
 {

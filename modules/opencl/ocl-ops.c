@@ -41,6 +41,15 @@ typedef int (*launch_fn) (struct tsr_opencl_launch *l, tsr_tensor *dst);
 /* cpy / cont: same type (block types: only q8_0 and q4_0, dense rows),
    block type to f32/f16/bf16 (dense source rows), between f32, f16 and
    bf16, and between i32 and f32.  Not to a block type.  */
+/* The block types the kernels quantize into (k_quantize, k_set_rows_q):
+   q8_0 and q4_0, whose reference quantizers are a maximum, a quotient
+   and rounding; the others' search for their scales is not ported.  */
+static bool
+quantizes (tsr_type t)
+{
+  return t == TSR_TYPE_Q8_0 || t == TSR_TYPE_Q4_0;
+}
+
 static bool
 copy_supports (const tsr_tensor *d)
 {
@@ -55,15 +64,18 @@ copy_supports (const tsr_tensor *d)
     return tsr_chk_is_plain_float (dt) && tsr_chk_dense_rows (a);
   if (tsr_chk_is_plain_float (st) && tsr_chk_is_plain_float (dt))
     return true;
+  if (tsr_chk_is_plain_float (st) && quantizes (dt))
+    return tsr_chk_dense_rows (d);
   return (st == TSR_TYPE_I32 && dt == TSR_TYPE_F32)
          || (st == TSR_TYPE_F32 && dt == TSR_TYPE_I32);
 }
 
-/* set_rows into f32, f16 or bf16 (not into block types).  */
+/* set_rows into f32, f16, bf16, q8_0 or q4_0 (dense rows).  */
 static bool
 set_rows_supports (const tsr_tensor *d)
 {
-  return tsr_chk_is_plain_float (d->type);
+  return tsr_chk_is_plain_float (d->type)
+         || (quantizes (d->type) && tsr_chk_dense_rows (d));
 }
 
 /* get_rows, mul_mat, mul_mat_id: weights of the types the kernels
@@ -217,6 +229,16 @@ glu_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
 static int
 copy_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
 {
+  if (d->type != d->src[0]->type && quantizes (d->type))
+    {
+      struct args q = args_for (l, OCL_K_quantize);
+      arg_tensor (&q, d);
+      arg_int (&q, d->type);
+      arg_tensor (&q, d->src[0]);
+      arg_int (&q, d->src[0]->type);
+      arg_long (&q, tsr_nelements (d) / 32);
+      return run (&q, d, tsr_nelements (d) / 32);
+    }
   struct args a = args_for (l, OCL_K_copy);
   const tsr_tensor *s = d->src[0];
   const struct tsr_type_traits *tr = tsr_type_traits (s->type);
@@ -259,6 +281,17 @@ set_rows_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
   st = run (&c, d, tsr_nelements (idx));
   if (st != TSR_OK)
     return st;
+  if (quantizes (d->type))
+    {
+      struct args q = args_for (l, OCL_K_set_rows_q);
+      arg_tensor (&q, d);
+      arg_int (&q, d->type);
+      arg_tensor (&q, src);
+      arg_tensor (&q, idx);
+      arg_status (&q);
+      arg_long (&q, tsr_nelements (src) / 32);
+      return run (&q, d, tsr_nelements (src) / 32);
+    }
   arg_tensor (&a, d);
   arg_int (&a, d->type);
   arg_tensor (&a, src);
@@ -310,6 +343,85 @@ sum_rows_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
   arg_tensor (&a, d->src[0]);
   arg_long (&a, tsr_nrows (d));
   return run (&a, d, tsr_nrows (d));
+}
+
+/* Shape ops, reductions, sorting, im2col, pool_2d (ocl-shape.cl).  */
+static int
+shape_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
+{
+  struct args a = args_for (l, OCL_K_shape);
+  arg_int (&a, d->op);
+  for (int i = 0; i < 4; i++)
+    arg_int (&a, d->op == TSR_OP_REPEAT ? 0 : tsr_get_op_param_i32 (d, i));
+  arg_tensor (&a, d);
+  arg_tensor (&a, d->src[0]);
+  /* concat's second operand; the others pass the first, unread.  */
+  arg_tensor (&a, d->op == TSR_OP_CONCAT ? d->src[1] : d->src[0]);
+  arg_long (&a, tsr_nelements (d));
+  return run (&a, d, tsr_nelements (d));
+}
+
+static int
+arange_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
+{
+  struct args a = args_for (l, OCL_K_arange);
+  arg_float (&a, tsr_get_op_param_f32 (d, 0));
+  arg_float (&a, tsr_get_op_param_f32 (d, 2));
+  arg_tensor (&a, d);
+  arg_long (&a, d->ne[0]);
+  return run (&a, d, d->ne[0]);
+}
+
+static int
+reduce_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
+{
+  struct args a = args_for (l, OCL_K_reduce);
+  int64_t rows = tsr_nrows (d->src[0]);
+  arg_int (&a, d->op);
+  arg_tensor (&a, d);
+  arg_tensor (&a, d->src[0]);
+  arg_long (&a, rows);
+  return run (&a, d, d->op == TSR_OP_SUM ? 1 : rows);
+}
+
+static int
+argsort_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
+{
+  struct args a = args_for (l, OCL_K_argsort);
+  arg_int (&a, tsr_get_op_param_i32 (d, 0) == TSR_SORT_DESC);
+  arg_tensor (&a, d);
+  arg_tensor (&a, d->src[0]);
+  arg_long (&a, tsr_nelements (d));
+  return run (&a, d, tsr_nelements (d));
+}
+
+static int
+im2col_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
+{
+  struct args a = args_for (l, OCL_K_im2col);
+  const tsr_tensor *kernel = d->src[0];
+  bool is_2d = tsr_get_op_param_i32 (d, 6) != 0;
+  for (int i = 0; i < 7; i++)
+    arg_int (&a, tsr_get_op_param_i32 (d, i));
+  arg_long (&a, kernel->ne[0]);
+  arg_long (&a, is_2d ? kernel->ne[1] : 1);
+  arg_int (&a, d->type);
+  arg_tensor (&a, d);
+  arg_tensor (&a, d->src[1]);
+  arg_long (&a, tsr_nelements (d));
+  return run (&a, d, tsr_nelements (d));
+}
+
+static int
+pool_2d_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
+{
+  struct args a = args_for (l, OCL_K_pool_2d);
+  for (int i = 0; i < 7; i++)
+    arg_int (&a, tsr_get_op_param_i32 (d, i));
+  arg_tensor (&a, d);
+  arg_tensor (&a, d->src[0]);
+  arg_long (&a, tsr_nelements (d));
+  return run (&a, d, tsr_nelements (d));
 }
 
 /* top_k: K passes over the row, each the best element after the last
@@ -438,6 +550,18 @@ static const struct tsr_opencl_op op_table[TSR_OP_COUNT] = {
   [TSR_OP_MUL_MAT_ID] = { weight_supports, mul_mat_id_launch },
   [TSR_OP_SUM_ROWS] = { NULL, sum_rows_launch },
   [TSR_OP_TOP_K] = { top_k_supports, top_k_launch },
+  [TSR_OP_REPEAT] = { NULL, shape_launch },
+  [TSR_OP_CONCAT] = { NULL, shape_launch },
+  [TSR_OP_DIAG_MASK_INF] = { NULL, shape_launch },
+  [TSR_OP_PAD] = { NULL, shape_launch },
+  [TSR_OP_UPSCALE] = { NULL, shape_launch },
+  [TSR_OP_ARANGE] = { NULL, arange_launch },
+  [TSR_OP_SUM] = { NULL, reduce_launch },
+  [TSR_OP_MEAN] = { NULL, reduce_launch },
+  [TSR_OP_ARGMAX] = { NULL, reduce_launch },
+  [TSR_OP_ARGSORT] = { NULL, argsort_launch },
+  [TSR_OP_IM2COL] = { NULL, im2col_launch },
+  [TSR_OP_POOL_2D] = { NULL, pool_2d_launch },
   [TSR_OP_NORM] = { NULL, norm_launch },
   [TSR_OP_RMS_NORM] = { NULL, norm_launch },
   [TSR_OP_SOFT_MAX] = { NULL, soft_max_launch },
@@ -452,9 +576,14 @@ tsr_opencl_supports_op (const struct tsr_opencl_device *d, const tsr_tensor *op)
 {
   const struct tsr_opencl_op *entry = &op_table[op->op];
 
-  (void) d;                     /* every device runs the same kernels */
   if (tsr_op_get_kind (op->op) == TSR_OP_KIND_VIEW)
     return true;                /* nothing to compute */
+  /* Quantizing needs correctly rounded quotients: through double.  */
+  if (!d->fp64 && quantizes (op->type)
+      && (op->op == TSR_OP_SET_ROWS
+          || ((op->op == TSR_OP_CPY || op->op == TSR_OP_CONT)
+              && op->src[0]->type != op->type)))
+    return false;
   return entry->launch && (!entry->supports || entry->supports (op));
 }
 

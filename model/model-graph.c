@@ -332,3 +332,47 @@ tsri_model_build (const tsr_model *m, tsr_context *ctx,
   in->result = in->logits;
   return TSR_OK;
 }
+
+/* Rows [SRC, SRC + N) of CACHE [hd, n_ctx, n_kv] as f32 [hd, n_kv, n]
+   (the layout rope takes).  */
+static tsr_tensor *
+cache_rows_f32 (tsr_context *ctx, tsr_tensor *cache, int src, int n)
+{
+  tsr_tensor *v = tsr_view_3d (ctx, cache, cache->ne[0], n, cache->ne[2],
+                               cache->nb[1], cache->nb[2],
+                               (size_t) src * cache->nb[1]);
+  return tsr_cast (ctx, tsr_permute (ctx, v, 0, 2, 1, 3), TSR_TYPE_F32);
+}
+
+int
+tsri_model_build_shift (const tsr_model *m, tsr_context *ctx, tsr_graph *g,
+                        tsr_tensor *const *k_cache,
+                        tsr_tensor *const *v_cache, int src, int n_move,
+                        struct tsri_shift_inputs *in)
+{
+  const struct tsr_model_hparams *hp = &m->hp;
+  const struct tsri_split *sp = &m->split;
+  in->pos = input (ctx, TSR_TYPE_I32, n_move, 0, "shift_positions");
+  in->rows = input (ctx, TSR_TYPE_I32, n_move, sp->n_head_kv, "shift_rows");
+  int st = in->pos && in->rows ? TSR_OK : tsr_last_status ();
+  for (int64_t il = sp->layer0; il < sp->layer1 && st == TSR_OK; il++)
+    {
+      const struct tsri_layer *l = &m->layers[il];
+      /* Keys: rotated by the shift (rope is a rotation by the position,
+         so rotating by DST - SRC moves a key to its new position).  */
+      tsr_tensor *k = tsr_rope_ext (ctx, cache_rows_f32 (ctx, k_cache[il],
+                                                         src, n_move),
+                                    in->pos, l->rope_freqs, (int) hp->n_rot,
+                                    hp->rope_mode, l->rope_base,
+                                    l->rope_scale);
+      k = tsr_permute (ctx, k, 0, 2, 1, 3);
+      tsr_tensor *v = tsr_permute (ctx, cache_rows_f32 (ctx, v_cache[il],
+                                                        src, n_move),
+                                   0, 2, 1, 3);
+      st = tsr_graph_build (g, tsr_set_rows (ctx, k_cache[il], k, in->rows));
+      if (st == TSR_OK)
+        st = tsr_graph_build (g, tsr_set_rows (ctx, v_cache[il], v,
+                                               in->rows));
+    }
+  return st;
+}

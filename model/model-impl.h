@@ -131,4 +131,19 @@ int tsri_model_build (const tsr_model *m, tsr_context *ctx,
                       int n_tokens, int n_kv, int n_out,
                       struct tsri_graph_inputs *in);
 
+/* The graph of a context shift (model-graph.c): cache rows [SRC,
+   SRC + N_MOVE) of every layer this rank holds moved to [DST, DST +
+   N_MOVE), keys rotated by DST - SRC positions with each layer's rope.
+   Inputs: POS i32 [n_move] (each DST - SRC) and ROWS i32 [n_move,
+   n_head_kv] (the destination rows), set by the caller.  Every
+   set_rows is added to G.  */
+struct tsri_shift_inputs
+{
+  tsr_tensor *pos, *rows;
+};
+int tsri_model_build_shift (const tsr_model *m, tsr_context *ctx,
+                            tsr_graph *g, tsr_tensor *const *k_cache,
+                            tsr_tensor *const *v_cache, int src, int n_move,
+                            struct tsri_shift_inputs *in);
+
 #endif /* TESSERA_MODEL_IMPL_H */

@@ -516,6 +516,68 @@ tsr_session_n_ubatch (const tsr_session *s)
   return s ? s->n_ubatch : 0;
 }
 
+int
+tsr_session_shift (tsr_session *s, int keep, int n_discard)
+{
+  if (!s)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "session: NULL session");
+  if (keep < 0 || n_discard < 1 || n_discard > s->n_past - keep)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "session: a shift that keeps "
+                          "%d positions and drops %d does not fit the %d "
+                          "in the cache", keep, n_discard, s->n_past);
+  const int src = keep + n_discard, n_move = s->n_past - src;
+  const int64_t n_head_kv = s->m->split.n_head_kv;
+  if (n_move == 0)
+    {
+      s->n_past = keep;
+      return TSR_OK;
+    }
+  /* The slots' schedulers keep their decode graphs: this one has its
+     own, over the same backends.  */
+  tsr_context *ctx = tsr_context_new (true);
+  tsr_graph *g = ctx ? tsr_graph_new (ctx) : NULL;
+  tsr_sched *sched = NULL;
+  struct tsri_shift_inputs in;
+  int32_t *buf = malloc (sizeof *buf * (size_t) n_move
+                         * (size_t) (n_head_kv + 1));
+  int st = g && buf ? TSR_OK : tsr_set_error (TSR_ERR_NO_MEMORY, "session: "
+                                              "out of memory");
+  if (st == TSR_OK)
+    st = tsri_model_build_shift (s->m, ctx, g, s->k, s->v, src, n_move, &in);
+  if (st == TSR_OK)
+    {
+      tsr_backend *be[TSRI_MODEL_MAX_BACKENDS];
+      memcpy (be, s->m->backends, sizeof *be * (size_t) s->m->n_backends);
+      if (!(sched = tsr_sched_new (be, s->m->n_backends)))
+        st = tsr_last_status ();
+    }
+  if (st == TSR_OK)
+    st = tsr_sched_alloc_graph (sched, g);
+  if (st == TSR_OK)
+    {
+      int32_t *pos = buf, *rows = buf + n_move;
+      for (int i = 0; i < n_move; i++)
+        {
+          pos[i] = -n_discard;
+          for (int64_t h = 0; h < n_head_kv; h++)
+            rows[h * n_move + i] = keep + i;
+        }
+      st = tsr_tensor_set (in.pos, pos, 0, sizeof *pos * (size_t) n_move);
+      if (st == TSR_OK)
+        st = tsr_tensor_set (in.rows, rows, 0, sizeof *rows * (size_t) n_move
+                                               * (size_t) n_head_kv);
+    }
+  if (st == TSR_OK)
+    st = tsr_sched_graph_compute (sched, g);
+  /* On failure the moved rows may be half written: the cache keeps the
+     positions before the shift only.  */
+  s->n_past = st == TSR_OK ? s->n_past - n_discard : keep;
+  tsr_sched_free (sched);
+  tsr_context_free (ctx);
+  free (buf);
+  return st;
+}
+
 void
 tsr_session_reset (tsr_session *s)
 {

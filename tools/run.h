@@ -19,7 +19,9 @@ struct run_options
   const char *devices[RUN_MAX_SETS];    /* --device=LIST, repeatable */
   int n_sets;
   int gpu_layers;               /* -1: all on the first device; 0: none */
-  int n_predict;
+  int n_predict;                /* -1: until end of generation */
+  int keep;                     /* --keep: positions a shift keeps */
+  bool no_shift;                /* --no-context-shift */
   int n_ctx, n_batch, n_threads;
   int n_ubatch, n_pipeline;     /* --ubatch, --pipeline (0: defaults) */
   struct tsr_sampler_params sampling;

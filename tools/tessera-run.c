@@ -35,7 +35,9 @@ usage (FILE *f)
            "      --tokens=ID,...   the prompt as token ids\n"
            "  -p, --prompt=TEXT     the prompt as text (the file's "
            "tokenizer)\n"
-           "  -n, --n-predict=N     tokens to generate (default 32)\n"
+           "  -n, --n-predict=N     tokens to generate (default 32; -1: "
+           "until the end-of-\n"
+           "                        generation token)\n"
            "      --print-ids       print the generated token ids on one "
            "line\n"
            "      --logits=FILE     write the logits of every prompt "
@@ -61,7 +63,14 @@ usage (FILE *f)
            "                        device, the others on the second "
            "(default: all;\n"
            "                        0: leave the first device out)\n"
-           "  -c, --ctx=N           cache positions (default 4096)\n"
+           "  -c, --ctx=N           cache positions (default 4096); when "
+           "generation\n"
+           "                        fills them, the oldest half after "
+           "--keep is dropped\n"
+           "      --keep=N          positions a context shift keeps "
+           "(default 0)\n"
+           "      --no-context-shift  refuse a generation longer than the "
+           "context\n"
            "  -b, --batch=N         prompt tokens per batch (default 512)\n"
            "      --ubatch=N        tokens per graph: a larger batch is cut "
            "into\n"
@@ -104,7 +113,7 @@ enum
   OPT_TOKENS = 256, OPT_PRINT_IDS, OPT_LOGITS, OPT_IGNORE_EOS, OPT_SPECIAL,
   OPT_TEMP, OPT_TOP_K, OPT_TOP_P, OPT_SEED, OPT_GPU_LAYERS, OPT_NO_MMAP, OPT_NO_REPACK,
   OPT_BENCH, OPT_PP, OPT_TG, OPT_TENSOR_PARALLEL, OPT_PIPELINE_PARALLEL, OPT_CACHE_TYPE,
-  OPT_UBATCH, OPT_PIPELINE
+  OPT_UBATCH, OPT_PIPELINE, OPT_KEEP, OPT_NO_SHIFT
 };
 
 static float
@@ -127,12 +136,17 @@ parse_one (struct run_options *o, int c)
     case OPT_TOKENS: o->tokens = optarg; break;
     case 'p': o->prompt = optarg; break;
     case 'n':
-      o->n_predict = (int) tt_parse_number (program, optarg, "-n", 0,
+      o->n_predict = (int) tt_parse_number (program, optarg, "-n", -1,
                                             1 << 24);
       break;
     case OPT_PRINT_IDS: o->print_ids = true; break;
     case OPT_LOGITS: o->logits_file = optarg; break;
     case OPT_IGNORE_EOS: o->ignore_eos = true; break;
+    case OPT_KEEP:
+      o->keep = (int) tt_parse_number (program, optarg, "--keep", 0,
+                                       1 << 24);
+      break;
+    case OPT_NO_SHIFT: o->no_shift = true; break;
     case OPT_SPECIAL: o->special = true; break;
     case OPT_TEMP: o->sampling.temp = parse_float (optarg, "--temp", 0, 1e6);
       break;
@@ -226,6 +240,8 @@ parse_options (int argc, char **argv, struct run_options *o)
     { "print-ids", no_argument, NULL, OPT_PRINT_IDS },
     { "logits", required_argument, NULL, OPT_LOGITS },
     { "ignore-eos", no_argument, NULL, OPT_IGNORE_EOS },
+    { "keep", required_argument, NULL, OPT_KEEP },
+    { "no-context-shift", no_argument, NULL, OPT_NO_SHIFT },
     { "special", no_argument, NULL, OPT_SPECIAL },
     { "temp", required_argument, NULL, OPT_TEMP },
     { "top-k", required_argument, NULL, OPT_TOP_K },
@@ -529,7 +545,8 @@ generate (tsr_session *s, const struct run_options *o, const tsr_vocab *v,
           int64_t n_vocab, float *logits, struct timing *tm)
 {
   tsr_sampler *smp = tsr_sampler_new (&o->sampling);
-  int32_t *ids = malloc ((size_t) (o->n_predict + 1) * sizeof *ids);
+  size_t cap = o->n_predict >= 0 ? (size_t) o->n_predict + 1 : 256;
+  int32_t *ids = malloc (cap * sizeof *ids);
   int rc = 0;
   if (!smp || !ids)
     {
@@ -537,7 +554,7 @@ generate (tsr_session *s, const struct run_options *o, const tsr_vocab *v,
       rc = -1;
     }
   double t0 = tt_now_us ();
-  for (int i = 0; i < o->n_predict && rc == 0; i++)
+  for (int i = 0; (o->n_predict < 0 || i < o->n_predict) && rc == 0; i++)
     {
       int32_t id = tsr_sampler_sample (smp, logits, n_vocab);
       /* Every rank goes on with rank 0's token.  */
@@ -554,12 +571,39 @@ generate (tsr_session *s, const struct run_options *o, const tsr_vocab *v,
           rc = -1;
           break;
         }
+      if ((size_t) tm->n_gen == cap)
+        {
+          int32_t *more = realloc (ids, 2 * cap * sizeof *ids);
+          if (!more)
+            {
+              fprintf (stderr, "%s: out of memory\n", program);
+              rc = -1;
+              break;
+            }
+          ids = more;
+          cap *= 2;
+        }
       ids[tm->n_gen++] = id;
       print_token (v, id, o->special);
       if (v && !o->ignore_eos && tsr_vocab_is_eog (v, id))
         break;
-      if (i + 1 < o->n_predict
-          && tsr_session_decode (s, &id, 1, logits, false) != TSR_OK)
+      if (o->n_predict >= 0 && i + 1 >= o->n_predict)
+        break;
+      /* A full cache: drop the oldest half after --keep.  */
+      if (tsr_session_n_past (s) == tsr_session_n_ctx (s))
+        {
+          int past = tsr_session_n_past (s);
+          if (tsr_session_shift (s, o->keep, (past - o->keep) / 2) != TSR_OK)
+            {
+              fprintf (stderr, "\n%s: context shift: %s\n", program,
+                       tsr_last_error ());
+              rc = -1;
+              break;
+            }
+          tsr_log (TSR_LOG_INFO, "context shift: kept %d positions, "
+                   "dropped %d", o->keep, (past - o->keep) / 2);
+        }
+      if (tsr_session_decode (s, &id, 1, logits, false) != TSR_OK)
         {
           fprintf (stderr, "\n%s: generation: %s\n", program,
                    tsr_last_error ());
@@ -641,11 +685,27 @@ run_model (const struct run_options *o, tsr_model *m)
       fprintf (stderr, "%s: %s\n", program, tsr_last_error ());
       rc = -1;
     }
-  if (rc == 0 && p.n + o->n_predict > tsr_session_n_ctx (s) + 1)
+  int n_ctx = s ? tsr_session_n_ctx (s) : 0;
+  if (rc == 0 && p.n > n_ctx)
     {
-      fprintf (stderr, "%s: %d prompt tokens and %d to generate do not fit "
-               "a context of %d (--ctx)\n", program, p.n, o->n_predict,
-               tsr_session_n_ctx (s));
+      fprintf (stderr, "%s: %d prompt tokens do not fit a context of %d "
+               "(--ctx)\n", program, p.n, n_ctx);
+      rc = -1;
+    }
+  else if (rc == 0 && o->no_shift
+           && (o->n_predict < 0 || p.n + o->n_predict > n_ctx + 1))
+    {
+      fprintf (stderr, "%s: %d prompt tokens and %s to generate do not fit "
+               "a context of %d (--ctx), and --no-context-shift is given\n",
+               program, p.n, o->n_predict < 0 ? "no limit" : "more",
+               n_ctx);
+      rc = -1;
+    }
+  else if (rc == 0 && !o->no_shift && o->keep > (n_ctx - 2) / 2)
+    {
+      fprintf (stderr, "%s: --keep=%d leaves no room to shift a context of "
+               "%d (--ctx; at most %d)\n", program, o->keep, n_ctx,
+               (n_ctx - 2) / 2);
       rc = -1;
     }
   if (rc == 0)

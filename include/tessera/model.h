@@ -219,6 +219,17 @@ int tsr_session_decode (tsr_session *s, const int32_t *tokens, int n_tokens,
                         float *logits, bool all_logits);
 /* Positions held in the cache.  */
 int tsr_session_n_past (const tsr_session *s);
+/* Context shift: drop cache positions [KEEP, KEEP + N_DISCARD) and move
+   the later ones down by N_DISCARD, so that generation can go on in a
+   full cache.  Keys are rotated to their new positions with each
+   layer's rope (not recomputed: the logits that follow are those of
+   the kept tokens at the new positions, up to the rounding of the
+   cache's type), values moved; n_past shrinks by N_DISCARD.  Over
+   several processes every rank calls it with the same arguments.
+   Errors: KEEP < 0, N_DISCARD < 1 or KEEP + N_DISCARD > n_past
+   (TSR_ERR_INVALID_ARG); a failure of the devices, after which the
+   cache holds the first KEEP positions only.  */
+int tsr_session_shift (tsr_session *s, int keep, int n_discard);
 int tsr_session_n_ctx (const tsr_session *s);
 /* Forget the cache's contents (keep its memory and graphs).  */
 void tsr_session_reset (tsr_session *s);

@@ -46,8 +46,8 @@ mt_path (const char *name, char *buf, size_t n)
   return buf;
 }
 
-/* Run the shell command CMD; its output (both streams) in mt_out; its
-   exit status (-1 when it did not exit).  */
+/* Run the shell command CMD; its output (both streams, NUL bytes as
+   '?') in mt_out; its exit status (-1 when it did not exit).  */
 static int
 mt_shell (const char *cmd)
 {
@@ -55,6 +55,11 @@ mt_shell (const char *cmd)
   snprintf (full, sizeof full, "%s 2>&1", cmd);
   FILE *p = popen (full, "r");
   size_t n = p ? fread (mt_out, 1, sizeof mt_out - 1, p) : 0;
+  /* Generated text may hold NUL bytes (a byte token): keep the rest
+     searchable.  */
+  for (size_t i = 0; i < n; i++)
+    if (mt_out[i] == '\0')
+      mt_out[i] = '?';
   mt_out[n] = '\0';
   int st = p ? pclose (p) : -1;
   return st != -1 && WIFEXITED (st) ? WEXITSTATUS (st) : -1;

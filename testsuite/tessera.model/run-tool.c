@@ -184,7 +184,8 @@ check_errors (void)
     { "--tokens=1 --device=", "device", 2 },
     { "--tokens=1 --device=NoSuchDevice0", "NoSuchDevice0", 1 },
     { "--tokens=1,512", "vocabulary", 1 },
-    { "--tokens=1 -n 300 --ctx=64", "context", 1 },
+    { "--tokens=1 -n 300 --ctx=64 --no-context-shift", "context", 1 },
+    { "--tokens=1 -n 300 --ctx=64 --keep=40", "--keep", 1 },
     { "--tokens=1 -p hi", "both", 2 },
     { "--tokens=1 stray", "unexpected", 2 },
   };

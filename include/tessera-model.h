@@ -9,5 +9,6 @@
 #include <tessera.h>
 #include <tessera/vocab.h>
 #include <tessera/model.h>
+#include <tessera/chat.h>
 
 #endif /* TESSERA_MODEL_UMBRELLA_H */

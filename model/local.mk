@@ -6,14 +6,16 @@
 lib_LTLIBRARIES += model/libtessera-model.la
 
 include_HEADERS += include/tessera-model.h
-pkginclude_HEADERS += include/tessera/model.h include/tessera/vocab.h
+pkginclude_HEADERS += include/tessera/model.h include/tessera/vocab.h \
+	include/tessera/chat.h
 
 model_libtessera_model_la_SOURCES = model/model-lib.h model/model-impl.h \
 	model/arch.h model/model-arch.c model/arch-llama.c model/arch-qwen2.c \
 	model/arch-qwen2moe.c model/arch-qwen3.c model/arch-qwen3moe.c \
 	model/arch-gemma2.c model/arch-gemma3.c model/arch-phi3.c \
 	model/model-load.c model/model-graph.c model/model-session.c \
-	model/sample.c model/vocab-impl.h model/vocab.c model/vocab-load.c \
+	model/sample.c model/chat.c model/vocab-impl.h model/vocab.c \
+	model/vocab-load.c \
 	model/vocab-unicode.c model/vocab-pretok.c model/vocab-tokenize.c
 model_libtessera_model_la_CPPFLAGS = -I$(top_builddir)/include \
 	-I$(top_srcdir)/include -DTSR_BUILDING

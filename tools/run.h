@@ -22,6 +22,9 @@ struct run_options
   int n_predict;                /* -1: until end of generation */
   int keep;                     /* --keep: positions a shift keeps */
   bool no_shift;                /* --no-context-shift */
+  bool chat;                    /* --chat */
+  const char *chat_template;    /* --chat-template=NAME */
+  const char *system;           /* --system=TEXT */
   int n_ctx, n_batch, n_threads;
   int n_ubatch, n_pipeline;     /* --ubatch, --pipeline (0: defaults) */
   struct tsr_sampler_params sampling;

@@ -45,7 +45,17 @@ usage (FILE *f)
            "                        (little-endian f32, n_prompt x n_vocab)\n"
            "      --ignore-eos      go on after an end-of-generation "
            "token\n"
-           "      --special         print control tokens' text\n\n"
+           "      --special         print control tokens' text\n"
+           "      --chat            a conversation in the model's chat "
+           "format: -p is\n"
+           "                        one user turn, else each line of "
+           "standard input\n"
+           "      --chat-template=NAME  llama3, chatml, gemma or phi3 "
+           "(default: the\n"
+           "                        file's tokenizer.chat_template, "
+           "recognized)\n"
+           "      --system=TEXT     a system message before the first "
+           "turn\n\n"
            "Sampling (greedy unless --temp > 0):\n"
            "      --temp=T          temperature (default 0: greedy)\n"
            "      --top-k=K         keep the K most likely tokens (default "
@@ -113,7 +123,8 @@ enum
   OPT_TOKENS = 256, OPT_PRINT_IDS, OPT_LOGITS, OPT_IGNORE_EOS, OPT_SPECIAL,
   OPT_TEMP, OPT_TOP_K, OPT_TOP_P, OPT_SEED, OPT_GPU_LAYERS, OPT_NO_MMAP, OPT_NO_REPACK,
   OPT_BENCH, OPT_PP, OPT_TG, OPT_TENSOR_PARALLEL, OPT_PIPELINE_PARALLEL, OPT_CACHE_TYPE,
-  OPT_UBATCH, OPT_PIPELINE, OPT_KEEP, OPT_NO_SHIFT
+  OPT_UBATCH, OPT_PIPELINE, OPT_KEEP, OPT_NO_SHIFT, OPT_CHAT,
+  OPT_CHAT_TEMPLATE, OPT_SYSTEM
 };
 
 static float
@@ -147,6 +158,12 @@ parse_one (struct run_options *o, int c)
                                        1 << 24);
       break;
     case OPT_NO_SHIFT: o->no_shift = true; break;
+    case OPT_CHAT: o->chat = true; break;
+    case OPT_CHAT_TEMPLATE:
+      o->chat_template = optarg;
+      o->chat = true;
+      break;
+    case OPT_SYSTEM: o->system = optarg; break;
     case OPT_SPECIAL: o->special = true; break;
     case OPT_TEMP: o->sampling.temp = parse_float (optarg, "--temp", 0, 1e6);
       break;
@@ -242,6 +259,9 @@ parse_options (int argc, char **argv, struct run_options *o)
     { "ignore-eos", no_argument, NULL, OPT_IGNORE_EOS },
     { "keep", required_argument, NULL, OPT_KEEP },
     { "no-context-shift", no_argument, NULL, OPT_NO_SHIFT },
+    { "chat", no_argument, NULL, OPT_CHAT },
+    { "chat-template", required_argument, NULL, OPT_CHAT_TEMPLATE },
+    { "system", required_argument, NULL, OPT_SYSTEM },
     { "special", no_argument, NULL, OPT_SPECIAL },
     { "temp", required_argument, NULL, OPT_TEMP },
     { "top-k", required_argument, NULL, OPT_TOP_K },
@@ -408,6 +428,7 @@ struct timing
 {
   double prompt_us, gen_us;
   int n_prompt, n_gen;
+  int32_t last;                 /* the last token sampled (not decoded) */
 };
 
 static int
@@ -584,6 +605,7 @@ generate (tsr_session *s, const struct run_options *o, const tsr_vocab *v,
           cap *= 2;
         }
       ids[tm->n_gen++] = id;
+      tm->last = id;
       print_token (v, id, o->special);
       if (v && !o->ignore_eos && tsr_vocab_is_eog (v, id))
         break;
@@ -663,6 +685,157 @@ prompt_tokens (const struct run_options *o, const tsr_vocab *v,
   return 0;
 }
 
+/* Room in the cache for N more positions: context shifts (as
+   generation does) unless --no-context-shift.  */
+static int
+make_room (tsr_session *s, const struct run_options *o, int n)
+{
+  int ctx = tsr_session_n_ctx (s);
+  while (tsr_session_n_past (s) + n > ctx)
+    {
+      int past = tsr_session_n_past (s), drop = (past - o->keep) / 2;
+      if (o->no_shift || drop < 1 || n > ctx - o->keep)
+        {
+          fprintf (stderr, "%s: a turn of %d tokens does not fit the %d "
+                   "free positions of the context (--ctx%s)\n", program, n,
+                   ctx - past, o->no_shift ? ", --no-context-shift" : "");
+          return -1;
+        }
+      if (tsr_session_shift (s, o->keep, drop) != TSR_OK)
+        {
+          fprintf (stderr, "%s: context shift: %s\n", program,
+                   tsr_last_error ());
+          return -1;
+        }
+    }
+  return 0;
+}
+
+/* The chat template: --chat-template, else the file's, recognized.  */
+static enum tsr_chat_template
+chat_template (const struct run_options *o, const tsr_model *m)
+{
+  enum tsr_chat_template t;
+  const char *text = NULL;
+  if (o->chat_template)
+    {
+      t = tsr_chat_template_by_name (o->chat_template);
+      if (t == TSR_CHAT_UNKNOWN)
+        fprintf (stderr, "%s: --chat-template=%s: want %s\n", program,
+                 o->chat_template, tsr_chat_template_names ());
+      return t;
+    }
+  if (tsr_gguf_get_str (tsr_model_gguf (m), "tokenizer.chat_template", &text,
+                        NULL) != TSR_OK)
+    {
+      tsr_clear_error ();
+      fprintf (stderr, "%s: --chat: the file has no tokenizer.chat_template;"
+               " name one with --chat-template=NAME (%s)\n", program,
+               tsr_chat_template_names ());
+      return TSR_CHAT_UNKNOWN;
+    }
+  t = tsr_chat_template_detect (text);
+  if (t == TSR_CHAT_UNKNOWN)
+    fprintf (stderr, "%s: --chat: the file's chat template is none that "
+             "Tessera recognizes; name one with --chat-template=NAME (%s)\n",
+             program, tsr_chat_template_names ());
+  return t;
+}
+
+/* One user turn: the reply's opening after the previous reply's end
+   (its last token, then the template's turn suffix), and the reply.  */
+static int
+chat_turn (tsr_session *s, const struct run_options *o, const tsr_vocab *v,
+           enum tsr_chat_template t, const char *user, bool first,
+           int64_t n_vocab, float *logits, struct timing *tm)
+{
+  struct tsr_chat_message msgs[2];
+  int n = 0;
+  if (first && o->system)
+    msgs[n++] = (struct tsr_chat_message) { "system", o->system };
+  msgs[n++] = (struct tsr_chat_message) { "user", user };
+  const char *suffix = first ? "" : tsr_chat_turn_suffix (t);
+  int64_t len = tsr_chat_format (t, msgs, n, true, NULL, 0);
+  size_t ls = strlen (suffix);
+  char *text = len >= 0 ? malloc (ls + (size_t) len + 1) : NULL;
+  struct tokens p = { 0 };
+  int rc = text ? 0 : -1;
+  if (text)
+    {
+      memcpy (text, suffix, ls);
+      tsr_chat_format (t, msgs, n, true, text + ls, (size_t) len + 1);
+      bool bos = first && tsr_vocab_add_bos (v);
+      int64_t k = tsr_vocab_tokenize (v, text, ls + (size_t) len, bos, true,
+                                      NULL, 0);
+      if (!first)
+        k++;                    /* the previous reply's last token */
+      p.id = k > 0 ? malloc ((size_t) k * sizeof *p.id) : NULL;
+      if (!p.id)
+        rc = -1;
+      else
+        {
+          if (!first)
+            p.id[p.n++] = tm->last;
+          p.n += (int) tsr_vocab_tokenize (v, text, ls + (size_t) len, bos,
+                                           true, p.id + p.n, k - p.n);
+        }
+    }
+  if (rc != 0)
+    fprintf (stderr, "%s: %s\n", program, len < 0 ? tsr_last_error ()
+                                                  : "out of memory");
+  if (rc == 0)
+    rc = make_room (s, o, p.n);
+  if (rc == 0)
+    {
+      double t0 = tt_now_us ();
+      rc = run_prompt (s, o, &p, n_vocab, logits);
+      tm->prompt_us += tt_now_us () - t0;
+      tm->n_prompt += p.n;
+    }
+  if (rc == 0)
+    {
+      struct timing turn = { 0 };
+      rc = generate (s, o, v, n_vocab, logits, &turn);
+      tm->gen_us += turn.gen_us;
+      tm->n_gen += turn.n_gen;
+      tm->last = turn.last;
+    }
+  free (p.id);
+  free (text);
+  return rc;
+}
+
+/* --chat: -p as one user turn, else a turn per line of standard input
+   (a prompt on standard error when it is a terminal).  */
+static int
+run_chat (const struct run_options *o, tsr_model *m, tsr_session *s,
+          const tsr_vocab *v, int64_t n_vocab, float *logits,
+          struct timing *tm)
+{
+  enum tsr_chat_template t = chat_template (o, m);
+  if (t == TSR_CHAT_UNKNOWN)
+    return -1;
+  if (o->prompt)
+    return chat_turn (s, o, v, t, o->prompt, true, n_vocab, logits, tm);
+  bool tty = isatty (STDIN_FILENO);
+  char line[8192];
+  int rc = 0;
+  bool first = true;
+  while (rc == 0)
+    {
+      if (tty)
+        fputs ("> ", stderr);
+      if (!fgets (line, sizeof line, stdin))
+        break;
+      line[strcspn (line, "\n")] = '\0';
+      if (!*line)
+        continue;
+      rc = chat_turn (s, o, v, t, line, first, n_vocab, logits, tm);
+      first = false;
+    }
+  return rc;
+}
+
 static int
 run_model (const struct run_options *o, tsr_model *m)
 {
@@ -671,7 +844,16 @@ run_model (const struct run_options *o, tsr_model *m)
   struct tokens p = { 0 };
   struct timing tm = { 0 };
   float *logits = malloc ((size_t) hp->n_vocab * sizeof *logits);
-  int rc = logits ? prompt_tokens (o, v, &p) : -1;
+  int rc = logits ? 0 : -1;
+  if (rc == 0 && o->chat && (!v || o->tokens))
+    {
+      fprintf (stderr, "%s: --chat needs the model's tokenizer and text "
+               "(-p or standard input), not --tokens%s%s\n", program,
+               v ? "" : ": ", v ? "" : tsr_last_error ());
+      rc = -1;
+    }
+  if (rc == 0 && !o->chat)
+    rc = prompt_tokens (o, v, &p);
   struct tsr_session_params sp = tsr_session_params_default ();
   sp.n_ctx = o->n_ctx > 0 ? o->n_ctx : sp.n_ctx;
   sp.n_batch = o->n_batch > 0 ? o->n_batch : sp.n_batch;
@@ -686,7 +868,19 @@ run_model (const struct run_options *o, tsr_model *m)
       rc = -1;
     }
   int n_ctx = s ? tsr_session_n_ctx (s) : 0;
-  if (rc == 0 && p.n > n_ctx)
+  if (rc == 0 && o->chat)
+    {
+      if (!o->no_shift && o->keep > (n_ctx - 2) / 2)
+        {
+          fprintf (stderr, "%s: --keep=%d leaves no room to shift a context "
+                   "of %d (--ctx; at most %d)\n", program, o->keep, n_ctx,
+                   (n_ctx - 2) / 2);
+          rc = -1;
+        }
+      if (rc == 0)
+        rc = run_chat (o, m, s, v, hp->n_vocab, logits, &tm);
+    }
+  else if (rc == 0 && p.n > n_ctx)
     {
       fprintf (stderr, "%s: %d prompt tokens do not fit a context of %d "
                "(--ctx)\n", program, p.n, n_ctx);
@@ -708,14 +902,14 @@ run_model (const struct run_options *o, tsr_model *m)
                (n_ctx - 2) / 2);
       rc = -1;
     }
-  if (rc == 0)
+  if (rc == 0 && !o->chat)
     {
       double t0 = tt_now_us ();
       rc = run_prompt (s, o, &p, hp->n_vocab, logits);
       tm.prompt_us = tt_now_us () - t0;
       tm.n_prompt = p.n;
     }
-  if (rc == 0)
+  if (rc == 0 && !o->chat)
     rc = generate (s, o, v, hp->n_vocab, logits, &tm);
   if (rc == 0)
     printf ("prompt: %d tokens, %.2f tokens/s; generation: %d tokens, "

@@ -100,6 +100,22 @@ measure () {
     "$dev/nmse" "$out/cpu.f32" "$out/cuda-p$p.f32"
   done
   "$dev/nmse" "$out/cuda-p1.f32" "$out/cuda-p2.f32"
+  echo "== other architectures: CUDA0 alone against the CPU, f32"
+  for a in "qwen3moe --experts=4 --experts-used=2" \
+           "gemma2 --swa=8 --attn-softcap=5" "gemma3 --swa=8 --layers=6" \
+           "phi3 --swa=8"; do
+    f=$tmp/arch.gguf
+    # $a holds the architecture and its options: split on purpose.
+    "$bin/tessera-gguf" synth --arch=$a --type=f32 "$f" > /dev/null
+    "$bin/tessera-run" -m "$f" --tokens="$toks" -n 0 --logits="$out/a-cpu.f32" \
+      -d CPU > /dev/null
+    TESSERA_SCHED_DEBUG=1 "$bin/tessera-run" -m "$f" --tokens="$toks" -n 4 \
+      --logits="$out/a-cuda.f32" -d CUDA0 2> "$out/a-sched.txt" > /dev/null
+    echo "$a: $(grep -c '^scheduler' "$out/a-sched.txt") scheduler lines," \
+      "$("$dev/nmse" "$out/a-cpu.f32" "$out/a-cuda.f32")"
+    grep '^scheduler' "$out/a-sched.txt" | tail -1
+  done
+  rm -f "$tmp/arch.gguf"
   echo "== 1B-shaped q4_0"
   m=$tmp/l1b.gguf
   "$bin/tessera-gguf" synth --like=llama-3.2-1b --type=q4_0 "$m"

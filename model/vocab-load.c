@@ -177,6 +177,14 @@ static const struct
   { "llama-bpe", TSRI_PRE_LLAMA3 }, { "llama3", TSRI_PRE_LLAMA3 },
   { "llama-v3", TSRI_PRE_LLAMA3 }, { "qwen2", TSRI_PRE_QWEN2 },
   { "deepseek-r1-qwen", TSRI_PRE_QWEN2 }, { "smollm", TSRI_PRE_SMOLLM },
+  /* Families whose tokenizers split with the same expressions as one
+     of the above (their pre-tokenizer definitions are those lists).  */
+  { "mpt", TSRI_PRE_GPT2 }, { "olmo", TSRI_PRE_GPT2 },
+  { "jais", TSRI_PRE_GPT2 },
+  { "starcoder", TSRI_PRE_SMOLLM }, { "refact", TSRI_PRE_SMOLLM },
+  { "command-r", TSRI_PRE_SMOLLM }, { "codeshell", TSRI_PRE_SMOLLM },
+  { "exaone", TSRI_PRE_SMOLLM }, { "minerva-7b", TSRI_PRE_SMOLLM },
+  { "megrez", TSRI_PRE_QWEN2 },
 };
 
 static int
@@ -202,8 +210,10 @@ read_pre (tsr_vocab *v, const tsr_gguf *g)
         return TSR_OK;
       }
   return fail (TSR_ERR_UNSUPPORTED, "%s \"%.*s\" is not supported (Tessera "
-               "knows \"default\", \"gpt-2\", \"llama-bpe\", \"qwen2\" and "
-               "\"smollm\")", KEY_PRE, show_len (strlen (s)), s);
+               "knows \"default\", \"gpt-2\", \"llama-bpe\", \"qwen2\", "
+               "\"smollm\" and the families that split as they do: mpt, "
+               "olmo, jais, starcoder, refact, command-r, codeshell, exaone, "
+               "minerva-7b, megrez)", KEY_PRE, show_len (strlen (s)), s);
 }
 
 /* Token texts and their index.  */

@@ -1,7 +1,9 @@
 /* { dg-do run } */
 /* Area: the pre-tokenizers of "gpt2" vocabularies (tokenizer.ggml.pre).
    Purpose: the splits of "gpt-2", "llama-bpe", "qwen2", "smollm" and
-   "default" on contractions, letters, digits, punctuation, whitespace
+   "default", and of the families that split as they do (mpt, olmo,
+   jais as gpt-2; starcoder, refact, command-r, codeshell, exaone,
+   minerva-7b as smollm; megrez as qwen2), on contractions, letters, digits, punctuation, whitespace
    and newlines, ASCII and not.  For each text the expected pre-tokens
    are written by hand from the pre-tokenizer's regular expression.
    The test then builds a vocabulary in which each expected pre-token
@@ -169,6 +171,25 @@ check_smollm (void)
   SPLIT ("smollm", "x1y", "digit inside a word", "x", "1", "y");
 }
 
+/* Families that split as gpt-2, smollm or qwen2 do: the same texts,
+   the same pre-tokens.  */
+static void
+check_aliases (void)
+{
+  static const char *const as_gpt2[] = { "mpt", "olmo", "jais" };
+  static const char *const as_smollm[] = { "starcoder", "refact",
+                                           "command-r", "codeshell",
+                                           "exaone", "minerva-7b" };
+  for (size_t i = 0; i < sizeof as_gpt2 / sizeof *as_gpt2; i++)
+    SPLIT (as_gpt2[i], "I'm here, you're 42  x\n", "as gpt-2",
+           "I", "'m", " here", ",", " you", "'re", " 42", " ", " x", "\n");
+  for (size_t i = 0; i < sizeof as_smollm / sizeof *as_smollm; i++)
+    SPLIT (as_smollm[i], "ab 12 cd", "as smollm", "ab", " ", "1", "2",
+           " cd");
+  SPLIT ("megrez", "abc 2024!", "as qwen2", "abc", " ", "2", "0", "2", "4",
+         "!");
+}
+
 static void
 check_default (void)
 {
@@ -186,6 +207,7 @@ main (void)
   check_llama3 ();
   check_qwen2 ();
   check_smollm ();
+  check_aliases ();
   check_default ();
   return TSR_TEST_EXIT ();
 }

@@ -112,6 +112,38 @@ mt_nmse2 (const float *got, const double *want, const float *want_f,
 #define mt_nmse(got, want, n) mt_nmse2 (got, want, NULL, n)
 #define mt_nmse_f(got, want, n) mt_nmse2 (got, NULL, want, n)
 
+/* Of N rows of V logits, those whose argmax differs where the
+   reference's top two logits are more than 1% of the row's spread
+   apart.  */
+static inline int
+mt_argmax_mismatches (const float *got, const double *want, int n,
+                      int64_t v)
+{
+  int bad = 0;
+  for (int i = 0; i < n; i++)
+    {
+      const float *g = got + (size_t) i * v;
+      const double *w = want + (size_t) i * v;
+      int64_t bg = 0, bw = 0, second = -1;
+      double lo = w[0], hi = w[0];
+      for (int64_t j = 1; j < v; j++)
+        {
+          if (g[j] > g[bg])
+            bg = j;
+          if (w[j] > w[bw])
+            bw = j;
+          lo = w[j] < lo ? w[j] : lo;
+          hi = w[j] > hi ? w[j] : hi;
+        }
+      for (int64_t j = 0; j < v; j++)
+        if (j != bw && (second < 0 || w[j] > w[second]))
+          second = j;
+      if (bg != bw && w[bw] - w[second] > 0.01 * (hi - lo))
+        bad++;
+    }
+  return bad;
+}
+
 /* A deterministic prompt of N ids below VOCAB.  */
 static void
 mt_tokens (int32_t *t, int n, int64_t vocab, unsigned seed)

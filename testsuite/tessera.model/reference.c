@@ -69,36 +69,6 @@ static const struct model_case cases[] = {
   { "llama-iq4_xs", "--type=iq4_xs --embd=256 --ff=512 --untied", 1e-3 },
 };
 
-/* Rows whose argmax differs where the reference's top two logits are
-   more than 1% of the row's spread apart.  */
-static int
-argmax_mismatches (const float *got, const double *want, int n, int64_t v)
-{
-  int bad = 0;
-  for (int i = 0; i < n; i++)
-    {
-      const float *g = got + (size_t) i * v;
-      const double *w = want + (size_t) i * v;
-      int64_t bg = 0, bw = 0, second = -1;
-      double lo = w[0], hi = w[0];
-      for (int64_t j = 1; j < v; j++)
-        {
-          if (g[j] > g[bg])
-            bg = j;
-          if (w[j] > w[bw])
-            bw = j;
-          lo = w[j] < lo ? w[j] : lo;
-          hi = w[j] > hi ? w[j] : hi;
-        }
-      for (int64_t j = 0; j < v; j++)
-        if (j != bw && (second < 0 || w[j] > w[second]))
-          second = j;
-      if (bg != bw && w[bw] - w[second] > 0.01 * (hi - lo))
-        bad++;
-    }
-  return bad;
-}
-
 /* Decode N_TOK tokens with model M of case C into GOT; check them
    against the reference's WANT (computed on the first call).  */
 static bool
@@ -127,7 +97,7 @@ check_logits (const struct model_case *c, const char *how, tsr_model *m,
   double e = mt_nmse (got, want, N_TOK * (size_t) v);
   CHECK (e <= c->max_nmse, "%s%s: logits against the reference: nmse "
          "%.2e (at most %.0e)", c->name, how, e, c->max_nmse);
-  int bad = argmax_mismatches (got, want, N_TOK, v);
+  int bad = mt_argmax_mismatches (got, want, N_TOK, v);
   CHECK (bad == 0, "%s%s: argmax of every position (%d differ)", c->name,
          how, bad);
   return true;

@@ -36,13 +36,9 @@ hparams (struct tsri_loader *ld)
 static void
 tensors (struct tsri_loader *ld, int64_t il, struct tsri_layer *l)
 {
-  const int64_t d = ld->m->hp.n_embd;
   tsri_want_attention (ld, il, l, false, true);
-  l->attn_post_norm = tsri_want (ld, il, "post_attention_norm.weight", d, 0,
-                                 TSRI_WHOLE, 0);
   tsri_want_ffn (ld, il, l);
-  l->ffn_post_norm = tsri_want (ld, il, "post_ffw_norm.weight", d, 0,
-                                TSRI_WHOLE, 0);
+  tsri_want_post_norms (ld, il, l);
 }
 
 static tsr_tensor *

@@ -28,11 +28,7 @@ hparams (struct tsri_loader *ld)
   tsri_key_experts (ld, false);
   hp->n_ff_exp = hp->n_expert ? hp->n_ff : 0;
   m->moe_norm = true;
-  if (tsri_key_present (ld, "attention.sliding_window"))
-    tsri_key_count (ld, "attention.sliding_window", -1, INT32_MAX,
-                    &hp->n_swa);
-  for (int64_t il = 0; il < hp->n_layer && hp->n_swa; il++)
-    m->layers[il].swa = true;
+  tsri_key_window_all (ld);
 }
 
 static void

@@ -19,7 +19,6 @@ static void
 hparams (struct tsri_loader *ld)
 {
   tsr_model *m = ld->m;
-  struct tsr_model_hparams *hp = &m->hp;
   static const char *const longrope[] = { "rope_factors_long.weight",
                                           "rope_factors_short.weight" };
   for (int i = 0; i < 2; i++)
@@ -27,11 +26,7 @@ hparams (struct tsri_loader *ld)
       tsri_fail (ld, TSR_ERR_UNSUPPORTED, "tensor %s: LongRoPE scaling "
                  "(phi3 models of 128k positions) is not supported",
                  longrope[i]);
-  if (tsri_key_present (ld, "attention.sliding_window"))
-    tsri_key_count (ld, "attention.sliding_window", -1, INT32_MAX,
-                    &hp->n_swa);
-  for (int64_t il = 0; il < hp->n_layer && hp->n_swa; il++)
-    m->layers[il].swa = true;
+  tsri_key_window_all (ld);
 }
 
 static void

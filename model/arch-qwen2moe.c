@@ -20,11 +20,7 @@ hparams (struct tsri_loader *ld)
 {
   struct tsr_model_hparams *hp = &ld->m->hp;
   tsri_key_experts (ld, true);
-  if (ld->st == TSR_OK)
-    tsri_key_count (ld, "expert_feed_forward_length",
-                    hp->n_ff / hp->n_expert_used > 0
-                    ? hp->n_ff / hp->n_expert_used : 1, INT32_MAX,
-                    &hp->n_ff_exp);
+  tsri_key_expert_ff (ld);
   tsri_key_count (ld, "expert_shared_feed_forward_length", hp->n_ff,
                   INT32_MAX, &hp->n_ff_shexp);
   ld->m->moe_norm = false;

@@ -60,6 +60,12 @@ bool tsri_key_present (const struct tsri_loader *ld, const char *suffix);
    ARCH.expert_count (absent or 0: none, unless REQUIRED) and
    ARCH.expert_used_count (1 .. expert_count).  */
 void tsri_key_experts (struct tsri_loader *ld, bool required);
+/* ARCH.expert_feed_forward_length into n_ff_exp, by default n_ff /
+   n_expert_used (the Qwen mixtures).  */
+void tsri_key_expert_ff (struct tsri_loader *ld);
+/* ARCH.attention.sliding_window when the file has it: every layer
+   attends within that many positions (Mistral, phi3).  */
+void tsri_key_window_all (struct tsri_loader *ld);
 /* The error of a malformed file, naming what is wrong.  */
 void tsri_fail (struct tsri_loader *ld, int status, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -87,6 +93,10 @@ void tsri_want_attention (struct tsri_loader *ld, int64_t il,
 /* ffn_norm and the gated feed-forward: ffn_gate, ffn_up, ffn_down.  */
 void tsri_want_ffn (struct tsri_loader *ld, int64_t il,
                     struct tsri_layer *l);
+/* Gemma's norms after the attention and the feed-forward:
+   post_attention_norm and post_ffw_norm.  */
+void tsri_want_post_norms (struct tsri_loader *ld, int64_t il,
+                           struct tsri_layer *l);
 /* ffn_norm, the router ffn_gate_inp and the experts
    ffn_{gate,up,down}_exps.  */
 void tsri_want_moe (struct tsri_loader *ld, int64_t il,

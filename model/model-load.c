@@ -758,6 +758,28 @@ tsri_key_experts (struct tsri_loader *ld, bool required)
   tsri_key_count (ld, "expert_used_count", -1, n, &hp->n_expert_used);
 }
 
+void
+tsri_key_expert_ff (struct tsri_loader *ld)
+{
+  struct tsr_model_hparams *hp = &ld->m->hp;
+  if (ld->st == TSR_OK)
+    tsri_key_count (ld, "expert_feed_forward_length",
+                    hp->n_ff / hp->n_expert_used > 0
+                    ? hp->n_ff / hp->n_expert_used : 1, INT32_MAX,
+                    &hp->n_ff_exp);
+}
+
+void
+tsri_key_window_all (struct tsri_loader *ld)
+{
+  struct tsr_model_hparams *hp = &ld->m->hp;
+  if (tsri_key_present (ld, "attention.sliding_window"))
+    tsri_key_count (ld, "attention.sliding_window", -1, INT32_MAX,
+                    &hp->n_swa);
+  for (int64_t il = 0; il < hp->n_layer && hp->n_swa; il++)
+    ld->m->layers[il].swa = true;
+}
+
 static bool
 layer_name (struct tsri_loader *ld, int64_t il, const char *what,
             char *name)
@@ -866,6 +888,17 @@ tsri_want_ffn (struct tsri_loader *ld, int64_t il, struct tsri_layer *l)
   l->gate = tsri_want (ld, il, "ffn_gate.weight", d, ff, TSRI_ROWS_FF, 0);
   l->up = tsri_want (ld, il, "ffn_up.weight", d, ff, TSRI_ROWS_FF, 0);
   l->down = tsri_want (ld, il, "ffn_down.weight", ff, d, TSRI_COLS_FF, 0);
+}
+
+void
+tsri_want_post_norms (struct tsri_loader *ld, int64_t il,
+                      struct tsri_layer *l)
+{
+  const int64_t d = ld->m->hp.n_embd;
+  l->attn_post_norm = tsri_want (ld, il, "post_attention_norm.weight", d, 0,
+                                 TSRI_WHOLE, 0);
+  l->ffn_post_norm = tsri_want (ld, il, "post_ffw_norm.weight", d, 0,
+                                TSRI_WHOLE, 0);
 }
 
 void

@@ -561,6 +561,34 @@ print_token (const tsr_vocab *v, int32_t id, bool special)
   fflush (stdout);
 }
 
+/* Room in the cache for N more positions: context shifts, each
+   dropping half of what follows --keep, unless --no-context-shift.  */
+static int
+make_room (tsr_session *s, const struct run_options *o, int n)
+{
+  int ctx = tsr_session_n_ctx (s);
+  while (tsr_session_n_past (s) + n > ctx)
+    {
+      int past = tsr_session_n_past (s), drop = (past - o->keep) / 2;
+      if (o->no_shift || drop < 1 || n > ctx - o->keep)
+        {
+          fprintf (stderr, "%s: a turn of %d tokens does not fit the %d "
+                   "free positions of the context (--ctx%s)\n", program, n,
+                   ctx - past, o->no_shift ? ", --no-context-shift" : "");
+          return -1;
+        }
+      if (tsr_session_shift (s, o->keep, drop) != TSR_OK)
+        {
+          fprintf (stderr, "%s: context shift: %s\n", program,
+                   tsr_last_error ());
+          return -1;
+        }
+      tsr_log (TSR_LOG_INFO, "context shift: kept %d positions, dropped %d",
+               o->keep, drop);
+    }
+  return 0;
+}
+
 static int
 generate (tsr_session *s, const struct run_options *o, const tsr_vocab *v,
           int64_t n_vocab, float *logits, struct timing *tm)
@@ -612,18 +640,10 @@ generate (tsr_session *s, const struct run_options *o, const tsr_vocab *v,
       if (o->n_predict >= 0 && i + 1 >= o->n_predict)
         break;
       /* A full cache: drop the oldest half after --keep.  */
-      if (tsr_session_n_past (s) == tsr_session_n_ctx (s))
+      if (make_room (s, o, 1) != 0)
         {
-          int past = tsr_session_n_past (s);
-          if (tsr_session_shift (s, o->keep, (past - o->keep) / 2) != TSR_OK)
-            {
-              fprintf (stderr, "\n%s: context shift: %s\n", program,
-                       tsr_last_error ());
-              rc = -1;
-              break;
-            }
-          tsr_log (TSR_LOG_INFO, "context shift: kept %d positions, "
-                   "dropped %d", o->keep, (past - o->keep) / 2);
+          rc = -1;
+          break;
         }
       if (tsr_session_decode (s, &id, 1, logits, false) != TSR_OK)
         {
@@ -681,32 +701,6 @@ prompt_tokens (const struct run_options *o, const tsr_vocab *v,
     {
       fprintf (stderr, "%s: the prompt is empty\n", program);
       return -1;
-    }
-  return 0;
-}
-
-/* Room in the cache for N more positions: context shifts (as
-   generation does) unless --no-context-shift.  */
-static int
-make_room (tsr_session *s, const struct run_options *o, int n)
-{
-  int ctx = tsr_session_n_ctx (s);
-  while (tsr_session_n_past (s) + n > ctx)
-    {
-      int past = tsr_session_n_past (s), drop = (past - o->keep) / 2;
-      if (o->no_shift || drop < 1 || n > ctx - o->keep)
-        {
-          fprintf (stderr, "%s: a turn of %d tokens does not fit the %d "
-                   "free positions of the context (--ctx%s)\n", program, n,
-                   ctx - past, o->no_shift ? ", --no-context-shift" : "");
-          return -1;
-        }
-      if (tsr_session_shift (s, o->keep, drop) != TSR_OK)
-        {
-          fprintf (stderr, "%s: context shift: %s\n", program,
-                   tsr_last_error ());
-          return -1;
-        }
     }
   return 0;
 }

@@ -174,6 +174,26 @@ int tsr_backend_tensor_get_async (tsr_backend *backend,
                                   const tsr_tensor *t, void *data,
                                   size_t offset, size_t size);
 
+/* What a backend counts of its own work, since it was made or its
+   counters were last cleared: for backends that queue device work
+   (CUDA), how much each compute asked of the device.  */
+struct tsr_backend_counters {
+  uint64_t computes;            /* graph computes that succeeded */
+  uint64_t nodes;               /* nodes computed by them (not views) */
+  uint64_t launches;            /* kernels and device commands queued,
+                                   directly or in replayed device graphs
+                                   (a library call such as one GEMM
+                                   counts as one) */
+  uint64_t fused;               /* nodes computed inside another node's
+                                   kernel */
+  uint64_t graph_captures;      /* device graphs captured (a new shape) */
+  uint64_t graph_replays;       /* computes run by replaying one */
+};
+/* BACKEND's counters into *C, and zero them when CLEAR.
+   TSR_ERR_UNSUPPORTED (C zeroed) for a backend that keeps none.  */
+int tsr_backend_get_counters (tsr_backend *backend,
+                              struct tsr_backend_counters *c, bool clear);
+
 /* Allocate every tensor of CTX (a no_alloc context) in one new buffer
    of BUFT.  NULL with an error on failure, or when there is nothing to
    allocate.  */

@@ -20,6 +20,11 @@ tsr_graph *tsr_graph_new (tsr_context *ctx);
    output.  Returns TSR_OK or an error (NULL result: the error recorded
    when it was built is kept).  */
 int tsr_graph_build (tsr_graph *g, tsr_tensor *result);
+/* Add T and everything it depends on, in that order, without marking
+   T as an output: an order for nodes a later tsr_graph_build reaches
+   anyway (say, the products of one activation next to each other, so
+   that a backend may compute them in one kernel).  */
+int tsr_graph_add (tsr_graph *g, tsr_tensor *t);
 
 int tsr_graph_n_nodes (const tsr_graph *g);
 tsr_tensor *tsr_graph_node (const tsr_graph *g, int i); /* i < 0: from end */

@@ -207,6 +207,14 @@ struct tsr_module_descriptor_ext {
 #define TSR_EXTRA_BUFTS_NAME "tsr_extra_bufts_1"
 typedef size_t (*tsr_extra_bufts_fn) (tsr_device *dev,
                                       tsr_buffer_type **bufts, size_t max);
+/* A backend's counters (tsr_backend_get_counters): get_proc
+   (TSR_BACKEND_COUNTERS_NAME) returns a function of this type, which
+   fills *C for BACKEND (one of the module's) and zeroes its counters
+   when CLEAR.  */
+#define TSR_BACKEND_COUNTERS_NAME "tsr_backend_counters_1"
+typedef int (*tsr_backend_counters_fn) (tsr_backend *backend,
+                                        struct tsr_backend_counters *c,
+                                        bool clear);
 /* And (tsr_buffer_type_repacks) whether BUFT, one of its buffer types,
    stores matrices of TYPE with NE0 columns and NE1 rows in a layout of
    its own.  */

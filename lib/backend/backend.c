@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tessera-impl.h"
 
@@ -118,6 +119,25 @@ tsr_buffer_type_repacks (tsr_buffer_type *buft, tsr_type type, int64_t ne0,
   tsr_buft_repacks_fn fn = (tsr_buft_repacks_fn) tsr_reg_get_proc
     (buft->device->reg, TSR_BUFT_REPACKS_NAME);
   return fn && fn (buft, type, ne0, ne1);
+}
+
+int
+tsr_backend_get_counters (tsr_backend *backend,
+                          struct tsr_backend_counters *c, bool clear)
+{
+  if (!c)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "backend counters: NULL "
+                          "destination");
+  memset (c, 0, sizeof *c);
+  if (!backend)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "backend counters: NULL "
+                          "backend");
+  tsr_backend_counters_fn fn = (tsr_backend_counters_fn) tsr_reg_get_proc
+    (backend->device->reg, TSR_BACKEND_COUNTERS_NAME);
+  if (!fn)
+    return tsr_set_error (TSR_ERR_UNSUPPORTED, "%s: the backend keeps no "
+                          "counters", tsr_backend_name (backend));
+  return fn (backend, c, clear);
 }
 
 /* Events.  */

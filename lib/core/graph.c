@@ -188,6 +188,23 @@ tsr_graph_build (tsr_graph *g, tsr_tensor *result)
 }
 
 int
+tsr_graph_add (tsr_graph *g, tsr_tensor *t)
+{
+  if (!g)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "graph add: NULL graph");
+  if (!t)
+    {
+      if (tsr_last_status () != TSR_OK)
+        return tsr_last_status ();
+      return tsr_set_error (TSR_ERR_INVALID_ARG, "graph add: NULL tensor");
+    }
+  int st = visit (g, t);
+  if (st == TSR_ERR_NO_MEMORY)
+    tsr_set_error (st, "graph add: out of memory");
+  return st;
+}
+
+int
 tsr_graph_n_nodes (const tsr_graph *g)
 {
   return g ? g->n_nodes : 0;

@@ -4,8 +4,11 @@
    unloading without real hardware.  It offers a "pinned" host buffer
    type (the plain host one) and events whose context is an int the
    tests read: bit 1 recorded, bit 2 waited for by a backend, bit 4
-   synchronized on the host.  */
+   synchronized on the host.  Its backends keep counters
+   (tsr_backend_get_counters): COMPUTES counts the computes asked of
+   it, which all fail.  */
 #include <stdlib.h>
+#include <string.h>
 #include <tessera/module.h>
 
 static const char *
@@ -42,7 +45,23 @@ be_name (tsr_backend *be)
 static int
 be_compute (tsr_backend *be, tsr_graph *g)
 {
+  ((struct tsr_backend_counters *) be->context)->computes++;
   return tsr_set_error (TSR_ERR_UNSUPPORTED, "mockgpu computes nothing");
+}
+
+static void
+be_free (tsr_backend *be)
+{
+  free (be->context);
+}
+
+static int
+be_counters (tsr_backend *be, struct tsr_backend_counters *c, bool clear)
+{
+  *c = *(struct tsr_backend_counters *) be->context;
+  if (clear)
+    memset (be->context, 0, sizeof *c);
+  return TSR_OK;
 }
 
 static int
@@ -89,12 +108,22 @@ static tsr_backend *
 dev_init (tsr_device *dev, const char *params)
 {
   struct tsr_backend_iface iface = { 0 };
+  struct tsr_backend_counters *c = calloc (1, sizeof *c);
 
+  if (!c)
+    {
+      tsr_set_error (TSR_ERR_NO_MEMORY, "mockgpu: no memory");
+      return NULL;
+    }
   iface.get_name = be_name;
+  iface.free = be_free;
   iface.graph_compute = be_compute;
   iface.event_record = be_event_record;
   iface.event_wait = be_event_wait;
-  return tsr_backend_new (dev, iface, NULL);
+  tsr_backend *be = tsr_backend_new (dev, iface, c);
+  if (!be)
+    free (c);
+  return be;
 }
 
 static tsr_buffer_type *
@@ -137,6 +166,15 @@ init (void)
   return tsr_reg_new ("mockgpu", &mock_device_iface, 1, NULL, NULL);
 }
 
-const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {
-  TSR_MODULE_ABI_VERSION, "mockgpu", score, init, NULL, 0
+static void *
+get_proc (const char *name)
+{
+  return strcmp (name, TSR_BACKEND_COUNTERS_NAME) == 0 ? (void *) be_counters
+                                                     : NULL;
+}
+
+const struct tsr_module_descriptor_ext TSR_MODULE_DESCRIPTOR = {
+  { TSR_MODULE_ABI_VERSION, "mockgpu", score, init, NULL,
+    TSR_MODULE_FLAG_PROC },
+  get_proc
 };

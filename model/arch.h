@@ -110,6 +110,9 @@ struct tsri_build
   const struct tsri_graph_inputs *in;
   tsr_tensor *k_cache, *v_cache;        /* this layer's */
   int n_kv;
+  tsr_graph *g;                 /* the graph the nodes go to: blocks may
+                                   add nodes early, to order them
+                                   (tsr_graph_add) */
 };
 
 /* The activations of a feed-forward's gate.  */

@@ -30,12 +30,18 @@ tsri_norm (struct tsri_build *b, tsr_tensor *x, tsr_tensor *w)
   return tsr_mul (b->ctx, tsr_rms_norm (b->ctx, x, b->m->hp.norm_eps), w);
 }
 
+/* Y (+ B).  */
+static tsr_tensor *
+bias (tsr_context *ctx, tsr_tensor *y, tsr_tensor *b)
+{
+  return b && y ? tsr_add (ctx, y, b) : y;
+}
+
 /* W x (+ B).  */
 static tsr_tensor *
 project (tsr_context *ctx, tsr_tensor *w, tsr_tensor *b, tsr_tensor *x)
 {
-  tsr_tensor *y = tsr_mul_mat (ctx, w, x);
-  return b ? tsr_add (ctx, y, b) : y;
+  return bias (ctx, tsr_mul_mat (ctx, w, x), b);
 }
 
 /* Heads X [head_dim, n_heads, n_tokens]: normed by NORM when given,
@@ -110,12 +116,20 @@ tsri_attention (struct tsri_build *b, const struct tsri_layer *l,
     }
   else
     {
-      q = tsr_reshape_3d (ctx, project (ctx, l->wq, l->bq, h), hd,
-                          sp->n_head, n);
-      k = tsr_reshape_3d (ctx, project (ctx, l->wk, l->bk, h), hd,
-                          sp->n_head_kv, n);
-      v = tsr_reshape_3d (ctx, project (ctx, l->wv, l->bv, h), hd,
-                          sp->n_head_kv, n);
+      /* The three products of H next to each other in the graph, before
+         their biases and rotations: a backend may compute them in one
+         kernel (CUDA's fused matrix-vector products).  */
+      tsr_tensor *pq = tsr_mul_mat (ctx, l->wq, h);
+      tsr_tensor *pk = tsr_mul_mat (ctx, l->wk, h);
+      tsr_tensor *pv = tsr_mul_mat (ctx, l->wv, h);
+      if (b->g && pq && pk && pv
+          && (tsr_graph_add (b->g, pq) != TSR_OK
+              || tsr_graph_add (b->g, pk) != TSR_OK
+              || tsr_graph_add (b->g, pv) != TSR_OK))
+        return NULL;
+      q = tsr_reshape_3d (ctx, bias (ctx, pq, l->bq), hd, sp->n_head, n);
+      k = tsr_reshape_3d (ctx, bias (ctx, pk, l->bk), hd, sp->n_head_kv, n);
+      v = tsr_reshape_3d (ctx, bias (ctx, pv, l->bv), hd, sp->n_head_kv, n);
     }
   q = heads (b, l, q, l->q_norm, true);
   k = heads (b, l, k, l->k_norm, true);
@@ -126,9 +140,11 @@ tsri_attention (struct tsri_build *b, const struct tsri_layer *l,
   tsr_tensor *o = tsr_flash_attn_ext_softcap (ctx, q, k, v, mask,
                                               m->attn_scale,
                                               hp->attn_softcap);
-  /* [head_dim, n_tokens, n_head] -> [head_dim * n_head, n_tokens].  */
-  o = tsr_cont (ctx, tsr_permute (ctx, o, 0, 2, 1, 3));
-  o = o ? tsr_reshape_2d (ctx, o, hd * sp->n_head, o->ne[2]) : NULL;
+  /* [head_dim, n_tokens, n_head] -> [head_dim * n_head, n_tokens]; for
+     one token that is the memory as it is (no copy).  */
+  if (n > 1)
+    o = tsr_cont (ctx, tsr_permute (ctx, o, 0, 2, 1, 3));
+  o = o ? tsr_reshape_2d (ctx, o, hd * sp->n_head, n) : NULL;
   return reduce (ctx, m, tsr_mul_mat (ctx, l->wo, o));
 }
 
@@ -261,7 +277,7 @@ int
 tsri_model_build (const tsr_model *m, tsr_context *ctx,
                   tsr_tensor *const *k_cache, tsr_tensor *const *v_cache,
                   int n_tokens, int n_kv, int n_out,
-                  struct tsri_graph_inputs *in)
+                  struct tsri_graph_inputs *in, tsr_graph *g)
 {
   const struct tsr_model_hparams *hp = &m->hp;
   const struct tsri_split *sp = &m->split;
@@ -300,7 +316,8 @@ tsri_model_build (const tsr_model *m, tsr_context *ctx,
       int64_t ne[2] = { hp->n_embd, n_tokens };
       x = tsr_recv (ctx, sp->comm, TSR_TYPE_F32, 2, ne, sp->rank - 1, 1);
     }
-  struct tsri_build b = { .m = m, .ctx = ctx, .in = in, .n_kv = n_kv };
+  struct tsri_build b = { .m = m, .ctx = ctx, .in = in, .n_kv = n_kv,
+                          .g = g };
   for (int64_t il = sp->layer0; il < sp->layer1; il++)
     {
       b.k_cache = k_cache[il];

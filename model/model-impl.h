@@ -125,11 +125,13 @@ struct tsri_graph_inputs
    V_CACHE hold one tensor per layer, [head_dim, n_ctx, n_head_kv of
    this rank] (NULL for the layers other ranks hold).  Inputs a rank
    does not read (tokens past the pipeline's first rank, out_idx before
-   its last) are NULL.  */
+   its last) are NULL.  G (may be NULL) is the graph that will be built
+   from in->result: blocks add some nodes to it early, in the order a
+   backend fuses best.  */
 int tsri_model_build (const tsr_model *m, tsr_context *ctx,
                       tsr_tensor *const *k_cache, tsr_tensor *const *v_cache,
                       int n_tokens, int n_kv, int n_out,
-                      struct tsri_graph_inputs *in);
+                      struct tsri_graph_inputs *in, tsr_graph *g);
 
 /* The graph of a context shift (model-graph.c): cache rows [SRC,
    SRC + N_MOVE) of every layer this rank holds moved to [DST, DST +

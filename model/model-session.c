@@ -291,10 +291,11 @@ prepare_graph (tsr_session *s, struct slot *sl, int n, int n_kv, int n_out)
   tsr_sched_reset (sl->sched);
   if (!(sl->gctx = tsr_context_new (true)))
     return tsr_set_error (TSR_ERR_NO_MEMORY, "session: out of memory");
-  int st = tsri_model_build (s->m, sl->gctx, s->k, s->v, n, n_kv, n_out,
-                             &sl->in);
-  if (st == TSR_OK && !(sl->graph = tsr_graph_new (sl->gctx)))
-    st = tsr_last_status ();
+  int st = (sl->graph = tsr_graph_new (sl->gctx)) ? TSR_OK
+                                                   : tsr_last_status ();
+  if (st == TSR_OK)
+    st = tsri_model_build (s->m, sl->gctx, s->k, s->v, n, n_kv, n_out,
+                           &sl->in, sl->graph);
   if (st == TSR_OK)
     st = tsr_graph_build (sl->graph, sl->in.result);
   if (st == TSR_OK)

@@ -292,10 +292,11 @@ gemms (struct tsr_cuda_backend *be, tsr_tensor *d, const struct operand *oa,
   return st;
 }
 
-/* Whether tsr_cuda_mul_mat_vec_q takes D: quantized weights, a few columns
-   of f32 activations, the alignment its vector loads need.  */
-static bool
-mat_vec_q_ready (const tsr_tensor *d)
+/* Whether the matrix-vector kernels take D: quantized weights, a few
+   columns of f32 activations, the alignment their vector loads need
+   (otherwise cuBLAS computes it).  */
+bool
+tsr_cuda_mmv_ready (const tsr_tensor *d)
 {
   const tsr_tensor *a = d->src[0], *b = d->src[1];
 
@@ -319,7 +320,7 @@ tsr_cuda_mul_mat (struct tsr_cuda_backend *be, tsr_tensor *d)
 
   /* Token generation with quantized weights: read them as they are
      (cuda-quant.cu) instead of converting the whole matrix.  */
-  if (mat_vec_q_ready (d))
+  if (tsr_cuda_mmv_ready (d))
     {
       tsr_type t = d->src[0]->type;
       int err = (t == TSR_TYPE_Q8_0 || t == TSR_TYPE_Q4_0
@@ -339,6 +340,7 @@ tsr_cuda_mul_mat (struct tsr_cuda_backend *be, tsr_tensor *d)
   if (st != TSR_OK)
     return st;
   cst = gemms (be, d, &oa, &ob);
+  tsr_cuda_count (1);           /* cuBLAS's kernels: one library call */
   if (cst != CUBLAS_STATUS_SUCCESS)
     return blas_fail (be, "mul_mat GEMM", cst);
   return TSR_OK;

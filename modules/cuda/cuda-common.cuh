@@ -225,21 +225,22 @@ tsr_cuda_warp_sum (float v)
 }
 
 /* The sum of V over the block of CU_THREADS threads (every thread gets
-   it), in a fixed order.  Uses SHARED, CU_THREADS doubles; callable
-   repeatedly (it syncs before reuse).  */
+   it), in a fixed order: each warp's by shuffles (lane 0's sum), then
+   the warps' in order.  Uses SHARED (CU_THREADS / 32 doubles at
+   least); callable repeatedly (it syncs before reuse).  */
 static __device__ inline double
 tsr_cuda_block_sum (double v, double *shared)
 {
+  for (int o = 16; o > 0; o /= 2)
+    v += __shfl_xor_sync (0xffffffffu, v, o);
   __syncthreads ();
-  shared[threadIdx.x] = v;
+  if (threadIdx.x % 32 == 0)
+    shared[threadIdx.x / 32] = v;
   __syncthreads ();
-  for (unsigned w = CU_THREADS / 2; w > 0; w /= 2)
-    {
-      if (threadIdx.x < w)
-        shared[threadIdx.x] += shared[threadIdx.x + w];
-      __syncthreads ();
-    }
-  return shared[0];
+  double s = 0;
+  for (int w = 0; w < CU_THREADS / 32; w++)
+    s += shared[w];
+  return s;
 }
 
 /* Record bad index IDX in the status word, unless an earlier one is
@@ -337,10 +338,29 @@ tsr_cuda_quantize_block (const float *x, char *p, int type)
   b[1] = (unsigned char) (h >> 8);
 }
 
-/* Launch status as the launchers return it.  */
+/* The activations of the gated units (glu and the fused
+   matrix-vector products share them, so both round alike).  */
+static __device__ inline float
+tsr_cuda_silu (float v)
+{
+  return v / (1.0f + expf (-v));
+}
+
+static __device__ inline float
+tsr_cuda_gelu (float v)
+{
+  const float sqrt_2_over_pi = 0.79788456080286535588f;
+  float u = sqrt_2_over_pi * (v + 0.044715f * v * v * v);
+  float t = u > 10.0f ? 1.0f : u < -10.0f ? -1.0f : tanhf (u);
+  return 0.5f * v * (1.0f + t);
+}
+
+/* Launch status as the launchers return it; counts one kernel queued
+   (a launcher of several counts the others with tsr_cuda_count).  */
 static inline int
 tsr_cuda_launched (void)
 {
+  tsr_cuda_count (1);
   return (int) cudaGetLastError ();
 }
 

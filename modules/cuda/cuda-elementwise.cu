@@ -17,15 +17,13 @@ tanh_sat (float u)
 static __device__ inline float
 silu (float v)
 {
-  return v / (1.0f + expf (-v));
+  return tsr_cuda_silu (v);
 }
 
 static __device__ inline float
 gelu (float v)
 {
-  const float sqrt_2_over_pi = 0.79788456080286535588f;
-  return 0.5f * v * (1.0f + tanh_sat (sqrt_2_over_pi
-                                      * (v + 0.044715f * v * v * v)));
+  return tsr_cuda_gelu (v);
 }
 
 static __device__ inline float

@@ -49,6 +49,27 @@ struct tsr_cuda_device
   size_t mem_total;
 };
 
+/* What the graph walk does at a node (cuda-fuse.c): compute it, skip
+   it (an earlier node's kernel computed it), or launch the fused
+   kernel of the group it starts, MEMBERS its nodes' positions.  */
+enum tsr_cuda_step_kind
+{
+  TSR_CUDA_STEP_RUN = 0,
+  TSR_CUDA_STEP_SKIP,
+  TSR_CUDA_STEP_NORM_MUL,
+  TSR_CUDA_STEP_ADD_NORM_MUL,
+  TSR_CUDA_STEP_MMV_SET,
+  TSR_CUDA_STEP_MMV_GLU
+};
+struct tsr_cuda_step
+{
+  uint8_t kind;
+  uint8_t n;                    /* nodes in the group */
+  int members[3];
+};
+
+struct tsr_cuda_shape;          /* cuda-backend.c */
+
 /* The backend's state (cuda-backend.c) as the op launchers see it.  */
 struct tsr_cuda_backend
 {
@@ -61,6 +82,17 @@ struct tsr_cuda_backend
   bool uses_status;             /* this graph wrote into it */
   int tag;                      /* the node being launched: its graph
                                    position + 1, the status it reports */
+  bool graphs;                  /* TESSERA_CUDA_GRAPHS (default on) */
+  bool fusion;                  /* TESSERA_CUDA_FUSION (default on) */
+  bool capturing;               /* a CUDA graph is being captured */
+  bool scratch_moved;           /* tsr_cuda_scratch reallocated */
+  struct tsr_cuda_shape *shapes;        /* the graph shapes seen last */
+  uint64_t clock;               /* computes, for the least recent shape */
+  void *sig;                    /* the signature being compared */
+  size_t sig_cap;               /* its bytes */
+  struct tsr_backend_counters counters;
+  struct tsr_cuda_profile *profile;     /* TESSERA_CUDA_PROFILE */
+  bool profiling;
 };
 
 /* cuda-module.c */
@@ -94,11 +126,38 @@ TSR_MODULE_HIDDEN int tsr_cuda_launch_op (struct tsr_cuda_backend *be, tsr_tenso
 /* T as a kernel argument.  */
 TSR_MODULE_HIDDEN struct tsr_cuda_tdesc tsr_cuda_desc (const tsr_tensor *t);
 
+/* cuda-fuse.c */
+/* The steps of G's nodes into STEPS (one per node); the number of
+   nodes computed inside another node's kernel.  */
+TSR_MODULE_HIDDEN int tsr_cuda_fuse_plan (const tsr_graph *g,
+                                          struct tsr_cuda_step *steps);
+/* Launch the fused kernel of the group STEP starts.  */
+TSR_MODULE_HIDDEN int tsr_cuda_fuse_launch (struct tsr_cuda_backend *be,
+                                            const tsr_graph *g,
+                                            const struct tsr_cuda_step *step);
+/* The counters of a backend (get_proc TSR_BACKEND_COUNTERS_NAME).  */
+TSR_MODULE_HIDDEN int tsr_cuda_counters (tsr_backend *backend,
+                                         struct tsr_backend_counters *c,
+                                         bool clear);
+
+/* cuda-profile.c: TESSERA_CUDA_PROFILE.  Before a walk of N_STEPS
+   kernels at most; after each; after the walk (waits for it); the
+   table, at the backend's end.  */
+TSR_MODULE_HIDDEN int tsr_cuda_profile_begin (struct tsr_cuda_backend *be,
+                                              int n_steps);
+TSR_MODULE_HIDDEN int tsr_cuda_profile_step (struct tsr_cuda_backend *be,
+                                             const tsr_tensor *t,
+                                             const struct tsr_cuda_step *step);
+TSR_MODULE_HIDDEN int tsr_cuda_profile_end (struct tsr_cuda_backend *be);
+TSR_MODULE_HIDDEN void tsr_cuda_profile_free (struct tsr_cuda_backend *be);
+
 /* cuda-blas.c */
 /* Whether mul_mat of these operands can go to cuBLAS (after the
    operand conversions cuda-blas.c makes).  */
 TSR_MODULE_HIDDEN bool tsr_cuda_mul_mat_supports (const tsr_tensor *d);
 TSR_MODULE_HIDDEN int tsr_cuda_mul_mat (struct tsr_cuda_backend *be, tsr_tensor *d);
+/* Whether the matrix-vector kernels take mul_mat D (else cuBLAS).  */
+TSR_MODULE_HIDDEN bool tsr_cuda_mmv_ready (const tsr_tensor *d);
 /* Release the cuBLAS handle of BE.  */
 TSR_MODULE_HIDDEN void tsr_cuda_blas_release (struct tsr_cuda_backend *be);
 

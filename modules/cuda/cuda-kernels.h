@@ -43,6 +43,16 @@ struct tsr_cuda_status
    more.  */
 #define CU_SORT_SCRATCH ((int64_t) 64 << 20)
 
+/* cuda-backend.c */
+/* Count N kernels queued by this thread (the backend's counters read
+   the count around each compute).  */
+TSR_MODULE_HIDDEN void tsr_cuda_count (int n);
+TSR_MODULE_HIDDEN uint64_t tsr_cuda_counted (void);
+
+/* cuda-reduce.cu */
+/* A kernel that holds stream S for about US microseconds.  */
+TSR_MODULE_HIDDEN int tsr_cuda_hold (cudaStream_t s, double us);
+
 /* cuda-elementwise.cu */
 /* d = a OP b (add, sub, mul, div), b broadcast to a's shape.  */
 TSR_MODULE_HIDDEN int tsr_cuda_binary (cudaStream_t s, int op, struct tsr_cuda_tdesc d,
@@ -95,6 +105,15 @@ TSR_MODULE_HIDDEN int tsr_cuda_rope (cudaStream_t s, struct tsr_cuda_tdesc d, st
    from a float source; 16-byte aligned).  */
 TSR_MODULE_HIDDEN int tsr_cuda_convert_dense (cudaStream_t s, void *d, int dtype,
                                 const void *src, int stype, int64_t n);
+/* rms_norm (x) * w (nodes rms_norm, mul fused), x = a, or with ADD
+   x = a + b, also stored in SUM (nodes add, rms_norm, mul): a, b, sum
+   and d of one shape, w broadcast over it.  */
+TSR_MODULE_HIDDEN int tsr_cuda_rms_norm_mul (cudaStream_t s, float eps,
+                               struct tsr_cuda_tdesc d,
+                               struct tsr_cuda_tdesc a,
+                               struct tsr_cuda_tdesc b,
+                               struct tsr_cuda_tdesc sum, int add,
+                               struct tsr_cuda_tdesc w);
 /* Columns at most in one tsr_cuda_mul_mat_vec_q.  */
 #define CU_MMV_MAX_COLS 8
 /* d = a^T b for q8_0 / q4_0 weights a [k, m, a2, a3] (dense rows) and
@@ -108,6 +127,25 @@ TSR_MODULE_HIDDEN int tsr_cuda_mul_mat_vec_q (cudaStream_t s, struct tsr_cuda_td
 TSR_MODULE_HIDDEN int tsr_cuda_mul_mat_vec_blocks (cudaStream_t s, struct tsr_cuda_tdesc d,
                                      struct tsr_cuda_tdesc a, int atype,
                                      struct tsr_cuda_tdesc b);
+/* Several matrix-vector products of one set of activations in one
+   launch (fused nodes): d[m] = a[m]^T b for m < n, the matrices of one
+   block type and one row length, everything two-dimensional.  With GLU
+   (TSR_OP_SWIGLU or TSR_OP_GEGLU; n == 2, equal rows) only
+   d[0] = act (a[0]^T b) * (a[1]^T b) is written.  q8_0 and q4_0
+   matrices must take the staged kernel (tsr_cuda_mmv_staged).  */
+#define CU_MMV_MAX_SET 3
+struct tsr_cuda_mmv_set
+{
+  int n;
+  int glu;                      /* 0, or the gated unit's op */
+  struct tsr_cuda_tdesc a[CU_MMV_MAX_SET], d[CU_MMV_MAX_SET];
+};
+TSR_MODULE_HIDDEN int tsr_cuda_mul_mat_vec_set (cudaStream_t s,
+                                  const struct tsr_cuda_mmv_set *set,
+                                  int atype, struct tsr_cuda_tdesc b);
+/* Whether q8_0 / q4_0 weights A take the staged kernel (rows of whole
+   16-byte words, a multiple of 256 elements long).  */
+TSR_MODULE_HIDDEN int tsr_cuda_mmv_staged (struct tsr_cuda_tdesc a);
 
 /* cuda-set-rows.cu */
 /* d[:, idx[i, j, l], j % d2, l % d3] = s[:, i, j, l] converted to

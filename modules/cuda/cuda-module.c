@@ -288,6 +288,17 @@ tsr_cuda_init (void)
   return reg;
 }
 
-const struct tsr_module_descriptor TSR_MODULE_DESCRIPTOR = {
-  TSR_MODULE_ABI_VERSION, "cuda", tsr_cuda_score, tsr_cuda_init, NULL, 0
+/* Named entry points beyond the backend interface.  */
+static void *
+tsr_cuda_get_proc (const char *name)
+{
+  if (strcmp (name, TSR_BACKEND_COUNTERS_NAME) == 0)
+    return (void *) tsr_cuda_counters;
+  return NULL;
+}
+
+const struct tsr_module_descriptor_ext TSR_MODULE_DESCRIPTOR = {
+  { TSR_MODULE_ABI_VERSION, "cuda", tsr_cuda_score, tsr_cuda_init, NULL,
+    TSR_MODULE_FLAG_PROC },
+  tsr_cuda_get_proc
 };

@@ -70,6 +70,7 @@ tsr_cuda_sum (cudaStream_t st, tsr_cuda_tdesc d, tsr_cuda_tdesc a, double *parti
 
   k_sum_partial<<<blocks, CU_THREADS, 0, st>>> (a, partial);
   k_sum_final<<<1, CU_THREADS, 0, st>>> (d, partial, blocks);
+  tsr_cuda_count (1);           /* the partial sums */
   return tsr_cuda_launched ();
 }
 
@@ -150,4 +151,22 @@ tsr_cuda_argmax (cudaStream_t st, tsr_cuda_tdesc d, tsr_cuda_tdesc a)
 {
   k_argmax<<<tsr_cuda_row_blocks (host_nrows (a)), CU_THREADS, 0, st>>> (d, a);
   return tsr_cuda_launched ();
+}
+
+/* Wait until the GPU's nanosecond timer passes NS from the start.  */
+static __global__ void
+k_hold (unsigned long long ns)
+{
+  unsigned long long t0, t;
+  asm volatile ("mov.u64 %0, %%globaltimer;" : "=l" (t0));
+  do
+    asm volatile ("mov.u64 %0, %%globaltimer;" : "=l" (t));
+  while (t - t0 < ns);
+}
+
+int
+tsr_cuda_hold (cudaStream_t st, double us)
+{
+  k_hold<<<1, 1, 0, st>>> ((unsigned long long) (us * 1e3));
+  return (int) cudaGetLastError ();
 }

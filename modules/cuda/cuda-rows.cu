@@ -72,6 +72,107 @@ k_norm (int rms, float eps, tsr_cuda_tdesc d, tsr_cuda_tdesc a)
     }
 }
 
+/* Elements of a row a thread of k_rms_norm_mul keeps in registers
+   (rows up to CU_NORM_REGS * CU_THREADS long are read once).  */
+#define CU_NORM_REGS 32
+
+/* rms_norm (x) * w with x = a, or x = a + b stored in S as well (the
+   nodes add, rms_norm, mul fused: the add's result is read again
+   later, the norm's is not).  Each thread reads and writes only its
+   own elements, and all of a row is read before any of d is written,
+   so S may be A or B itself and D may be A or B (not S).  Rounded and
+   summed as the three kernels do: x * scale in f32, then times the
+   weight; the squares summed in the order of k_norm.  W is broadcast
+   over the rows (its dimensions divide x's).  */
+static __global__ void
+k_rms_norm_mul (float eps, tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc b,
+                tsr_cuda_tdesc s, int add, tsr_cuda_tdesc w)
+{
+  __shared__ double shared[CU_THREADS];
+  const int64_t n = a.ne[0];
+  const bool regs = n <= CU_NORM_REGS * CU_THREADS;
+  CU_FOR_ROWS (r, tsr_cuda_nrows (a))
+    {
+      int64_t i1, i2, i3;
+      double ss = 0;
+      float v[CU_NORM_REGS];
+      tsr_cuda_split_row (r, a, &i1, &i2, &i3);
+      if (regs)
+        {
+          /* Every load first, then the stores of the sum: a store
+             between two loads (S may alias A) would make each load
+             wait for the one before.  */
+#pragma unroll
+          for (int j = 0; j < CU_NORM_REGS; j++)
+            {
+              int64_t k = threadIdx.x + (int64_t) j * CU_THREADS;
+              if (k < n)
+                v[j] = add ? tsr_cuda_f32 (a, k, i1, i2, i3)
+                             + tsr_cuda_f32 (b, k, i1, i2, i3)
+                           : tsr_cuda_f32 (a, k, i1, i2, i3);
+            }
+#pragma unroll
+          for (int j = 0; j < CU_NORM_REGS; j++)
+            {
+              int64_t k = threadIdx.x + (int64_t) j * CU_THREADS;
+              if (k < n)
+                {
+                  if (add)
+                    tsr_cuda_f32 (s, k, i1, i2, i3) = v[j];
+                  ss += (double) v[j] * v[j];
+                }
+            }
+        }
+      else
+        FOR_ROW (k, n)
+          {
+            float x = tsr_cuda_f32 (a, k, i1, i2, i3);
+            if (add)
+              {
+                x += tsr_cuda_f32 (b, k, i1, i2, i3);
+                tsr_cuda_f32 (s, k, i1, i2, i3) = x;
+              }
+            ss += (double) x * x;
+          }
+      float wv[CU_NORM_REGS];
+      if (regs)
+        {
+          /* The weights' loads under the reduction's latency.  */
+          const int64_t w1 = i1 % w.ne[1], w2 = i2 % w.ne[2];
+          const int64_t w3 = i3 % w.ne[3];
+#pragma unroll
+          for (int j = 0; j < CU_NORM_REGS; j++)
+            {
+              int64_t k = threadIdx.x + (int64_t) j * CU_THREADS;
+              if (k < n)
+                wv[j] = tsr_cuda_f32 (w, w.ne[0] == n ? k : k % w.ne[0], w1,
+                                      w2, w3);
+            }
+        }
+      ss = tsr_cuda_block_sum (ss, shared);
+      float scale = (float) (1.0 / sqrt (ss / (double) n + (double) eps));
+      if (regs)
+        {
+#pragma unroll
+          for (int j = 0; j < CU_NORM_REGS; j++)
+            {
+              int64_t k = threadIdx.x + (int64_t) j * CU_THREADS;
+              if (k < n)
+                tsr_cuda_f32 (d, k, i1, i2, i3) = v[j] * scale * wv[j];
+            }
+        }
+      else
+        FOR_ROW (k, n)
+          {
+            float x = add ? tsr_cuda_f32 (s, k, i1, i2, i3)
+                          : tsr_cuda_f32 (a, k, i1, i2, i3);
+            tsr_cuda_f32 (d, k, i1, i2, i3)
+              = x * scale * tsr_cuda_f32 (w, k % w.ne[0], i1 % w.ne[1],
+                                          i2 % w.ne[2], i3 % w.ne[3]);
+          }
+    }
+}
+
 /* softmax (x * scale + mask) per row; a row that is -inf everywhere
    becomes zeros.  The row's values are staged in d.  */
 static __global__ void
@@ -132,10 +233,12 @@ k_rope (tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc pos, tsr_cuda_tdesc f
       int64_t j0 = neox ? i : 2 * i, j1 = neox ? i + n_half : 2 * i + 1;
       int p = *(const int32_t *) tsr_cuda_at (pos, i2, 0, 0, 0);
       double theta = (double) p * (double) freq_scale
-                     * pow ((double) freq_base, -(double) i / (double) n_half);
+                     * exp2 (-(double) i / (double) n_half
+                             * log2 ((double) freq_base));
       if (has_ff)
         theta /= tsr_cuda_f32 (ff, i, 0, 0, 0);
-      double c = cos (theta), s = sin (theta);
+      double c, s;
+      sincos (theta, &s, &c);
       double x0 = tsr_cuda_f32 (a, j0, i1, i2, i3), x1 = tsr_cuda_f32 (a, j1, i1, i2, i3);
       tsr_cuda_f32 (d, i0, i1, i2, i3) = (float) (first ? x0 * c - x1 * s
                                             : x0 * s + x1 * c);
@@ -154,6 +257,16 @@ tsr_cuda_norm (cudaStream_t s, int rms, float eps, tsr_cuda_tdesc d, tsr_cuda_td
 {
   k_norm<<<tsr_cuda_row_blocks (host_nrows (a)), CU_THREADS, 0, s>>> (rms, eps, d,
                                                                  a);
+  return tsr_cuda_launched ();
+}
+
+int
+tsr_cuda_rms_norm_mul (cudaStream_t s, float eps, tsr_cuda_tdesc d, tsr_cuda_tdesc a,
+                       tsr_cuda_tdesc b, tsr_cuda_tdesc sum, int add,
+                       tsr_cuda_tdesc w)
+{
+  k_rms_norm_mul<<<tsr_cuda_row_blocks (host_nrows (a)), CU_THREADS, 0, s>>>
+    (eps, d, a, b, sum, add, w);
   return tsr_cuda_launched ();
 }
 

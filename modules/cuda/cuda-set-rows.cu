@@ -16,7 +16,11 @@
  *          on the CPU), each source row whose claim won is converted
  *          into its destination row.
  * The claim words (one int per destination row) are the caller's
- * scratch memory.  */
+ * scratch memory.  A set_rows of at most CU_THREADS source rows (a
+ * token's keys or values, a few tokens') runs in one thread block
+ * instead (k_set_rows_small): the block checks, compares the rows'
+ * destinations in shared memory (a row is written unless a later one
+ * names its destination) and writes, in one launch.  */
 #include "cuda-common.cuh"
 
 /* What the three kernels share about one set_rows.  */
@@ -129,6 +133,53 @@ k_set_rows_quant (set_rows_args a, int64_t nrows)
     }
 }
 
+/* At most CU_THREADS source rows, one thread block: thread R finds
+   row R's destination (kept in shared memory with the rows' addresses);
+   then, unless an index was bad, warp W writes rows W, W + 8, ...,
+   each unless a later row names the same destination.  Three memory
+   round trips in all (the index, the status word, the row).  */
+static __global__ void
+k_set_rows_small (set_rows_args a, int nrows, int quant)
+{
+  __shared__ int64_t target[CU_THREADS];
+  __shared__ char *dst[CU_THREADS];
+  __shared__ const char *src[CU_THREADS];
+  const int r = threadIdx.x, lane = r % 32;
+
+  if (r < nrows)
+    {
+      int v;
+      target[r] = target_row (a, r, &v, &dst[r], &src[r]);
+      if (target[r] < 0)
+        tsr_cuda_bad_index (a.status, a.tag, v);
+    }
+  __syncthreads ();
+  if (*(volatile int *) &a.status->status != 0)
+    return;
+  for (int k = r / 32; k < nrows; k += CU_THREADS / 32)
+    {
+      bool win = true;
+      for (int j = k + 1; j < nrows && win; j++)
+        win = target[j] != target[k];
+      if (!win)
+        continue;
+      char *dp = dst[k];
+      const char *sp = src[k];
+      if (quant)
+        for (int64_t blk = lane; blk < a.d.ne[0] / CU_QK; blk += 32)
+          {
+            float x[CU_QK];
+            for (int j = 0; j < CU_QK; j++)
+              x[j] = *(const float *) (sp + (blk * CU_QK + j) * a.s.nb[0]);
+            tsr_cuda_quantize_block (x, dp + blk * a.d.nb[0], a.dtype);
+          }
+      else
+        for (int64_t i0 = lane; i0 < a.d.ne[0]; i0 += 32)
+          tsr_cuda_store (dp + i0 * a.d.nb[0], a.dtype,
+                          *(const float *) (sp + i0 * a.s.nb[0]));
+    }
+}
+
 int
 tsr_cuda_set_rows (cudaStream_t st, tsr_cuda_tdesc d, int dtype, tsr_cuda_tdesc s,
              tsr_cuda_tdesc idx, int *claim, tsr_cuda_status *status, int tag)
@@ -138,6 +189,11 @@ tsr_cuda_set_rows (cudaStream_t st, tsr_cuda_tdesc d, int dtype, tsr_cuda_tdesc 
   bool quant = dtype == TSR_TYPE_Q8_0 || dtype == TSR_TYPE_Q4_0;
   dim3 grid, block;
 
+  if (nrows <= CU_THREADS)
+    {
+      k_set_rows_small<<<1, CU_THREADS, 0, st>>> (a, (int) nrows, quant);
+      return tsr_cuda_launched ();
+    }
   k_set_rows_check<<<tsr_cuda_blocks (nrows), CU_THREADS, 0, st>>> (a, nrows);
   k_set_rows_claim<<<tsr_cuda_blocks (nrows), CU_THREADS, 0, st>>> (a, nrows);
   tsr_cuda_row_grid (quant ? d.ne[0] / CU_QK : d.ne[0], nrows, &grid, &block);
@@ -145,6 +201,7 @@ tsr_cuda_set_rows (cudaStream_t st, tsr_cuda_tdesc d, int dtype, tsr_cuda_tdesc 
     k_set_rows_quant<<<grid, block, 0, st>>> (a, nrows);
   else
     k_set_rows_plain<<<grid, block, 0, st>>> (a, nrows);
+  tsr_cuda_count (2);           /* check and claim */
   return tsr_cuda_launched ();
 }
 

@@ -14,7 +14,8 @@
 cuda_sources = modules/cuda/cuda-impl.h modules/cuda/cuda-kernels.h \
 	modules/cuda/cuda-module.c modules/cuda/cuda-buffer.c \
 	modules/cuda/cuda-backend.c modules/cuda/cuda-ops.c \
-	modules/cuda/cuda-blas.c
+	modules/cuda/cuda-blas.c modules/cuda/cuda-fuse.c \
+	modules/cuda/cuda-profile.c
 cuda_kernel_sources = modules/cuda/cuda-elementwise.cu \
 	modules/cuda/cuda-copy.cu modules/cuda/cuda-rows.cu \
 	modules/cuda/cuda-quant.cu \

@@ -49,6 +49,15 @@ struct set_report
   bool have_sched;
   struct tsr_sched_stats sched;
   double sched_plan_us, sched_overhead_us, token_us;
+  /* The counters of the backends that keep them, per pp batch and per
+     generated token (the warm-up run and the timed ones).  */
+  int n_counted;
+  struct counted
+  {
+    char name[32];
+    struct tsr_backend_counters c[2];   /* pp, tg */
+    double per[2];                       /* batches, tokens */
+  } counted[TSR_SCHED_MAX_BACKENDS];
 };
 
 static int32_t
@@ -114,6 +123,35 @@ time_test (tsr_session *s, const struct run_options *o, run_fn fn, int n,
   return st;
 }
 
+/* Zero the counters of M's backends (TEST < 0), or keep them for
+   TEST (0 pp, 1 tg) over RUNS runs.  */
+static void
+count (tsr_model *m, struct set_report *rep, int test, double runs)
+{
+  int k = 0;
+  for (int i = 0; i < tsr_model_n_backends (m)
+                  && k < TSR_SCHED_MAX_BACKENDS; i++)
+    {
+      struct tsr_backend_counters c;
+      tsr_backend *be = tsr_model_backend (m, i);
+      if (tsr_backend_get_counters (be, &c, true) != TSR_OK)
+        {
+          tsr_clear_error ();
+          continue;
+        }
+      if (test >= 0)
+        {
+          struct counted *e = &rep->counted[k];
+          snprintf (e->name, sizeof e->name, "%s", tsr_backend_name (be));
+          e->c[test] = c;
+          e->per[test] = runs;
+        }
+      k++;
+    }
+  if (test >= 0)
+    rep->n_counted = k;
+}
+
 static int
 bench_session (tsr_model *m, const struct run_options *o,
                struct set_report *rep)
@@ -139,8 +177,10 @@ bench_session (tsr_model *m, const struct run_options *o,
   if (st == TSR_OK && o->pp > 0)
     {
       rep->r[rep->n_results].test = "pp";
+      count (m, rep, -1, 0);
       st = time_test (s, o, run_pp, o->pp, hp->n_vocab,
                       &rep->r[rep->n_results]);
+      count (m, rep, 0, o->repetitions + 1);
       rep->n_results += st == TSR_OK;
     }
   if (st == TSR_OK && o->tg > 0)
@@ -150,8 +190,10 @@ bench_session (tsr_model *m, const struct run_options *o,
         tsr_comm_get_stats (o->comm, &c0);
       rep->r[rep->n_results].test = "tg";
       tsr_sched_clear_stats (tsr_session_sched (s));
+      count (m, rep, -1, 0);
       st = time_test (s, o, run_tg, o->tg, hp->n_vocab,
                       &rep->r[rep->n_results]);
+      count (m, rep, 1, (double) o->tg * (o->repetitions + 1));
       if (st == TSR_OK)
         {
           struct tsr_sched_stats *ss = &rep->sched;
@@ -361,6 +403,26 @@ report (const struct run_options *o, const struct set_report *reps, int n,
                 ss->n_exceptions, ss->n_exceptions == 1 ? "" : "s",
                 r->sched_plan_us, r->sched_overhead_us, pct, r->token_us);
       }
+  for (int i = 0; i < n && !csv && !json; i++)
+    for (int k = 0; k < reps[i].n_counted; k++)
+      for (int t = 0; t < 2; t++)
+        {
+          const struct counted *e = &reps[i].counted[k];
+          const struct tsr_backend_counters *c = &e->c[t];
+          double per = e->per[t];
+          if (per <= 0 || c->computes == 0)
+            continue;
+          printf ("%s: %s per %s: %.1f kernels, %.1f nodes (%.1f fused), "
+                  "%llu graph capture%s, %llu replay%s of %llu computes\n",
+                  reps[i].devices, e->name, t ? "generated token" : "pp batch",
+                  (double) c->launches / per, (double) c->nodes / per,
+                  (double) c->fused / per,
+                  (unsigned long long) c->graph_captures,
+                  c->graph_captures == 1 ? "" : "s",
+                  (unsigned long long) c->graph_replays,
+                  c->graph_replays == 1 ? "" : "s",
+                  (unsigned long long) c->computes);
+        }
   for (int i = 0; i < n && o->comm && !csv && !json; i++)
     if (reps[i].comm_ops > 0)
       printf ("%s: communication per generated token (rank 0): %.1f "

@@ -9,7 +9,7 @@
  * lanes splitting one key's dot product, a key at a time, each key
  * cost a chain of dependent loads (23 us for 256 keys on an H200).  Now
  * each lane scores its own key of the chunk, the chunk's maximum comes
- * from shuffles, and the values of 8 keys are loaded at a time; each
+ * from shuffles, and the values of 16 keys are loaded at a time; each
  * lane keeps the output accumulator of the elements i = lane, lane +
  * 32, ...  Each warp's softmax follows the CPU kernel's steps (in
  * float where it uses double), a chunk at a time: keys whose mask is
@@ -22,6 +22,9 @@
 #include "cuda-common.cuh"
 
 #define ATTN_WARPS 8
+/* Keys whose values a lane loads before it adds them (all of a chunk:
+   one memory round trip per output element a lane keeps).  */
+#define ATTN_VBATCH 16
 
 struct attn_args
 {
@@ -63,7 +66,7 @@ k_flash_attn (attn_args a, int64_t nrows)
       /* Warp W takes the chunks of 32 keys W, W + ATTN_WARPS, ...: lane
          L scores key 32 C + L (its own dot product, so that the loads
          of 32 keys are in flight at once), then the chunk's values are
-         added, 8 keys' rows loaded at a time.  */
+         added, ATTN_VBATCH keys' rows loaded at a time.  */
       for (int64_t j0 = (int64_t) w * 32; j0 < n_kv; j0 += ATTN_WARPS * 32)
         {
           const int64_t j = j0 + lane;
@@ -122,11 +125,11 @@ k_flash_attn (attn_args a, int64_t nrows)
           for (int64_t i = lane; i < dv; i += 32)
             {
               float o = acc[i];
-              for (int k0 = 0; k0 < nk; k0 += 8)
+              for (int k0 = 0; k0 < nk; k0 += ATTN_VBATCH)
                 {
-                  float vv[8], pk[8];
+                  float vv[ATTN_VBATCH], pk[ATTN_VBATCH];
 #pragma unroll
-                  for (int k = 0; k < 8; k++)
+                  for (int k = 0; k < ATTN_VBATCH; k++)
                     {
                       int kk = k0 + k < nk ? k0 + k : nk - 1;
                       pk[k] = k0 + k < nk ? ps[k0 + k] : 0.0f;
@@ -137,7 +140,7 @@ k_flash_attn (attn_args a, int64_t nrows)
                   /* A skipped key's row is never used: it may hold
                      anything (a position not written yet).  */
 #pragma unroll
-                  for (int k = 0; k < 8; k++)
+                  for (int k = 0; k < ATTN_VBATCH; k++)
                     if (pk[k] != 0.0f)
                       o += pk[k] * vv[k];
                 }

@@ -312,6 +312,46 @@ tsr_cuda_mmv_ready (const tsr_tensor *d)
 }
 
 int
+tsr_cuda_mmv_launch (struct tsr_cuda_backend *be,
+                     const struct tsr_cuda_mmv_set *set, int atype,
+                     const tsr_tensor *b, const tsr_tensor *node)
+{
+  bool flat = b->ne[2] * b->ne[3] == 1;
+  int err;
+
+  for (int m = 0; m < set->n; m++)
+    flat = flat && set->a[m].ne[2] * set->a[m].ne[3] == 1;
+  if ((atype == TSR_TYPE_Q8_0 || atype == TSR_TYPE_Q4_0) && flat)
+    {
+      /* The activations rounded once for the whole set.  */
+      size_t qbytes = round_up ((size_t) tsr_nelements (b));
+      size_t dsbytes = (size_t) tsr_nelements (b) / 32 * 2 * sizeof (float);
+      char *mem = tsr_cuda_scratch (be, qbytes + dsbytes);
+      if (!mem)
+        return TSR_ERR_NO_MEMORY;
+      err = tsr_cuda_quantize_q8 (be->stream, tsr_cuda_desc (b),
+                                  (signed char *) mem, mem + qbytes);
+      if (err == 0)
+        err = tsr_cuda_mmvq (be->stream, set, atype,
+                             (const signed char *) mem, mem + qbytes,
+                             b->ne[0], (int) b->ne[1]);
+    }
+  else if ((atype == TSR_TYPE_Q8_0 || atype == TSR_TYPE_Q4_0) && set->n == 1)
+    err = tsr_cuda_mul_mat_vec_q (be->stream, set->d[0], set->a[0], atype,
+                                  tsr_cuda_desc (b));
+  else
+    err = tsr_cuda_mul_mat_vec_set (be->stream, set, atype,
+                                    tsr_cuda_desc (b));
+  if (err != 0)
+    return tsr_set_error (TSR_ERR_BACKEND, "cuda: %s: %s%s '%s' failed: %s",
+                          be->d->name, set->n > 1 || set->glu
+                          ? "fused kernel ending in " : "",
+                          tsr_op_name (node->op), node->name,
+                          cudaGetErrorString ((cudaError_t) err));
+  return TSR_OK;
+}
+
+int
 tsr_cuda_mul_mat (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
   struct operand oa, ob;
@@ -319,19 +359,14 @@ tsr_cuda_mul_mat (struct tsr_cuda_backend *be, tsr_tensor *d)
   int st;
 
   /* Token generation with quantized weights: read them as they are
-     (cuda-quant.cu) instead of converting the whole matrix.  */
+     (cuda-mmvq.cu, cuda-quant.cu) instead of converting the whole
+     matrix.  */
   if (tsr_cuda_mmv_ready (d))
     {
-      tsr_type t = d->src[0]->type;
-      int err = (t == TSR_TYPE_Q8_0 || t == TSR_TYPE_Q4_0
-                 ? tsr_cuda_mul_mat_vec_q : tsr_cuda_mul_mat_vec_blocks)
-                (be->stream, tsr_cuda_desc (d), tsr_cuda_desc (d->src[0]), t,
-                 tsr_cuda_desc (d->src[1]));
-      if (err != 0)
-        return tsr_set_error (TSR_ERR_BACKEND, "cuda: %s: mul_mat '%s' "
-                              "failed: %s", be->d->name, d->name,
-                              cudaGetErrorString ((cudaError_t) err));
-      return TSR_OK;
+      struct tsr_cuda_mmv_set set = { .n = 1 };
+      set.a[0] = tsr_cuda_desc (d->src[0]);
+      set.d[0] = tsr_cuda_desc (d);
+      return tsr_cuda_mmv_launch (be, &set, d->src[0]->type, d->src[1], d);
     }
   st = blas_handle (be);
 

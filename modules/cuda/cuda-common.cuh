@@ -355,6 +355,35 @@ tsr_cuda_gelu (float v)
   return 0.5f * v * (1.0f + t);
 }
 
+/* The sums S[c] of a warp for row ROW of product M of SET: into
+   d[M], or, for a gated pair, kept in FIRST (M == 0) until the second
+   product's sums complete act (first) * s in d[0].  Lane 0 writes.  */
+template <int NC>
+static __device__ inline void
+tsr_cuda_mmv_store_row (const tsr_cuda_mmv_set &set, int m, int64_t row,
+                    float acc[NC], float first[NC])
+{
+  const tsr_cuda_tdesc &d = set.d[set.glu ? 0 : m];
+  int64_t i2 = blockIdx.y % d.ne[2], i3 = blockIdx.y / d.ne[2];
+  bool lead = threadIdx.x % 32 == 0;
+
+#pragma unroll
+  for (int c = 0; c < NC; c++)
+    {
+      float s = tsr_cuda_warp_sum (acc[c]);
+      if (set.glu && m == 0)
+        first[c] = s;
+      else if (lead)
+        {
+          if (set.glu)
+            s = (set.glu == TSR_OP_SWIGLU ? tsr_cuda_silu (first[c])
+                 : tsr_cuda_gelu (first[c])) * s;
+          *(float *) (d.data + row * 4 + c * d.nb[1] + i2 * d.nb[2]
+                      + i3 * d.nb[3]) = s;
+        }
+    }
+}
+
 /* Launch status as the launchers return it; counts one kernel queued
    (a launcher of several counts the others with tsr_cuda_count).  */
 static inline int

@@ -238,7 +238,7 @@ match_norm (const tsr_graph *g, int i0, struct tsr_cuda_step *steps)
 }
 
 /* A product the matrix-vector kernels take in a set: two-dimensional,
-   block weights (q8_0 / q4_0 of the staged layout).  */
+   block weights.  */
 static bool
 mmv_member (const tsr_tensor *d)
 {
@@ -246,12 +246,7 @@ mmv_member (const tsr_tensor *d)
 
   if (d->op != TSR_OP_MUL_MAT || !tsr_cuda_mmv_ready (d))
     return false;
-  if (a->ne[2] * a->ne[3] != 1 || b->ne[2] * b->ne[3] != 1)
-    return false;
-  if ((a->type == TSR_TYPE_Q8_0 || a->type == TSR_TYPE_Q4_0)
-      && !tsr_cuda_mmv_staged (tsr_cuda_desc (a)))
-    return false;
-  return true;
+  return a->ne[2] * a->ne[3] == 1 && b->ne[2] * b->ne[3] == 1;
 }
 
 /* Of one set: the same activations, weight type and row length.  */
@@ -371,7 +366,6 @@ tsr_cuda_fuse_launch (struct tsr_cuda_backend *be, const tsr_graph *g,
 {
   tsr_tensor *m[3];
   struct tsr_cuda_mmv_set set;
-  int err;
 
   for (int k = 0; k < step->n; k++)
     m[k] = tsr_graph_node (g, step->members[k]);
@@ -398,9 +392,8 @@ tsr_cuda_fuse_launch (struct tsr_cuda_backend *be, const tsr_graph *g,
         }
       if (set.glu)
         set.d[0] = tsr_cuda_desc (m[2]);
-      err = tsr_cuda_mul_mat_vec_set (be->stream, &set, m[0]->src[0]->type,
-                                      tsr_cuda_desc (m[0]->src[1]));
-      return fused_launched (be, m[step->n - 1], err);
+      return tsr_cuda_mmv_launch (be, &set, m[0]->src[0]->type,
+                                  m[0]->src[1], m[step->n - 1]);
     default:
       return tsr_set_error (TSR_ERR_BACKEND, "cuda: %s: no fused kernel "
                             "%d", be->d->name, step->kind);

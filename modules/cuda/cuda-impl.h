@@ -158,6 +158,14 @@ TSR_MODULE_HIDDEN bool tsr_cuda_mul_mat_supports (const tsr_tensor *d);
 TSR_MODULE_HIDDEN int tsr_cuda_mul_mat (struct tsr_cuda_backend *be, tsr_tensor *d);
 /* Whether the matrix-vector kernels take mul_mat D (else cuBLAS).  */
 TSR_MODULE_HIDDEN bool tsr_cuda_mmv_ready (const tsr_tensor *d);
+/* The products of SET (weights of type ATYPE, every one ready as
+   above) with the activations B: in integer dot products for q8_0 and
+   q4_0 in two dimensions (cuda-mmvq.cu), else cuda-quant.cu's
+   kernels.  A status; a failure names NODE (the last of the set).  */
+TSR_MODULE_HIDDEN int tsr_cuda_mmv_launch (struct tsr_cuda_backend *be,
+                                           const struct tsr_cuda_mmv_set *set,
+                                           int atype, const tsr_tensor *b,
+                                           const tsr_tensor *node);
 /* Release the cuBLAS handle of BE.  */
 TSR_MODULE_HIDDEN void tsr_cuda_blas_release (struct tsr_cuda_backend *be);
 

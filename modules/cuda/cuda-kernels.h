@@ -147,6 +147,20 @@ TSR_MODULE_HIDDEN int tsr_cuda_mul_mat_vec_set (cudaStream_t s,
    16-byte words, a multiple of 256 elements long).  */
 TSR_MODULE_HIDDEN int tsr_cuda_mmv_staged (struct tsr_cuda_tdesc a);
 
+/* cuda-mmvq.cu */
+/* The activations B (f32 [k, n], dense rows, n <= CU_MMV_MAX_COLS) in
+   blocks of 32 rounded to 8-bit integers: Q (k * n bytes, 16-byte
+   aligned) and DS (k / 32 * n pairs of floats: scale, scaled sum).  */
+TSR_MODULE_HIDDEN int tsr_cuda_quantize_q8 (cudaStream_t s,
+                              struct tsr_cuda_tdesc b, signed char *q,
+                              void *ds);
+/* The products of SET (q8_0 or q4_0 weights of K columns, two-
+   dimensional) with NCOLS columns of activations so rounded.  */
+TSR_MODULE_HIDDEN int tsr_cuda_mmvq (cudaStream_t s,
+                       const struct tsr_cuda_mmv_set *set, int atype,
+                       const signed char *q, const void *ds, int64_t k,
+                       int ncols);
+
 /* cuda-set-rows.cu */
 /* d[:, idx[i, j, l], j % d2, l % d3] = s[:, i, j, l] converted to
    DTYPE (f32, f16, bf16; q8_0 / q4_0 with dense rows), the last source

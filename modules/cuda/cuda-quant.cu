@@ -335,35 +335,6 @@ k_mul_mat_vec_q (tsr_cuda_tdesc d, tsr_cuda_tdesc a, int atype, tsr_cuda_tdesc b
 #define CU_MMV_STAGE_WORDS (CU_MMV_STAGE * CU_Q8_BYTES / 16)
 #define CU_MMV_STAGE_REGS ((CU_MMV_STAGE_WORDS + CU_WARP - 1) / CU_WARP)
 
-/* The sums S[c] of a warp for row ROW of product M of SET: into
-   d[M], or, for a gated pair, kept in FIRST (M == 0) until the second
-   product's sums complete act (first) * s in d[0].  Lane 0 writes.  */
-template <int NC>
-static __device__ inline void
-tsr_cuda_mmv_store (const tsr_cuda_mmv_set &set, int m, int64_t row,
-                    float acc[NC], float first[NC])
-{
-  const tsr_cuda_tdesc &d = set.d[set.glu ? 0 : m];
-  int64_t i2 = blockIdx.y % d.ne[2], i3 = blockIdx.y / d.ne[2];
-  bool lead = threadIdx.x % CU_WARP == 0;
-
-#pragma unroll
-  for (int c = 0; c < NC; c++)
-    {
-      float s = tsr_cuda_warp_sum (acc[c]);
-      if (set.glu && m == 0)
-        first[c] = s;
-      else if (lead)
-        {
-          if (set.glu)
-            s = (set.glu == TSR_OP_SWIGLU ? tsr_cuda_silu (first[c])
-                 : tsr_cuda_gelu (first[c])) * s;
-          *(float *) (d.data + row * 4 + c * d.nb[1] + i2 * d.nb[2]
-                      + i3 * d.nb[3]) = s;
-        }
-    }
-}
-
 /* Rows of whole 16-byte words (16-byte aligned, a multiple of 256
    elements long), in stages of CU_MMV_STAGE blocks (1024 elements).
    Each warp copies its row's stage into shared memory and the thread
@@ -476,7 +447,7 @@ k_mul_mat_vec_q_staged (tsr_cuda_mmv_set set, int atype, tsr_cuda_tdesc b,
         }
 #undef CU_MMV_FETCH
       if (live)
-        tsr_cuda_mmv_store<NC> (set, m, row, acc, first);
+        tsr_cuda_mmv_store_row<NC> (set, m, row, acc, first);
     }
 }
 
@@ -594,7 +565,7 @@ k_mul_mat_vec_chunks (tsr_cuda_mmv_set set, tsr_cuda_tdesc b, int64_t r2,
               acc[j] += s;
             }
         }
-      tsr_cuda_mmv_store<NC> (set, m, row, acc, first);
+      tsr_cuda_mmv_store_row<NC> (set, m, row, acc, first);
     }
 }
 

@@ -72,10 +72,6 @@ k_norm (int rms, float eps, tsr_cuda_tdesc d, tsr_cuda_tdesc a)
     }
 }
 
-/* Elements of a row a thread of k_rms_norm_mul keeps in registers
-   (rows up to CU_NORM_REGS * CU_THREADS long are read once).  */
-#define CU_NORM_REGS 32
-
 /* rms_norm (x) * w with x = a, or x = a + b stored in S as well (the
    nodes add, rms_norm, mul fused: the add's result is read again
    later, the norm's is not).  Each thread reads and writes only its
@@ -83,93 +79,64 @@ k_norm (int rms, float eps, tsr_cuda_tdesc d, tsr_cuda_tdesc a)
    so S may be A or B itself and D may be A or B (not S).  Rounded and
    summed as the three kernels do: x * scale in f32, then times the
    weight; the squares summed in the order of k_norm.  W is broadcast
-   over the rows (its dimensions divide x's).  */
+   over the rows (its dimensions divide x's).  The first pass loads four
+   elements before it stores any sum (S may alias A: a store between
+   two loads would make each wait for the one before); an array of a
+   row's values indexed at run time would live in local memory
+   (measured: 20 us a 2048-element row on an H200).  */
 static __global__ void
 k_rms_norm_mul (float eps, tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc b,
                 tsr_cuda_tdesc s, int add, tsr_cuda_tdesc w)
 {
   __shared__ double shared[CU_THREADS];
   const int64_t n = a.ne[0];
-  const bool regs = n <= CU_NORM_REGS * CU_THREADS;
+  /* A weight row as long as x's, the same for every row.  */
+  const bool wrow = w.ne[0] == n && w.ne[1] * w.ne[2] * w.ne[3] == 1;
   CU_FOR_ROWS (r, tsr_cuda_nrows (a))
     {
       int64_t i1, i2, i3;
       double ss = 0;
-      float v[CU_NORM_REGS];
       tsr_cuda_split_row (r, a, &i1, &i2, &i3);
-      if (regs)
+      for (int64_t k0 = threadIdx.x; k0 < n; k0 += 4 * CU_THREADS)
         {
-          /* Every load first, then the stores of the sum: a store
-             between two loads (S may alias A) would make each load
-             wait for the one before.  */
-#pragma unroll
-          for (int j = 0; j < CU_NORM_REGS; j++)
-            {
-              int64_t k = threadIdx.x + (int64_t) j * CU_THREADS;
-              if (k < n)
-                v[j] = add ? tsr_cuda_f32 (a, k, i1, i2, i3)
-                             + tsr_cuda_f32 (b, k, i1, i2, i3)
-                           : tsr_cuda_f32 (a, k, i1, i2, i3);
-            }
-#pragma unroll
-          for (int j = 0; j < CU_NORM_REGS; j++)
-            {
-              int64_t k = threadIdx.x + (int64_t) j * CU_THREADS;
-              if (k < n)
-                {
-                  if (add)
-                    tsr_cuda_f32 (s, k, i1, i2, i3) = v[j];
-                  ss += (double) v[j] * v[j];
-                }
-            }
-        }
-      else
-        FOR_ROW (k, n)
-          {
-            float x = tsr_cuda_f32 (a, k, i1, i2, i3);
-            if (add)
-              {
-                x += tsr_cuda_f32 (b, k, i1, i2, i3);
-                tsr_cuda_f32 (s, k, i1, i2, i3) = x;
-              }
-            ss += (double) x * x;
+          float x0, x1, x2, x3;
+#define CU_NORM_LOAD(x, u)                                              \
+          {                                                             \
+            int64_t k_ = k0 + (u) * CU_THREADS;                         \
+            x = 0.0f;                                                   \
+            if (k_ < n)                                                 \
+              x = add ? tsr_cuda_f32 (a, k_, i1, i2, i3)                \
+                        + tsr_cuda_f32 (b, k_, i1, i2, i3)              \
+                      : tsr_cuda_f32 (a, k_, i1, i2, i3);               \
           }
-      float wv[CU_NORM_REGS];
-      if (regs)
-        {
-          /* The weights' loads under the reduction's latency.  */
-          const int64_t w1 = i1 % w.ne[1], w2 = i2 % w.ne[2];
-          const int64_t w3 = i3 % w.ne[3];
-#pragma unroll
-          for (int j = 0; j < CU_NORM_REGS; j++)
-            {
-              int64_t k = threadIdx.x + (int64_t) j * CU_THREADS;
-              if (k < n)
-                wv[j] = tsr_cuda_f32 (w, w.ne[0] == n ? k : k % w.ne[0], w1,
-                                      w2, w3);
-            }
+          CU_NORM_LOAD (x0, 0) CU_NORM_LOAD (x1, 1)
+          CU_NORM_LOAD (x2, 2) CU_NORM_LOAD (x3, 3)
+#undef CU_NORM_LOAD
+#define CU_NORM_SUM(x, u)                                               \
+          {                                                             \
+            int64_t k_ = k0 + (u) * CU_THREADS;                         \
+            if (k_ < n)                                                 \
+              {                                                         \
+                if (add)                                                \
+                  tsr_cuda_f32 (s, k_, i1, i2, i3) = x;                 \
+                ss += (double) x * x;                                   \
+              }                                                         \
+          }
+          CU_NORM_SUM (x0, 0) CU_NORM_SUM (x1, 1)
+          CU_NORM_SUM (x2, 2) CU_NORM_SUM (x3, 3)
+#undef CU_NORM_SUM
         }
       ss = tsr_cuda_block_sum (ss, shared);
       float scale = (float) (1.0 / sqrt (ss / (double) n + (double) eps));
-      if (regs)
+      FOR_ROW (k, n)
         {
-#pragma unroll
-          for (int j = 0; j < CU_NORM_REGS; j++)
-            {
-              int64_t k = threadIdx.x + (int64_t) j * CU_THREADS;
-              if (k < n)
-                tsr_cuda_f32 (d, k, i1, i2, i3) = v[j] * scale * wv[j];
-            }
-        }
-      else
-        FOR_ROW (k, n)
-          {
-            float x = add ? tsr_cuda_f32 (s, k, i1, i2, i3)
-                          : tsr_cuda_f32 (a, k, i1, i2, i3);
-            tsr_cuda_f32 (d, k, i1, i2, i3)
-              = x * scale * tsr_cuda_f32 (w, k % w.ne[0], i1 % w.ne[1],
+          float x = add ? tsr_cuda_f32 (s, k, i1, i2, i3)
+                        : tsr_cuda_f32 (a, k, i1, i2, i3);
+          float wk = wrow ? *(const float *) (w.data + k * w.nb[0])
+                          : tsr_cuda_f32 (w, k % w.ne[0], i1 % w.ne[1],
                                           i2 % w.ne[2], i3 % w.ne[3]);
-          }
+          tsr_cuda_f32 (d, k, i1, i2, i3) = x * scale * wk;
+        }
     }
 }
 

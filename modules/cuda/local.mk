@@ -18,7 +18,7 @@ cuda_sources = modules/cuda/cuda-impl.h modules/cuda/cuda-kernels.h \
 	modules/cuda/cuda-profile.c
 cuda_kernel_sources = modules/cuda/cuda-elementwise.cu \
 	modules/cuda/cuda-copy.cu modules/cuda/cuda-rows.cu \
-	modules/cuda/cuda-quant.cu \
+	modules/cuda/cuda-quant.cu modules/cuda/cuda-mmvq.cu \
 	modules/cuda/cuda-set-rows.cu modules/cuda/cuda-attn.cu \
 	modules/cuda/cuda-mul-mat-id.cu modules/cuda/cuda-reduce.cu \
 	modules/cuda/cuda-shape.cu modules/cuda/cuda-sort.cu \

@@ -108,8 +108,13 @@ check_graph (tsr_device *dev)
     {
       reference (ws[t], b, want);
       tsr_tensor_get (rs[t], out, 0, sizeof (float) * M * N);
-      /* f16 and q4_0 multiply b rounded to f16 on tensor cores.  */
-      CHECK (tsr_test_max_abs_diff (out, want, M * N) < (t ? 2e-2 : 1e-4),
+      /* f16 weights multiply b rounded to f16 on tensor cores; q4_0
+         weights (at most 8 columns) b rounded to 8 bits a block of 32
+         at a time, as on the CPU: each value of b off by at most 1/254,
+         a sum of K = 64 of them has a standard deviation of about 0.01
+         (the largest of these 15 errors on an H200: 0.025).  */
+      CHECK (tsr_test_max_abs_diff (out, want, M * N)
+             < (t == 2 ? 8e-2 : t ? 2e-2 : 1e-4),
              "mul_mat with %s weights (max error %g)", names[t],
              tsr_test_max_abs_diff (out, want, M * N));
     }

@@ -7,8 +7,13 @@
    computed here in double precision from the dequantized weights; the
    three backends' results must be bit-identical; and the counters say
    where the work went: one capture then replays, the fused nodes of
-   each pattern, fewer kernels than nodes.  UNSUPPORTED without a CUDA
-   device.  */
+   each pattern, fewer kernels than nodes.  Tolerance (NMSE): 1e-12 for
+   the residual sum; 5e-4 for the products, whose q4_0 and q8_0 weights
+   multiply activations rounded to 8 bits a block of 32 at a time (as
+   on the CPU: about 5e-5 for these values), and for k read back from
+   the f16 cache; 1e-3 for the feed-forward after two such roundings.
+   An error of the kernels' arithmetic is of order 1.  UNSUPPORTED
+   without a CUDA device.  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,12 +245,12 @@ main (void)
         row[i] = tsr_fp16_to_fp32 (o->cache[(t + 1) * KV + i]);
       CHECK (nmse (o->s, s, E) < 1e-12, "compute %d: the residual sum "
              "(nmse %.2e)", t, nmse (o->s, s, E));
-      CHECK (nmse (o->q, q, E) < 1e-10 && nmse (o->v, v, KV) < 1e-10,
+      CHECK (nmse (o->q, q, E) < 5e-4 && nmse (o->v, v, KV) < 5e-4,
              "compute %d: the fused products q and v (nmse %.2e, %.2e)", t,
              nmse (o->q, q, E), nmse (o->v, v, KV));
-      CHECK (nmse (row, k, KV) < 1e-6, "compute %d: k in cache row %d "
+      CHECK (nmse (row, k, KV) < 5e-4, "compute %d: k in cache row %d "
              "(nmse %.2e, f16)", t, t + 1, nmse (row, k, KV));
-      CHECK (nmse (o->out, out, E) < 1e-9, "compute %d: the gated "
+      CHECK (nmse (o->out, out, E) < 1e-3, "compute %d: the gated "
              "feed-forward (nmse %.2e)", t, nmse (o->out, out, E));
     }
   for (int cfg = 1; cfg < 3; cfg++)

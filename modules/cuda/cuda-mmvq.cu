@@ -1,0 +1,189 @@
+/* cuda-mmvq.cu - matrix-vector products of q8_0 and q4_0 weights on
+ * 8-bit activations, in integer dot products (dp4a).
+ *
+ * Token generation reads every weight once per token; what limits a
+ * kernel that converts each weight to a float and multiplies it with
+ * an f32 activation is the work per element (measured on an H200: the
+ * staged kernel of cuda-quant.cu ran 1.5 T elements/s whether the
+ * weights were q8_0 or q4_0, 0.9 to 1.5 TB/s of the card's 4).  Here
+ * the activations are first rounded, 32 at a time, to 8-bit integers
+ * with an f32 scale, as the CPU backend rounds them for these weights
+ * (q = round (x / d), d = amax / 127; the scale is kept in f32 rather
+ * than f16), together with the scaled sum of each block's integers;
+ * then each lane of a warp takes whole weight blocks of its row and
+ * multiplies four weights by four activations per dp4a instruction:
+ *
+ *   q8_0:  sum_i w_i x_i = d_w d_x sum_i q_i p_i
+ *   q4_0:  sum_i (q_i - 8) d_w x_i = d_w (d_x sum_i q_i p_i - 8 s_x),
+ *          s_x = d_x sum_i p_i
+ *
+ * The sums of a lane's blocks are f32, then the warp's.  One kernel
+ * computes a set of products of the same activations (cuda-fuse.c) and
+ * the gated unit of a pair, as the kernels of cuda-quant.cu do.  Weight
+ * blocks are 2-byte aligned (18 and 34 bytes), so they are read as
+ * 16-bit words, a warp reading 32 consecutive blocks at each step.  */
+#include "cuda-common.cuh"
+
+#define MMVQ_WARPS 4            /* rows (warps) per thread block */
+
+/* Rounding, a warp per block of 32 activations: Q the integers, DS the
+   scale and the scaled sum (f32 pairs), column after column.  */
+static __global__ void
+k_quantize_q8 (const char *x, int64_t nb1, int64_t k, int ncols,
+               signed char *q, float2 *ds)
+{
+  const int lane = threadIdx.x % 32;
+  const int64_t nblocks = k / CU_QK;
+  const int64_t total = nblocks * ncols;
+
+  for (int64_t blk = (int64_t) blockIdx.x * (blockDim.x / 32)
+                     + threadIdx.x / 32;
+       blk < total; blk += (int64_t) gridDim.x * (blockDim.x / 32))
+    {
+      int64_t c = blk / nblocks, i = blk % nblocks;
+      float v = ((const float *) (x + c * nb1))[i * CU_QK + lane];
+      float amax = fabsf (v);
+      for (int o = 16; o > 0; o /= 2)
+        amax = fmaxf (amax, __shfl_xor_sync (0xffffffffu, amax, o));
+      float d = __fdiv_rn (amax, 127.0f);
+      float id = d > 0.0f ? __fdiv_rn (1.0f, d) : 0.0f;
+      int p = __float2int_rn (__fmul_rn (v, id));
+      int sum = p;
+      for (int o = 16; o > 0; o /= 2)
+        sum += __shfl_xor_sync (0xffffffffu, sum, o);
+      q[blk * CU_QK + lane] = (signed char) p;
+      if (lane == 0)
+        ds[blk] = make_float2 (d, d * (float) sum);
+    }
+}
+
+/* The four bytes of the 2-byte aligned weight bytes at P (as 16-bit
+   words) as one int.  */
+static __device__ inline int
+int_at (const uint16_t *p)
+{
+  return (int) ((uint32_t) __ldg (p) | ((uint32_t) __ldg (p + 1) << 16));
+}
+
+/* The dot product of weight block W (TYPE) with activation block Q
+   (32 integers, 16-byte aligned) with scales DS, as a float.  */
+template <int TYPE>
+static __device__ inline float
+block_dot (const uint16_t *w, const int4 *q, float2 ds)
+{
+  const float dw = tsr_cuda_f16_to_f32 (__ldg (w));
+  const int4 a = __ldg (q), b = __ldg (q + 1);
+  const int x[8] = { a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w };
+  int dot = 0;
+
+  if (TYPE == TSR_TYPE_Q8_0)
+    {
+#pragma unroll
+      for (int k = 0; k < 8; k++)
+        dot = __dp4a (int_at (w + 1 + 2 * k), x[k], dot);
+    }
+  else
+    {
+      /* q4_0: byte j holds element j (low nibble) and j + 16 (high).  */
+#pragma unroll
+      for (int k = 0; k < 4; k++)
+        {
+          int v = int_at (w + 1 + 2 * k);
+          dot = __dp4a (v & 0x0F0F0F0F, x[k], dot);
+          dot = __dp4a ((v >> 4) & 0x0F0F0F0F, x[k + 4], dot);
+        }
+    }
+  return TYPE == TSR_TYPE_Q8_0 ? dw * ds.x * (float) dot
+                               : dw * (ds.x * (float) dot - 8.0f * ds.y);
+}
+
+/* A warp per row of every product of SET, NC activation columns.  */
+template <int TYPE, int NC>
+static __global__ void
+k_mmvq (tsr_cuda_mmv_set set, const signed char *q, const float2 *ds,
+        int64_t nblocks)
+{
+  const int bytes = TYPE == TSR_TYPE_Q8_0 ? CU_Q8_BYTES : CU_Q4_BYTES;
+  const int lane = threadIdx.x % 32;
+  const int64_t row = (int64_t) blockIdx.x * MMVQ_WARPS + threadIdx.x / 32;
+  float first[NC];
+
+#pragma unroll
+  for (int m = 0; m < CU_MMV_MAX_SET; m++)
+    {
+      if (m >= set.n)
+        break;
+      const tsr_cuda_tdesc &a = set.a[m];
+      if (row >= a.ne[1])
+        continue;
+      const uint16_t *w = (const uint16_t *) (a.data + row * a.nb[1]);
+      float acc[NC];
+#pragma unroll
+      for (int c = 0; c < NC; c++)
+        acc[c] = 0.0f;
+#pragma unroll 2
+      for (int64_t i = lane; i < nblocks; i += 32)
+#pragma unroll
+        for (int c = 0; c < NC; c++)
+          acc[c] += block_dot<TYPE> (w + i * bytes / 2,
+                                     (const int4 *) (q + (c * nblocks + i)
+                                                     * CU_QK),
+                                     ds[c * nblocks + i]);
+      tsr_cuda_mmv_store_row<NC> (set, m, row, acc, first);
+    }
+}
+
+int
+tsr_cuda_quantize_q8 (cudaStream_t st, struct tsr_cuda_tdesc b,
+                      signed char *q, void *ds)
+{
+  int64_t total = b.ne[0] / CU_QK * b.ne[1];
+  int64_t blocks = (total + 7) / 8;
+
+  k_quantize_q8<<<(unsigned) (blocks < CU_MAX_BLOCKS ? blocks
+                                                     : CU_MAX_BLOCKS),
+                  256, 0, st>>> (b.data, b.nb[1], b.ne[0], (int) b.ne[1],
+                                 q, (float2 *) ds);
+  return tsr_cuda_launched ();
+}
+
+template <int TYPE>
+static void
+mmvq (cudaStream_t st, dim3 grid, const tsr_cuda_mmv_set &set,
+      const signed char *q, const float2 *ds, int64_t nblocks, int ncols)
+{
+  switch (ncols)
+    {
+#define CASE(n)                                                           \
+    case n:                                                               \
+      k_mmvq<TYPE, n><<<grid, MMVQ_WARPS * 32, 0, st>>> (set, q, ds,      \
+                                                         nblocks);        \
+      break;
+    CASE (1) CASE (2) CASE (3) CASE (4) CASE (5) CASE (6) CASE (7) CASE (8)
+#undef CASE
+    }
+}
+
+int
+tsr_cuda_mmvq (cudaStream_t st, const struct tsr_cuda_mmv_set *set,
+               int atype, const signed char *q, const void *ds, int64_t k,
+               int ncols)
+{
+  int64_t rows = 0;
+
+  if (set->n < 1 || set->n > CU_MMV_MAX_SET || (set->glu && set->n != 2)
+      || ncols < 1 || ncols > CU_MMV_MAX_COLS || k % CU_QK != 0)
+    return (int) cudaErrorInvalidValue;
+  for (int m = 0; m < set->n; m++)
+    rows = set->a[m].ne[1] > rows ? set->a[m].ne[1] : rows;
+  dim3 grid ((unsigned) ((rows + MMVQ_WARPS - 1) / MMVQ_WARPS));
+  if (atype == TSR_TYPE_Q8_0)
+    mmvq<TSR_TYPE_Q8_0> (st, grid, *set, q, (const float2 *) ds, k / CU_QK,
+                         ncols);
+  else if (atype == TSR_TYPE_Q4_0)
+    mmvq<TSR_TYPE_Q4_0> (st, grid, *set, q, (const float2 *) ds, k / CU_QK,
+                         ncols);
+  else
+    return (int) cudaErrorInvalidValue;
+  return tsr_cuda_launched ();
+}

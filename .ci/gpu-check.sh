@@ -1,26 +1,34 @@
 #!/bin/sh
 # gpu-check.sh - the one-call measurement for a session that is lent a
-# GPU (see the device tool's README).  Two steps:
+# GPU (see the device tool's README, and the manual's "Testing on a
+# GPU").  Two steps:
 #
 #   .ci/gpu-check.sh prepare   here, where nvcc is: a CUDA build for
 #                              sm_90 (H100/H200) installed stripped into
 #                              .dev/inst, Debian's libltdl beside it,
-#                              and a small logits comparer (.dev/nmse)
+#                              the CUDA test programs (.dev/tests) and a
+#                              small logits comparer (.dev/nmse)
 #   .ci/gpu-check.sh run       on the device machine, through the device
-#                              tool, with carry [".dev"] (about 40 MiB):
+#                              tool, with carry [".dev"] (about 45 MiB):
 #                              writes everything under $OUT (or /tmp)
 #
-# What `run` measures (about 4 minutes on an H100):
+# What `run` measures (3 to 4 minutes on an H200):
 #   1. nvidia-smi, tessera-info;
-#   2. the scheduler on CUDA0 + CPU (issue 31): logits of a 48-token
-#      prompt, 4-layer f32 model, last 2 layers on CUDA0, micro-batches
-#      of 8 with 1 and 2 in flight: bit-identical to each other, NMSE
-#      against the CPU alone; TESSERA_SCHED_DEBUG listing (splits,
-#      waits in a queue or on the host);
-#   3. the Llama-3.2-1B-shaped q4_0 model: -d CUDA0 (pp512, tg128),
-#      and -d CUDA0,CPU --gpu-layers=8 with --ubatch=128 and
-#      --pipeline=1 / 2 (pp512, tg32), with the scheduler's line per
-#      generated token.
+#   2. the CUDA test programs (testsuite/tessera.cuda) and the op
+#      checker on CUDA0 against the CPU;
+#   3. logits of CUDA0 alone against the CPU for every architecture,
+#      and bit-identical with TESSERA_CUDA_GRAPHS=0 and with
+#      TESSERA_CUDA_FUSION=0 as well;
+#   4. the scheduler on CUDA0 + CPU (a 4-layer f32 model, last 2 layers
+#      on CUDA0, micro-batches of 8, 1 and 2 in flight);
+#   5. the matrix-vector products of every weight type at 4096 x 14336
+#      and at the 1B model's shapes (tessera-bench, weight GB/s);
+#   6. the Llama-3.2-1B-shaped model in q4_0, q8_0 and Q4_K_M: pp512
+#      and tg128 on CUDA0 with the device's read roof and the backend's
+#      counters (kernels per token, fused nodes, graph replays), the
+#      time of each kernel of decoding (TESSERA_CUDA_PROFILE=1), and
+#      q4_0 once more with graphs and fusion off (the walk of before);
+#   7. a summary table.
 # .dev is ignored by git: nothing of this is committed but the script.
 set -eu
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
@@ -67,64 +75,128 @@ main (int argc, char **argv)
 }
 EOF
   cc -O2 -o "$dev/nmse" "$dev/nmse.c"
+  # The CUDA test programs, linked against the installed libraries.
+  rm -rf "$dev/tests" && mkdir -p "$dev/tests"
+  lib=$dev/inst/opt/tessera/lib
+  for t in "$srcdir"/testsuite/tessera.cuda/*.c; do
+    cc -O2 -I"$dev/inst/opt/tessera/include" -I"$srcdir/testsuite/lib" \
+      -o "$dev/tests/$(basename "$t" .c)" "$t" -L"$lib" -ltessera-model \
+      -ltessera -lm -Wl,-rpath,"\$ORIGIN/../inst/opt/tessera/lib"
+  done
   du -sh "$dev"
 }
 
 run () {
-  out=${OUT:-/tmp/gpu-check}
+  # Only the log goes to $OUT (the device tool brings back few files);
+  # the work files stay in $out.
+  log=${OUT:-/tmp/gpu-check}
+  out=/tmp/gpu-check-work
   tmp=/tmp/gpu-check-models
-  mkdir -p "$out" "$tmp"
+  mkdir -p "$log" "$out" "$tmp"
   inst=$dev/inst/opt/tessera
   export LD_LIBRARY_PATH=$inst/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   export TESSERA_BACKEND_PATH=$inst/lib/tessera
   bin=$inst/bin
   set +e
-  measure 2>&1 | tee "$out/gpu-check.log"
+  measure 2>&1 | tee "$log/gpu-check.log"
+}
+
+# Logits of MODEL with TOKS on DEVICES into FILE; more arguments go
+# to tessera-run.
+logits () {
+  f=$1; d=$2; shift 2
+  "$bin/tessera-run" -m "$m" --tokens="$toks" --logits="$f" -d "$d" "$@" \
+    > /dev/null
 }
 
 measure () {
   nvidia-smi -L
   "$bin/tessera-info"
-  echo "== scheduler: CUDA0 + CPU, f32, 4 layers, 48-token prompt"
-  m4=$tmp/t4.gguf
-  "$bin/tessera-gguf" synth --like=tiny --type=f32 --layers=4 "$m4"
   toks=$(seq -s, 1 48)
-  "$bin/tessera-run" -m "$m4" --tokens="$toks" -n 0 --logits="$out/cpu.f32" \
-    -d CPU
+  echo "== CUDA test programs"
+  for t in "$dev"/tests/*; do
+    timeout 120 "$t" > "$out/test-$(basename "$t").txt" 2>&1
+    echo "$(basename "$t"): exit $?, $(grep -c '^PASS' \
+      "$out/test-$(basename "$t").txt") passed, $(grep -c '^FAIL' \
+      "$out/test-$(basename "$t").txt") failed"
+    grep '^FAIL' "$out/test-$(basename "$t").txt" | head -5
+  done
+  grep -h 'counters\|captures\|fused' "$out"/test-graphs.txt | head -4
+  echo "== op checker on CUDA0"
+  timeout 240 "$bin/tessera-opcheck" test --device CUDA0 > "$out/opcheck.txt" 2>&1
+  echo "opcheck: exit $?"; tail -2 "$out/opcheck.txt"
+  grep -i '^FAIL' "$out/opcheck.txt" | head -10
+  echo "== architectures: CUDA0 alone against the CPU; graphs and fusion off"
+  m=$tmp/arch.gguf
+  for a in "llama --type=f32" "llama --type=q4_0 --embd=256 --ff=512" \
+           "qwen2 --type=f32" \
+           "qwen3moe --experts=4 --experts-used=2 --type=f32" \
+           "gemma2 --swa=8 --attn-softcap=5 --type=f32" \
+           "gemma3 --swa=8 --layers=6 --type=f32" "phi3 --swa=8 --type=f32"; do
+    # $a holds the architecture and its options: split on purpose.
+    "$bin/tessera-gguf" synth --arch=$a "$m" > /dev/null
+    logits "$out/a-cpu.f32" CPU
+    logits "$out/a-cuda.f32" CUDA0 -n 4
+    TESSERA_CUDA_GRAPHS=0 logits "$out/a-nog.f32" CUDA0 -n 4
+    TESSERA_CUDA_GRAPHS=0 TESSERA_CUDA_FUSION=0 \
+      logits "$out/a-nof.f32" CUDA0 -n 4
+    echo "$a: vs CPU $("$dev/nmse" "$out/a-cpu.f32" "$out/a-cuda.f32");" \
+      "graphs off: $("$dev/nmse" "$out/a-cuda.f32" "$out/a-nog.f32" \
+      | sed 's/.*, //'); fusion off too: $("$dev/nmse" "$out/a-cuda.f32" \
+      "$out/a-nof.f32" | sed 's/.*, //')"
+  done
+  "$bin/tessera-gguf" synth --type=q4_0 --embd=256 --ff=512 --ctx=1024 "$m" \
+    > /dev/null
+  TESSERA_LOG=debug "$bin/tessera-run" -m "$m" --tokens="$toks" -n 300 \
+    -d CUDA0 2>&1 >/dev/null | grep -c 'captured a CUDA graph' \
+    | sed 's/^/llama q4_0, 48 + 300 positions: CUDA graphs captured: /'
+  echo "== scheduler: CUDA0 + CPU, f32, 4 layers, 48-token prompt"
+  m=$tmp/t4.gguf
+  "$bin/tessera-gguf" synth --like=tiny --type=f32 --layers=4 "$m"
+  logits "$out/cpu.f32" CPU
   for p in 1 2; do
-    TESSERA_SCHED_DEBUG=1 "$bin/tessera-run" -m "$m4" --tokens="$toks" -n 0 \
-      --logits="$out/cuda-p$p.f32" -d CUDA0,CPU --gpu-layers=2 --ubatch=8 \
-      --pipeline=$p 2> "$out/sched-p$p.txt"
-    grep '^scheduler' "$out/sched-p$p.txt" | sort | uniq -c
-    grep -v '^ ' "$out/sched-p$p.txt" | grep -v '^scheduler' | tail -3
+    TESSERA_SCHED_DEBUG=1 logits "$out/cuda-p$p.f32" CUDA0,CPU \
+      --gpu-layers=2 --ubatch=8 --pipeline=$p 2> "$out/sched-p$p.txt"
+    grep '^scheduler' "$out/sched-p$p.txt" | sort | uniq -c | head -3
     "$dev/nmse" "$out/cpu.f32" "$out/cuda-p$p.f32"
   done
   "$dev/nmse" "$out/cuda-p1.f32" "$out/cuda-p2.f32"
-  echo "== other architectures: CUDA0 alone against the CPU, f32"
-  for a in "qwen3moe --experts=4 --experts-used=2" \
-           "gemma2 --swa=8 --attn-softcap=5" "gemma3 --swa=8 --layers=6" \
-           "phi3 --swa=8"; do
-    f=$tmp/arch.gguf
-    # $a holds the architecture and its options: split on purpose.
-    "$bin/tessera-gguf" synth --arch=$a --type=f32 "$f" > /dev/null
-    "$bin/tessera-run" -m "$f" --tokens="$toks" -n 0 --logits="$out/a-cpu.f32" \
-      -d CPU > /dev/null
-    TESSERA_SCHED_DEBUG=1 "$bin/tessera-run" -m "$f" --tokens="$toks" -n 4 \
-      --logits="$out/a-cuda.f32" -d CUDA0 2> "$out/a-sched.txt" > /dev/null
-    echo "$a: $(grep -c '^scheduler' "$out/a-sched.txt") scheduler lines," \
-      "$("$dev/nmse" "$out/a-cpu.f32" "$out/a-cuda.f32")"
-    grep '^scheduler' "$out/a-sched.txt" | tail -1
+  rm -f "$tmp/arch.gguf" "$m"
+  echo "== matrix-vector products (weight GB/s)"
+  timeout 120 "$bin/tessera-bench" -o mul_mat -d CUDA0 -r 20 -w 5 \
+    -T q4_0,q4_1,q5_0,q5_1,q8_0,q2_K,q3_K,q4_K,q5_K,q6_K,iq4_nl,iq4_xs,mxfp4 \
+    -s 14336,4096,1 -s 14336,4096,4 -s 8192,2048,1 -s 2048,8192,1 \
+    -s 2048,2048,1 > "$out/gemv.txt" 2>&1
+  cat "$out/gemv.txt"
+  echo "== the 1B-shaped model"
+  m8=$tmp/l1b-q8_0.gguf
+  "$bin/tessera-gguf" synth --like=llama-3.2-1b --type=q8_0 "$m8"
+  "$bin/tessera-gguf" requantize --type=q4_0 "$m8" "$tmp/l1b-q4_0.gguf" \
+    > /dev/null
+  "$bin/tessera-gguf" requantize --type=Q4_K_M "$m8" "$tmp/l1b-Q4_K_M.gguf" \
+    > /dev/null
+  for t in q4_0 q8_0 Q4_K_M; do
+    "$bin/tessera-run" -m "$tmp/l1b-$t.gguf" --bench -d CUDA0 -r 3 \
+      | tee "$out/bench-$t.txt"
   done
-  rm -f "$tmp/arch.gguf"
-  echo "== 1B-shaped q4_0"
-  m=$tmp/l1b.gguf
-  "$bin/tessera-gguf" synth --like=llama-3.2-1b --type=q4_0 "$m"
-  "$bin/tessera-run" -m "$m" --bench -d CUDA0 -r 3
-  for p in 1 2; do
-    "$bin/tessera-run" -m "$m" --bench -d CUDA0,CPU --gpu-layers=8 \
-      --ubatch=128 --pipeline=$p --tg=32 -r 3
+  for t in q4_0 Q4_K_M; do
+    echo "-- $t: the kernels of decoding (TESSERA_CUDA_PROFILE=1, 64 tokens)"
+    TESSERA_CUDA_PROFILE=1 "$bin/tessera-run" -m "$tmp/l1b-$t.gguf" \
+      --tokens="$(seq -s, 1 8)" -n 64 -d CUDA0 2>&1 >/dev/null \
+      | grep -v 'blas\|^tessera-run' | head -24
   done
-  rm -f "$m" "$m4"
+  echo "-- q4_0 with TESSERA_CUDA_GRAPHS=0 TESSERA_CUDA_FUSION=0"
+  TESSERA_CUDA_GRAPHS=0 TESSERA_CUDA_FUSION=0 "$bin/tessera-run" \
+    -m "$tmp/l1b-q4_0.gguf" --bench -d CUDA0 -r 3 | tee "$out/bench-q4_0-off.txt"
+  echo "-- q4_0 with TESSERA_CUDA_GRAPHS=0"
+  TESSERA_CUDA_GRAPHS=0 "$bin/tessera-run" -m "$tmp/l1b-q4_0.gguf" --bench \
+    -d CUDA0 -r 3 | tee "$out/bench-q4_0-nog.txt"
+  echo "== summary (tokens/s: median of 3)"
+  for f in "$out"/bench-*.txt; do
+    printf '%-22s %s\n' "$(basename "$f" .txt)" "$(grep -E '^CUDA0 +(pp|tg)' \
+      "$f" | awk '{printf "%s %s t/s  ", $2, $3}')"
+  done
+  rm -f "$tmp"/l1b-*.gguf
 }
 
 case ${1:-} in

@@ -12,8 +12,17 @@
 static const char *const names[] = {
   [TSR_CHAT_UNKNOWN] = "unknown", [TSR_CHAT_LLAMA3] = "llama3",
   [TSR_CHAT_CHATML] = "chatml", [TSR_CHAT_GEMMA] = "gemma",
-  [TSR_CHAT_PHI3] = "phi3",
+  [TSR_CHAT_PHI3] = "phi3", [TSR_CHAT_MISTRAL_V1] = "mistral-v1",
+  [TSR_CHAT_MISTRAL_V3] = "mistral-v3",
+  [TSR_CHAT_MISTRAL_V3_TEKKEN] = "mistral-v3-tekken",
+  [TSR_CHAT_DEEPSEEK3] = "deepseek3",
 };
+
+/* The markers of DeepSeek V3 (full-width vertical bars, U+FF5C; the
+   lower one eighth block U+2581 between words).  */
+#define DS_USER "<\xef\xbd\x9cUser\xef\xbd\x9c>"
+#define DS_ASSISTANT "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>"
+#define DS_END "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
 
 enum tsr_chat_template
 tsr_chat_template_detect (const char *text)
@@ -28,13 +37,27 @@ tsr_chat_template_detect (const char *text)
     return TSR_CHAT_GEMMA;
   if (strstr (text, "<|assistant|>") && strstr (text, "<|end|>"))
     return TSR_CHAT_PHI3;
+  if (strstr (text, DS_USER) && strstr (text, DS_ASSISTANT))
+    return TSR_CHAT_DEEPSEEK3;
+  /* Mistral's, by the spaces its templates put around [INST] (Llama
+     2's, with <<SYS>>, and V7's, with [SYSTEM_PROMPT], are others).  */
+  if (strstr (text, "[INST]") && strstr (text, "[/INST]")
+      && !strstr (text, "<<SYS>>") && !strstr (text, "[SYSTEM_PROMPT]"))
+    {
+      if (strstr (text, "' [INST] '"))
+        return TSR_CHAT_MISTRAL_V1;
+      if (strstr (text, "'[INST] '"))
+        return TSR_CHAT_MISTRAL_V3;
+      if (strstr (text, "'[INST]'"))
+        return TSR_CHAT_MISTRAL_V3_TEKKEN;
+    }
   return TSR_CHAT_UNKNOWN;
 }
 
 enum tsr_chat_template
 tsr_chat_template_by_name (const char *name)
 {
-  for (int t = TSR_CHAT_LLAMA3; name && t <= TSR_CHAT_PHI3; t++)
+  for (int t = TSR_CHAT_LLAMA3; name && t <= TSR_CHAT_DEEPSEEK3; t++)
     if (strcmp (name, names[t]) == 0)
       return (enum tsr_chat_template) t;
   return TSR_CHAT_UNKNOWN;
@@ -43,13 +66,15 @@ tsr_chat_template_by_name (const char *name)
 const char *
 tsr_chat_template_name (enum tsr_chat_template t)
 {
-  return t >= TSR_CHAT_UNKNOWN && t <= TSR_CHAT_PHI3 ? names[t] : "unknown";
+  return t >= TSR_CHAT_UNKNOWN && t <= TSR_CHAT_DEEPSEEK3 ? names[t]
+                                                          : "unknown";
 }
 
 const char *
 tsr_chat_template_names (void)
 {
-  return "llama3, chatml, gemma, phi3";
+  return "llama3, chatml, gemma, phi3, mistral-v1, mistral-v3, "
+         "mistral-v3-tekken, deepseek3";
 }
 
 const char *
@@ -107,7 +132,7 @@ tsr_chat_format (enum tsr_chat_template t, const struct tsr_chat_message *msgs,
                  int n, bool add_assistant, char *buf, size_t cap)
 {
   struct out o = { buf, cap, 0 };
-  if (t <= TSR_CHAT_UNKNOWN || t > TSR_CHAT_PHI3)
+  if (t <= TSR_CHAT_UNKNOWN || t > TSR_CHAT_DEEPSEEK3)
     {
       tsr_set_error (TSR_ERR_INVALID_ARG, "chat: unknown template (known: "
                      "%s)", tsr_chat_template_names ());
@@ -126,19 +151,80 @@ tsr_chat_format (enum tsr_chat_template t, const struct tsr_chat_message *msgs,
                        msgs[i].role ? msgs[i].role : "(null)");
         return -1;
       }
-  /* gemma: no system turn; its text goes before the first user's.  */
+  /* gemma, mistral: no system turn; its text goes before the first
+     (gemma, mistral-v1) or the last (mistral-v3) user message's.  */
   const char *system = NULL;
-  int first = 0;
-  if (t == TSR_CHAT_GEMMA && n > 0 && strcmp (msgs[0].role, "system") == 0)
+  int first = 0, host = -1;
+  bool mistral = t == TSR_CHAT_MISTRAL_V1 || t == TSR_CHAT_MISTRAL_V3
+                 || t == TSR_CHAT_MISTRAL_V3_TEKKEN;
+  if ((t == TSR_CHAT_GEMMA || mistral) && n > 0
+      && strcmp (msgs[0].role, "system") == 0)
     {
       system = msgs[0].content;
       first = 1;
+      for (int i = first; i < n; i++)
+        if (strcmp (msgs[i].role, "user") == 0
+            && (host < 0 || t == TSR_CHAT_MISTRAL_V3
+                || t == TSR_CHAT_MISTRAL_V3_TEKKEN))
+          host = i;
     }
+  if (system && mistral && host < 0)
+    {
+      tsr_set_error (TSR_ERR_INVALID_ARG, "chat: %s: a system message "
+                     "goes into a user message, and there is none",
+                     tsr_chat_template_name (t));
+      return -1;
+    }
+  /* deepseek3: every system message first, joined by a blank line.  */
+  if (t == TSR_CHAT_DEEPSEEK3)
+    for (int i = 0, k = 0; i < n; i++)
+      if (strcmp (msgs[i].role, "system") == 0)
+        {
+          if (k++)
+            puts_ (&o, "\n\n");
+          puts_ (&o, msgs[i].content);
+        }
   for (int i = first; i < n; i++)
     {
       const char *role = msgs[i].role, *text = msgs[i].content;
+      if ((mistral || t == TSR_CHAT_GEMMA) && strcmp (role, "system") == 0)
+        {
+          tsr_set_error (TSR_ERR_INVALID_ARG, "chat: %s: a system message "
+                         "only comes first (message %d)",
+                         tsr_chat_template_name (t), i);
+          return -1;
+        }
+      if (mistral)
+        {
+          bool user = strcmp (role, "user") == 0;
+          bool v1 = t == TSR_CHAT_MISTRAL_V1;
+          bool tekken = t == TSR_CHAT_MISTRAL_V3_TEKKEN;
+          puts_ (&o, !user ? (tekken ? "" : " ")
+                     : v1 ? " [INST] " : tekken ? "[INST]" : "[INST] ");
+          if (system && i == host)
+            {
+              puts_ (&o, system);
+              puts_ (&o, "\n\n");
+            }
+          puts_ (&o, text);
+          puts_ (&o, !user ? "</s>" : v1 ? " [/INST]" : "[/INST]");
+          continue;
+        }
       switch (t)
         {
+        case TSR_CHAT_DEEPSEEK3:
+          if (strcmp (role, "user") == 0)
+            {
+              puts_ (&o, DS_USER);
+              puts_ (&o, text);
+            }
+          else if (strcmp (role, "assistant") == 0)
+            {
+              puts_ (&o, DS_ASSISTANT);
+              puts_ (&o, text);
+              puts_ (&o, DS_END);
+            }
+          break;
         case TSR_CHAT_LLAMA3:
           puts_ (&o, "<|start_header_id|>");
           puts_ (&o, role);
@@ -154,12 +240,6 @@ tsr_chat_format (enum tsr_chat_template t, const struct tsr_chat_message *msgs,
           puts_ (&o, "<|im_end|>\n");
           break;
         case TSR_CHAT_GEMMA:
-          if (strcmp (role, "system") == 0)
-            {
-              tsr_set_error (TSR_ERR_INVALID_ARG, "chat: gemma: a system "
-                             "message only comes first (message %d)", i);
-              return -1;
-            }
           puts_ (&o, "<start_of_turn>");
           puts_ (&o, strcmp (role, "assistant") == 0 ? "model" : role);
           puts_ (&o, "\n");
@@ -180,11 +260,13 @@ tsr_chat_format (enum tsr_chat_template t, const struct tsr_chat_message *msgs,
           break;
         }
     }
-  if (add_assistant)
+  /* Mistral's reply follows [/INST] at once.  */
+  if (add_assistant && !mistral)
     puts_ (&o, t == TSR_CHAT_LLAMA3
                ? "<|start_header_id|>assistant<|end_header_id|>\n\n"
                : t == TSR_CHAT_CHATML ? "<|im_start|>assistant\n"
                : t == TSR_CHAT_GEMMA ? "<start_of_turn>model\n"
+               : t == TSR_CHAT_DEEPSEEK3 ? DS_ASSISTANT
                : "<|assistant|>\n");
   if (cap > 0)
     buf[o.len < cap ? o.len : cap - 1] = '\0';

@@ -17,6 +17,24 @@
  *           a blank line.  Gemma, Gemma 2, Gemma 3.
  *   phi3    <|ROLE|>\nCONTENT<|end|>\n; the reply opens with
  *           <|assistant|>\n.  Phi-3, Phi-3.5.
+ *   mistral-v1         " [INST] USER [/INST]", " ASSISTANT</s>"; a
+ *           system message goes before the first user message's
+ *           content, then a blank line.  Mistral 7B Instruct v0.1 and
+ *           v0.2, Mixtral 8x7B Instruct (Mistral's tokenizer V1).
+ *   mistral-v3         "[INST] USER[/INST]", " ASSISTANT</s>"; a system
+ *           message goes before the last user message's content, then
+ *           a blank line.  Mistral 7B Instruct v0.3, Mixtral 8x22B
+ *           Instruct, Codestral 22B, Mistral Large 2407 (tokenizer V3).
+ *   mistral-v3-tekken  "[INST]USER[/INST]", "ASSISTANT</s>"; the system
+ *           message as for mistral-v3.  Mistral NeMo, Pixtral 12B,
+ *           Ministral 8B (tokenizer V3-Tekken).  (Templates with
+ *           [SYSTEM_PROMPT], Mistral's V7, are not recognized.)
+ *   deepseek3  the system messages first (joined by a blank line), then
+ *           "<|User|>USER", "<|Assistant|>ASSISTANT<|end_of_sentence|>"
+ *           (the bars are U+FF5C FULLWIDTH VERTICAL LINE, the
+ *           underscores U+2581 LOWER ONE EIGHTH BLOCK); the reply opens
+ *           with <|Assistant|>.  DeepSeek V3, R1 and its distilled
+ *           models.
  *
  * The beginning-of-sequence token is not part of the text: the
  * tokenizer adds it (tsr_vocab_add_bos).  Tokenize the result with
@@ -38,7 +56,11 @@ enum tsr_chat_template
   TSR_CHAT_LLAMA3,
   TSR_CHAT_CHATML,
   TSR_CHAT_GEMMA,
-  TSR_CHAT_PHI3
+  TSR_CHAT_PHI3,
+  TSR_CHAT_MISTRAL_V1,
+  TSR_CHAT_MISTRAL_V3,
+  TSR_CHAT_MISTRAL_V3_TEKKEN,
+  TSR_CHAT_DEEPSEEK3
 };
 
 struct tsr_chat_message
@@ -50,15 +72,16 @@ struct tsr_chat_message
 /* The template a model file's tokenizer.chat_template text is, by the
    markers it writes; TSR_CHAT_UNKNOWN when none matches (or NULL).  */
 enum tsr_chat_template tsr_chat_template_detect (const char *text);
-/* By name ("llama3", "chatml", "gemma", "phi3"); TSR_CHAT_UNKNOWN for
+/* By name ("llama3", "chatml", "gemma", "phi3", "mistral-v1",
+   "mistral-v3", "mistral-v3-tekken", "deepseek3"); TSR_CHAT_UNKNOWN for
    another.  */
 enum tsr_chat_template tsr_chat_template_by_name (const char *name);
 /* The name of T ("unknown" for TSR_CHAT_UNKNOWN), and the names
-   recognized, for messages: "llama3, chatml, gemma, phi3".  */
+   recognized, for messages: "llama3, chatml, gemma, phi3, ...".  */
 const char *tsr_chat_template_name (enum tsr_chat_template t);
 const char *tsr_chat_template_names (void);
 /* What follows a reply's end-of-generation token in T's text before
-   the next turn ("\n" for chatml, gemma and phi3, "" for llama3).  */
+   the next turn ("\n" for chatml, gemma and phi3, "" for the others).  */
 const char *tsr_chat_turn_suffix (enum tsr_chat_template t);
 
 /* MSGS[0..N) formatted with T into BUF (at most CAP bytes, with a NUL

@@ -7,8 +7,12 @@
    those templates: llama3 trims contents, gemma names the assistant
    "model", trims contents and puts the system text before the first
    user's); detection from template texts by their markers, names,
-   refusals (an unknown template, an unknown role, gemma's late system
-   message, NULL arguments), the length when the buffer is short.
+   refusals (an unknown template, an unknown role, gemma's and
+   mistral's late system message, mistral's system message with no
+   user message to go into, NULL arguments), the length when the
+   buffer is short.  Mistral's expected texts follow the strings of
+   docs.mistral.ai's "Tokenization" page (V1, V3, V3-Tekken), DeepSeek
+   V3's its published template (system text first, then the turns).
    tessera-run --chat: a file without tokenizer.chat_template is
    refused naming --chat-template; with one named, -p runs one turn and
    standard input a turn per line (the second turn's prompt holds the
@@ -54,6 +58,25 @@ static const struct
     "<|assistant|>\nHello.<|end|>\n"
     "<|user|>\nWhy?<|end|>\n"
     "<|assistant|>\n" },
+  /* Mistral's (docs.mistral.ai, "Tokenization"): V1 puts the system
+     text before the first user message, V3 and V3-Tekken before the
+     last; the reply follows [/INST] at once.  */
+  { TSR_CHAT_MISTRAL_V1,
+    " [INST] Be brief.\n\n Hi there \n [/INST] Hello.</s>"
+    " [INST] Why? [/INST]" },
+  { TSR_CHAT_MISTRAL_V3,
+    "[INST]  Hi there \n[/INST] Hello.</s>"
+    "[INST] Be brief.\n\nWhy?[/INST]" },
+  { TSR_CHAT_MISTRAL_V3_TEKKEN,
+    "[INST] Hi there \n[/INST]Hello.</s>"
+    "[INST]Be brief.\n\nWhy?[/INST]" },
+  /* DeepSeek V3's: the system text first, no marker of its own.  */
+  { TSR_CHAT_DEEPSEEK3,
+    "Be brief.<\xef\xbd\x9cUser\xef\xbd\x9c> Hi there \n"
+    "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>Hello."
+    "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
+    "<\xef\xbd\x9cUser\xef\xbd\x9c>Why?"
+    "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>" },
 };
 
 static void
@@ -98,6 +121,21 @@ check_formats (void)
       TSR_CHAT_PHI3 },
     { "{{ bos_token }}{% for m in messages %}[INST] {{ m['content'] }} "
       "[/INST]{% endfor %}", TSR_CHAT_UNKNOWN },
+    { "{{ ' [INST] ' + message['content'] + ' [/INST]' }}{% elif message"
+      "['role'] == 'assistant' %}{{ ' ' + message['content'] + eos_token }}",
+      TSR_CHAT_MISTRAL_V1 },
+    { "{{- '[INST] ' + message['content'] + '[/INST]' }}", 
+      TSR_CHAT_MISTRAL_V3 },
+    { "{{- '[INST]' + message['content'] + '[/INST]' }}",
+      TSR_CHAT_MISTRAL_V3_TEKKEN },
+    { "{{- '[SYSTEM_PROMPT]' + system_message + '[/SYSTEM_PROMPT]' }}"
+      "{{- '[INST]' + message['content'] + '[/INST]' }}", TSR_CHAT_UNKNOWN },
+    { "[INST] <<SYS>>\n' + system + '\n<</SYS>>\n\n' [/INST]",
+      TSR_CHAT_UNKNOWN },
+    { "{{'<\xef\xbd\x9cUser\xef\xbd\x9c>' + message['content']}}"
+      "{{'<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>' + content + "
+      "'<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence"
+      "\xef\xbd\x9c>'}}", TSR_CHAT_DEEPSEEK3 },
   };
   for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
     CHECK (tsr_chat_template_detect (texts[i].text) == texts[i].t,
@@ -115,9 +153,14 @@ check_formats (void)
             < 0 && strstr (tsr_last_error (), "tool")
          && tsr_chat_format (TSR_CHAT_GEMMA, late, 2, true, buf, sizeof buf)
             < 0
+         && tsr_chat_format (TSR_CHAT_MISTRAL_V3, late, 2, true, buf,
+                             sizeof buf) < 0
+         && tsr_chat_format (TSR_CHAT_MISTRAL_V1, conv, 1, true, buf,
+                             sizeof buf) < 0
          && tsr_chat_format (TSR_CHAT_CHATML, NULL, 1, true, buf, sizeof buf)
             < 0,
-         "an unknown template, an unknown role, gemma's late system "
+         "an unknown template, an unknown role, gemma's and mistral's "
+         "late system message, mistral's system message without a user "
          "message and NULL messages are refused (%s)", tsr_last_error ());
   CHECK (tsr_chat_format (TSR_CHAT_PHI3, conv + 1, 1, false, NULL, 0)
          == (int64_t) strlen ("<|user|>\n Hi there \n<|end|>\n"),

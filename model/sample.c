@@ -4,7 +4,11 @@
  * temperature sampling restricted to the TOP_K largest logits and then
  * to the smallest set of them whose probabilities reach TOP_P.  The
  * random numbers come from a seeded xorshift generator, so a seed
- * gives the same tokens on every machine.  NaN logits never win.  */
+ * gives the same tokens on every machine.  NaN logits never win.  With
+ * temperature, an infinite logit is the limit of a large one: +inf
+ * logits share all the probability (equally), -inf ones get none; when
+ * every candidate is -inf, they are equally likely.  A sampler warns
+ * (TSR_LOG_WARN) the first time it meets a non-finite logit.  */
 #include <config.h>
 
 #include <math.h>
@@ -20,6 +24,7 @@ struct tsr_sampler
   int32_t *id;
   double *w;
   int64_t cap;
+  bool warned;                  /* a non-finite logit was reported */
 };
 
 tsr_sampler *
@@ -134,11 +139,36 @@ top_candidates (tsr_sampler *s, const float *l, int64_t n, int64_t k)
   return m;
 }
 
+/* Say once per sampler that LOGITS hold NaN or infinite values.  */
+static void
+check_finite (tsr_sampler *s, const float *logits, int64_t n)
+{
+  int64_t nan = 0, pinf = 0, ninf = 0;
+  if (s->warned)
+    return;
+  for (int64_t i = 0; i < n; i++)
+    if (!isfinite (logits[i]))
+      {
+        nan += isnan (logits[i]);
+        pinf += logits[i] > 0;
+        ninf += logits[i] < 0;
+      }
+  if (nan + pinf + ninf == 0)
+    return;
+  s->warned = true;
+  tsr_log (TSR_LOG_WARN, "sampler: logits with %lld NaN (never chosen), "
+           "%lld +inf (they share the choice) and %lld -inf (never chosen "
+           "while another is larger) of %lld; reported once",
+           (long long) nan, (long long) pinf, (long long) ninf,
+           (long long) n);
+}
+
 int32_t
 tsr_sampler_sample (tsr_sampler *s, const float *logits, int64_t n)
 {
   if (!s || !logits || n < 1 || n > INT32_MAX)
     return -1;
+  check_finite (s, logits, n);
   if (s->p.temp <= 0)
     return greedy (logits, n);
   int64_t k = s->p.top_k > 0 && s->p.top_k < n ? s->p.top_k : n;
@@ -155,15 +185,19 @@ tsr_sampler_sample (tsr_sampler *s, const float *logits, int64_t n)
   int64_t m = top_candidates (s, logits, n, k);
   if (m == 0)
     return -1;
-  /* Softmax of logit / temp over the candidates, best first.  */
+  /* Softmax of logit / temp over the candidates, best first.  An
+     infinite best leaves the candidates equal to it (the limit), each
+     of weight 1; the others weigh nothing.  */
   double sum = 0, top = logits[s->id[0]];
   for (int64_t i = 0; i < m; i++)
-    sum += s->w[i] = exp (((double) logits[s->id[i]] - top) / s->p.temp);
+    sum += s->w[i] = isinf (top) ? (logits[s->id[i]] == top ? 1.0 : 0.0)
+                                 : exp (((double) logits[s->id[i]] - top)
+                                        / s->p.temp);
   if (s->p.top_p > 0 && s->p.top_p < 1)
     {
       double acc = 0;
       int64_t keep = 0;
-      while (keep < m && acc < s->p.top_p * sum)
+      while (keep < m && (keep == 0 || acc < s->p.top_p * sum))
         acc += s->w[keep++];
       m = keep;
       sum = acc;

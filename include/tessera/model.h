@@ -259,7 +259,11 @@ typedef struct tsr_sampler tsr_sampler;
 tsr_sampler *tsr_sampler_new (const struct tsr_sampler_params *params);
 void tsr_sampler_free (tsr_sampler *s);
 /* The next token from N_VOCAB logits.  Ties go to the lower id;
-   NaN logits are never chosen (-1 when all are NaN).  */
+   NaN logits are never chosen (-1 when all are NaN).  With a
+   temperature, +inf logits share all the probability equally and -inf
+   ones get none (unless every candidate is -inf: then they share it);
+   the first non-finite logit a sampler meets is reported with
+   tsr_log (TSR_LOG_WARN).  */
 int32_t tsr_sampler_sample (tsr_sampler *s, const float *logits,
                             int64_t n_vocab);
 

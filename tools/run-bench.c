@@ -321,8 +321,14 @@ report (const struct run_options *o, const struct set_report *reps, int n,
           "max_tokens_per_s,gflops,bytes_per_token,gb_per_s,read_roof_gb_per_s,"
           "roof_pct");
   else if (json)
-    printf ("{\n  \"model\": \"%s\",\n  \"read_roof_gb_per_s\": %.2f,\n"
-            "  \"results\": [", o->model, host_roof);
+    {
+      /* Names from the command line and the devices: escaped, and
+         valid UTF-8 whatever the bytes of a path.  */
+      fputs ("{\n  \"model\": ", stdout);
+      tt_print_json_string (o->model, strlen (o->model), stdout);
+      printf (",\n  \"read_roof_gb_per_s\": %.2f,\n  \"results\": [",
+              host_roof);
+    }
   else
     {
       printf ("model: %s\nhost read bandwidth (roof): %.1f GB/s\n",
@@ -356,12 +362,15 @@ report (const struct run_options *o, const struct set_report *reps, int n,
                   f.roof_pct);
         else if (json)
           {
-            printf ("%s\n    { \"devices\": \"%s\", \"test\": \"%s%d\", "
+            printf ("%s\n    { \"devices\": ", sep);
+            tt_print_json_string (reps[i].devices, strlen (reps[i].devices),
+                                  stdout);
+            printf (", \"test\": \"%s%d\", "
                     "\"n_tokens\": %d, \"runs\": %d, \"tokens_per_s\": %.3f, "
                     "\"gflops\": %.2f, \"bytes_per_token\": %llu, "
                     "\"gb_per_s\": %.2f, \"read_roof_gb_per_s\": %.2f, "
-                    "\"roof_pct\": %.1f }", sep,
-                    reps[i].devices, r->test, r->n, r->n, o->repetitions,
+                    "\"roof_pct\": %.1f }",
+                    r->test, r->n, r->n, o->repetitions,
                     f.tps, f.gflops,
                     (unsigned long long) reps[i].bytes_per_token, f.gbps,
                     roof, f.roof_pct);

@@ -85,36 +85,26 @@ usage (FILE *f)
 static void
 print_string (const char *s, size_t len, bool json)
 {
+  if (json)
+    {
+      tt_print_json_string (s, len, stdout);   /* valid UTF-8 always */
+      return;
+    }
   putchar ('"');
   size_t run = 0;
   for (size_t i = 0; i < len; i++)
     {
       unsigned char c = (unsigned char) s[i];
-      bool special = c == '"' || c == '\\' || c == '\0';
-      if (!json && !special)
+      if (c != '"' && c != '\\' && c != '\0')
         continue;               /* part of a run printed below */
-      if (!json)
-        {
-          tt_print_escaped (s + run, i - run, stdout);
-          run = i + 1;
-          if (c)
-            printf ("\\%c", c);
-          else
-            fputs ("\\x00", stdout);
-        }
-      else if (c == '"' || c == '\\')
+      tt_print_escaped (s + run, i - run, stdout);
+      run = i + 1;
+      if (c)
         printf ("\\%c", c);
-      else if (c == '\n')
-        fputs ("\\n", stdout);
-      else if (c == '\t')
-        fputs ("\\t", stdout);
-      else if (c < 0x20 || c == 0x7f)
-        printf ("\\u%04x", c);
       else
-        putchar (c);
+        fputs ("\\x00", stdout);
     }
-  if (!json)
-    tt_print_escaped (s + run, len - run, stdout);
+  tt_print_escaped (s + run, len - run, stdout);
   putchar ('"');
 }
 

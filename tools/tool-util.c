@@ -175,6 +175,55 @@ tt_print_escaped (const char *s, size_t n, FILE *f)
     }
 }
 
+/* The length of the valid UTF-8 character at S (N bytes left), or 0
+   when the bytes there are not one (overlong forms, surrogates and
+   code points above U+10FFFF included).  */
+static size_t
+utf8_char (const unsigned char *s, size_t n)
+{
+  size_t len = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+               : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+               : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+  if (len == 0 || len > n)
+    return 0;
+  for (size_t i = 1; i < len; i++)
+    if ((s[i] & 0xc0) != 0x80)
+      return 0;
+  if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0)
+      || (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+    return 0;
+  return len;
+}
+
+void
+tt_print_json_string (const char *s, size_t n, FILE *f)
+{
+  const unsigned char *p = (const unsigned char *) s;
+  fputc ('"', f);
+  while (n)
+    {
+      size_t len = utf8_char (p, n);
+      if (len == 0)
+        {
+          fputs ("\\ufffd", f);       /* one byte that is no character */
+          len = 1;
+        }
+      else if (*p == '"' || *p == '\\')
+        fprintf (f, "\\%c", *p);
+      else if (*p == '\n')
+        fputs ("\\n", f);
+      else if (*p == '\t')
+        fputs ("\\t", f);
+      else if (*p < 0x20 || *p == 0x7f)
+        fprintf (f, "\\u%04x", *p);
+      else
+        fwrite (p, 1, len, f);
+      p += len;
+      n -= len;
+    }
+  fputc ('"', f);
+}
+
 void
 tt_vmessage (char *buf, size_t size, const char *fmt, va_list ap)
 {

@@ -41,6 +41,12 @@ const char *tt_shown (const char *s);
    safe the same way, in pieces cut only between characters.  */
 void tt_print_escaped (const char *s, size_t n, FILE *f);
 
+/* The N bytes at S as a JSON string, quoted, on F: quotes,
+   backslashes and control characters escaped, every byte that is not
+   part of a valid UTF-8 character written as \ufffd (so the output is
+   always valid JSON and valid UTF-8).  */
+void tt_print_json_string (const char *s, size_t n, FILE *f);
+
 /* Print "PROGRAM: " and FMT (one %s, ARG) and a pointer to --help on
    standard error, and exit with status 2.  */
 void tt_usage_error (const char *program, const char *fmt, const char *arg)

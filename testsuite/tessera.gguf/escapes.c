@@ -11,7 +11,12 @@
  * - tessera-run's generated text on a terminal (script(1)) escapes the
  *   ESC sequences a vocabulary holds; into a pipe it is unchanged.
  * - Every tool refuses an empty option argument, and an empty item of a
- *   comma-separated list, with a usage error (exit 2).  */
+ *   comma-separated list, with a usage error (exit 2).
+ * - JSON output is valid UTF-8 whatever the bytes of a file's strings
+ *   or of a model's path (issue 36): tessera-gguf dump --json writes a
+ *   byte that is no character as \ufffd, a quote as \"; so does
+ *   tessera-run --bench -f json for a path holding a quote and 0xff
+ *   (it printed the path as it was: invalid JSON).  */
 #include <sys/stat.h>
 #include "gguf-test.h"
 
@@ -65,6 +70,36 @@ escape_cases (void)
          small);
 }
 
+/* Whether the N bytes at S are valid UTF-8 (no overlong forms, no
+   surrogates, nothing above U+10FFFF), checked here independently of
+   the tools.  */
+static bool
+valid_utf8 (const char *s, size_t n)
+{
+  const unsigned char *p = (const unsigned char *) s;
+  for (size_t i = 0; i < n;)
+    {
+      unsigned c = p[i];
+      size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3
+                   : (c >> 3) == 30 ? 4 : 0;
+      if (len == 0 || i + len > n)
+        return false;
+      uint32_t cp = len == 1 ? c : c & (0x7f >> len);
+      for (size_t k = 1; k < len; k++)
+        {
+          if ((p[i + k] & 0xc0) != 0x80)
+            return false;
+          cp = cp << 6 | (p[i + k] & 0x3f);
+        }
+      static const uint32_t least[5] = { 0, 0, 0x80, 0x800, 0x10000 };
+      if (cp < least[len] || cp > 0x10ffff
+          || (cp >= 0xd800 && cp <= 0xdfff))
+        return false;
+      i += len;
+    }
+  return true;
+}
+
 static char out_buf[1 << 16];
 
 /* Run CMD (a shell command) into out_buf; its exit status.  */
@@ -115,6 +150,10 @@ dump_case (const char *bld, const char *dir)
   CHECK (st == 0 && !memchr (out_buf, 0x1b, strlen (out_buf))
          && !memchr (out_buf, 0x07, strlen (out_buf)),
          "dump --json: control characters escaped by JSON's rules");
+  CHECK (valid_utf8 (out_buf, strlen (out_buf))
+         && strstr (out_buf, "\"model\\u001b[2J\\ufffd\""),
+         "dump --json: valid UTF-8, a byte that is no character as "
+         "\\ufffd:\n%s", out_buf);
 
   /* A library message quoting the name.  */
   tsr_gguf *g = tsr_gguf_from_memory (b.p, b.n, NULL);
@@ -256,6 +295,30 @@ empty_arguments (const char *bld)
     }
 }
 
+/* tessera-run --bench -f json for a model whose path holds a quote and
+   a byte that is no character.  */
+static void
+bench_json_case (const char *bld, const char *dir)
+{
+  char path[4200], cmd[9000];
+  snprintf (path, sizeof path, "%s/q\"uote\xff.gguf", dir);
+  snprintf (cmd, sizeof cmd, "%s/tools/tessera-gguf synth --layers=1 "
+            "'%s' > /dev/null 2>&1", bld, path);
+  if (run (cmd) != 0)
+    {
+      CHECK (0, "a model at a path with a quote is written");
+      return;
+    }
+  snprintf (cmd, sizeof cmd, "%s/tools/tessera-run -m '%s' --bench -f json "
+            "--pp=4 --tg=2 -r 1 -d CPU 2>/dev/null", bld, path);
+  int st = run (cmd);
+  CHECK (st == 0 && out_buf[0] == '{'
+         && valid_utf8 (out_buf, strlen (out_buf))
+         && strstr (out_buf, "q\\\"uote\\ufffd.gguf\""),
+         "--bench -f json: the path escaped, valid UTF-8:\n%s", out_buf);
+  remove (path);
+}
+
 int
 main (void)
 {
@@ -277,6 +340,7 @@ main (void)
   dump_case (bld, dir);
   info_case (bld, dir);
   run_text_case (bld, dir);
+  bench_json_case (bld, dir);
   empty_arguments (bld);
   rmdir (dir);
   return TSR_TEST_EXIT ();

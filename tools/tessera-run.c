@@ -458,15 +458,26 @@ run_prompt (tsr_session *s, const struct run_options *o,
   FILE *f = NULL;
   float *all = NULL;
   int batch = o->n_batch > 0 ? o->n_batch : 512;
+  /* The rows of logits the batches give, not what --batch allows.  */
+  if (batch > p->n)
+    batch = p->n > 0 ? p->n : 1;
   if (o->logits_file)
     {
+      size_t bytes = (size_t) batch * (size_t) n_vocab * sizeof *all;
       if (!(f = fopen (o->logits_file, "wb")))
         {
           fprintf (stderr, "%s: %s: %s\n", program, o->logits_file,
                    strerror (errno));
           return -1;
         }
-      all = malloc ((size_t) batch * (size_t) n_vocab * sizeof *all);
+      if (!(all = malloc (bytes)))
+        {
+          fprintf (stderr, "%s: --logits: no memory for %d rows of %lld "
+                   "logits (%zu bytes); a smaller --batch needs less\n",
+                   program, batch, (long long) n_vocab, bytes);
+          fclose (f);
+          return -1;
+        }
     }
   int st = TSR_OK;
   for (int i = 0; i < p->n && st == TSR_OK; i += batch)

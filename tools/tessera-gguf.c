@@ -462,9 +462,11 @@ struct plan
   int threads;                  /* rows converted in parallel */
 };
 
-/* convert: TO for float tensors whose rows fit its blocks (and, for
-   quantized types, that have more than one row, as norms and biases
-   stay precise); otherwise its own.  */
+/* convert: TO for float tensors whose rows fit its blocks and that
+   have more than one row; otherwise its own.  Vectors (norms, biases)
+   stay as they are, as in the files other converters write, unless TO
+   is f32: the model runner reads them in f32 only, and a file it would
+   refuse is no use (f16 norms were written before).  */
 static tsr_type
 convert_type (const struct tsr_gguf_tensor_info *info, tsr_type to)
 {
@@ -472,7 +474,7 @@ convert_type (const struct tsr_gguf_tensor_info *info, tsr_type to)
   const struct tsr_type_traits *tr = tsr_type_traits (to);
   if (!from->is_float || info->ne[0] % tr->block_size != 0)
     return info->type;
-  if (tr->is_quantized && info->n_dims < 2)
+  if (info->n_dims < 2 && to != TSR_TYPE_F32)
     return info->type;
   return to;
 }

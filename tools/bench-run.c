@@ -62,7 +62,10 @@ uniform (struct bench_build *b, tsr_type type, int64_t ne0, int64_t ne1,
 /* The benchmarks.  Weights (a, as, K and V) are counted once per run
    however many rows of the other operand use them.  */
 
+/* Bytes of f32 elements: products of sizes in double (a shape of
+   2^32 x 2^32 overflows int64_t).  */
 #define F32_BYTES(n) (4.0 * (double) (n))
+#define F32_BYTES2(a, b) (4.0 * (double) (a) * (double) (b))
 
 static double
 weight_bytes (tsr_type type, int64_t m, int64_t k)
@@ -86,7 +89,7 @@ cost_mul_mat (tsr_type type, int64_t m, int64_t k, int64_t n)
   double w = weight_bytes (type, m, k);
   return (struct bench_cost) {
     .flops = 2.0 * (double) m * (double) k * (double) n,
-    .bytes = w + F32_BYTES (k * n) + F32_BYTES (m * n),
+    .bytes = w + F32_BYTES2 (k, n) + F32_BYTES2 (m, n),
     .weight_bytes = n <= 8 ? w : 0
   };
 }
@@ -109,13 +112,13 @@ build_mul_mat_id (struct bench_build *b, tsr_type type, int64_t m,
 static struct bench_cost
 cost_mul_mat_id (tsr_type type, int64_t m, int64_t k, int64_t n)
 {
-  int64_t rows = BENCH_EXPERTS_USED * n;
-  int64_t experts = rows < BENCH_EXPERTS ? rows : BENCH_EXPERTS;
+  double rows = (double) BENCH_EXPERTS_USED * (double) n;
+  double experts = rows < BENCH_EXPERTS ? rows : BENCH_EXPERTS;
   double w = weight_bytes (type, m, k) * (double) experts;
   return (struct bench_cost) {
     .flops = 2.0 * (double) m * (double) k * (double) rows,
-    .bytes = w + F32_BYTES (k * rows) + F32_BYTES (rows)
-             + F32_BYTES (m * rows),
+    .bytes = w + F32_BYTES2 (k, rows) + F32_BYTES (rows)
+             + F32_BYTES2 (m, rows),
     .weight_bytes = n <= 8 ? w : 0
   };
 }
@@ -137,7 +140,7 @@ cost_get_rows (tsr_type type, int64_t m, int64_t k, int64_t n)
 {
   (void) m;
   return (struct bench_cost) {
-    .bytes = weight_bytes (type, n, k) + F32_BYTES (n) + F32_BYTES (k * n)
+    .bytes = weight_bytes (type, n, k) + F32_BYTES (n) + F32_BYTES2 (k, n)
   };
 }
 
@@ -160,7 +163,7 @@ cost_flash_attn (tsr_type type, int64_t m, int64_t k, int64_t n)
 {
   return (struct bench_cost) {
     .flops = 4.0 * BENCH_HEADS * (double) n * (double) m * (double) k,
-    .bytes = 2 * F32_BYTES (k * n * BENCH_HEADS)
+    .bytes = 2 * F32_BYTES2 (k, (double) n * BENCH_HEADS)
              + 2 * weight_bytes (type, m * BENCH_KV_HEADS, k)
   };
 }
@@ -186,7 +189,7 @@ static struct bench_cost
 cost_read_write (tsr_type type, int64_t m, int64_t k, int64_t n)
 {
   (void) type, (void) k;
-  return (struct bench_cost) { .bytes = 2 * F32_BYTES (m * n) };
+  return (struct bench_cost) { .bytes = 2 * F32_BYTES2 (m, n) };
 }
 
 static tsr_tensor *
@@ -202,7 +205,7 @@ static struct bench_cost
 cost_add (tsr_type type, int64_t m, int64_t k, int64_t n)
 {
   (void) type, (void) k;
-  return (struct bench_cost) { .bytes = 3 * F32_BYTES (m * n) };
+  return (struct bench_cost) { .bytes = 3 * F32_BYTES2 (m, n) };
 }
 
 /* BENCH_CHAIN adds in a row, x = x + y: a graph of small nodes, whose

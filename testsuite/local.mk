@@ -76,7 +76,8 @@ EXTRA_DIST += testsuite/config/default.exp testsuite/lib/tessera.exp \
 	testsuite/lib/tsr-test.h testsuite/lib/tsr-model-ref.h \
 	testsuite/lib/tsr-gpu-quant.h \
 	testsuite/site-extra.exp.in \
-	testsuite/modules/README testsuite/tessera.types testsuite/tessera.ops \
+	testsuite/modules/README testsuite/README testsuite/tessera.rules \
+	testsuite/tessera.types testsuite/tessera.ops \
 	testsuite/tessera.registry testsuite/tessera.loader \
 	testsuite/tessera.alloc testsuite/tessera.static \
 	testsuite/tessera.examples testsuite/tessera.ops-math \

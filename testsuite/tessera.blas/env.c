@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* TESSERA_BLAS_MIN_BATCH sets the BLAS device's threshold when the
    module starts.  */
 #include "blas-test.h"

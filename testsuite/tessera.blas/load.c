@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* The BLAS module loads and shows one ACCEL device "BLAS" on host
    memory, described by its BLIS; its backend takes and refuses
    parameters as documented.  */

@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* mul_mat on the BLAS backend for every weight type against a
    double-precision reference over the same (converted) weight values:
    plain and batched shapes with broadcasting, weights converted in

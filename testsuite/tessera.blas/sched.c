@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* The scheduler over [blas, cpu]: in rms_norm -> mul_mat -> silu the
    matrix product goes to BLAS (its weights are in host memory, which
    both backends use, and BLAS comes first), the rest to the CPU; the

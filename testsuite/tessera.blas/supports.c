@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* What the BLAS device accepts: mul_mat for every weight type once b
    has min_batch columns or more, nothing below, no other op; the
    backend parameter min_batch moves the threshold.  */

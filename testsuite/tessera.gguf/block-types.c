@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* The block types q4_1 q5_0 q5_1 q2_K q3_K q4_K q5_K q6_K q8_K iq4_nl
    iq4_xs mxfp4 in GGUF files, both ways:
    - a file written byte by byte here with the format's type ids (3, 6,

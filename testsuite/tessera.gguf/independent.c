@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Against the format description, both ways: a file written byte by
    byte here (not with Tessera's writer) is read back exactly, as GGUF
    version 3 and version 2; and Tessera's writer produces exactly the

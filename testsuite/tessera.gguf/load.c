@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Loading a GGUF file's tensors into backend buffers and computing with
    them: weights of type f32, f16, bf16, q8_0 and q4_0 are written to a
    file, loaded on the CPU backend (pointing into the mapping, and

@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* tessera-gguf requantize with the presets: the type each tensor of a
    small llama-shaped model gets (the rules of the published presets,
    worked out by hand below), the fallback for rows a block does not

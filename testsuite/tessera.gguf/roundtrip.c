@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Write -> read round trip: a value of every one of the 13 metadata
    types (arrays of every fixed-size type and of strings), a tensor of
    every tensor type, written to a file and to memory by

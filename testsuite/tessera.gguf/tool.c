@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* tessera-gguf: dump (text and JSON), check (exit status and the
    offset message) and convert / requantize between f32, f16, bf16,
    q8_0 and q4_0, run from the build tree.  The other block types and

@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Area: the architectures of the model runner (tessera/model.h,
    model/arch-*.c) on the CPU.
    Purpose: for every architecture but llama and qwen2 (reference.c)

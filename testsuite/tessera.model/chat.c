@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Area: chat templates (tessera/chat.h) and tessera-run --chat.
    Purpose: a system message, a user turn, an assistant reply and a
    second user turn, with the assistant's opening, come out of each

@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Area: tsr_session (tessera/model.h).
    Purpose: decoding with the key/value cache gives the logits of
    recomputing the whole sequence: one batch, token by token, and

@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Area: the model runner over several devices (tessera/model.h, the
    scheduler).
    Purpose: every device Tessera finds (PoCL's OpenCL, BLAS, CUDA where

@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Area: the library layout (libtessera and libtessera-model).
    Purpose: libtessera holds tensors, backends, the scheduler and GGUF,
    and nothing of the model layer: its shared object exports the

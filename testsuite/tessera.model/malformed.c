@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Area: tsr_model_load and tsr_session_decode (tessera/model.h).
    Purpose: model files that cannot be run are refused with an error
    naming the key or tensor at fault, never a crash: another

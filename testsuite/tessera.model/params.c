@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Area: the parameters of tsr_model_load and tsr_session_new
    (tessera/model.h).
    Purpose: one meaning for gpu_layers, the API's as tessera-run's: the

@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Area: micro-batches pipelined across devices in one process
    (tessera/model.h: n_ubatch, n_pipeline; the scheduler's asynchronous
    compute).

@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Area: tessera-run (tools/tessera-run.c).
    Purpose: the tool generates the tokens the library's greedy decoding
    gives (--print-ids), writes the prompt's logits as n_prompt x n_vocab

@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Area: context shift (tsr_session_shift, tessera/model.h) and
    tessera-run's use of it.
    Purpose: in one-layer models, after 20 tokens, dropping positions

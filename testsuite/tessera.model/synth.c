@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Area: tessera-gguf synth and the reference forward pass
    (testsuite/lib/tsr-model-ref.h).
    Purpose: synth writes the keys, tensors (names, shapes, types) and

@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Area: the OpenCL backend's cache of kernel binaries
    (modules/opencl/ocl-cache.c).
    Purpose: a process that builds the kernels from source stores the

@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Area: whole models on the OpenCL backend alone (no CPU behind it).
    Purpose: llama and qwen2 files of every kind of weight type (f32,
    f16, q8_0, q4_0, q4_1, q5_0, q5_1, the k-quants q2_K to q6_K, iq4_nl,

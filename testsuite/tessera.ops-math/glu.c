@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* swiglu and geglu, with a gate operand (silu (a) * b, gelu (a) * b)
    and with the gate taken from the second half of each row of a,
    against the formulas in double, over odd sizes, batches and memory

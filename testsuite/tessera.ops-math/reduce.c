@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* sum (all elements), mean (per row) and argmax (per row) against
    references in double, on odd sizes, batches and memory layouts;
    argmax on ties, NaNs, infinities and all-NaN rows.

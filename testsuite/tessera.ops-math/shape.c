@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* repeat, concat, pad, upscale, diag_mask_inf and arange against
    references built element by element from their definitions in
    tessera/ops.h, on odd sizes, batches and memory layouts.  All moves

@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* argsort (ascending, descending) and top_k against a reference that
    ranks each element by counting (no sorting algorithm shared with the
    kernel): the rank of element i is the number of elements that go

@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* sqr, sqrt, exp, log (tsr_ln), neg, abs, sigmoid, tanh, relu,
    gelu_quick and clamp against their formulas evaluated in double, on
    sizes 1, 3, 17, 4097 and batched 4-d shapes, in five memory layouts,

@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* The math builders refuse bad operands and arguments at build time:
    NULL, the status tessera/ops.h gives (TSR_ERR_SHAPE for shapes,
    TSR_ERR_TYPE for types, TSR_ERR_INVALID_ARG for arguments) and a

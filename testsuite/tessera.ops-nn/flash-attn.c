@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* flash_attn_ext against a two-pass double-precision softmax: f32 and
    f16 keys and values, grouped heads (n_head a multiple of
    n_head_kv), d_v != d, masks in f32 and f16 with broadcast heads,

@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* im2col, 2-D and 1-D: strides, paddings and dilations that differ per
    axis, f32 and f16 results, batches, padded or strided inputs, and a
    size that needs several threads; against patches gathered directly

@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* mul_mat_id: expert weights of every type mul_mat takes (f32, f16,
    bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, mxfp4), more rows than one weight tile, one input row
    per token shared by every slot or one per slot, padded or strided

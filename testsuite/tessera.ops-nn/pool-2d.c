@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* pool_2d max and average: windows that overlap or leave gaps,
    paddings (padding cells count neither for the maximum nor in the
    average), batches and channels, padded or strided inputs, and a

@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* rope: both pair layouts, partial rotation (n_dims < head_dim: the
    rest passes through), batches, negative and large positions, a
    frequency scale, per-pair frequency factors (tsr_rope_ext), and

@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* set_rows: rows of f32 written into f32, f16, bf16 and block-type
    (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, mxfp4) destinations (converted
    exactly as the reference conversions and row quantizer do; block

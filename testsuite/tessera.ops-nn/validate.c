@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* The builders of rope, set_rows, flash_attn_ext, mul_mat_id, im2col
    and pool_2d refuse bad operands and parameters with NULL, the status
    ops.h promises (TSR_ERR_SHAPE, TSR_ERR_TYPE, TSR_ERR_INVALID_ARG) and

@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* add, sub, mul and div with the second operand broadcast in every
    dimension, scale, non-contiguous operands, and a chain placed by the
    graph allocator, against references computed in double.

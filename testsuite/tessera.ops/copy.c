@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* cast, cpy, dup and cont: every conversion between f32, f16 and bf16
    (exact: the scalar round-to-nearest-even conversions checked in
    tessera.types), f32 to the block types (q8_0, q4_0, q4_1, q5_0,

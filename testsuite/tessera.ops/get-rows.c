@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* get_rows: rows of f32, f16, bf16 and block-type (q8_0, q4_0, q4_1,
    q5_0, q5_1, iq4_nl, mxfp4) tensors picked by i32
    indices, batched, long rows, and out-of-range indices (an error from

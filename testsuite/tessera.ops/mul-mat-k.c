@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* mul_mat, mul_mat_id and get_rows with weights of the super-block
    types q2_K, q3_K, q4_K, q5_K, q6_K and iq4_xs (rows of 256 k).
 

@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* mul_mat: weights a [k, m, a2, a3] of type f32, f16, bf16, q8_0,
    q4_0, q4_1, q5_0, q5_1, iq4_nl or mxfp4 times f32 activations b [k, n, b2, b3] gives f32 [m, n, b2, b3]
    with result (i, j, i2, i3) = dot (row i of a batch (i2 / (b2 / a2),

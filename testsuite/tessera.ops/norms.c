@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* sum_rows, norm ((x - mean) / sqrt (var + eps), var the mean squared
    deviation) and rms_norm (x / sqrt (mean (x^2) + eps)) per row, against
    double-precision references, on odd and long rows, with eps that

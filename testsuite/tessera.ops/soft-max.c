@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* soft_max (a * scale + mask) per row: without a mask, with f32 and f16
    masks (more rows than a; dimensions 2 and 3 broadcast), -INFINITY
    entries giving exact zeros, huge inputs, rows of one, long rows and

@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* silu (x * sigmoid (x)) and gelu (tanh approximation, as in
    tessera/ops.h) against the formulas evaluated in double, on odd and
    large sizes, extreme inputs and non-contiguous views.

@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Builders refuse bad operands: NULL, the status the headers give
    (TSR_ERR_SHAPE for shapes, TSR_ERR_TYPE for types) and a message that
    names the operation; a NULL operand keeps the first error; graphs of

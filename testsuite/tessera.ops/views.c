@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* reshape, view, permute and transpose: shapes and byte strides as the
    definitions give them (a contiguous f32 [n0, n1, ...] has nb0 = 4,
    nb[i] = nb[i-1] ne[i-1]), shared memory, element access through the

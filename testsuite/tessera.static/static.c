@@ -28,7 +28,8 @@ main (void)
                             "as a shared library");
       return 0;
     }
-  CHECK (1, "program is linked with the static libtessera");
+  CHECK (!libtessera_is_shared (), "program is linked with the static "
+         "libtessera");
   tsr_reg *cpu = tsr_reg_by_name ("cpu");
   CHECK (cpu != NULL, "static program finds the cpu registration");
   struct tsr_module_info m;

@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Dequantization of the block types q4_1 q5_0 q5_1 q2_K q3_K q4_K q5_K
    q6_K q8_K iq4_nl iq4_xs mxfp4.
 

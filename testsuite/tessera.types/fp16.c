@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Half (IEEE 754 binary16) and bfloat16 scalar conversions: exact
    values, round to nearest even, overflow, NaN, and every bit pattern
    checked against decoders written here from the format definitions.  */

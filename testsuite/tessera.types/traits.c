@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Type traits: names, block and type sizes, row sizes, lookup by name,
    invalid types, and the traits' row converters agreeing with the
    scalar conversions and tsr_quantize_row / tsr_dequantize_row.  */

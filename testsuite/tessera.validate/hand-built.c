@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Every op's invalid variants, built by hand (a copy of a builder's
    node with one thing changed: the result's shape or type, an operand
    missing or of the wrong type, an operand's shape, the parameters).

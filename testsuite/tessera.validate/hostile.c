@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Hostile shapes (issue 17, classes 1 to 3): operations on tensors with
    a zero-sized dimension are refused when built, with a message, never
    divided by at compute; views whose strides overflow, or reach past

@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Area: tokenizer.ggml.model "gpt2" (byte-level BPE).
    Purpose: merges by rank (the lowest first, ties to the leftmost),
    GPT-2's byte-to-character mapping both ways, pre-tokens as the

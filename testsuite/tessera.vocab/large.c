@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Area: vocabularies of the size real models ship (Llama 3: 128256
    tokens, 280000 merges; here 128256 tokens and 128000 merges).
    Purpose: such a vocabulary loads and tokenizes correctly; the load

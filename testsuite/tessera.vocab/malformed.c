@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Area: tsr_vocab_from_gguf on malformed and unsupported vocabularies.
    Purpose: every refusal returns NULL with a message that names the key
    at fault (and the value or element where there is one): missing

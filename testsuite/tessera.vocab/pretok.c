@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Area: the pre-tokenizers of "gpt2" vocabularies (tokenizer.ggml.pre).
    Purpose: the splits of "gpt-2", "llama-bpe", "qwen2", "smollm" and
    "default", and of the families that split as they do (mpt, olmo,

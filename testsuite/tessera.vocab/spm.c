@@ -1,4 +1,3 @@
-/* { dg-do run } */
 /* Area: tokenizer.ggml.model "llama" (SentencePiece BPE).
    Purpose: merges by score (the highest first, ties to the leftmost),
    the space prefix and U+2581, byte fallback, the unknown token, BOS,

@@ -914,6 +914,38 @@ tsri_want_moe (struct tsri_loader *ld, int64_t il, struct tsri_layer *l)
   l->down_exps = tsri_want_experts (ld, il, "ffn_down_exps.weight", ff, d);
 }
 
+/* Tensors of layers the file's block count leaves out: a file holding
+   blk.1.* with block_count 1 would run as a smaller model, its other
+   layers ignored without a word.  An error naming the first such
+   tensor, the layer count they need and the key.  */
+static int
+check_extra_layers (tsr_model *m)
+{
+  int64_t n = tsr_gguf_n_tensors (m->gguf), beyond = 0, top = -1;
+  const char *first = NULL;
+  for (int64_t i = 0; i < n; i++)
+    {
+      struct tsr_gguf_tensor_info info;
+      long long il;
+      int len = 0;
+      if (tsr_gguf_get_tensor_info (m->gguf, i, &info) != TSR_OK
+          || sscanf (info.name, "blk.%lld.%n", &il, &len) != 1 || len == 0
+          || il < m->hp.n_layer)
+        continue;
+      if (!first)
+        first = info.name;
+      beyond++;
+      top = il > top ? il : top;
+    }
+  if (!beyond)
+    return TSR_OK;
+  return tsr_set_error (TSR_ERR_FORMAT, "model: %" PRId64 " tensors (%s "
+                        "first) belong to layers past the %" PRId64 " that "
+                        "%s.block_count gives: the file needs %lld layers "
+                        "or fewer tensors", beyond, first, m->hp.n_layer,
+                        m->hp.arch, (long long) top + 1);
+}
+
 static int
 want_layers (tsr_model *m, int gpu_layers)
 {
@@ -1276,7 +1308,9 @@ model_init (tsr_model *m, const char *path,
   if ((st = split_init (m, p)) != TSR_OK)
     return st;
   m->hp.qkv_bias = tsr_gguf_find_tensor (m->gguf, "blk.0.attn_q.bias") >= 0;
-  st = want_layers (m, gpu_layers);
+  st = check_extra_layers (m);
+  if (st == TSR_OK)
+    st = want_layers (m, gpu_layers);
   if (st == TSR_OK)
     st = want_globals (m, gpu_layers);
   if (st == TSR_OK)

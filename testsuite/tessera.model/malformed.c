@@ -39,6 +39,8 @@ static const struct variant variants[] = {
     NULL, NULL, NULL, { "llama.block_count", "integer" } },
   { "zero layers", NULL, NULL, "llama.block_count", 0, NULL, NULL, NULL,
     { "llama.block_count", "out of range" } },
+  { "fewer layers than the file holds", NULL, NULL, "llama.block_count", 1,
+    NULL, NULL, NULL, { "blk.1.", "llama.block_count" } },
   { "heads not a multiple of the kv heads", NULL, NULL,
     "llama.attention.head_count_kv", 3, NULL, NULL, NULL,
     { "head_count_kv", "multiple" } },

@@ -9,7 +9,15 @@
  *   cuda-ops.c        which op runs on which kernel (supports_op) and
  *                     how it is launched
  *   cuda-blas.c       cuBLAS, opened on first use, and mul_mat on it
- *   *.cu              the kernels (cuda-kernels.h is their C face)
+ *                     (or on the matrix-vector kernels)
+ *   cuda-fuse.c       the groups of nodes one kernel computes
+ *   cuda-profile.c    TESSERA_CUDA_PROFILE: each kernel's GPU time
+ *   *.cu              the kernels (cuda-kernels.h is their C face);
+ *                     cuda-mmvq.cu the q8_0 / q4_0 products of token
+ *                     generation on 8-bit activations
+ *
+ * The backend keeps the graphs it computed as CUDA graphs and replays
+ * them (cuda-backend.c).
  *
  * Device memory is addressed directly: a buffer's base is its
  * cudaMalloc pointer and tensor data pointers are device addresses that

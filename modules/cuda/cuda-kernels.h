@@ -132,7 +132,9 @@ TSR_MODULE_HIDDEN int tsr_cuda_mul_mat_vec_blocks (cudaStream_t s, struct tsr_cu
    block type and one row length, everything two-dimensional.  With GLU
    (TSR_OP_SWIGLU or TSR_OP_GEGLU; n == 2, equal rows) only
    d[0] = act (a[0]^T b) * (a[1]^T b) is written.  q8_0 and q4_0
-   matrices must take the staged kernel (tsr_cuda_mmv_staged).  */
+   matrices in a set must have rows of whole 16-byte words, a multiple
+   of 256 elements long (cuda-quant.cu's staged kernel); cuda-mmvq.cu
+   takes them otherwise.  */
 #define CU_MMV_MAX_SET 3
 struct tsr_cuda_mmv_set
 {
@@ -143,9 +145,6 @@ struct tsr_cuda_mmv_set
 TSR_MODULE_HIDDEN int tsr_cuda_mul_mat_vec_set (cudaStream_t s,
                                   const struct tsr_cuda_mmv_set *set,
                                   int atype, struct tsr_cuda_tdesc b);
-/* Whether q8_0 / q4_0 weights A take the staged kernel (rows of whole
-   16-byte words, a multiple of 256 elements long).  */
-TSR_MODULE_HIDDEN int tsr_cuda_mmv_staged (struct tsr_cuda_tdesc a);
 
 /* cuda-mmvq.cu */
 /* The activations B (f32 [k, n], dense rows, n <= CU_MMV_MAX_COLS) in

@@ -16,7 +16,9 @@
  *
  * tsr_cuda_mul_mat_vec_q computes d = a^T b for q8_0 / q4_0 weights a [k, m]
  * and at most CU_MMV_MAX_COLS activation columns b [k, n] (token
- * generation): converting the weights to f16 for cuBLAS would write
+ * generation's batched, three- and four-dimensional products; the
+ * two-dimensional ones go to cuda-mmvq.cu, on 8-bit activations):
+ * converting the weights to f16 for cuBLAS would write
  * and read them again at four times their size, so here one warp
  * takes one weight row, eight lanes to a block (CU_MMV_LANES), each
  * block read once and multiplied with every column.  Each lane applies
@@ -451,8 +453,10 @@ k_mul_mat_vec_q_staged (tsr_cuda_mmv_set set, int atype, tsr_cuda_tdesc b,
     }
 }
 
-int
-tsr_cuda_mmv_staged (struct tsr_cuda_tdesc a)
+/* Whether q8_0 / q4_0 weights A take the staged kernel (rows of whole
+   16-byte words, a multiple of 256 elements long).  */
+static bool
+tsr_cuda_mmv_staged (const tsr_cuda_tdesc &a)
 {
   return a.ne[0] % (8 * CU_QK) == 0 && (uintptr_t) a.data % 16 == 0
          && a.nb[1] % 16 == 0 && a.nb[2] % 16 == 0 && a.nb[3] % 16 == 0;

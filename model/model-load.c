@@ -538,7 +538,8 @@ usable_in (const tsr_model *m, int be, unsigned use, tsr_type type,
 /* The backend that keeps weight NAME of TYPE, NE0 x NE1, wanted on BE:
    BE when some backend computes with it there, else the first backend
    whose memory serves (a device that cannot multiply by a k-quant
-   matrix leaves it to the CPU, not to a copy per compute).  */
+   matrix leaves it to the CPU, not to a copy per compute); -1 when no
+   backend computes with it anywhere.  */
 static int
 weight_backend (const tsr_model *m, int be, const char *name, tsr_type type,
                 int64_t ne0, int64_t ne1)
@@ -549,7 +550,7 @@ weight_backend (const tsr_model *m, int be, const char *name, tsr_type type,
   for (int k = 0; k < m->n_backends; k++)
     if (k != be && usable_in (m, k, use, type, ne0, ne1))
       return k;
-  return be;
+  return -1;
 }
 
 /* Say that NAME is kept on backend K instead of BE.  */
@@ -564,12 +565,22 @@ moved (tsr_model *m, const char *name, tsr_type type, int be, int k)
 }
 
 /* The backend that keeps weight NAME, wanted on BE (said when another
-   one does).  */
+   one does).  A weight no backend computes with (a q8_K matrix: that
+   type only holds the k-quants' activations) is an error in *ST, at
+   load rather than at the first prompt; BE is returned.  */
 static int
 keep_weight (tsr_model *m, int be, const char *name, tsr_type type,
-             int64_t ne0, int64_t ne1)
+             int64_t ne0, int64_t ne1, int *st)
 {
   int k = weight_backend (m, be, name, type, ne0, ne1);
+  if (k < 0)
+    {
+      if (*st == TSR_OK)
+        *st = tsr_set_error (TSR_ERR_TYPE, "model: tensor %s is %s, which "
+                             "no backend of this model computes with",
+                             name, tsr_type_name (type));
+      return be;
+    }
   if (k != be)
     moved (m, name, type, be, k);
   return k;
@@ -613,8 +624,9 @@ want_tensor (tsr_model *m, int be, const char *name, int64_t ne0,
   struct tsr_gguf_tensor_info info;
   if (check_tensor (m, name, ne0, ne1, f32, optional, st, &info) < 0)
     return NULL;
-  be = keep_weight (m, be, name, info.type, ne0, ne1);
-  return declare (m, be, name, info.type, ne0, ne1, st);
+  be = keep_weight (m, be, name, info.type, ne0, ne1, st);
+  return *st == TSR_OK ? declare (m, be, name, info.type, ne0, ne1, st)
+                       : NULL;
 }
 
 /* Whether a matrix of TYPE, NE0 x ROWS, goes to backend BE's extra
@@ -646,7 +658,9 @@ want_split (tsr_model *m, int be, const char *name, int64_t ne0, int64_t ne1,
   bool split = tensor_parallel (m);
   if (!split)
     count = dim == 0 ? ne0 : (ne1 ? ne1 : 1);
-  be = keep_weight (m, be, name, type, ne0, ne1);
+  be = keep_weight (m, be, name, type, ne0, ne1, st);
+  if (*st != TSR_OK)
+    return NULL;
   bool repack = ne1 && want_repack (m, be, type, dim == 0 ? count : ne0,
                                     dim == 1 ? count : ne1);
   if (!split && !repack)
@@ -844,9 +858,10 @@ tsri_want_experts (struct tsri_loader *ld, int64_t il, const char *what,
   if (check_tensor3 (m, name, ne0, ne1, m->hp.n_expert, false, false,
                      &ld->st, &info) < 0)
     return NULL;
-  int be = keep_weight (m, m->layers[il].backend, name, info.type, ne0, ne1);
-  return declare3 (m, be, name, info.type, ne0, ne1, m->hp.n_expert,
-                   &ld->st);
+  int be = keep_weight (m, m->layers[il].backend, name, info.type, ne0, ne1,
+                        &ld->st);
+  return ld->st == TSR_OK ? declare3 (m, be, name, info.type, ne0, ne1,
+                                      m->hp.n_expert, &ld->st) : NULL;
 }
 
 void
@@ -1019,6 +1034,8 @@ want_globals (tsr_model *m, int gpu_layers)
       struct tsri_layer *l = &m->layers[il];
       int k = weight_backend (m, l->backend, "rope_freqs.weight",
                               TSR_TYPE_F32, hp->n_rot / 2, 0);
+      if (k < 0)
+        k = l->backend;         /* absent, or refused when it is read */
       if (!m->rope_freqs[k])
         {
           m->rope_freqs[k] = want_tensor (m, k, "rope_freqs.weight",

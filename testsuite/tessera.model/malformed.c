@@ -8,8 +8,11 @@
    longer than keys, a file that is not GGUF; for a mixture of experts
    (qwen3moe) a missing expert tensor or router, expert_used_count 0 or
    above expert_count, an expert_count the tensors disagree with, a
-   missing q norm; and bad calls: token ids outside the
-   vocabulary, batches larger than the session's, NULL arguments.
+   missing q norm; tensors of layers past the block count; matrices of
+   a type no backend multiplies (q8_K, written by tessera-gguf
+   convert), refused at load rather than at the first prompt; and bad
+   calls: token ids outside the vocabulary, batches larger than the
+   session's, NULL arguments.
    Each variant is a valid model file (written by tessera-gguf synth)
    with one thing changed through the GGUF reader and writer.
    Limitations: the GGUF format itself is tested in tessera.gguf.  */
@@ -169,6 +172,35 @@ check_not_gguf (tsr_backend *cpu)
          "refused (%s)", tsr_last_error ());
 }
 
+/* A model whose matrices are q8_K (the k-quants' activation type,
+   which no backend multiplies): refused at load, naming a tensor and
+   the type.  */
+static void
+check_q8_k (tsr_backend *cpu)
+{
+  char path[4096], conv[4200], cmd[12000];
+  if (!mt_synth ("--embd=256 --ff=512 --layers=1 --heads=4 --kv-heads=2",
+                 mt_path ("k256", path, sizeof path)))
+    return;
+  snprintf (conv, sizeof conv, "%s.q8_K.gguf", path);
+  snprintf (cmd, sizeof cmd, "'%s/tools/tessera-gguf' convert --type=q8_K "
+            "'%s' '%s'", mt_bld, path, conv);
+  CHECK (mt_shell (cmd) == 0, "convert to q8_K (%s)", mt_out);
+  struct tsr_model_params mp = { .backends = &cpu, .n_backends = 1 };
+  tsr_model *m = tsr_model_load (conv, &mp);
+  const char *e = tsr_last_error ();
+  CHECK (!m && tsr_last_status () == TSR_ERR_TYPE && strstr (e, "q8_K")
+         && strstr (e, ".weight") && strstr (e, "no backend"),
+         "q8_K matrices: refused at load (%s)", e);
+  tsr_model_free (m);
+  m = tsr_model_load (path, &mp);
+  CHECK (m != NULL, "the same model in f32 loads (%s)",
+         m ? "" : tsr_last_error ());
+  tsr_model_free (m);
+  unlink (conv);
+  unlink (path);
+}
+
 static void
 check_bad_calls (tsr_backend *cpu)
 {
@@ -217,6 +249,7 @@ main (void)
   for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
     check_refused (cpu, &variants[i]);
   check_not_gguf (cpu);
+  check_q8_k (cpu);
   check_bad_calls (cpu);
   unlink (base);
   unlink (base_moe);

@@ -135,9 +135,10 @@ read_rope_scaling (const tsr_gguf *g, struct tsr_model_hparams *hp)
       int st = get_float (g, hp->arch, "rope.scaling.factor", 1.0f, &f);
       if (st == TSR_OK && f == 1.0f)
         st = get_float (g, hp->arch, "rope.scale_linear", 1.0f, &f);
-      if (st == TSR_OK && !(f > 0))
+      if (st == TSR_OK && !(f > 0 && isfinite (f) && isfinite (1.0f / f)))
         st = tsr_set_error (TSR_ERR_FORMAT, "model: the rope scaling factor "
-                            "of %s must be positive", hp->arch);
+                            "of %s is %g: a positive number whose inverse "
+                            "is finite is needed", hp->arch, (double) f);
       if (st == TSR_OK)
         hp->rope_freq_scale = 1.0f / f;
       return st;
@@ -152,9 +153,11 @@ read_rope_scaling (const tsr_gguf *g, struct tsr_model_hparams *hp)
                           "supported (none and linear are)", key, type);
   float factor;
   int st = get_float (g, hp->arch, "rope.scaling.factor", 1.0f, &factor);
-  if (st == TSR_OK && !(factor > 0))
+  if (st == TSR_OK
+      && !(factor > 0 && isfinite (factor) && isfinite (1.0f / factor)))
     st = tsr_set_error (TSR_ERR_FORMAT, "model: key %s.rope.scaling.factor "
-                        "must be positive", hp->arch);
+                        "is %g: a positive number whose inverse is finite "
+                        "is needed", hp->arch, (double) factor);
   if (st == TSR_OK)
     hp->rope_freq_scale = 1.0f / factor;
   return st;

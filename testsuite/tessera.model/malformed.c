@@ -8,7 +8,9 @@
    longer than keys, a file that is not GGUF; for a mixture of experts
    (qwen3moe) a missing expert tensor or router, expert_used_count 0 or
    above expert_count, an expert_count the tensors disagree with, a
-   missing q norm; tensors of layers past the block count; matrices of
+   missing q norm; tensors of layers past the block count; a head size
+   of 0; a rope scaling factor whose inverse overflows (1e-40, and
+   infinite with a linear type); matrices of
    a type no backend multiplies (q8_K, written by tessera-gguf
    convert), refused at load rather than at the first prompt; and bad
    calls: token ids outside the vocabulary, batches larger than the
@@ -31,6 +33,8 @@ struct variant
   const char *as_f16;                     /* a tensor to write as f16 */
   const char *expect[2];                  /* in the error message */
   bool moe;                               /* changes the qwen3moe file */
+  const char *set_f32_key;                /* an f32 key to set */
+  float f32;
 };
 
 static const struct variant variants[] = {
@@ -44,6 +48,14 @@ static const struct variant variants[] = {
     { "llama.block_count", "out of range" } },
   { "fewer layers than the file holds", NULL, NULL, "llama.block_count", 1,
     NULL, NULL, NULL, { "blk.1.", "llama.block_count" } },
+  { "a head size of 0", NULL, NULL, "llama.attention.key_length", 0, NULL,
+    NULL, NULL, { "llama.attention.key_length", "out of range" } },
+  { "a rope scaling factor whose inverse overflows", NULL, NULL, NULL, 0,
+    NULL, NULL, NULL, { "rope scaling factor", "inverse" }, false,
+    "llama.rope.scaling.factor", 1e-40f },
+  { "an infinite rope scaling factor", "llama.rope.scaling.type", "linear",
+    NULL, 0, NULL, NULL, NULL, { "llama.rope.scaling.factor", "not finite" },
+    false, "llama.rope.scaling.factor", (float) INFINITY },
   { "heads not a multiple of the kv heads", NULL, NULL,
     "llama.attention.head_count_kv", 3, NULL, NULL, NULL,
     { "head_count_kv", "multiple" } },
@@ -112,6 +124,8 @@ write_variant (const struct variant *v, const char *path)
     ok = tsr_gguf_set_str (w, v->set_str_key, v->set_str_val) == TSR_OK;
   if (ok && v->set_u32_key)
     ok = tsr_gguf_set_u32 (w, v->set_u32_key, v->u32) == TSR_OK;
+  if (ok && v->set_f32_key)
+    ok = tsr_gguf_set_f32 (w, v->set_f32_key, v->f32) == TSR_OK;
   for (tsr_tensor *t = ok ? tsr_context_first_tensor (ctx) : NULL; t && ok;
        t = tsr_context_next_tensor (ctx, t))
     {

@@ -336,9 +336,6 @@ tsr_cuda_mmv_launch (struct tsr_cuda_backend *be,
                              (const signed char *) mem, mem + qbytes,
                              b->ne[0], (int) b->ne[1]);
     }
-  else if ((atype == TSR_TYPE_Q8_0 || atype == TSR_TYPE_Q4_0) && set->n == 1)
-    err = tsr_cuda_mul_mat_vec_q (be->stream, set->d[0], set->a[0], atype,
-                                  tsr_cuda_desc (b));
   else
     err = tsr_cuda_mul_mat_vec_set (be->stream, set, atype,
                                     tsr_cuda_desc (b));

@@ -114,27 +114,19 @@ TSR_MODULE_HIDDEN int tsr_cuda_rms_norm_mul (cudaStream_t s, float eps,
                                struct tsr_cuda_tdesc b,
                                struct tsr_cuda_tdesc sum, int add,
                                struct tsr_cuda_tdesc w);
-/* Columns at most in one tsr_cuda_mul_mat_vec_q.  */
+/* Columns at most in one matrix-vector product.  */
 #define CU_MMV_MAX_COLS 8
-/* d = a^T b for q8_0 / q4_0 weights a [k, m, a2, a3] (dense rows) and
-   f32 b [k, n, b2, b3] with n <= CU_MMV_MAX_COLS, dense rows, row and
-   batch strides and address multiples of 16 bytes; d f32 [m, n, b2,
-   b3] with dense rows, b2 * b3 <= 65535.  */
-TSR_MODULE_HIDDEN int tsr_cuda_mul_mat_vec_q (cudaStream_t s, struct tsr_cuda_tdesc d,
-                                struct tsr_cuda_tdesc a, int atype,
-                                struct tsr_cuda_tdesc b);
-/* The same for the other block types (q4_1 .. mxfp4, not q8_K).  */
-TSR_MODULE_HIDDEN int tsr_cuda_mul_mat_vec_blocks (cudaStream_t s, struct tsr_cuda_tdesc d,
-                                     struct tsr_cuda_tdesc a, int atype,
-                                     struct tsr_cuda_tdesc b);
-/* Several matrix-vector products of one set of activations in one
-   launch (fused nodes): d[m] = a[m]^T b for m < n, the matrices of one
-   block type and one row length, everything two-dimensional.  With GLU
-   (TSR_OP_SWIGLU or TSR_OP_GEGLU; n == 2, equal rows) only
-   d[0] = act (a[0]^T b) * (a[1]^T b) is written.  q8_0 and q4_0
-   matrices in a set must have rows of whole 16-byte words, a multiple
-   of 256 elements long (cuda-quant.cu's staged kernel); cuda-mmvq.cu
-   takes them otherwise.  */
+/* Matrix-vector products of one set of activations in one launch:
+   d[m] = a[m]^T b for m < n, the matrices of one block type (not q8_K)
+   and one row length, with dense rows; f32 b [k, c, b2, b3] with
+   c <= CU_MMV_MAX_COLS, dense rows, row and batch strides and address
+   multiples of 16 bytes; d f32 with dense rows.  A set of one may be
+   batched (b2 * b3 <= 65535); a set of several (fused nodes) is
+   two-dimensional.  With GLU (TSR_OP_SWIGLU or TSR_OP_GEGLU; n == 2,
+   equal rows) only d[0] = act (a[0]^T b) * (a[1]^T b) is written.
+   q8_0 and q4_0 matrices in a set of several must have rows of whole
+   16-byte words, a multiple of 256 elements long (cuda-quant.cu's
+   staged kernel); cuda-mmvq.cu takes two-dimensional ones otherwise.  */
 #define CU_MMV_MAX_SET 3
 struct tsr_cuda_mmv_set
 {

@@ -10,12 +10,13 @@
  *
  * The other block types (cuda-blocks.cuh) are dequantized 16 elements
  * a thread (k_dequant_chunks) for cuBLAS, and have a matrix-vector
- * kernel of their own (tsr_cuda_mul_mat_vec_blocks), a warp per weight row
+ * kernel of their own (k_mul_mat_vec_chunks), a warp per weight row
  * and a 16-element chunk per lane, decoded with the reference's float
  * operations and multiplied with every column.
  *
- * tsr_cuda_mul_mat_vec_q computes d = a^T b for q8_0 / q4_0 weights a [k, m]
- * and at most CU_MMV_MAX_COLS activation columns b [k, n] (token
+ * tsr_cuda_mul_mat_vec_set computes d = a^T b for sets of weights a
+ * [k, m] and at most CU_MMV_MAX_COLS activation columns b [k, n]; for
+ * q8_0 / q4_0 weights (token
  * generation's batched, three- and four-dimensional products; the
  * two-dimensional ones go to cuda-mmvq.cu, on 8-bit activations):
  * converting the weights to f16 for cuBLAS would write
@@ -507,19 +508,6 @@ mmv_q_set (cudaStream_t st, const tsr_cuda_mmv_set &set, int atype,
   return tsr_cuda_launched ();
 }
 
-int
-tsr_cuda_mul_mat_vec_q (cudaStream_t st, struct tsr_cuda_tdesc d, struct tsr_cuda_tdesc a,
-                  int atype, struct tsr_cuda_tdesc b)
-{
-  tsr_cuda_mmv_set set;
-
-  set.n = 1;
-  set.glu = 0;
-  set.a[0] = a;
-  set.d[0] = d;
-  return mmv_q_set (st, set, atype, b);
-}
-
 /* The other block types: one warp per weight row, a 16-element chunk a
    lane at a time (chunks of a warp step are 512 consecutive elements),
    decoded once and multiplied with every column; the activations are
@@ -611,19 +599,6 @@ mmv_blocks_set (cudaStream_t st, const tsr_cuda_mmv_set &set, int atype,
       return (int) cudaErrorInvalidValue;
     }
   return tsr_cuda_launched ();
-}
-
-int
-tsr_cuda_mul_mat_vec_blocks (cudaStream_t st, struct tsr_cuda_tdesc d, struct tsr_cuda_tdesc a,
-                       int atype, struct tsr_cuda_tdesc b)
-{
-  tsr_cuda_mmv_set set;
-
-  set.n = 1;
-  set.glu = 0;
-  set.a[0] = a;
-  set.d[0] = d;
-  return mmv_blocks_set (st, set, atype, b);
 }
 
 int

@@ -169,39 +169,39 @@ visit (tsr_graph *g, tsr_tensor *root)
   return TSR_OK;
 }
 
-int
-tsr_graph_build (tsr_graph *g, tsr_tensor *result)
+/* T and what it depends on into G, T marked as an output when RESULT;
+   CALL ("build", "add") and WHAT (the argument) name them in errors.  */
+static int
+add (tsr_graph *g, tsr_tensor *t, bool result, const char *call,
+     const char *what)
 {
   if (!g)
-    return tsr_set_error (TSR_ERR_INVALID_ARG, "graph build: NULL graph");
-  if (!result)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "graph %s: NULL graph", call);
+  if (!t)
     {
       if (tsr_last_status () != TSR_OK)
         return tsr_last_status ();
-      return tsr_set_error (TSR_ERR_INVALID_ARG, "graph build: NULL result");
+      return tsr_set_error (TSR_ERR_INVALID_ARG, "graph %s: NULL %s", call,
+                            what);
     }
-  tsr_set_output (result);
-  int st = visit (g, result);
+  if (result)
+    tsr_set_output (t);
+  int st = visit (g, t);
   if (st == TSR_ERR_NO_MEMORY)
-    tsr_set_error (st, "graph build: out of memory");
+    tsr_set_error (st, "graph %s: out of memory", call);
   return st;
+}
+
+int
+tsr_graph_build (tsr_graph *g, tsr_tensor *result)
+{
+  return add (g, result, true, "build", "result");
 }
 
 int
 tsr_graph_add (tsr_graph *g, tsr_tensor *t)
 {
-  if (!g)
-    return tsr_set_error (TSR_ERR_INVALID_ARG, "graph add: NULL graph");
-  if (!t)
-    {
-      if (tsr_last_status () != TSR_OK)
-        return tsr_last_status ();
-      return tsr_set_error (TSR_ERR_INVALID_ARG, "graph add: NULL tensor");
-    }
-  int st = visit (g, t);
-  if (st == TSR_ERR_NO_MEMORY)
-    tsr_set_error (st, "graph add: out of memory");
-  return st;
+  return add (g, t, false, "add", "tensor");
 }
 
 int

@@ -68,6 +68,23 @@ k_set_rows_check (global const char *idx, tdesc ti, long nrows,
     }
 }
 
+/* Whether a source row after R (row-major) names destination row V of
+   the same destination batch (DJ, DL): R's write is then skipped.  */
+bool
+later_writer (global const char *idx, tdesc ti, tdesc ts, tdesc td, long r,
+              int v, long dj, long dl)
+{
+  long nr = ts.ne[1] * ts.ne[2] * ts.ne[3];
+  for (long q = r + 1; q < nr; q++)
+    {
+      SPLIT_ROW (q, ts, qi, qj, ql);
+      if (qj % td.ne[2] == dj && ql % td.ne[3] == dl
+          && *(global const int *) AT (idx, ti, qi, qj, ql, 0) == v)
+        return true;
+    }
+  return false;
+}
+
 /* d[:, idx[i, j, l], j % d2, l % d3] = s[:, i, j, l], nothing if an
    index was bad.  A source row is skipped when a later one (row-major:
    i, then j, then l) names the same destination row, so the last one
@@ -85,15 +102,7 @@ k_set_rows (global char *d, tdesc td, int dtype, global const char *s,
       int v = *(global const int *) AT (idx, ti, i, j, l, 0);
       long dj = j % td.ne[2], dl = l % td.ne[3];
       long r = i + ts.ne[1] * (j + ts.ne[2] * l);
-      long nr = ts.ne[1] * ts.ne[2] * ts.ne[3];
-      bool later = false;
-      for (long q = r + 1; q < nr && !later; q++)
-        {
-          SPLIT_ROW (q, ts, qi, qj, ql);
-          later = qj % td.ne[2] == dj && ql % td.ne[3] == dl
-                  && *(global const int *) AT (idx, ti, qi, qj, ql, 0) == v;
-        }
-      if (!later)
+      if (!later_writer (idx, ti, ts, td, r, v, dj, dl))
         store_elem (AT (d, td, i0, v, dj, dl), dtype,
                     *(global const float *) AT (s, ts, i0, i, j, l));
     }
@@ -188,15 +197,7 @@ k_set_rows_q (global char *d, tdesc td, int dtype, global const char *s,
       SPLIT_ROW (r, ts, i, j, l);
       int v = *(global const int *) AT (idx, ti, i, j, l, 0);
       long dj = j % td.ne[2], dl = l % td.ne[3];
-      long nr = ts.ne[1] * ts.ne[2] * ts.ne[3];
-      bool later = false;
-      for (long q = r + 1; q < nr && !later; q++)
-        {
-          SPLIT_ROW (q, ts, qi, qj, ql);
-          later = qj % td.ne[2] == dj && ql % td.ne[3] == dl
-                  && *(global const int *) AT (idx, ti, qi, qj, ql, 0) == v;
-        }
-      if (later)
+      if (later_writer (idx, ti, ts, td, r, v, dj, dl))
         continue;
       float x[32];
       for (int k = 0; k < 32; k++)

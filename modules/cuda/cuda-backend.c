@@ -86,7 +86,8 @@ struct tsr_cuda_shape
   struct cu_sig *sig;           /* NULL: unused */
   int n;                        /* nodes */
   struct tsr_cuda_step *steps;
-  int fused;
+  int fused;                    /* nodes computed in another's kernel */
+  int computing;                /* nodes that are not views */
   cudaGraphExec_t exec;         /* NULL: not captured */
   uint64_t kernels;             /* kernel and memset nodes of EXEC */
   bool uses_status;             /* EXEC's kernels write the status word */
@@ -380,6 +381,16 @@ signature (struct tsr_cuda_backend *be, tsr_graph *g)
   return bytes;
 }
 
+/* The nodes of G that compute (not views).  */
+static int
+computing_nodes (tsr_graph *g)
+{
+  int n = 0;
+  for (int i = 0; i < tsr_graph_n_nodes (g); i++)
+    n += tsr_op_get_kind (tsr_graph_node (g, i)->op) != TSR_OP_KIND_VIEW;
+  return n;
+}
+
 /* The kept shape G has (its plan made when new), or NULL when memory
    ran out (the graph is then walked without one).  */
 static struct tsr_cuda_shape *
@@ -413,6 +424,7 @@ find_shape (struct tsr_cuda_backend *be, tsr_graph *g)
     }
   memcpy (sh->sig, be->sig, bytes);
   sh->n = n;
+  sh->computing = computing_nodes (g);
   sh->used = ++be->clock;
   if (be->fusion)
     sh->fused = tsr_cuda_fuse_plan (g, sh->steps);
@@ -540,9 +552,8 @@ tsr_cuda_be_graph_compute (tsr_backend *backend, tsr_graph *g)
   if (st == TSR_OK)
     {
       be->counters.computes++;
-      for (int i = 0; i < tsr_graph_n_nodes (g); i++)
-        be->counters.nodes
-          += tsr_op_get_kind (tsr_graph_node (g, i)->op) != TSR_OP_KIND_VIEW;
+      be->counters.nodes += (uint64_t) (sh ? sh->computing
+                                           : computing_nodes (g));
       be->counters.fused += sh ? (uint64_t) sh->fused : 0;
     }
   return st;

@@ -14,6 +14,12 @@
  * round to nearest even, NaN kept quiet); sums are in double where the
  * device has it, as the CPU backend's are.  */
 
+#if OCL_SUBGROUPS == 1
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+#elif OCL_SUBGROUPS == 2
+#pragma OPENCL EXTENSION cl_intel_subgroups : enable
+#endif
+
 #ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 typedef double acc_t;
@@ -130,7 +136,7 @@ load_elem (global const char *row, long i0, long nb0, int type)
   if (type == TSR_TYPE_F32)
     return *(global const float *) (row + i0 * nb0);
   if (type == TSR_TYPE_F16)
-    return f16_to_f32 (*(global const ushort *) (row + i0 * nb0));
+    return vload_half (0, (global const half *) (row + i0 * nb0));
   if (type == TSR_TYPE_BF16)
     return as_float ((uint) *(global const ushort *) (row + i0 * nb0) << 16);
   if (type == TSR_TYPE_I32)
@@ -163,3 +169,57 @@ report_index (volatile global int *status, int tag, int v)
   if (atomic_cmpxchg (status, 0, tag) == 0)
     status[1] = v;
 }
+
+/* Reductions over a work-group, for the kernels that give a row (or a
+   tile) to a work-group rather than to a work item.  OCL_WG, a build
+   option (ocl-device.c), is a power of two bounding those kernels'
+   local size; they take any power-of-two local size up to it
+   (tsr_opencl_device.local).  Every item of the group must call, with
+   S a local array of OCL_WG floats; every item gets the result, and S
+   is free again on return.  Where the device has subgroups
+   (cl_khr_subgroups or cl_intel_subgroups: OCL_SUBGROUPS 1 or 2) each
+   subgroup reduces in registers and the groups' results meet in S;
+   elsewhere a tree in S, halving the active items at each step.  */
+#define WG_REDUCE(name, op, sg_op)                                        \
+  float                                                                   \
+  name (float v, local float *s)                                          \
+  {                                                                       \
+    const int lid = get_local_id (0);                                     \
+    WG_REDUCE_BODY (op, sg_op)                                            \
+    barrier (CLK_LOCAL_MEM_FENCE);                                        \
+    return v;                                                             \
+  }
+
+#if OCL_SUBGROUPS
+#define WG_REDUCE_BODY(op, sg_op)                                         \
+  v = sg_op (v);                                                          \
+  if (get_sub_group_local_id () == 0)                                     \
+    s[get_sub_group_id ()] = v;                                           \
+  barrier (CLK_LOCAL_MEM_FENCE);                                          \
+  v = s[0];                                                               \
+  for (uint g_ = 1; g_ < get_num_sub_groups (); g_++)                     \
+    v = op (v, s[g_]);
+#else
+#define WG_REDUCE_BODY(op, sg_op)                                         \
+  s[lid] = v;                                                             \
+  barrier (CLK_LOCAL_MEM_FENCE);                                          \
+  for (int h_ = (int) get_local_size (0) / 2; h_ > 0; h_ /= 2)            \
+    {                                                                     \
+      if (lid < h_)                                                       \
+        s[lid] = op (s[lid], s[lid + h_]);                                \
+      barrier (CLK_LOCAL_MEM_FENCE);                                      \
+    }                                                                     \
+  v = s[0];
+#endif
+
+#define WG_ADD(x, y) ((x) + (y))
+/* NaNs lose, as in the one-item-per-row loops (y > m ? y : m).  */
+#define WG_MAX(x, y) fmax ((x), (y))
+
+WG_REDUCE (wg_sum, WG_ADD, sub_group_reduce_add)
+WG_REDUCE (wg_max, WG_MAX, sub_group_reduce_max)
+
+/* A work-group's walk over N rows (or tiles): group G takes R = G,
+   G + groups, ...  */
+#define FOR_GROUPS(r, n)                                                  \
+  for (long r = get_group_id (0); r < (n); r += get_num_groups (0))

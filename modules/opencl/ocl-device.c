@@ -115,10 +115,31 @@ static const struct
 #undef TYPE
 };
 
-static char *
-build_options (void)
+/* The largest power of two at most N (N >= 1).  */
+static size_t
+pow2_floor (size_t n)
 {
-  size_t n = sizeof constants / sizeof constants[0], size = 1, len = 0;
+  size_t p = 1;
+  while (p <= n / 2)
+    p *= 2;
+  return p;
+}
+
+/* OCL_WG of D's kernels (OCL_MAX_WG or the device's maximum, if lower;
+   0 when that is below OCL_MIN_WG).  */
+static size_t
+build_wg (const struct tsr_opencl_device *d)
+{
+  size_t wg = pow2_floor (d->max_wg < OCL_MAX_WG ? d->max_wg : OCL_MAX_WG);
+  return wg >= OCL_MIN_WG ? wg : 0;
+}
+
+/* The build options of D's program: the constants, the work-group
+   bound and whether the kernels use subgroups.  */
+static char *
+build_options (const struct tsr_opencl_device *d)
+{
+  size_t n = sizeof constants / sizeof constants[0], size = 64, len = 0;
   char *opts;
 
   for (size_t i = 0; i < n; i++)
@@ -131,7 +152,63 @@ build_options (void)
     len += (size_t) snprintf (opts + len, size - len, "%s-D%s=%d",
                               i ? " " : "", constants[i].name,
                               constants[i].value);
+  snprintf (opts + len, size - len, " -DOCL_WG=%zu -DOCL_SUBGROUPS=%d",
+            build_wg (d), d->subgroups);
   return opts;
+}
+
+/* The local sizes of D's work-group kernels, within what each kernel
+   can take on the device; false (an error set) when one of them cannot
+   take OCL_MIN_WG items.  */
+static bool
+set_local_sizes (struct tsr_opencl_device *d)
+{
+  static const enum tsr_opencl_kernel_id groups[] = {
+    OCL_K_sum_rows, OCL_K_norm, OCL_K_soft_max, OCL_K_flash_attn,
+    OCL_K_mul_mat_vec, OCL_K_mul_mat_id
+  };
+  size_t wg = build_wg (d), kwg = 0;
+  cl_ulong lmem = 0;
+
+  memset (d->local, 0, sizeof d->local);
+  for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++)
+    {
+      enum tsr_opencl_kernel_id k = groups[i];
+      if (clGetKernelWorkGroupInfo (d->kernels[k], d->id,
+                                    CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg,
+                                    &kwg, NULL) != CL_SUCCESS)
+        kwg = 0;
+      size_t n = pow2_floor (kwg ? (kwg < wg ? kwg : wg) : 1);
+      if (k == OCL_K_flash_attn && n > OCL_FA_WG)
+        n = OCL_FA_WG;
+      if (n < OCL_MIN_WG)
+        {
+          snprintf (d->failure, sizeof d->failure, "opencl: %s: kernel k_%s "
+                    "runs at most %zu items a work-group, and needs %d",
+                    d->name, kernel_names[k], kwg, OCL_MIN_WG);
+          d->program_failed = true;
+          tsr_set_error (TSR_ERR_BACKEND, "%s", d->failure);
+          return false;
+        }
+      d->local[k] = n;
+    }
+  /* The tiled product wants exactly its 256 items and 16.6 KiB of local
+     memory; without them the prompt products take k_mul_mat.  */
+  kwg = 0;
+  clGetKernelWorkGroupInfo (d->kernels[OCL_K_mul_mat_tiled], d->id,
+                            CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg,
+                            NULL);
+  clGetKernelWorkGroupInfo (d->kernels[OCL_K_mul_mat_tiled], d->id,
+                            CL_KERNEL_LOCAL_MEM_SIZE, sizeof lmem, &lmem,
+                            NULL);
+  d->tiled = kwg >= OCL_TILED_WG && lmem && lmem <= d->local_mem;
+  d->local[OCL_K_mul_mat_tiled] = d->tiled ? OCL_TILED_WG : 0;
+  tsr_log (TSR_LOG_DEBUG, "opencl: %s: work-groups of %zu items (row "
+           "kernels), %zu (attention); subgroups %s; tiled products %s",
+           d->name, d->local[OCL_K_norm], d->local[OCL_K_flash_attn],
+           d->subgroups ? "yes" : "no",
+           d->tiled ? "yes" : "no (k_mul_mat instead)");
+  return true;
 }
 
 /* The kernels of D's program; false (none kept) when one is missing.  */
@@ -210,7 +287,7 @@ static int
 build_program (struct tsr_opencl_device *d)
 {
   const char *src = tsr_ocl_kernel_source;
-  char *opts = build_options ();
+  char *opts = build_options (d);
   char path[4200];
   cl_int err;
   int which = 0;
@@ -218,6 +295,15 @@ build_program (struct tsr_opencl_device *d)
 
   if (!opts)
     return tsr_set_error (TSR_ERR_NO_MEMORY, "opencl: out of memory");
+  if (!build_wg (d))
+    {
+      free (opts);
+      snprintf (d->failure, sizeof d->failure, "opencl: %s: work-groups of "
+                "at most %zu items; the kernels need %d", d->name, d->max_wg,
+                OCL_MIN_WG);
+      d->program_failed = true;
+      return tsr_set_error (TSR_ERR_BACKEND, "%s", d->failure);
+    }
   bool cache = tsr_opencl_cache_path (d, src, opts, path, sizeof path);
   if (cache && load_cached (d, path, opts))
     {
@@ -257,6 +343,8 @@ build_program (struct tsr_opencl_device *d)
   if (cache)
     save_binary (d, path);
 kernels_made:
+  if (!set_local_sizes (d))
+    return TSR_ERR_BACKEND;
   d->status = clCreateBuffer (d->context, CL_MEM_READ_WRITE,
                               sizeof (struct tsr_index_status), NULL, &err);
   if (!d->status)

@@ -36,7 +36,8 @@
 /* The kernels of the program, by name (ocl-ops.c and the .cl files).  */
 #define OCL_KERNELS(X)                                                    \
   X (binary) X (unary) X (glu) X (copy) X (get_rows) X (set_rows_check)   \
-  X (set_rows) X (mul_mat) X (mul_mat_vec) X (mul_mat_id) X (sum_rows)   \
+  X (set_rows) X (mul_mat) X (mul_mat_vec) X (mul_mat_tiled)             \
+  X (mul_mat_id) X (sum_rows)                                             \
   X (norm) X (soft_max) X (rope) X (flash_attn) X (top_k) X (shape)        \
   X (arange) X (reduce) X (argsort) X (im2col) X (pool_2d)               \
   X (quantize) X (set_rows_q)
@@ -70,6 +71,10 @@ struct tsr_opencl_device
   size_t mem_total;
   size_t max_alloc;
   bool fp64;
+  int subgroups;                /* 1: cl_khr_subgroups, 2:
+                                   cl_intel_subgroups, 0: neither */
+  size_t max_wg;                /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+  unsigned long long local_mem; /* CL_DEVICE_LOCAL_MEM_SIZE */
 
   pthread_mutex_t lock;         /* the state below and kernel args */
   bool have_queue;              /* context and queue made */
@@ -81,6 +86,11 @@ struct tsr_opencl_device
   cl_command_queue queue;
   cl_program program;
   cl_kernel kernels[OCL_K_COUNT];
+  size_t local[OCL_K_COUNT];    /* the local size of the kernels that
+                                   take a work-group per row or tile
+                                   (0: the others) */
+  bool tiled;                   /* k_mul_mat_tiled runs here (256 items
+                                   a group) */
   cl_mem status;                /* one struct tsr_index_status */
 };
 
@@ -92,6 +102,16 @@ struct tsr_opencl_launch
   int tag;                      /* the node being enqueued: its graph
                                    position + 1, what it reports */
 };
+
+/* The kernels taking a work-group per row or tile are written for any
+   power-of-two local size from OCL_MIN_WG up to OCL_MAX_WG (the build
+   option OCL_WG: that or the device's maximum, if lower).  */
+#define OCL_MIN_WG 16
+#define OCL_MAX_WG 256
+/* k_mul_mat_tiled's local size, fixed (TILE_ITEMS of ocl-matmul.cl);
+   flash attention's at most (a key a work item in each chunk).  */
+#define OCL_TILED_WG 256
+#define OCL_FA_WG 64
 
 /* ocl-module.c */
 TSR_MODULE_HIDDEN const char *tsr_opencl_error_string (cl_int err);

@@ -173,6 +173,35 @@ has_fp64 (cl_device_id id)
                           NULL) == CL_SUCCESS && cfg != 0;
 }
 
+/* 1: cl_khr_subgroups, 2: cl_intel_subgroups, 0: neither (a device
+   with both takes the Khronos one).  */
+static int
+subgroups (cl_device_id id)
+{
+  size_t len = 0;
+  char *ext;
+  int kind = 0;
+
+  if (clGetDeviceInfo (id, CL_DEVICE_EXTENSIONS, 0, NULL, &len) != CL_SUCCESS
+      || !len || !(ext = malloc (len + 1)))
+    return 0;
+  if (clGetDeviceInfo (id, CL_DEVICE_EXTENSIONS, len, ext, NULL)
+      == CL_SUCCESS)
+    {
+      ext[len] = '\0';
+      /* Names are separated by spaces; match whole ones.  */
+      char *save = NULL;
+      for (char *t = strtok_r (ext, " ", &save); t;
+           t = strtok_r (NULL, " ", &save))
+        if (!strcmp (t, "cl_khr_subgroups"))
+          kind = 1;
+        else if (!strcmp (t, "cl_intel_subgroups") && !kind)
+          kind = 2;
+    }
+  free (ext);
+  return kind;
+}
+
 static void
 describe (struct tsr_opencl_device *d, const char *platform)
 {
@@ -187,10 +216,19 @@ describe (struct tsr_opencl_device *d, const char *platform)
   clGetDeviceInfo (d->id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem, NULL);
   clGetDeviceInfo (d->id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc,
                    &max_alloc, NULL);
+  if (clGetDeviceInfo (d->id, CL_DEVICE_MAX_WORK_GROUP_SIZE,
+                       sizeof d->max_wg, &d->max_wg, NULL) != CL_SUCCESS)
+    d->max_wg = 1;
+  cl_ulong local = 0;
+  clGetDeviceInfo (d->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local,
+                   NULL);
+  d->local_mem = local;
   snprintf (d->name, sizeof d->name, "OpenCL%d", d->index);
   snprintf (d->description, sizeof d->description,
-            "%s (%s), %s, %u compute units%s", name, platform, version,
-            (unsigned) units, d->fp64 ? "" : ", no fp64");
+            "%s (%s), %s, %u compute units%s%s", name, platform, version,
+            (unsigned) units, d->fp64 ? "" : ", no fp64",
+            d->subgroups == 1 ? ", subgroups"
+            : d->subgroups == 2 ? ", Intel subgroups" : "");
   d->mem_total = (size_t) mem;
   d->max_alloc = max_alloc ? (size_t) max_alloc : (size_t) mem;
 }
@@ -206,6 +244,7 @@ add_device (cl_platform_id p, cl_device_id id, const char *platform)
   d->id = id;
   d->type = map_type (id);
   d->fp64 = has_fp64 (id);
+  d->subgroups = subgroups (id);
   describe (d, platform);
   pthread_mutex_init (&d->lock, NULL);
   tsr_opencl_buft_init (d);

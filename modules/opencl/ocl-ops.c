@@ -186,6 +186,29 @@ run (struct args *a, tsr_tensor *dst, int64_t n)
   return TSR_OK;
 }
 
+/* Enqueue A's kernel, one that takes a work-group per row or tile, over
+   N groups (N >= 1) of the kernel's local size.  */
+#define MAX_GROUPS ((size_t) 1 << 16)
+
+static int
+run_groups (struct args *a, tsr_tensor *dst, enum tsr_opencl_kernel_id k,
+            int64_t n)
+{
+  size_t local = a->l->d->local[k];
+  size_t groups = (size_t) n < MAX_GROUPS ? (size_t) n : MAX_GROUPS;
+  size_t global = groups * local;
+
+  if (a->err == CL_SUCCESS)
+    a->err = clEnqueueNDRangeKernel (a->l->d->queue, a->k, 1, NULL, &global,
+                                     &local, 0, NULL, NULL);
+  if (a->err != CL_SUCCESS)
+    return tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: %s '%s' failed: %s "
+                          "(%d)", a->l->d->name, tsr_op_name (dst->op),
+                          dst->name, tsr_opencl_error_string (a->err),
+                          (int) a->err);
+  return TSR_OK;
+}
+
 static int
 binary_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
 {
@@ -301,24 +324,37 @@ set_rows_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
   return run (&a, d, tsr_nelements (src));
 }
 
-/* Block weights with at most this many columns take k_mul_mat_vec
-   (MMV_MAX_COLS of ocl-matmul.cl), which reads each weight once.  */
 #define OCL_MMV_MAX_COLS 8
+
+/* At most this many columns take k_mul_mat_vec (MMV_MAX_COLS of
+   ocl-matmul.cl), which reads each weight once; more take the tiled
+   product (64-row tiles of weights, 64-column tiles of activations),
+   or, on a device that cannot run it, a work item per element.  */
+#define OCL_TILE 64
 
 static int
 mul_mat_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
 {
   const tsr_tensor *w = d->src[0];
-  bool vec = tsr_chk_is_block_weight (w->type)
-             && d->src[1]->ne[1] <= OCL_MMV_MAX_COLS;
-  struct args a = args_for (l, vec ? OCL_K_mul_mat_vec : OCL_K_mul_mat);
-  int64_t n = vec ? d->ne[0] * d->ne[2] * d->ne[3] : tsr_nelements (d);
+  enum tsr_opencl_kernel_id k
+    = d->src[1]->ne[1] <= OCL_MMV_MAX_COLS ? OCL_K_mul_mat_vec
+    : l->d->tiled ? OCL_K_mul_mat_tiled : OCL_K_mul_mat;
+  struct args a = args_for (l, k);
+  int64_t batches = d->ne[2] * d->ne[3], n;
+
+  if (k == OCL_K_mul_mat_vec)
+    n = d->ne[0] * batches;
+  else if (k == OCL_K_mul_mat_tiled)
+    n = (d->ne[0] + OCL_TILE - 1) / OCL_TILE
+        * ((d->ne[1] + OCL_TILE - 1) / OCL_TILE) * batches;
+  else
+    n = tsr_nelements (d);
   arg_tensor (&a, d);
   arg_tensor (&a, w);
   arg_int (&a, w->type);
   arg_tensor (&a, d->src[1]);
   arg_long (&a, n);
-  return run (&a, d, n);
+  return k == OCL_K_mul_mat ? run (&a, d, n) : run_groups (&a, d, k, n);
 }
 
 static int
@@ -332,7 +368,7 @@ mul_mat_id_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
   arg_tensor (&a, d->src[2]);
   arg_status (&a);
   arg_long (&a, tsr_nelements (d));
-  return run (&a, d, tsr_nelements (d));
+  return run_groups (&a, d, OCL_K_mul_mat_id, tsr_nelements (d));
 }
 
 static int
@@ -342,7 +378,7 @@ sum_rows_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
   arg_tensor (&a, d);
   arg_tensor (&a, d->src[0]);
   arg_long (&a, tsr_nrows (d));
-  return run (&a, d, tsr_nrows (d));
+  return run_groups (&a, d, OCL_K_sum_rows, tsr_nrows (d));
 }
 
 /* Shape ops, reductions, sorting, im2col, pool_2d (ocl-shape.cl).  */
@@ -451,7 +487,7 @@ norm_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
   arg_tensor (&a, d);
   arg_tensor (&a, d->src[0]);
   arg_long (&a, tsr_nrows (d));
-  return run (&a, d, tsr_nrows (d));
+  return run_groups (&a, d, OCL_K_norm, tsr_nrows (d));
 }
 
 static int
@@ -465,7 +501,7 @@ soft_max_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
   arg_tensor (&a, mask ? mask : d->src[0]);     /* unread without mask */
   arg_int (&a, mask ? (cl_int) mask->type : -1);
   arg_long (&a, tsr_nrows (d));
-  return run (&a, d, tsr_nrows (d));
+  return run_groups (&a, d, OCL_K_soft_max, tsr_nrows (d));
 }
 
 static int
@@ -511,7 +547,7 @@ flash_attn_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
   arg_tensor (&a, mask ? mask : d->src[0]);     /* unread without mask */
   arg_int (&a, mask ? (cl_int) mask->type : -1);
   arg_long (&a, tsr_nrows (d));
-  return run (&a, d, tsr_nrows (d));
+  return run_groups (&a, d, OCL_K_flash_attn, tsr_nrows (d));
 }
 
 struct tsr_opencl_op

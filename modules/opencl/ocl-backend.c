@@ -10,6 +10,9 @@
  * waits and reads the status word, so a bad index is reported by
  * graph_compute, as on the CPU.
  *
+ * With TESSERA_OPENCL_PROFILE=1 each backend keeps the kernel times of
+ * its computes (ocl-profile.c), and a compute waits for its kernels.
+ *
  * PARAMS: none are accepted yet (NULL or "").  */
 #include <config.h>
 
@@ -22,6 +25,7 @@
 struct tsr_opencl_backend
 {
   struct tsr_opencl_device *d;
+  struct tsr_opencl_profile *prof;      /* TESSERA_OPENCL_PROFILE */
 };
 
 static struct tsr_opencl_device *
@@ -41,8 +45,10 @@ tsr_opencl_be_free (tsr_backend *backend)
 {
   if (!backend)
     return;
-  clFinish (be_dev (backend)->queue);
-  free (backend->context);
+  struct tsr_opencl_backend *be = backend->context;
+  clFinish (be->d->queue);
+  tsr_opencl_profile_free (be->prof, be->d);
+  free (be);
 }
 
 /* Where T's bytes [OFFSET, OFFSET + SIZE) are, or false with an error
@@ -183,7 +189,8 @@ graph_uses_status (tsr_graph *g)
 static int
 tsr_opencl_be_graph_compute (tsr_backend *backend, tsr_graph *g)
 {
-  struct tsr_opencl_launch l = { be_dev (backend), false, 0 };
+  struct tsr_opencl_backend *be = backend->context;
+  struct tsr_opencl_launch l = { be->d, false, 0, be->prof };
   int n, st;
 
   if (!g)
@@ -200,6 +207,12 @@ tsr_opencl_be_graph_compute (tsr_backend *backend, tsr_graph *g)
       l.tag = i + 1;
       if (tsr_op_get_kind (node->op) != TSR_OP_KIND_VIEW)
         st = compute_node (&l, node);
+    }
+  if (l.prof)
+    {
+      /* Every kernel queued has an event, even after a failure.  */
+      int pst = tsr_opencl_profile_end (l.prof, l.d);
+      st = st == TSR_OK ? pst : st;
     }
   if (st == TSR_OK && l.uses_status)
     return status_check (l.d, g);
@@ -338,5 +351,11 @@ tsr_opencl_backend_new (tsr_device *dev, const char *params)
       return NULL;
     }
   be->d = d;
+  if (d->profile && !(be->prof = tsr_opencl_profile_new ()))
+    {
+      tsr_backend_free (backend);
+      tsr_set_error (TSR_ERR_NO_MEMORY, "opencl: no memory for a profile");
+      return NULL;
+    }
   return backend;
 }

@@ -35,6 +35,12 @@ fail (struct tsr_opencl_device *d, bool *failed, const char *fmt, const char *wh
   return tsr_set_error (TSR_ERR_BACKEND, "%s", d->failure);
 }
 
+const char *
+tsr_opencl_kernel_name (enum tsr_opencl_kernel_id k)
+{
+  return kernel_names[k];
+}
+
 static int
 make_queue (struct tsr_opencl_device *d)
 {
@@ -47,7 +53,10 @@ make_queue (struct tsr_opencl_device *d)
   if (!d->context)
     return fail (d, &d->queue_failed, "opencl: %s: %s failed: %s (%d)",
                  "clCreateContext", err);
-  d->queue = clCreateCommandQueue (d->context, d->id, 0, &err);
+  d->profile = tsr_opencl_profile_wanted ();
+  d->queue = clCreateCommandQueue (d->context, d->id,
+                                   d->profile ? CL_QUEUE_PROFILING_ENABLE
+                                              : 0, &err);
   if (!d->queue)
     {
       clReleaseContext (d->context);
@@ -125,12 +134,35 @@ pow2_floor (size_t n)
   return p;
 }
 
+/* TESSERA_OPENCL_WG: the work-group bound asked for (a power of two
+   from OCL_MIN_WG to OCL_MAX_WG); 0 when unset, -1 when not such a
+   number.  */
+static long
+wg_wanted (void)
+{
+  const char *v = getenv ("TESSERA_OPENCL_WG");
+  char *end;
+  long n;
+
+  if (!v || !*v)
+    return 0;
+  n = strtol (v, &end, 10);
+  if (*end || n < OCL_MIN_WG || n > OCL_MAX_WG || (n & (n - 1)))
+    return -1;
+  return n;
+}
+
 /* OCL_WG of D's kernels (OCL_MAX_WG or the device's maximum, if lower;
-   0 when that is below OCL_MIN_WG).  */
+   OCL_MIN_WG on a CPU device; 0 when the device cannot take
+   OCL_MIN_WG).  */
 static size_t
 build_wg (const struct tsr_opencl_device *d)
 {
-  size_t wg = pow2_floor (d->max_wg < OCL_MAX_WG ? d->max_wg : OCL_MAX_WG);
+  size_t bound = d->cpu ? OCL_MIN_WG : OCL_MAX_WG;
+  long want = wg_wanted ();
+  if (want > 0)
+    bound = (size_t) want;
+  size_t wg = pow2_floor (d->max_wg < bound ? d->max_wg : bound);
   return wg >= OCL_MIN_WG ? wg : 0;
 }
 
@@ -295,6 +327,16 @@ build_program (struct tsr_opencl_device *d)
 
   if (!opts)
     return tsr_set_error (TSR_ERR_NO_MEMORY, "opencl: out of memory");
+  if (wg_wanted () < 0)
+    {
+      free (opts);
+      snprintf (d->failure, sizeof d->failure, "opencl: %s: "
+                "TESSERA_OPENCL_WG='%s' is not a power of two from %d to %d",
+                d->name, getenv ("TESSERA_OPENCL_WG"), OCL_MIN_WG,
+                OCL_MAX_WG);
+      d->program_failed = true;
+      return tsr_set_error (TSR_ERR_BACKEND, "%s", d->failure);
+    }
   if (!build_wg (d))
     {
       free (opts);

@@ -71,8 +71,12 @@ struct tsr_opencl_device
   size_t mem_total;
   size_t max_alloc;
   bool fp64;
+  bool profile;                 /* TESSERA_OPENCL_PROFILE: the queue
+                                   records kernel times */
   int subgroups;                /* 1: cl_khr_subgroups, 2:
                                    cl_intel_subgroups, 0: neither */
+  bool cpu;                     /* CL_DEVICE_TYPE_CPU (PoCL's, Intel's
+                                   CPU runtime) */
   size_t max_wg;                /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
   unsigned long long local_mem; /* CL_DEVICE_LOCAL_MEM_SIZE */
 
@@ -94,6 +98,8 @@ struct tsr_opencl_device
   cl_mem status;                /* one struct tsr_index_status */
 };
 
+struct tsr_opencl_profile;
+
 /* The graph being computed, for the op dispatchers.  */
 struct tsr_opencl_launch
 {
@@ -101,17 +107,40 @@ struct tsr_opencl_launch
   bool uses_status;             /* an op reported into d->status */
   int tag;                      /* the node being enqueued: its graph
                                    position + 1, what it reports */
+  struct tsr_opencl_profile *prof;      /* the backend's, or NULL */
 };
 
 /* The kernels taking a work-group per row or tile are written for any
    power-of-two local size from OCL_MIN_WG up to OCL_MAX_WG (the build
-   option OCL_WG: that or the device's maximum, if lower).  */
+   option OCL_WG: that or the device's maximum, if lower; OCL_MIN_WG on
+   CPU devices, whose runtimes run a group's items as loop iterations
+   and vector lanes of one thread: there a larger group adds only the
+   barriers' cost -- PoCL: generation 26 tokens/s with 256 items, 145
+   with 16).  */
 #define OCL_MIN_WG 16
 #define OCL_MAX_WG 256
 /* k_mul_mat_tiled's local size, fixed (TILE_ITEMS of ocl-matmul.cl);
    flash attention's at most (a key a work item in each chunk).  */
 #define OCL_TILED_WG 256
 #define OCL_FA_WG 64
+
+/* ocl-profile.c: TESSERA_OPENCL_PROFILE.  Whether it is asked for; a
+   backend's sums (NULL: no memory); a kernel's event EV (now owned by
+   the profile) for node T; the end of a compute (waits for its
+   kernels); the table on standard error and the sums freed.  */
+TSR_MODULE_HIDDEN bool tsr_opencl_profile_wanted (void);
+TSR_MODULE_HIDDEN struct tsr_opencl_profile *tsr_opencl_profile_new (void);
+TSR_MODULE_HIDDEN void tsr_opencl_profile_add (struct tsr_opencl_profile *p,
+                                               const char *kernel,
+                                               const tsr_tensor *t,
+                                               cl_event ev);
+TSR_MODULE_HIDDEN int tsr_opencl_profile_end (struct tsr_opencl_profile *p,
+                                              const struct tsr_opencl_device *d);
+TSR_MODULE_HIDDEN void tsr_opencl_profile_free (struct tsr_opencl_profile *p,
+                                                const struct tsr_opencl_device *d);
+
+/* ocl-device.c: the name of kernel K ("k_...").  */
+TSR_MODULE_HIDDEN const char *tsr_opencl_kernel_name (enum tsr_opencl_kernel_id k);
 
 /* ocl-module.c */
 TSR_MODULE_HIDDEN const char *tsr_opencl_error_string (cl_int err);

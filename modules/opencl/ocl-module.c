@@ -245,6 +245,9 @@ add_device (cl_platform_id p, cl_device_id id, const char *platform)
   d->type = map_type (id);
   d->fp64 = has_fp64 (id);
   d->subgroups = subgroups (id);
+  cl_device_type t = 0;
+  clGetDeviceInfo (id, CL_DEVICE_TYPE, sizeof t, &t, NULL);
+  d->cpu = (t & CL_DEVICE_TYPE_CPU) != 0;
   describe (d, platform);
   pthread_mutex_init (&d->lock, NULL);
   tsr_opencl_buft_init (d);

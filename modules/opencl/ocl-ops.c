@@ -91,6 +91,7 @@ weight_supports (const tsr_tensor *d)
 struct args
 {
   struct tsr_opencl_launch *l;
+  enum tsr_opencl_kernel_id id;
   cl_kernel k;
   cl_uint i;
   cl_int err;
@@ -165,7 +166,29 @@ arg_status (struct args *a)
 static struct args
 args_for (struct tsr_opencl_launch *l, enum tsr_opencl_kernel_id k)
 {
-  return (struct args) { l, l->d->kernels[k], 0, CL_SUCCESS };
+  return (struct args) { l, k, l->d->kernels[k], 0, CL_SUCCESS };
+}
+
+/* Enqueue A's kernel over GLOBAL items in groups of LOCAL (NULL: the
+   driver's choice); an error set when it fails.  */
+static int
+enqueue (struct args *a, const tsr_tensor *dst, size_t global,
+         const size_t *local)
+{
+  cl_event ev = NULL;
+  struct tsr_opencl_profile *prof = a->l->prof;
+
+  if (a->err == CL_SUCCESS)
+    a->err = clEnqueueNDRangeKernel (a->l->d->queue, a->k, 1, NULL, &global,
+                                     local, 0, NULL, prof ? &ev : NULL);
+  if (a->err == CL_SUCCESS && prof)
+    tsr_opencl_profile_add (prof, tsr_opencl_kernel_name (a->id), dst, ev);
+  if (a->err != CL_SUCCESS)
+    return tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: %s '%s' failed: %s "
+                          "(%d)", a->l->d->name, tsr_op_name (dst->op),
+                          dst->name, tsr_opencl_error_string (a->err),
+                          (int) a->err);
+  return TSR_OK;
 }
 
 /* Enqueue A's kernel over N items (N >= 1).  */
@@ -173,17 +196,8 @@ static int
 run (struct args *a, tsr_tensor *dst, int64_t n)
 {
   size_t items = (size_t) n < MAX_ITEMS ? (size_t) n : MAX_ITEMS;
-  size_t global = (items + GROUP - 1) / GROUP * GROUP;
 
-  if (a->err == CL_SUCCESS)
-    a->err = clEnqueueNDRangeKernel (a->l->d->queue, a->k, 1, NULL, &global,
-                                     NULL, 0, NULL, NULL);
-  if (a->err != CL_SUCCESS)
-    return tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: %s '%s' failed: %s "
-                          "(%d)", a->l->d->name, tsr_op_name (dst->op),
-                          dst->name, tsr_opencl_error_string (a->err),
-                          (int) a->err);
-  return TSR_OK;
+  return enqueue (a, dst, (items + GROUP - 1) / GROUP * GROUP, NULL);
 }
 
 /* Enqueue A's kernel, one that takes a work-group per row or tile, over
@@ -191,22 +205,12 @@ run (struct args *a, tsr_tensor *dst, int64_t n)
 #define MAX_GROUPS ((size_t) 1 << 16)
 
 static int
-run_groups (struct args *a, tsr_tensor *dst, enum tsr_opencl_kernel_id k,
-            int64_t n)
+run_groups (struct args *a, tsr_tensor *dst, int64_t n)
 {
-  size_t local = a->l->d->local[k];
+  size_t local = a->l->d->local[a->id];
   size_t groups = (size_t) n < MAX_GROUPS ? (size_t) n : MAX_GROUPS;
-  size_t global = groups * local;
 
-  if (a->err == CL_SUCCESS)
-    a->err = clEnqueueNDRangeKernel (a->l->d->queue, a->k, 1, NULL, &global,
-                                     &local, 0, NULL, NULL);
-  if (a->err != CL_SUCCESS)
-    return tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: %s '%s' failed: %s "
-                          "(%d)", a->l->d->name, tsr_op_name (dst->op),
-                          dst->name, tsr_opencl_error_string (a->err),
-                          (int) a->err);
-  return TSR_OK;
+  return enqueue (a, dst, groups * local, &local);
 }
 
 static int
@@ -354,7 +358,7 @@ mul_mat_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
   arg_int (&a, w->type);
   arg_tensor (&a, d->src[1]);
   arg_long (&a, n);
-  return k == OCL_K_mul_mat ? run (&a, d, n) : run_groups (&a, d, k, n);
+  return k == OCL_K_mul_mat ? run (&a, d, n) : run_groups (&a, d, n);
 }
 
 static int
@@ -368,7 +372,7 @@ mul_mat_id_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
   arg_tensor (&a, d->src[2]);
   arg_status (&a);
   arg_long (&a, tsr_nelements (d));
-  return run_groups (&a, d, OCL_K_mul_mat_id, tsr_nelements (d));
+  return run_groups (&a, d, tsr_nelements (d));
 }
 
 static int
@@ -378,7 +382,7 @@ sum_rows_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
   arg_tensor (&a, d);
   arg_tensor (&a, d->src[0]);
   arg_long (&a, tsr_nrows (d));
-  return run_groups (&a, d, OCL_K_sum_rows, tsr_nrows (d));
+  return run_groups (&a, d, tsr_nrows (d));
 }
 
 /* Shape ops, reductions, sorting, im2col, pool_2d (ocl-shape.cl).  */
@@ -487,7 +491,7 @@ norm_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
   arg_tensor (&a, d);
   arg_tensor (&a, d->src[0]);
   arg_long (&a, tsr_nrows (d));
-  return run_groups (&a, d, OCL_K_norm, tsr_nrows (d));
+  return run_groups (&a, d, tsr_nrows (d));
 }
 
 static int
@@ -501,7 +505,7 @@ soft_max_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
   arg_tensor (&a, mask ? mask : d->src[0]);     /* unread without mask */
   arg_int (&a, mask ? (cl_int) mask->type : -1);
   arg_long (&a, tsr_nrows (d));
-  return run_groups (&a, d, OCL_K_soft_max, tsr_nrows (d));
+  return run_groups (&a, d, tsr_nrows (d));
 }
 
 static int
@@ -547,7 +551,7 @@ flash_attn_launch (struct tsr_opencl_launch *l, tsr_tensor *d)
   arg_tensor (&a, mask ? mask : d->src[0]);     /* unread without mask */
   arg_int (&a, mask ? (cl_int) mask->type : -1);
   arg_long (&a, tsr_nrows (d));
-  return run_groups (&a, d, OCL_K_flash_attn, tsr_nrows (d));
+  return run_groups (&a, d, tsr_nrows (d));
 }
 
 struct tsr_opencl_op

@@ -28,7 +28,12 @@
 #      counters (kernels per token, fused nodes, graph replays), the
 #      time of each kernel of decoding (TESSERA_CUDA_PROFILE=1), and
 #      q4_0 once more with graphs and fusion off (the walk of before);
-#   7. a summary table.
+#   7. NVIDIA's OpenCL driver on the same card (issue 32, point 4): the
+#      op checker, logits against the CPU, the 1B-shaped model's pp512
+#      and tg128 beside CUDA's, and the kernel profile of decoding
+#      (TESSERA_OPENCL_PROFILE=1);
+#   8. a summary table.
+# `run cuda` or `run opencl` measures one part only (1-6 or 7).
 # .dev is ignored by git: nothing of this is committed but the script.
 set -eu
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,6 +49,10 @@ prepare () {
      rm -rf "$dev/inst" && make install-strip DESTDIR="$dev/inst" >/dev/null)
   lt=$(ldconfig -p | sed -n 's/.*libltdl.so.7 .*=> //p' | head -1)
   [ -n "$lt" ] && cp -L "$lt" "$dev/inst/opt/tessera/lib/"
+  # The OpenCL ICD loader, for a device machine without one (the
+  # vendor's driver is found through /etc/OpenCL/vendors there).
+  ocl=$(ldconfig -p | sed -n 's/.*libOpenCL.so.1 .*=> //p' | head -1)
+  [ -n "$ocl" ] && cp -L "$ocl" "$dev/inst/opt/tessera/lib/libOpenCL.so.1"
   cat > "$dev/nmse.c" <<'EOF'
 /* nmse A B: the normalized mean squared error of the f32 file B
    against A, and whether they are equal byte for byte.  */
@@ -98,7 +107,15 @@ run () {
   export TESSERA_BACKEND_PATH=$inst/lib/tessera
   bin=$inst/bin
   set +e
-  measure 2>&1 | tee "$log/gpu-check.log"
+  what=${1:-all}
+  {
+    nvidia-smi -L
+    "$bin/tessera-info"
+    [ "$what" = opencl ] || measure
+    [ "$what" = cuda ] || measure_opencl
+    summary
+    rm -f "$tmp"/l1b-*.gguf
+  } 2>&1 | tee "$log/gpu-check.log"
 }
 
 # Logits of MODEL with TOKS on DEVICES into FILE; more arguments go
@@ -110,8 +127,6 @@ logits () {
 }
 
 measure () {
-  nvidia-smi -L
-  "$bin/tessera-info"
   toks=$(seq -s, 1 48)
   echo "== CUDA test programs"
   for t in "$dev"/tests/*; do
@@ -169,12 +184,7 @@ measure () {
     -s 2048,2048,1 > "$out/gemv.txt" 2>&1
   cat "$out/gemv.txt"
   echo "== the 1B-shaped model"
-  m8=$tmp/l1b-q8_0.gguf
-  "$bin/tessera-gguf" synth --like=llama-3.2-1b --type=q8_0 "$m8"
-  "$bin/tessera-gguf" requantize --type=q4_0 "$m8" "$tmp/l1b-q4_0.gguf" \
-    > /dev/null
-  "$bin/tessera-gguf" requantize --type=Q4_K_M "$m8" "$tmp/l1b-Q4_K_M.gguf" \
-    > /dev/null
+  l1b
   for t in q4_0 q8_0 Q4_K_M; do
     "$bin/tessera-run" -m "$tmp/l1b-$t.gguf" --bench -d CUDA0 -r 3 \
       | tee "$out/bench-$t.txt"
@@ -191,16 +201,73 @@ measure () {
   echo "-- q4_0 with TESSERA_CUDA_GRAPHS=0"
   TESSERA_CUDA_GRAPHS=0 "$bin/tessera-run" -m "$tmp/l1b-q4_0.gguf" --bench \
     -d CUDA0 -r 3 | tee "$out/bench-q4_0-nog.txt"
+}
+
+# The 1B-shaped model files in q8_0, q4_0 and Q4_K_M, made once.
+l1b () {
+  m8=$tmp/l1b-q8_0.gguf
+  [ -f "$m8" ] || "$bin/tessera-gguf" synth --like=llama-3.2-1b \
+    --type=q8_0 "$m8" > /dev/null
+  for t in q4_0 Q4_K_M; do
+    [ -f "$tmp/l1b-$t.gguf" ] || "$bin/tessera-gguf" requantize --type=$t \
+      "$m8" "$tmp/l1b-$t.gguf" > /dev/null
+  done
+}
+
+measure_opencl () {
+  echo "== OpenCL on the GPU (NVIDIA's driver)"
+  # The OpenCL device whose description names NVIDIA.
+  ocl=$("$bin/tessera-info" | awk '/device [0-9]+: OpenCL/ {d=$3}
+    /description:.*NVIDIA/ && d != "" {print d; exit}')
+  if [ -z "$ocl" ]; then
+    echo "no NVIDIA OpenCL device listed"
+    return 0
+  fi
+  echo "device: $ocl"
+  TESSERA_LOG=debug "$bin/tessera-opcheck" test --device "$ocl" --op add \
+    2>&1 | grep 'opencl:.*\(work-groups\|kernels built\|failed\)' | head -4
+  timeout 300 "$bin/tessera-opcheck" test --device "$ocl" \
+    > "$out/ocl-opcheck.txt" 2>&1
+  echo "opcheck: exit $?"; tail -2 "$out/ocl-opcheck.txt"
+  grep -i '^FAIL' "$out/ocl-opcheck.txt" | head -10
+  toks=$(seq -s, 1 48)
+  m=$tmp/arch.gguf
+  for a in "llama --type=f32" "llama --type=q4_0 --embd=256 --ff=512" \
+           "qwen2 --type=q4_K --embd=256 --ff=512"; do
+    # $a holds the architecture and its options: split on purpose.
+    "$bin/tessera-gguf" synth --arch=$a "$m" > /dev/null
+    logits "$out/o-cpu.f32" CPU
+    logits "$out/o-ocl.f32" "$ocl"
+    echo "$a: $ocl vs CPU $("$dev/nmse" "$out/o-cpu.f32" "$out/o-ocl.f32")"
+  done
+  rm -f "$m"
+  l1b
+  for t in q4_0 q8_0 Q4_K_M; do
+    timeout 240 "$bin/tessera-run" -m "$tmp/l1b-$t.gguf" --bench -d "$ocl" \
+      -r 3 | tee "$out/bench-ocl-$t.txt"
+    [ -f "$out/bench-$t.txt" ] || timeout 120 "$bin/tessera-run" \
+      -m "$tmp/l1b-$t.gguf" --bench -d CUDA0 -r 3 > "$out/bench-$t.txt"
+  done
+  for t in q4_0 Q4_K_M; do
+    echo "-- $t on $ocl: the kernels (TESSERA_OPENCL_PROFILE=1, 8 + 64 tokens)"
+    TESSERA_OPENCL_PROFILE=1 timeout 120 "$bin/tessera-run" \
+      -m "$tmp/l1b-$t.gguf" --tokens="$(seq -s, 1 8)" -n 64 -d "$ocl" \
+      2>&1 >/dev/null | grep -v '^tessera-run' | head -24
+  done
+}
+
+summary () {
   echo "== summary (tokens/s: median of 3)"
   for f in "$out"/bench-*.txt; do
-    printf '%-22s %s\n' "$(basename "$f" .txt)" "$(grep -E '^CUDA0 +(pp|tg)' \
-      "$f" | awk '{printf "%s %s t/s  ", $2, $3}')"
+    [ -f "$f" ] || continue
+    printf '%-22s %s\n' "$(basename "$f" .txt)" \
+      "$(grep -E '^(CUDA|OpenCL)[0-9]+ +(pp|tg)' "$f" \
+         | awk '{printf "%s %s t/s  ", $2, $3}')"
   done
-  rm -f "$tmp"/l1b-*.gguf
 }
 
 case ${1:-} in
   prepare) prepare ;;
-  run) run ;;
-  *) echo "usage: $0 prepare|run" >&2; exit 2 ;;
+  run) run "${2:-all}" ;;
+  *) echo "usage: $0 prepare|run [all|cuda|opencl]" >&2; exit 2 ;;
 esac

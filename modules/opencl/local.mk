@@ -13,7 +13,8 @@ opencl_sources = modules/opencl/ocl-impl.h modules/opencl/ocl-module.c \
 	modules/opencl/ocl-backend.c modules/opencl/ocl-ops.c \
 	modules/opencl/ocl-cache.c modules/opencl/ocl-profile.c
 opencl_kernels = modules/opencl/ocl-common.cl modules/opencl/ocl-quant.cl \
-	modules/opencl/ocl-elementwise.cl modules/opencl/ocl-copy.cl \
+	modules/opencl/ocl-elementwise.cl modules/opencl/ocl-fit.cl \
+	modules/opencl/ocl-copy.cl \
 	modules/opencl/ocl-rows.cl modules/opencl/ocl-matmul.cl \
 	modules/opencl/ocl-shape.cl
 

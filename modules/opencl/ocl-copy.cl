@@ -108,26 +108,60 @@ k_set_rows (global char *d, tdesc td, int dtype, global const char *s,
     }
 }
 
-/* Quantizing: 32 floats into a q8_0 or q4_0 block, as libtessera's
-   reference quantizers (lib/types/types.c) do, to the bit: their
-   quotients correctly rounded, through double (the host keeps these
-   copies off devices without cl_khr_fp64, whose float division may be
-   off by ulps), products and rint (round half even) as lrintf.  */
-#ifdef cl_khr_fp64
-#define QDIV(a, b) ((float) ((double) (a) / (double) (b)))
-#else
-#define QDIV(a, b) ((a) / (b))
-#endif
+/* Quantizing: 32 floats into a block of q8_0, q4_0, q4_1, q5_0, q5_1,
+   iq4_nl or mxfp4, as libtessera's reference quantizers (lib/types/)
+   do, to the bit: q8_0 and q4_0 from the block's maximum, the others by
+   the scale searches of ocl-fit.cl; quotients correctly rounded through
+   double (QDIV: the host keeps these copies off devices without
+   cl_khr_fp64, whose float division may be off by ulps), products and
+   rint (round half even) as lrintf.  */
 
 int
 block_bytes (int type)
 {
-  return type == TSR_TYPE_Q8_0 ? 34 : 18;
+  switch (type)
+    {
+    case TSR_TYPE_Q8_0: return 34;
+    case TSR_TYPE_Q4_1: return 20;
+    case TSR_TYPE_Q5_0: return 22;
+    case TSR_TYPE_Q5_1: return 24;
+    case TSR_TYPE_MXFP4: return 17;
+    default: return 18;                 /* q4_0, iq4_nl */
+    }
+}
+
+/* Element j of L in the low nibble of byte j (j < 16), j + 16 in the
+   high one.  */
+void
+pack_nibbles (global uchar *qs, const uchar *l)
+{
+  for (int j = 0; j < 16; j++)
+    qs[j] = (uchar) ((l[j] & 15) | (l[j + 16] & 15) << 4);
+}
+
+/* The fifth bits of the levels L, little-endian at QH.  */
+void
+pack_fifth_bits (global uchar *qh, const uchar *l)
+{
+  uint h = 0;
+  for (int j = 0; j < 32; j++)
+    h |= (uint) (l[j] >> 4 & 1) << j;
+  for (int i = 0; i < 4; i++)
+    qh[i] = (uchar) (h >> (8 * i));
+}
+
+void
+store_half (global uchar *p, ushort h)
+{
+  p[0] = (uchar) h;
+  p[1] = (uchar) (h >> 8);
 }
 
 void
 quantize_block (global uchar *p, int type, const float *v)
 {
+  uchar l[32];
+
   if (type == TSR_TYPE_Q8_0)
     {
       float amax = 0.0f;
@@ -135,28 +169,73 @@ quantize_block (global uchar *p, int type, const float *v)
         amax = fmax (amax, fabs (v[j]));
       float d = QDIV (amax, 127.0f);
       float id = d > 0.0f ? QDIV (1.0f, d) : 0.0f;
-      *(global ushort *) p = f32_to_f16 (d);
+      store_half (p, f32_to_f16 (d));
       for (int j = 0; j < 32; j++)
         ((global char *) p)[2 + j] = (char) (int) rint (v[j] * id);
       return;
     }
-  float m = 0.0f;
-  for (int j = 0; j < 32; j++)
-    if (fabs (v[j]) > fabs (m))
-      m = v[j];
-  float d = m * -0.125f;
-  float id = d != 0.0f ? QDIV (1.0f, d) : 0.0f;
-  *(global ushort *) p = f32_to_f16 (d);
-  for (int j = 0; j < 16; j++)
+  if (type == TSR_TYPE_Q4_0)
     {
-      int lo = (int) rint (v[j] * id) + 8, hi = (int) rint (v[j + 16] * id) + 8;
-      lo = lo < 0 ? 0 : lo > 15 ? 15 : lo;
-      hi = hi < 0 ? 0 : hi > 15 ? 15 : hi;
-      p[2 + j] = (uchar) (lo | (hi << 4));
+      float m = 0.0f;
+      for (int j = 0; j < 32; j++)
+        if (fabs (v[j]) > fabs (m))
+          m = v[j];
+      float d = m * -0.125f;
+      float id = d != 0.0f ? QDIV (1.0f, d) : 0.0f;
+      store_half (p, f32_to_f16 (d));
+      for (int j = 0; j < 16; j++)
+        {
+          int lo = (int) rint (v[j] * id) + 8;
+          int hi = (int) rint (v[j + 16] * id) + 8;
+          lo = lo < 0 ? 0 : lo > 15 ? 15 : lo;
+          hi = hi < 0 ? 0 : hi > 15 ? 15 : hi;
+          p[2 + j] = (uchar) (lo | (hi << 4));
+        }
+      return;
     }
+  if (type == TSR_TYPE_Q4_1 || type == TSR_TYPE_Q5_1)
+    {
+      const int nmax = type == TSR_TYPE_Q4_1 ? 15 : 31;
+      float off, sc = fit_affine (v, nmax, l, &off);
+      ushort dh = f32_to_f16 (sc), mh = f32_to_f16 (off);
+      store_half (p, dh);
+      store_half (p + 2, mh);
+      float d = f16_to_f32 (dh), m = f16_to_f32 (mh);
+      float id = d != 0 ? QDIV (1.0f, d) : 0;
+      for (int j = 0; j < 32; j++)
+        l[j] = (uchar) round_clamp ((v[j] - m) * id, 0, nmax);
+      if (type == TSR_TYPE_Q5_1)
+        pack_fifth_bits (p + 4, l);
+      pack_nibbles (p + (type == TSR_TYPE_Q5_1 ? 8 : 4), l);
+      return;
+    }
+  if (type == TSR_TYPE_Q5_0)
+    {
+      ushort dh = f32_to_f16 (fit_signed (v, 16, l));
+      store_half (p, dh);
+      float d = f16_to_f32 (dh), id = d != 0 ? QDIV (1.0f, d) : 0;
+      for (int j = 0; j < 32; j++)
+        l[j] = (uchar) (round_clamp (v[j] * id, -16, 15) + 16);
+      pack_fifth_bits (p + 2, l);
+      pack_nibbles (p + 6, l);
+      return;
+    }
+  if (type == TSR_TYPE_IQ4_NL)
+    {
+      ushort dh = f32_to_f16 (fit_table (v, l));
+      store_half (p, dh);
+      float d = f16_to_f32 (dh), id = d != 0 ? QDIV (1.0f, d) : 0;
+      for (int j = 0; j < 32; j++)
+        l[j] = (uchar) table_index (kvalues_iq4nl, v[j] * id);
+      pack_nibbles (p + 2, l);
+      return;
+    }
+  /* mxfp4 */
+  p[0] = fit_mxfp4 (v, l);
+  pack_nibbles (p + 1, l);
 }
 
-/* cpy / cont into q8_0 or q4_0 (dense rows): destination block I takes
+/* cpy / cont into a quantized type (dense rows): destination block I takes
    the 32 source elements at its row-major positions, of type STYPE.  */
 kernel void
 k_quantize (global char *d, tdesc td, int dtype, global const char *s,
@@ -180,7 +259,7 @@ k_quantize (global char *d, tdesc td, int dtype, global const char *s,
     }
 }
 
-/* set_rows into q8_0 or q4_0: as k_set_rows, a work item per block of
+/* set_rows into a quantized type: as k_set_rows, a work item per block of
    a source row.  */
 kernel void
 k_set_rows_q (global char *d, tdesc td, int dtype, global const char *s,

@@ -38,16 +38,26 @@ typedef int (*launch_fn) (struct tsr_opencl_launch *l, tsr_tensor *dst);
 
 /* Checks.  */
 
-/* cpy / cont: same type (block types: only q8_0 and q4_0, dense rows),
+/* cpy / cont: same type (block types: dense rows, moved as blocks),
    block type to f32/f16/bf16 (dense source rows), between f32, f16 and
-   bf16, and between i32 and f32.  Not to a block type.  */
+   bf16, between i32 and f32, and from f32/f16/bf16 into a type
+   quantizes () takes (dense destination rows).  */
 /* The block types the kernels quantize into (k_quantize, k_set_rows_q):
-   q8_0 and q4_0, whose reference quantizers are a maximum, a quotient
-   and rounding; the others' search for their scales is not ported.  */
+   those of 32-element blocks, to the bits of the reference quantizers
+   (ocl-copy.cl, ocl-fit.cl).  The super-block types' searches are not
+   ported (the CPU quantizes into them).  */
 static bool
 quantizes (tsr_type t)
 {
-  return t == TSR_TYPE_Q8_0 || t == TSR_TYPE_Q4_0;
+  switch (t)
+    {
+    case TSR_TYPE_Q8_0: case TSR_TYPE_Q4_0: case TSR_TYPE_Q4_1:
+    case TSR_TYPE_Q5_0: case TSR_TYPE_Q5_1: case TSR_TYPE_IQ4_NL:
+    case TSR_TYPE_MXFP4:
+      return true;
+    default:
+      return false;
+    }
 }
 
 static bool
@@ -56,11 +66,11 @@ copy_supports (const tsr_tensor *d)
   const tsr_tensor *a = d->src[0];
   tsr_type st = a->type, dt = d->type;
 
-  if (st == dt)                 /* block types: only those with kernels */
-    return tsr_chk_is_quant (st)
+  if (st == dt)                 /* block types: those the kernels read */
+    return tsr_chk_is_block_weight (st)
            ? tsr_chk_dense_rows (a) && tsr_chk_dense_rows (d)
            : !tsr_type_traits (st)->is_quantized;
-  if (tsr_chk_is_quant (st))
+  if (tsr_chk_is_block_weight (st))
     return tsr_chk_is_plain_float (dt) && tsr_chk_dense_rows (a);
   if (tsr_chk_is_plain_float (st) && tsr_chk_is_plain_float (dt))
     return true;
@@ -70,7 +80,8 @@ copy_supports (const tsr_tensor *d)
          || (st == TSR_TYPE_F32 && dt == TSR_TYPE_I32);
 }
 
-/* set_rows into f32, f16, bf16, q8_0 or q4_0 (dense rows).  */
+/* set_rows into f32, f16, bf16 or a type quantizes () takes (dense
+   rows).  */
 static bool
 set_rows_supports (const tsr_tensor *d)
 {

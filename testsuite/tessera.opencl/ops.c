@@ -513,10 +513,13 @@ check_refusals (tsr_device *dev)
   tsr_tensor *q = tsr_new_tensor_4d (ctx, TSR_TYPE_F32, 320, 4, 2, 1);
   tsr_tensor *k = tsr_new_tensor_4d (ctx, TSR_TYPE_F16, 320, 8, 2, 1);
 
-  CHECK (!tsr_device_supports_op (dev, tsr_cast (ctx, a, TSR_TYPE_Q4_1))
-         && !tsr_device_supports_op (dev, tsr_cast (ctx, a, TSR_TYPE_MXFP4)),
-         "quantizing copies into types other than q8_0 and q4_0 are left "
-         "to the CPU");
+  tsr_tensor *wide = tsr_new_tensor_2d (ctx, TSR_TYPE_F32, 256, 4);
+  CHECK (!tsr_device_supports_op (dev, tsr_cast (ctx, wide, TSR_TYPE_Q4_K))
+         && !tsr_device_supports_op (dev, tsr_cast (ctx, wide,
+                                                    TSR_TYPE_IQ4_XS))
+         && tsr_device_supports_op (dev, tsr_cast (ctx, a, TSR_TYPE_Q5_1)),
+         "quantizing copies into super-block types are left to the CPU, "
+         "into 32-element blocks not");
   CHECK (!tsr_device_supports_op (dev, tsr_flash_attn_ext (ctx, q, k, k,
                                                            NULL, 0.125f)),
          "flash_attn_ext with values of more than 256 elements is left to "

@@ -16,11 +16,12 @@ model_libtessera_model_la_SOURCES = model/model-lib.h model/model-impl.h \
 	model/model-load.c model/model-graph.c model/model-session.c \
 	model/sample.c model/chat.c model/vocab-impl.h model/vocab.c \
 	model/vocab-load.c \
-	model/vocab-unicode.c model/vocab-pretok.c model/vocab-tokenize.c
+	model/vocab-unicode.c model/vocab-ucd.c model/vocab-pretok.c \
+	model/vocab-tokenize.c
 model_libtessera_model_la_CPPFLAGS = -I$(top_builddir)/include \
 	-I$(top_srcdir)/include -DTSR_BUILDING
 model_libtessera_model_la_LDFLAGS = -version-info $(TSR_LT_VERSION) \
 	-no-undefined -export-symbols-regex '^tsr_'
 model_libtessera_model_la_LIBADD = lib/libtessera.la -lm
 pkgconfig_DATA += tessera-model.pc
-EXTRA_DIST += tessera-model.pc.in
+EXTRA_DIST += tessera-model.pc.in model/gen-ucd.awk

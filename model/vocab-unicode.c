@@ -1,12 +1,12 @@
 /* vocab-unicode.c - the little Unicode the tokenizers need.
  *
  * Owns: UTF-8 decoding that never fails (a byte that starts no valid
- * sequence stands for itself), classifying code points as letters,
- * numbers, whitespace or other, and GPT-2's byte-level mapping.
- * Classification is exact for ASCII; above it comes from the tables
- * below: the letters and numbers of the main scripts and the Unicode
- * White_Space characters.  Anything else, combining marks included, is
- * "other", as punctuation is.  */
+ * sequence stands for itself), the general category of a code point and
+ * the classes the pre-tokenizers use (letters, numbers, White_Space,
+ * other), simple lowercase mapping, canonical decomposition (NFD), and
+ * GPT-2's byte-level mapping.  The Unicode data are the tables of
+ * vocab-ucd.c, generated from the Unicode Character Database, exact
+ * for every code point.  */
 #include <config.h>
 
 #include <stdlib.h>
@@ -80,189 +80,45 @@ tsri_utf8_encode (uint32_t cp, char out[4])
 
 /* Classes.  */
 
-struct range
-{
-  uint32_t lo, hi;
-  uint8_t cls;
-};
-
-#define L TSRI_CP_LETTER
-#define N TSRI_CP_NUMBER
-
-/* Letters (L) and numbers (N) above ASCII, sorted, not overlapping.
-   Ranges span a few unassigned code points where that keeps them
-   short.  */
-static const struct range classes[] = {
-  { 0x00aa, 0x00aa, L }, { 0x00b2, 0x00b3, N }, { 0x00b5, 0x00b5, L },
-  { 0x00b9, 0x00b9, N }, { 0x00ba, 0x00ba, L }, { 0x00bc, 0x00be, N },
-  { 0x00c0, 0x00d6, L }, { 0x00d8, 0x00f6, L }, { 0x00f8, 0x02c1, L },
-  { 0x02c6, 0x02d1, L }, { 0x02e0, 0x02e4, L }, { 0x02ec, 0x02ec, L },
-  { 0x02ee, 0x02ee, L },
-  /* Greek, Cyrillic, Armenian, Hebrew.  */
-  { 0x0370, 0x0374, L }, { 0x0376, 0x0377, L }, { 0x037a, 0x037d, L },
-  { 0x037f, 0x037f, L }, { 0x0386, 0x0386, L }, { 0x0388, 0x03f5, L },
-  { 0x03f7, 0x0481, L }, { 0x048a, 0x052f, L }, { 0x0531, 0x0556, L },
-  { 0x0559, 0x0559, L }, { 0x0560, 0x0588, L }, { 0x05d0, 0x05ea, L },
-  { 0x05ef, 0x05f2, L },
-  /* Arabic, Syriac, Thaana, NKo, Arabic extended.  */
-  { 0x0620, 0x064a, L }, { 0x0660, 0x0669, N }, { 0x066e, 0x066f, L },
-  { 0x0671, 0x06d3, L }, { 0x06d5, 0x06d5, L }, { 0x06e5, 0x06e6, L },
-  { 0x06ee, 0x06ef, L }, { 0x06f0, 0x06f9, N }, { 0x06fa, 0x06fc, L },
-  { 0x06ff, 0x06ff, L }, { 0x0710, 0x0710, L }, { 0x0712, 0x072f, L },
-  { 0x074d, 0x07a5, L }, { 0x07b1, 0x07b1, L }, { 0x07c0, 0x07c9, N },
-  { 0x07ca, 0x07ea, L }, { 0x0870, 0x0887, L }, { 0x0889, 0x088e, L },
-  { 0x08a0, 0x08c9, L },
-  /* Indic scripts: letters without their vowel signs, and digits.  */
-  { 0x0904, 0x0939, L }, { 0x093d, 0x093d, L }, { 0x0950, 0x0950, L },
-  { 0x0958, 0x0961, L }, { 0x0966, 0x096f, N }, { 0x0971, 0x0980, L },
-  { 0x0985, 0x09b9, L }, { 0x09bd, 0x09bd, L }, { 0x09ce, 0x09ce, L },
-  { 0x09dc, 0x09e1, L }, { 0x09e6, 0x09ef, N }, { 0x09f0, 0x09f1, L },
-  { 0x0a05, 0x0a39, L }, { 0x0a59, 0x0a5e, L }, { 0x0a66, 0x0a6f, N },
-  { 0x0a72, 0x0a74, L }, { 0x0a85, 0x0ab9, L }, { 0x0abd, 0x0abd, L },
-  { 0x0ad0, 0x0ad0, L }, { 0x0ae0, 0x0ae1, L }, { 0x0ae6, 0x0aef, N },
-  { 0x0b05, 0x0b39, L }, { 0x0b3d, 0x0b3d, L }, { 0x0b5c, 0x0b61, L },
-  { 0x0b66, 0x0b6f, N }, { 0x0b71, 0x0b71, L }, { 0x0b83, 0x0bb9, L },
-  { 0x0bd0, 0x0bd0, L }, { 0x0be6, 0x0bf2, N }, { 0x0c05, 0x0c39, L },
-  { 0x0c3d, 0x0c3d, L }, { 0x0c58, 0x0c61, L }, { 0x0c66, 0x0c6f, N },
-  { 0x0c80, 0x0c80, L }, { 0x0c85, 0x0cb9, L }, { 0x0cbd, 0x0cbd, L },
-  { 0x0cdd, 0x0ce1, L }, { 0x0ce6, 0x0cef, N }, { 0x0cf1, 0x0cf2, L },
-  { 0x0d04, 0x0d3a, L }, { 0x0d3d, 0x0d3d, L }, { 0x0d4e, 0x0d4e, L },
-  { 0x0d54, 0x0d56, L }, { 0x0d5f, 0x0d61, L }, { 0x0d66, 0x0d78, N },
-  { 0x0d7a, 0x0d7f, L }, { 0x0d85, 0x0dc6, L }, { 0x0de6, 0x0def, N },
-  /* Thai, Lao, Tibetan, Myanmar.  */
-  { 0x0e01, 0x0e30, L }, { 0x0e32, 0x0e33, L }, { 0x0e40, 0x0e46, L },
-  { 0x0e50, 0x0e59, N }, { 0x0e81, 0x0eb0, L }, { 0x0eb2, 0x0eb3, L },
-  { 0x0ebd, 0x0ec6, L }, { 0x0ed0, 0x0ed9, N }, { 0x0edc, 0x0edf, L },
-  { 0x0f00, 0x0f00, L }, { 0x0f20, 0x0f33, N }, { 0x0f40, 0x0f6c, L },
-  { 0x0f88, 0x0f8c, L }, { 0x1000, 0x102a, L }, { 0x103f, 0x103f, L },
-  { 0x1040, 0x1049, N }, { 0x1050, 0x1055, L }, { 0x1090, 0x1099, N },
-  /* Georgian, Hangul Jamo, Ethiopic, Cherokee, Canadian syllabics,
-     Ogham, Runic, Khmer, Mongolian.  */
-  { 0x10a0, 0x10c5, L }, { 0x10c7, 0x10c7, L }, { 0x10cd, 0x10cd, L },
-  { 0x10d0, 0x10fa, L }, { 0x10fc, 0x135a, L }, { 0x1369, 0x137c, N },
-  { 0x1380, 0x138f, L }, { 0x13a0, 0x13f5, L }, { 0x13f8, 0x13fd, L },
-  { 0x1401, 0x166c, L }, { 0x166f, 0x167f, L }, { 0x1681, 0x169a, L },
-  { 0x16a0, 0x16ea, L }, { 0x16ee, 0x16f0, N }, { 0x16f1, 0x16f8, L },
-  { 0x1780, 0x17b3, L }, { 0x17d7, 0x17d7, L }, { 0x17dc, 0x17dc, L },
-  { 0x17e0, 0x17e9, N }, { 0x1810, 0x1819, N }, { 0x1820, 0x1878, L },
-  { 0x1880, 0x1884, L }, { 0x1887, 0x18a8, L },
-  /* Tai Tham digits, Balinese, Sundanese, Cyrillic extended C,
-     Georgian Mtavruli.  */
-  { 0x1a80, 0x1a89, N }, { 0x1a90, 0x1a99, N },
-  { 0x1b05, 0x1b33, L }, { 0x1b45, 0x1b4c, L }, { 0x1b50, 0x1b59, N },
-  { 0x1b83, 0x1ba0, L }, { 0x1bae, 0x1baf, L }, { 0x1bb0, 0x1bb9, N },
-  { 0x1bba, 0x1be5, L }, { 0x1c80, 0x1c88, L }, { 0x1c90, 0x1cba, L },
-  { 0x1cbd, 0x1cbf, L },
-  /* Phonetic extensions, Latin extended additional, Greek extended.  */
-  { 0x1d00, 0x1dbf, L }, { 0x1e00, 0x1fbc, L }, { 0x1fbe, 0x1fbe, L },
-  { 0x1fc2, 0x1fcc, L }, { 0x1fd0, 0x1fdb, L }, { 0x1fe0, 0x1fec, L },
-  { 0x1ff2, 0x1ffc, L },
-  /* Super- and subscripts, letterlike symbols, number forms, enclosed
-     numbers.  */
-  { 0x2070, 0x2070, N }, { 0x2071, 0x2071, L }, { 0x2074, 0x2079, N },
-  { 0x207f, 0x207f, L }, { 0x2080, 0x2089, N }, { 0x2090, 0x209c, L },
-  { 0x2102, 0x2102, L }, { 0x2107, 0x2107, L }, { 0x210a, 0x2113, L },
-  { 0x2115, 0x2115, L }, { 0x2119, 0x211d, L }, { 0x2124, 0x2124, L },
-  { 0x2126, 0x2126, L }, { 0x2128, 0x2128, L }, { 0x212a, 0x212d, L },
-  { 0x212f, 0x2139, L }, { 0x213c, 0x213f, L }, { 0x2145, 0x2149, L },
-  { 0x214e, 0x214e, L }, { 0x2150, 0x2182, N }, { 0x2183, 0x2184, L },
-  { 0x2185, 0x2189, N }, { 0x2460, 0x249b, N }, { 0x24ea, 0x24ff, N },
-  { 0x2776, 0x2793, N },
-  /* Glagolitic, Coptic, Georgian supplement, Tifinagh, Ethiopic
-     extended.  */
-  { 0x2c00, 0x2ce4, L }, { 0x2ceb, 0x2cee, L }, { 0x2cf2, 0x2cf3, L },
-  { 0x2cfd, 0x2cfd, N }, { 0x2d00, 0x2d25, L }, { 0x2d27, 0x2d27, L },
-  { 0x2d2d, 0x2d2d, L }, { 0x2d30, 0x2d67, L }, { 0x2d6f, 0x2d6f, L },
-  { 0x2d80, 0x2dde, L }, { 0x2e2f, 0x2e2f, L },
-  /* CJK: iteration marks, kana, bopomofo, Hangul compatibility jamo,
-     circled numbers, ideographs, Yi.  */
-  { 0x3005, 0x3006, L }, { 0x3007, 0x3007, N }, { 0x3021, 0x3029, N },
-  { 0x3031, 0x3035, L }, { 0x3038, 0x303a, N }, { 0x303b, 0x303c, L },
-  { 0x3041, 0x3096, L }, { 0x309d, 0x309f, L }, { 0x30a1, 0x30fa, L },
-  { 0x30fc, 0x30ff, L }, { 0x3105, 0x312f, L }, { 0x3131, 0x318e, L },
-  { 0x3192, 0x3195, N }, { 0x31a0, 0x31bf, L }, { 0x31f0, 0x31ff, L },
-  { 0x3220, 0x3229, N }, { 0x3248, 0x324f, N }, { 0x3251, 0x325f, N },
-  { 0x3280, 0x3289, N }, { 0x32b1, 0x32bf, N }, { 0x3400, 0x4dbf, L },
-  { 0x4e00, 0xa48c, L }, { 0xa4d0, 0xa4fd, L }, { 0xa500, 0xa60c, L },
-  { 0xa610, 0xa61f, L }, { 0xa620, 0xa629, N }, { 0xa62a, 0xa62b, L },
-  { 0xa640, 0xa66e, L }, { 0xa67f, 0xa69d, L }, { 0xa6a0, 0xa6e5, L },
-  { 0xa6e6, 0xa6ef, N }, { 0xa717, 0xa71f, L }, { 0xa722, 0xa788, L },
-  { 0xa78b, 0xa7ff, L }, { 0xa830, 0xa835, N }, { 0xa840, 0xa873, L },
-  { 0xa8d0, 0xa8d9, N }, { 0xa900, 0xa909, N }, { 0xa984, 0xa9b2, L },
-  { 0xa9d0, 0xa9d9, N }, { 0xaa50, 0xaa59, N }, { 0xab30, 0xab5a, L },
-  { 0xab5c, 0xab69, L }, { 0xab70, 0xabe2, L }, { 0xabf0, 0xabf9, N },
-  /* Hangul syllables, compatibility ideographs, presentation forms,
-     full-width forms.  */
-  { 0xac00, 0xd7a3, L }, { 0xd7b0, 0xd7c6, L }, { 0xd7cb, 0xd7fb, L },
-  { 0xf900, 0xfa6d, L }, { 0xfa70, 0xfad9, L }, { 0xfb00, 0xfb06, L },
-  { 0xfb13, 0xfb17, L }, { 0xfb1d, 0xfb1d, L }, { 0xfb1f, 0xfb28, L },
-  { 0xfb2a, 0xfbb1, L }, { 0xfbd3, 0xfd3d, L }, { 0xfd50, 0xfdc7, L },
-  { 0xfdf0, 0xfdfb, L }, { 0xfe70, 0xfefc, L }, { 0xff10, 0xff19, N },
-  { 0xff21, 0xff3a, L }, { 0xff41, 0xff5a, L }, { 0xff66, 0xffdc, L },
-  /* Supplementary planes: a few old scripts, mathematical letters and
-     digits, Adlam, the CJK extensions.  */
-  { 0x10000, 0x100fa, L }, { 0x10107, 0x10133, N },
-  { 0x10140, 0x10178, N }, { 0x10280, 0x102d0, L },
-  { 0x102e1, 0x102fb, N }, { 0x10300, 0x1031f, L },
-  { 0x10320, 0x10323, N }, { 0x1032d, 0x1034a, L },
-  { 0x10350, 0x10375, L }, { 0x10380, 0x1039d, L }, { 0x103a0, 0x103cf, L },
-  { 0x10400, 0x1049d, L }, { 0x104a0, 0x104a9, N },
-  { 0x104b0, 0x104fb, L }, { 0x1d400, 0x1d7cb, L },
-  { 0x1d7ce, 0x1d7ff, N }, { 0x1e900, 0x1e943, L },
-  { 0x1e950, 0x1e959, N }, { 0x1f100, 0x1f10c, N },
-  { 0x20000, 0x2fa1f, L }, { 0x30000, 0x323af, L },
-};
-
-#undef L
-#undef N
-
-/* Punctuation (\p{P}) above ASCII.  */
-static const struct range punct[] = {
-  { 0x00a1, 0x00a1, 1 }, { 0x00a7, 0x00a7, 1 }, { 0x00ab, 0x00ab, 1 },
-  { 0x00b6, 0x00b7, 1 }, { 0x00bb, 0x00bb, 1 }, { 0x00bf, 0x00bf, 1 },
-  { 0x037e, 0x037e, 1 }, { 0x0387, 0x0387, 1 }, { 0x055a, 0x055f, 1 },
-  { 0x0589, 0x058a, 1 }, { 0x05be, 0x05be, 1 }, { 0x05c0, 0x05c0, 1 },
-  { 0x05c3, 0x05c3, 1 }, { 0x05c6, 0x05c6, 1 }, { 0x05f3, 0x05f4, 1 },
-  { 0x0609, 0x060a, 1 }, { 0x060c, 0x060d, 1 }, { 0x061b, 0x061b, 1 },
-  { 0x061d, 0x061f, 1 }, { 0x066a, 0x066d, 1 }, { 0x06d4, 0x06d4, 1 },
-  { 0x0964, 0x0965, 1 }, { 0x0970, 0x0970, 1 }, { 0x0e4f, 0x0e4f, 1 },
-  { 0x0e5a, 0x0e5b, 1 }, { 0x2010, 0x2027, 1 }, { 0x2030, 0x2043, 1 },
-  { 0x2045, 0x2051, 1 }, { 0x2053, 0x205e, 1 }, { 0x207d, 0x207e, 1 },
-  { 0x208d, 0x208e, 1 }, { 0x2308, 0x230b, 1 }, { 0x2329, 0x232a, 1 },
-  { 0x2768, 0x2775, 1 }, { 0x27c5, 0x27c6, 1 }, { 0x27e6, 0x27ef, 1 },
-  { 0x2983, 0x2998, 1 }, { 0x29d8, 0x29db, 1 }, { 0x29fc, 0x29fd, 1 },
-  { 0x2cf9, 0x2cfc, 1 }, { 0x2cfe, 0x2cff, 1 }, { 0x2e00, 0x2e2e, 1 },
-  { 0x2e30, 0x2e4f, 1 }, { 0x3001, 0x3003, 1 }, { 0x3008, 0x3011, 1 },
-  { 0x3014, 0x301f, 1 }, { 0x3030, 0x3030, 1 }, { 0x303d, 0x303d, 1 },
-  { 0x30a0, 0x30a0, 1 }, { 0x30fb, 0x30fb, 1 }, { 0xfe10, 0xfe19, 1 },
-  { 0xfe30, 0xfe52, 1 }, { 0xfe54, 0xfe61, 1 }, { 0xfe63, 0xfe63, 1 },
-  { 0xfe68, 0xfe68, 1 }, { 0xfe6a, 0xfe6b, 1 }, { 0xff01, 0xff03, 1 },
-  { 0xff05, 0xff0a, 1 }, { 0xff0c, 0xff0f, 1 }, { 0xff1a, 0xff1b, 1 },
-  { 0xff1f, 0xff20, 1 }, { 0xff3b, 0xff3d, 1 }, { 0xff3f, 0xff3f, 1 },
-  { 0xff5b, 0xff5b, 1 }, { 0xff5d, 0xff5d, 1 }, { 0xff5f, 0xff65, 1 },
-};
+/* The tables are vocab-ucd.c, generated from the Unicode Character
+   Database by model/gen-ucd.awk.  */
 
 static int
-range_cmp (const void *key, const void *elem)
+run_cmp (const void *key, const void *elem)
 {
   uint32_t cp = *(const uint32_t *) key;
-  const struct range *r = elem;
+  const struct tsri_ucd_run *r = elem;
   return cp < r->lo ? -1 : cp > r->hi ? 1 : 0;
 }
 
-static const struct range *
-range_find (const struct range *table, size_t n, uint32_t cp)
+static const struct tsri_ucd_run *
+run_find (const struct tsri_ucd_run *table, size_t n, uint32_t cp)
 {
-  return bsearch (&cp, table, n, sizeof *table, range_cmp);
+  return bsearch (&cp, table, n, sizeof *table, run_cmp);
 }
 
-/* Unicode White_Space above ASCII.  */
-static bool
-is_space (uint32_t cp)
+/* The entry of the pairs table T (N rows of W words, the code point
+   first, increasing) for CP, or NULL.  */
+static int
+pair_cmp (const void *key, const void *elem)
 {
-  return cp == 0x85 || cp == 0xa0 || cp == 0x1680
-         || (cp >= 0x2000 && cp <= 0x200a) || cp == 0x2028 || cp == 0x2029
-         || cp == 0x202f || cp == 0x205f || cp == 0x3000;
+  uint32_t cp = *(const uint32_t *) key, x = *(const uint32_t *) elem;
+  return cp < x ? -1 : cp > x ? 1 : 0;
+}
+
+enum tsri_uc
+tsri_cp_category (uint32_t cp)
+{
+  const struct tsri_ucd_run *r
+    = run_find (tsri_ucd_categories, tsri_ucd_n_categories, cp);
+  return r ? (enum tsri_uc) r->cat : TSRI_UC_Cn;
+}
+
+bool
+tsri_cp_is_space (uint32_t cp)
+{
+  return run_find (tsri_ucd_white_space, tsri_ucd_n_white_space, cp)
+         != NULL;
 }
 
 enum tsri_cp_class
@@ -278,19 +134,98 @@ tsri_cp_class (uint32_t cp)
         return TSRI_CP_SPACE;
       return TSRI_CP_OTHER;
     }
-  if (is_space (cp))
+  if (tsri_cp_is_space (cp))
     return TSRI_CP_SPACE;
-  const struct range *r
-    = range_find (classes, sizeof classes / sizeof *classes, cp);
-  return r ? (enum tsri_cp_class) r->cls : TSRI_CP_OTHER;
+  enum tsri_uc c = tsri_cp_category (cp);
+  if (TSRI_UC_IS_LETTER (c))
+    return TSRI_CP_LETTER;
+  if (TSRI_UC_IS_NUMBER (c))
+    return TSRI_CP_NUMBER;
+  return TSRI_CP_OTHER;
 }
 
 bool
 tsri_cp_is_punct (uint32_t cp)
 {
-  if (cp < 0x80)
-    return cp && strchr ("!\"#%&'()*,-./:;?@[\\]_{}", (int) cp);
-  return range_find (punct, sizeof punct / sizeof *punct, cp) != NULL;
+  return TSRI_UC_IS_PUNCT (tsri_cp_category (cp));
+}
+
+uint32_t
+tsri_cp_lower (uint32_t cp)
+{
+  const uint32_t (*e)[2] = bsearch (&cp, tsri_ucd_lower, tsri_ucd_n_lower,
+                                    sizeof *tsri_ucd_lower, pair_cmp);
+  return e ? (*e)[1] : cp;
+}
+
+static int
+ccc_of (uint32_t cp)
+{
+  const uint32_t (*e)[2] = bsearch (&cp, tsri_ucd_ccc, tsri_ucd_n_ccc,
+                                    sizeof *tsri_ucd_ccc, pair_cmp);
+  return e ? (int) (*e)[1] : 0;
+}
+
+/* Hangul syllables decompose by arithmetic (Unicode, section 3.12).  */
+#define HANGUL_S 0xac00u
+#define HANGUL_L 0x1100u
+#define HANGUL_V 0x1161u
+#define HANGUL_T 0x11a7u
+#define HANGUL_N_T 28u
+#define HANGUL_N_VT (21u * HANGUL_N_T)
+#define HANGUL_COUNT (19u * HANGUL_N_VT)
+
+/* The full canonical decomposition of CP appended at OUT: how many
+   code points (at most TSRI_NFD_MAX).  */
+static size_t
+decompose (uint32_t cp, uint32_t *out)
+{
+  if (cp >= HANGUL_S && cp < HANGUL_S + HANGUL_COUNT)
+    {
+      uint32_t s = cp - HANGUL_S, t = s % HANGUL_N_T;
+      out[0] = HANGUL_L + s / HANGUL_N_VT;
+      out[1] = HANGUL_V + s % HANGUL_N_VT / HANGUL_N_T;
+      if (!t)
+        return 2;
+      out[2] = HANGUL_T + t;
+      return 3;
+    }
+  const uint32_t (*e)[3] = bsearch (&cp, tsri_ucd_decomp, tsri_ucd_n_decomp,
+                                    sizeof *tsri_ucd_decomp, pair_cmp);
+  if (!e)
+    {
+      out[0] = cp;
+      return 1;
+    }
+  size_t n = decompose ((*e)[1], out);
+  if ((*e)[2])
+    n += decompose ((*e)[2], out + n);
+  return n;
+}
+
+size_t
+tsri_nfd (const uint32_t *in, size_t n, uint32_t *out)
+{
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    k += decompose (in[i], out + k);
+  /* Canonical ordering: within each run of marks (class > 0), a stable
+     sort by class.  */
+  for (size_t i = 1; i < k; i++)
+    {
+      uint32_t c = out[i];
+      int cc = ccc_of (c);
+      if (!cc)
+        continue;
+      size_t j = i;
+      while (j > 0 && ccc_of (out[j - 1]) > cc)
+        {
+          out[j] = out[j - 1];
+          j--;
+        }
+      out[j] = c;
+    }
+  return k;
 }
 
 /* GPT-2's byte-level mapping: bytes that are printable characters

@@ -28,7 +28,15 @@ enum tsri_vocab_pre
   TSRI_PRE_GPT2,
   TSRI_PRE_LLAMA3,
   TSRI_PRE_QWEN2,
-  TSRI_PRE_SMOLLM
+  TSRI_PRE_SMOLLM,
+  TSRI_PRE_FALCON,
+  TSRI_PRE_DEEPSEEK_LLM,
+  TSRI_PRE_DEEPSEEK_CODER,
+  TSRI_PRE_DEEPSEEK_V3,
+  TSRI_PRE_PORO,                /* also bloom, gpt3-finnish */
+  TSRI_PRE_VIKING,
+  TSRI_PRE_GPT4O,
+  TSRI_PRE_TEKKEN
 };
 
 /* tokenizer.ggml.token_type values.  */
@@ -174,7 +182,8 @@ struct tsri_pretok
 {
   size_t cap;
   uint32_t *cp, *off, *cuts[2];
-  uint8_t *cls;
+  uint8_t *cls;                 /* enum tsri_cp_class of each */
+  uint8_t *cat;                 /* enum tsri_uc of each */
 };
 void tsri_pretok_free (struct tsri_pretok *w);
 /* Split the N bytes at S into the pre-tokens of PRE: returns their

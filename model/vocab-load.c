@@ -184,7 +184,16 @@ static const struct
   { "starcoder", TSRI_PRE_SMOLLM }, { "refact", TSRI_PRE_SMOLLM },
   { "command-r", TSRI_PRE_SMOLLM }, { "codeshell", TSRI_PRE_SMOLLM },
   { "exaone", TSRI_PRE_SMOLLM }, { "minerva-7b", TSRI_PRE_SMOLLM },
-  { "megrez", TSRI_PRE_QWEN2 },
+  { "megrez", TSRI_PRE_QWEN2 }, { "stablelm2", TSRI_PRE_QWEN2 },
+  { "dbrx", TSRI_PRE_LLAMA3 }, { "smaug-bpe", TSRI_PRE_LLAMA3 },
+  { "chatglm-bpe", TSRI_PRE_LLAMA3 },
+  /* Families with expressions of their own (vocab-pretok.c).  */
+  { "falcon", TSRI_PRE_FALCON }, { "deepseek-llm", TSRI_PRE_DEEPSEEK_LLM },
+  { "deepseek-coder", TSRI_PRE_DEEPSEEK_CODER },
+  { "deepseek-v3", TSRI_PRE_DEEPSEEK_V3 },
+  { "poro-chat", TSRI_PRE_PORO }, { "bloom", TSRI_PRE_PORO },
+  { "gpt3-finnish", TSRI_PRE_PORO }, { "viking", TSRI_PRE_VIKING },
+  { "gpt-4o", TSRI_PRE_GPT4O }, { "tekken", TSRI_PRE_TEKKEN },
 };
 
 static int
@@ -210,10 +219,13 @@ read_pre (tsr_vocab *v, const tsr_gguf *g)
         return TSR_OK;
       }
   return fail (TSR_ERR_UNSUPPORTED, "%s \"%.*s\" is not supported (Tessera "
-               "knows \"default\", \"gpt-2\", \"llama-bpe\", \"qwen2\", "
-               "\"smollm\" and the families that split as they do: mpt, "
-               "olmo, jais, starcoder, refact, command-r, codeshell, exaone, "
-               "minerva-7b, megrez)", KEY_PRE, show_len (strlen (s)), s);
+               "knows default, gpt-2, llama-bpe, qwen2, smollm, falcon, "
+               "deepseek-llm, deepseek-coder, deepseek-v3, poro-chat, bloom, "
+               "gpt3-finnish, viking, gpt-4o, tekken, and the families that "
+               "split as one of them: mpt, olmo, jais, starcoder, refact, "
+               "command-r, codeshell, exaone, minerva-7b, megrez, stablelm2, "
+               "dbrx, smaug-bpe, chatglm-bpe)", KEY_PRE,
+               show_len (strlen (s)), s);
 }
 
 /* Token texts and their index.  */

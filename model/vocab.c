@@ -89,6 +89,11 @@ tsr_vocab_pre (const tsr_vocab *v)
     [TSRI_PRE_NONE] = "", [TSRI_PRE_DEFAULT] = "default",
     [TSRI_PRE_GPT2] = "gpt-2", [TSRI_PRE_LLAMA3] = "llama-bpe",
     [TSRI_PRE_QWEN2] = "qwen2", [TSRI_PRE_SMOLLM] = "smollm",
+    [TSRI_PRE_FALCON] = "falcon", [TSRI_PRE_DEEPSEEK_LLM] = "deepseek-llm",
+    [TSRI_PRE_DEEPSEEK_CODER] = "deepseek-coder",
+    [TSRI_PRE_DEEPSEEK_V3] = "deepseek-v3", [TSRI_PRE_PORO] = "poro-chat",
+    [TSRI_PRE_VIKING] = "viking", [TSRI_PRE_GPT4O] = "gpt-4o",
+    [TSRI_PRE_TEKKEN] = "tekken",
   };
   return v ? names[v->pre] : NULL;
 }

@@ -9,8 +9,14 @@
    merges into one token whatever the order of the merges, and in which
    two neighbouring pre-tokens would merge as well, had they been one:
    the tokens show the split, too fine or too coarse.
-   Limitations: non-ASCII classification is checked on a few
-   characters only (é, ö, U+3000, a combining accent).  */
+   The families with expressions of their own (falcon, deepseek-llm,
+   deepseek-coder, deepseek-v3, poro-chat/bloom/gpt3-finnish, viking,
+   gpt-4o, tekken) get texts with CJK, Greek, Cyrillic, Hebrew, emoji
+   with a skin tone, combining marks, control characters and invalid
+   UTF-8, and the classes of a few characters outside the main scripts
+   (Tifinagh, Ol Chiki, a Roman numeral) are checked through llama-bpe
+   and qwen2.
+   Limitations: chameleon is not supported; the texts are short.  */
 #include "vocab-test.h"
 
 /* Add the byte-level text of S[A..B) to L.  */
@@ -175,6 +181,12 @@ check_smollm (void)
 static void
 check_aliases (void)
 {
+  static const char *const as_llama3[] = { "dbrx", "smaug-bpe",
+                                           "chatglm-bpe" };
+  for (size_t i = 0; i < sizeof as_llama3 / sizeof *as_llama3; i++)
+    SPLIT (as_llama3[i], "1234567", "as llama-bpe", "123", "456", "7");
+  SPLIT ("stablelm2", "abc 2024!", "as qwen2", "abc", " ", "2", "0", "2",
+         "4", "!");
   static const char *const as_gpt2[] = { "mpt", "olmo", "jais" };
   static const char *const as_smollm[] = { "starcoder", "refact",
                                            "command-r", "codeshell",
@@ -199,9 +211,112 @@ check_default (void)
   SPLIT (NULL, "x==y", "missing key is default", "x", "==", "y");
 }
 
+/* Letters, numbers and punctuation of every script, from the UCD:
+   Tifinagh letters, a Roman numeral, Ol Chiki digits, a full-width
+   question mark.  */
+static void
+check_unicode_classes (void)
+{
+  SPLIT ("llama-bpe", " \xe2\xb5\x9c\xe2\xb4\xb0!", "Tifinagh letters",
+         " \xe2\xb5\x9c\xe2\xb4\xb0", "!");
+  SPLIT ("qwen2", "x\xe2\x85\xab\xe1\xb1\x91y", "Nl and Nd digits",
+         "x", "\xe2\x85\xab", "\xe1\xb1\x91", "y");
+  SPLIT ("default", "a\xef\xbc\x9f\xef\xbc\x9f" "b",
+         "full-width punctuation", "a", "\xef\xbc\x9f\xef\xbc\x9f", "b");
+}
+
+/* Falcon: the default's passes without \p{N}+, with the backtick.  */
+static void
+check_falcon (void)
+{
+  SPLIT ("falcon", "it's 12345 a+b", "all passes",
+         "it", "'", "s", " ", "123", "45", " a", "+", "b");
+  SPLIT ("falcon", "a `b", "backtick isolated", "a", " ", "`", "b");
+  SPLIT ("default", "a `b", "backtick with GPT-2", "a", " `", "b");
+  SPLIT ("falcon", "x 12", "numbers stay with their space", "x", " 12");
+  SPLIT ("default", "x 12", "numbers split from their space", "x", " ",
+         "12");
+}
+
+static void
+check_deepseek (void)
+{
+  SPLIT ("deepseek-llm", "Hello world!\n\n123 \xe4\xbd\xa0\xe5\xa5\xbd",
+         "newlines, letters, numbers, CJK",
+         "Hello", " world", "!", "\n", "\n", "123", " ",
+         "\xe4\xbd\xa0\xe5\xa5\xbd");
+  /* Greek and Cyrillic are in the letter class; trailing spaces.  */
+  SPLIT ("deepseek-llm", "\xce\xb1\xce\xb2\xce\xb3, \xd0\xb3\xd0\xb4\xd0\xb5?  ",
+         "Greek, Cyrillic, trailing spaces",
+         "\xce\xb1\xce\xb2\xce\xb3", ",", " \xd0\xb3\xd0\xb4\xd0\xb5", "?",
+         "  ");
+  /* Hebrew is in no class of its expressions: it stays with the space
+     before it.  */
+  SPLIT ("deepseek-llm", "a \xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d b",
+         "a script outside the classes",
+         "a", " \xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d", " b");
+  /* U+212A KELVIN SIGN and U+1F7D are listed as themselves.  */
+  SPLIT ("deepseek-llm", "\xe2\x84\xaa\xe1\xbd\xbd!", "Kelvin sign, omega "
+         "with oxia", "\xe2\x84\xaa\xe1\xbd\xbd", "!");
+  SPLIT ("deepseek-llm", "a\xff" "b", "invalid UTF-8", "a", "\xff", "b");
+
+  SPLIT ("deepseek-coder",
+         "def f(x):\n  return x+1 # \xe6\xb3\xa8\xe9\x87\x8a",
+         "code with a comment", "def", " f", "(", "x", "):", "\n", " ",
+         " return", " x", "+", "1", " #", " ", "\xe6\xb3\xa8\xe9\x87\x8a");
+  SPLIT ("deepseek-coder", "ab12\xe2\x82\xac", "digits one by one, a "
+         "currency sign", "ab", "1", "2", "\xe2\x82\xac");
+
+  SPLIT ("deepseek-v3", "Hello, World! 12345 \xe6\x97\xa5\xe6\x9c\xac"
+         "\xe8\xaa\x9e\xe3\x81\xa7\xe3\x81\x99 .NET\n\nok",
+         "mixed", "Hello", ",", " World", "!", " ", "123", "45", " ",
+         "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe3\x81\xa7\xe3\x81\x99",
+         " .", "NET", "\n\n", "ok");
+  SPLIT ("deepseek-v3", "x.NET", "ASCII punctuation joins letters", "x",
+         ".NET");
+  SPLIT ("deepseek-v3", "a\x01" "b", "a control character before letters",
+         "a", "\x01" "b");
+}
+
+static void
+check_poro (void)
+{
+  static const char *const as_poro[] = { "poro-chat", "bloom",
+                                         "gpt3-finnish" };
+  for (size_t i = 0; i < sizeof as_poro / sizeof *as_poro; i++)
+    SPLIT (as_poro[i], "Hei, maailma!  (testi) a|b\xe2\x80\xa6" "c",
+           "sentence punctuation, parentheses, bar",
+           "Hei", ",", " maailma", "!  (", "testi", ")", " a", "|", "b",
+           "\xe2\x80\xa6", "c");
+  SPLIT ("viking", "abc123 4", "then digits", "abc", "1", "2", "3", " ", "4");
+}
+
+static void
+check_cased (void)
+{
+  SPLIT ("gpt-4o", "HelloWorld I'm THE best's 12345 x/y\n", "case, "
+         "contractions, digits", "Hello", "World", " I'm", " THE",
+         " best's", " ", "123", "45", " x", "/y", "\n");
+  SPLIT ("gpt-4o", "a!!/\n", "punctuation, slash and newline", "a",
+         "!!/\n");
+  /* A combining accent belongs to the word; an emoji and its skin
+     tone are one piece.  */
+  SPLIT ("gpt-4o", "e\xcc\x81t\xc3\xa9 \xf0\x9f\x91\x8d\xf0\x9f\x8f\xbdok",
+         "combining mark, emoji modifier", "e\xcc\x81t\xc3\xa9",
+         " \xf0\x9f\x91\x8d\xf0\x9f\x8f\xbd", "ok");
+  SPLIT ("tekken", "HelloWorld 2024 I'm", "case, single digits, no "
+         "contractions", "Hello", "World", " ", "2", "0", "2", "4", " I",
+         "'m");
+}
+
 int
 main (void)
 {
+  check_unicode_classes ();
+  check_falcon ();
+  check_deepseek ();
+  check_poro ();
+  check_cased ();
   check_gpt2 ();
   check_llama3 ();
   check_qwen2 ();

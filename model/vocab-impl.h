@@ -17,7 +17,8 @@
 enum tsri_vocab_model
 {
   TSRI_VOCAB_SPM,               /* "llama" */
-  TSRI_VOCAB_BPE                /* "gpt2" */
+  TSRI_VOCAB_BPE,               /* "gpt2" */
+  TSRI_VOCAB_WPM                /* "bert" (WordPiece) */
 };
 
 /* Pre-tokenizers of byte-level BPE (vocab-pretok.c).  */
@@ -79,6 +80,7 @@ struct tsr_vocab
   struct tsri_vocab_merge *merges;
   uint64_t merge_mask;
   int32_t bos, eos, unk;
+  int32_t sep;                  /* bert: ends what add_bos began */
   int32_t eog[TSRI_VOCAB_MAX_EOG];
   int n_eog;
   bool add_bos, add_space_prefix, ignore_merges;
@@ -175,6 +177,11 @@ size_t tsri_nfd (const uint32_t *in, size_t n, uint32_t *out);
    byte B, and back (-1 for a character that stands for no byte).  */
 uint32_t tsri_byte_to_cp (unsigned char b);
 int tsri_cp_to_byte (uint32_t cp);
+
+/* vocab-wpm.c: WordPiece tokens of the fragment S (N bytes) through
+   EMIT (CTX); an error status when out of memory.  */
+int tsri_wpm_fragment (const tsr_vocab *v, const char *s, size_t n,
+                       void (*emit) (void *, int32_t), void *ctx);
 
 /* vocab-pretok.c */
 /* Scratch of the pre-tokenizer, grown to the longest text seen.  */

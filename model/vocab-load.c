@@ -25,6 +25,8 @@
 #define KEY_EOT "tokenizer.ggml.eot_token_id"
 #define KEY_EOM "tokenizer.ggml.eom_token_id"
 #define KEY_UNK "tokenizer.ggml.unknown_token_id"
+/* (sic: the key's spelling in GGUF files) */
+#define KEY_SEP "tokenizer.ggml.seperator_token_id"
 #define KEY_ADD_BOS "tokenizer.ggml.add_bos_token"
 #define KEY_ADD_SPACE "tokenizer.ggml.add_space_prefix"
 
@@ -161,10 +163,12 @@ read_model (tsr_vocab *v, const tsr_gguf *g)
     v->model = TSRI_VOCAB_SPM;
   else if (strcmp (s, "gpt2") == 0)
     v->model = TSRI_VOCAB_BPE;
+  else if (strcmp (s, "bert") == 0)
+    v->model = TSRI_VOCAB_WPM;
   else
     return fail (TSR_ERR_UNSUPPORTED, "%s \"%.*s\" is not supported "
-                 "(Tessera tokenizes \"llama\" and \"gpt2\" vocabularies)",
-                 KEY_MODEL, show_len (strlen (s)), s);
+                 "(Tessera tokenizes \"llama\", \"gpt2\" and \"bert\" "
+                 "vocabularies)", KEY_MODEL, show_len (strlen (s)), s);
   return TSR_OK;
 }
 
@@ -548,13 +552,28 @@ add_eog (tsr_vocab *v, int32_t id)
   v->eog[v->n_eog++] = id;
 }
 
+/* The id of the token whose text is S, or -1.  */
+static int32_t
+find_text (const tsr_vocab *v, const char *s)
+{
+  return tsri_vocab_find (v, s, strlen (s));
+}
+
 static int
 read_special_ids (tsr_vocab *v, const tsr_gguf *g)
 {
   int32_t eot = -1, eom = -1;
-  v->bos = default_id (v, 1);
-  v->eos = default_id (v, 2);
-  v->unk = default_id (v, 0);
+  bool wpm = v->model == TSRI_VOCAB_WPM;
+  v->bos = wpm ? find_text (v, "[CLS]") : default_id (v, 1);
+  v->eos = wpm ? -1 : default_id (v, 2);
+  v->unk = wpm ? find_text (v, "[UNK]") : default_id (v, 0);
+  v->sep = wpm ? find_text (v, "[SEP]") : -1;
+  if (wpm)
+    {
+      int st = read_id (v, g, KEY_SEP, &v->sep);
+      if (st != TSR_OK)
+        return st;
+    }
   int st = read_id (v, g, KEY_BOS, &v->bos);
   if (st == TSR_OK)
     st = read_id (v, g, KEY_EOS, &v->eos);
@@ -564,6 +583,9 @@ read_special_ids (tsr_vocab *v, const tsr_gguf *g)
     st = read_id (v, g, KEY_EOM, &eom);
   if (st == TSR_OK)
     st = read_id (v, g, KEY_UNK, &v->unk);
+  if (st == TSR_OK && wpm && v->unk < 0)
+    return fail (TSR_ERR_FORMAT, "a WordPiece (bert) vocabulary needs an "
+                 "unknown token: %s, or a token \"[UNK]\"", KEY_UNK);
   add_eog (v, v->eos);
   add_eog (v, eot);
   add_eog (v, eom);
@@ -576,7 +598,8 @@ static int
 read_flags (tsr_vocab *v, const tsr_gguf *g)
 {
   bool explicit_bos = tsr_gguf_find_key (g, KEY_ADD_BOS) >= 0;
-  v->add_bos = v->model == TSRI_VOCAB_SPM || v->pre == TSRI_PRE_LLAMA3;
+  v->add_bos = v->model == TSRI_VOCAB_SPM || v->pre == TSRI_PRE_LLAMA3
+               || v->model == TSRI_VOCAB_WPM;
   v->add_space_prefix = v->model == TSRI_VOCAB_SPM;
   v->ignore_merges = v->pre == TSRI_PRE_LLAMA3;
   int st = read_bool (g, KEY_ADD_BOS, &v->add_bos);

@@ -346,11 +346,24 @@ match_special (const tsr_vocab *v, const char *s, size_t n, bool parse,
   return 0;
 }
 
+static void
+emit_to (void *w, int32_t id)
+{
+  emit (w, id);
+}
+
 static int
 fragment (struct work *w, const char *s, size_t n)
 {
-  return w->v->model == TSRI_VOCAB_SPM ? spm_fragment (w, s, n)
-                                       : bpe_fragment (w, s, n);
+  switch (w->v->model)
+    {
+    case TSRI_VOCAB_SPM:
+      return spm_fragment (w, s, n);
+    case TSRI_VOCAB_WPM:
+      return tsri_wpm_fragment (w->v, s, n, emit_to, w);
+    default:
+      return bpe_fragment (w, s, n);
+    }
 }
 
 /* Tokenize S: special token texts, and the fragments between them.  */
@@ -409,6 +422,9 @@ tsr_vocab_tokenize (const tsr_vocab *v, const char *text, size_t len,
   if (add_bos)
     emit (&w, v->bos);
   st = split_specials (&w, text, len, parse_special);
+  /* BERT's special tokens frame the text: [CLS] ... [SEP].  */
+  if (st == TSR_OK && add_bos && v->model == TSRI_VOCAB_WPM && v->sep >= 0)
+    emit (&w, v->sep);
   free (w.sym);
   free (w.heap);
   free (w.buf);

@@ -79,7 +79,8 @@ tsr_vocab_n_tokens (const tsr_vocab *v)
 const char *
 tsr_vocab_model (const tsr_vocab *v)
 {
-  return !v ? NULL : v->model == TSRI_VOCAB_SPM ? "llama" : "gpt2";
+  return !v ? NULL : v->model == TSRI_VOCAB_SPM ? "llama"
+         : v->model == TSRI_VOCAB_WPM ? "bert" : "gpt2";
 }
 
 const char *
@@ -223,7 +224,7 @@ put_piece (const tsr_vocab *v, int32_t id, bool special, struct out *o)
         break;
       }
     default:
-      if (v->model == TSRI_VOCAB_SPM)
+      if (v->model == TSRI_VOCAB_SPM || v->model == TSRI_VOCAB_WPM)
         put_unescaped (o, s, t->len);
       else
         put_unmapped (o, s, t->len);
@@ -280,7 +281,8 @@ tsr_vocab_detokenize (const tsr_vocab *v, const int32_t *tokens,
       return -1;
     }
   struct out o = { buf, n, 0,
-                   v->model == TSRI_VOCAB_SPM && v->add_space_prefix };
+                   (v->model == TSRI_VOCAB_SPM && v->add_space_prefix)
+                   || v->model == TSRI_VOCAB_WPM };
   for (int64_t i = 0; i < n_tokens; i++)
     {
       if (!check_id (v, tokens[i], "detokenize"))

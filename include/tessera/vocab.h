@@ -20,20 +20,33 @@
  *            printable character GPT-2 maps it to, then the pair of
  *            the lowest rank in tokenizer.ggml.merges is merged until
  *            none is left.  Pre-tokenizers: "default" (also when the key
- *            is missing), "gpt-2", "llama-bpe" (also "llama3",
- *            "llama-v3"; Llama 3: digits in groups of up to three, a
- *            pre-token that is a token is taken whole), "qwen2" (also
- *            "deepseek-r1-qwen"; digits one by one) and "smollm".
- * Any other model ("bert", "t5", "rwkv", "none"...) or pre-tokenizer is
- * refused with an error naming it.
+ *            is missing), "gpt-2" (also mpt, olmo, jais), "llama-bpe"
+ *            (also "llama3", "llama-v3", dbrx, smaug-bpe, chatglm-bpe;
+ *            Llama 3: digits in groups of up to three, a pre-token that
+ *            is a token is taken whole), "qwen2" (also
+ *            "deepseek-r1-qwen", megrez, stablelm2; digits one by one),
+ *            "smollm" (also starcoder, refact, command-r, codeshell,
+ *            exaone, minerva-7b), "falcon", "deepseek-llm",
+ *            "deepseek-coder", "deepseek-v3", "poro-chat" (also bloom,
+ *            gpt3-finnish), "viking", "gpt-4o" and "tekken", each by
+ *            its family's published expressions.
+ *   "bert"   WordPiece: BERT's basic tokenizer (controls dropped,
+ *            accents stripped after NFD, lowercase, punctuation and CJK
+ *            ideographs as words of their own), then each word's
+ *            longest pieces from the left (tokens written as GGUF
+ *            converters write them: U+2581 before a word's first
+ *            piece); a word with no pieces is the unknown token.  With
+ *            add_bos the text is framed [CLS] ... [SEP]
+ *            (tokenizer.ggml.bos_token_id and
+ *            tokenizer.ggml.seperator_token_id, else those texts).
+ * Any other model ("t5", "rwkv", "none"...) or pre-tokenizer
+ * ("chameleon"...) is refused with an error naming it.
  *
- * Limits: letters, numbers and whitespace are classified exactly for
- * ASCII and from a table of the main Unicode ranges otherwise (Latin,
- * Greek, Cyrillic, Armenian, Hebrew, Arabic, the Indic scripts, Thai,
- * Georgian, Hangul, kana, CJK ideographs...); every other character,
- * combining marks included, counts as punctuation.  Text is not
- * Unicode-normalized.  Special token texts are found leftmost first,
- * the longest where several start at the same byte.
+ * Unicode: letters, numbers, punctuation, marks and White_Space are
+ * classified exactly, from tables generated from the Unicode Character
+ * Database (model/gen-ucd.awk).  Text is not Unicode-normalized except
+ * by WordPiece.  Special token texts are found leftmost first, the
+ * longest where several start at the same byte.
  * tokenizer.ggml.add_eos_token is not applied.  */
 #ifndef TESSERA_VOCAB_H
 #define TESSERA_VOCAB_H
@@ -71,8 +84,8 @@ const char *tsr_vocab_pre (const tsr_vocab *v);
 int32_t tsr_vocab_bos (const tsr_vocab *v);
 int32_t tsr_vocab_eos (const tsr_vocab *v);
 /* Whether prompts start with BOS: tokenizer.ggml.add_bos_token, else
-   true for llama and for the llama-bpe pre-tokenizer, false for other
-   gpt2 vocabularies.  */
+   true for llama, bert and the llama-bpe pre-tokenizer, false for
+   other gpt2 vocabularies.  */
 bool tsr_vocab_add_bos (const tsr_vocab *v);
 /* Whether ID ends generation: the eos, eot and eom tokens
    (tokenizer.ggml.eos_token_id, eot_token_id, eom_token_id) and the
@@ -91,7 +104,8 @@ const char *tsr_vocab_token_text (const tsr_vocab *v, int32_t id);
    text over 512 MiB, a vocabulary without BOS when ADD_BOS is set, or
    a character that has no token, no byte token and no unknown token
    to stand for it.
-   ADD_BOS puts BOS first.  User-defined tokens (type 4) written in the
+   ADD_BOS puts BOS first (bert: and the separator [SEP] last).
+   User-defined tokens (type 4) written in the
    text always become their ids; control and unknown tokens
    ("<|begin_of_text|>", "<s>"...) only with PARSE_SPECIAL, otherwise
    they are tokenized as plain text.  */

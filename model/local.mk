@@ -17,7 +17,7 @@ model_libtessera_model_la_SOURCES = model/model-lib.h model/model-impl.h \
 	model/sample.c model/chat.c model/vocab-impl.h model/vocab.c \
 	model/vocab-load.c \
 	model/vocab-unicode.c model/vocab-ucd.c model/vocab-pretok.c \
-	model/vocab-tokenize.c model/vocab-wpm.c
+	model/vocab-tokenize.c model/vocab-wpm.c model/vocab-ugm.c
 model_libtessera_model_la_CPPFLAGS = -I$(top_builddir)/include \
 	-I$(top_srcdir)/include -DTSR_BUILDING
 model_libtessera_model_la_LDFLAGS = -version-info $(TSR_LT_VERSION) \

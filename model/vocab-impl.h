@@ -18,7 +18,8 @@ enum tsri_vocab_model
 {
   TSRI_VOCAB_SPM,               /* "llama" */
   TSRI_VOCAB_BPE,               /* "gpt2" */
-  TSRI_VOCAB_WPM                /* "bert" (WordPiece) */
+  TSRI_VOCAB_WPM,               /* "bert" (WordPiece) */
+  TSRI_VOCAB_UGM                /* "t5" (unigram) */
 };
 
 /* Pre-tokenizers of byte-level BPE (vocab-pretok.c).  */
@@ -66,6 +67,18 @@ struct tsri_vocab_merge
   int32_t rank, result;
 };
 
+/* A unigram vocabulary's precompiled character map
+   (tokenizer.ggml.precompiled_charsmap): N_UNITS 32-bit units of a
+   darts-clone double array (little-endian), then N_TEXT bytes of
+   NUL-terminated replacements.  Points into the vocabulary's copy.  */
+struct tsri_charsmap
+{
+  const unsigned char *units;
+  size_t n_units;
+  const char *text;
+  size_t n_text;
+};
+
 #define TSRI_VOCAB_MAX_EOG 16
 
 struct tsr_vocab
@@ -81,6 +94,14 @@ struct tsr_vocab
   uint64_t merge_mask;
   int32_t bos, eos, unk;
   int32_t sep;                  /* bert: ends what add_bos began */
+  /* t5: the character map (its bytes in charsmap_copy), whether runs
+     of spaces shrink to one mark before each word, the longest token
+     in bytes, the unknown token's score.  */
+  struct tsri_charsmap charsmap;
+  unsigned char *charsmap_copy;
+  bool remove_extra_spaces;
+  size_t max_token_len;
+  double unk_score;
   int32_t eog[TSRI_VOCAB_MAX_EOG];
   int n_eog;
   bool add_bos, add_space_prefix, ignore_merges;
@@ -181,6 +202,11 @@ int tsri_cp_to_byte (uint32_t cp);
 /* vocab-wpm.c: WordPiece tokens of the fragment S (N bytes) through
    EMIT (CTX); an error status when out of memory.  */
 int tsri_wpm_fragment (const tsr_vocab *v, const char *s, size_t n,
+                       void (*emit) (void *, int32_t), void *ctx);
+
+/* vocab-ugm.c: unigram tokens of the fragment S (N bytes) through EMIT
+   (CTX); an error status when out of memory.  */
+int tsri_ugm_fragment (const tsr_vocab *v, const char *s, size_t n,
                        void (*emit) (void *, int32_t), void *ctx);
 
 /* vocab-pretok.c */

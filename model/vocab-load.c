@@ -27,6 +27,8 @@
 #define KEY_UNK "tokenizer.ggml.unknown_token_id"
 /* (sic: the key's spelling in GGUF files) */
 #define KEY_SEP "tokenizer.ggml.seperator_token_id"
+#define KEY_CHARSMAP "tokenizer.ggml.precompiled_charsmap"
+#define KEY_REMOVE_WS "tokenizer.ggml.remove_extra_whitespaces"
 #define KEY_ADD_BOS "tokenizer.ggml.add_bos_token"
 #define KEY_ADD_SPACE "tokenizer.ggml.add_space_prefix"
 
@@ -165,10 +167,13 @@ read_model (tsr_vocab *v, const tsr_gguf *g)
     v->model = TSRI_VOCAB_BPE;
   else if (strcmp (s, "bert") == 0)
     v->model = TSRI_VOCAB_WPM;
+  else if (strcmp (s, "t5") == 0)
+    v->model = TSRI_VOCAB_UGM;
   else
     return fail (TSR_ERR_UNSUPPORTED, "%s \"%.*s\" is not supported "
-                 "(Tessera tokenizes \"llama\", \"gpt2\" and \"bert\" "
-                 "vocabularies)", KEY_MODEL, show_len (strlen (s)), s);
+                 "(Tessera tokenizes \"llama\", \"gpt2\", \"bert\" and "
+                 "\"t5\" vocabularies)", KEY_MODEL, show_len (strlen (s)),
+                 s);
   return TSR_OK;
 }
 
@@ -563,10 +568,12 @@ static int
 read_special_ids (tsr_vocab *v, const tsr_gguf *g)
 {
   int32_t eot = -1, eom = -1;
-  bool wpm = v->model == TSRI_VOCAB_WPM;
-  v->bos = wpm ? find_text (v, "[CLS]") : default_id (v, 1);
-  v->eos = wpm ? -1 : default_id (v, 2);
-  v->unk = wpm ? find_text (v, "[UNK]") : default_id (v, 0);
+  bool wpm = v->model == TSRI_VOCAB_WPM, ugm = v->model == TSRI_VOCAB_UGM;
+  /* T5's conventional ids: pad 0, eos 1, unk 2, no BOS.  */
+  v->bos = wpm ? find_text (v, "[CLS]") : ugm ? -1 : default_id (v, 1);
+  v->eos = wpm ? -1 : ugm ? (v->n_tokens > 1 ? 1 : -1) : default_id (v, 2);
+  v->unk = wpm ? find_text (v, "[UNK]")
+           : ugm ? (v->n_tokens > 2 ? 2 : -1) : default_id (v, 0);
   v->sep = wpm ? find_text (v, "[SEP]") : -1;
   if (wpm)
     {
@@ -586,6 +593,9 @@ read_special_ids (tsr_vocab *v, const tsr_gguf *g)
   if (st == TSR_OK && wpm && v->unk < 0)
     return fail (TSR_ERR_FORMAT, "a WordPiece (bert) vocabulary needs an "
                  "unknown token: %s, or a token \"[UNK]\"", KEY_UNK);
+  if (st == TSR_OK && ugm && v->unk < 0)
+    return fail (TSR_ERR_FORMAT, "a unigram (t5) vocabulary needs an "
+                 "unknown token (%s)", KEY_UNK);
   add_eog (v, v->eos);
   add_eog (v, eot);
   add_eog (v, eom);
@@ -600,11 +610,14 @@ read_flags (tsr_vocab *v, const tsr_gguf *g)
   bool explicit_bos = tsr_gguf_find_key (g, KEY_ADD_BOS) >= 0;
   v->add_bos = v->model == TSRI_VOCAB_SPM || v->pre == TSRI_PRE_LLAMA3
                || v->model == TSRI_VOCAB_WPM;
-  v->add_space_prefix = v->model == TSRI_VOCAB_SPM;
+  v->add_space_prefix = v->model == TSRI_VOCAB_SPM
+                        || v->model == TSRI_VOCAB_UGM;
   v->ignore_merges = v->pre == TSRI_PRE_LLAMA3;
   int st = read_bool (g, KEY_ADD_BOS, &v->add_bos);
   if (st == TSR_OK)
     st = read_bool (g, KEY_ADD_SPACE, &v->add_space_prefix);
+  if (st == TSR_OK)
+    st = read_bool (g, KEY_REMOVE_WS, &v->remove_extra_spaces);
   if (st == TSR_OK && v->add_bos && v->bos < 0)
     {
       if (explicit_bos)
@@ -690,12 +703,62 @@ index_specials (tsr_vocab *v)
   return TSR_OK;
 }
 
+/* Unigram vocabularies: the character map, the longest token, the
+   unknown token's score (the lowest normal score less 10).  */
+static int
+read_unigram (tsr_vocab *v, const tsr_gguf *g)
+{
+  tsr_gguf_type type;
+  uint64_t n;
+  if (v->model != TSRI_VOCAB_UGM)
+    return TSR_OK;
+  double min_score = 0;
+  bool any = false;
+  for (int32_t i = 0; i < v->n_tokens; i++)
+    {
+      const struct tsri_vocab_token *t = &v->tokens[i];
+      if (t->len > v->max_token_len)
+        v->max_token_len = t->len;
+      if (t->type == TSRI_TOKEN_NORMAL && (!any || t->score < min_score))
+        {
+          min_score = t->score;
+          any = true;
+        }
+    }
+  v->unk_score = min_score - 10.0;
+  int st = array_of (g, KEY_CHARSMAP, TSR_GGUF_UINT8, TSR_GGUF_INT8, false,
+                     &type, &n);
+  if (st == TSR_ERR_NOT_FOUND || (st == TSR_OK && n == 0))
+    return TSR_OK;
+  if (st != TSR_OK)
+    return st;
+  if (n > SIZE_MAX / 2 || !(v->charsmap_copy = malloc ((size_t) n + 1)))
+    return fail (TSR_ERR_NO_MEMORY, "out of memory");
+  tsr_gguf_get_array_data (g, KEY_CHARSMAP, type, 0, n, v->charsmap_copy);
+  v->charsmap_copy[n] = 0;
+  const unsigned char *p = v->charsmap_copy;
+  uint64_t blob = (uint64_t) p[0] | (uint64_t) p[1] << 8
+                  | (uint64_t) p[2] << 16 | (uint64_t) p[3] << 24;
+  /* The double array's size, then the array, then the replacements
+     (NUL-terminated; at least one byte).  */
+  if (n < 4 || blob % 4 || blob + 4 >= n)
+    return fail (TSR_ERR_FORMAT, "%s: %llu bytes cannot hold a double "
+                 "array of %llu bytes and its replacements", KEY_CHARSMAP,
+                 (unsigned long long) n,
+                 (unsigned long long) (n < 4 ? 0 : blob));
+  v->charsmap.units = p + 4;
+  v->charsmap.n_units = (size_t) blob / 4;
+  v->charsmap.text = (const char *) p + 4 + blob;
+  v->charsmap.n_text = (size_t) (n - 4 - blob);
+  return TSR_OK;
+}
+
 int
 tsri_vocab_load (tsr_vocab *v, const tsr_gguf *g)
 {
   int (*const steps[]) (tsr_vocab *, const tsr_gguf *) = {
     read_model, read_pre, read_tokens, read_scores, read_types,
-    read_merges, read_special_ids, read_flags,
+    read_merges, read_special_ids, read_flags, read_unigram,
   };
   for (size_t i = 0; i < sizeof steps / sizeof *steps; i++)
     {

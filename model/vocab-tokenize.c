@@ -361,6 +361,8 @@ fragment (struct work *w, const char *s, size_t n)
       return spm_fragment (w, s, n);
     case TSRI_VOCAB_WPM:
       return tsri_wpm_fragment (w->v, s, n, emit_to, w);
+    case TSRI_VOCAB_UGM:
+      return tsri_ugm_fragment (w->v, s, n, emit_to, w);
     default:
       return bpe_fragment (w, s, n);
     }

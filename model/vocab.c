@@ -43,6 +43,7 @@ tsr_vocab_free (tsr_vocab *v)
   free (v->slots);
   free (v->merges);
   free (v->special);
+  free (v->charsmap_copy);
   free (v);
 }
 
@@ -80,7 +81,8 @@ const char *
 tsr_vocab_model (const tsr_vocab *v)
 {
   return !v ? NULL : v->model == TSRI_VOCAB_SPM ? "llama"
-         : v->model == TSRI_VOCAB_WPM ? "bert" : "gpt2";
+         : v->model == TSRI_VOCAB_WPM ? "bert"
+         : v->model == TSRI_VOCAB_UGM ? "t5" : "gpt2";
 }
 
 const char *
@@ -224,7 +226,7 @@ put_piece (const tsr_vocab *v, int32_t id, bool special, struct out *o)
         break;
       }
     default:
-      if (v->model == TSRI_VOCAB_SPM || v->model == TSRI_VOCAB_WPM)
+      if (v->model != TSRI_VOCAB_BPE)
         put_unescaped (o, s, t->len);
       else
         put_unmapped (o, s, t->len);
@@ -281,7 +283,8 @@ tsr_vocab_detokenize (const tsr_vocab *v, const int32_t *tokens,
       return -1;
     }
   struct out o = { buf, n, 0,
-                   (v->model == TSRI_VOCAB_SPM && v->add_space_prefix)
+                   ((v->model == TSRI_VOCAB_SPM
+                     || v->model == TSRI_VOCAB_UGM) && v->add_space_prefix)
                    || v->model == TSRI_VOCAB_WPM };
   for (int64_t i = 0; i < n_tokens; i++)
     {

@@ -39,7 +39,12 @@
  *            add_bos the text is framed [CLS] ... [SEP]
  *            (tokenizer.ggml.bos_token_id and
  *            tokenizer.ggml.seperator_token_id, else those texts).
- * Any other model ("t5", "rwkv", "none"...) or pre-tokenizer
+ *   "t5"     unigram (SentencePiece): normalized by the file's
+ *            precompiled character map, spaces as U+2581 (a prefix;
+ *            tokenizer.ggml.remove_extra_whitespaces: one before each
+ *            word), then the segmentation of the highest total score,
+ *            unknown characters as one unknown token per run.
+ * Any other model ("rwkv", "none"...) or pre-tokenizer
  * ("chameleon"...) is refused with an error naming it.
  *
  * Unicode: letters, numbers, punctuation, marks and White_Space are

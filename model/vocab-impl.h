@@ -38,7 +38,8 @@ enum tsri_vocab_pre
   TSRI_PRE_PORO,                /* also bloom, gpt3-finnish */
   TSRI_PRE_VIKING,
   TSRI_PRE_GPT4O,
-  TSRI_PRE_TEKKEN
+  TSRI_PRE_TEKKEN,
+  TSRI_PRE_CHAMELEON
 };
 
 /* tokenizer.ggml.token_type values.  */

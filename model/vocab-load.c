@@ -203,6 +203,7 @@ static const struct
   { "poro-chat", TSRI_PRE_PORO }, { "bloom", TSRI_PRE_PORO },
   { "gpt3-finnish", TSRI_PRE_PORO }, { "viking", TSRI_PRE_VIKING },
   { "gpt-4o", TSRI_PRE_GPT4O }, { "tekken", TSRI_PRE_TEKKEN },
+  { "chameleon", TSRI_PRE_CHAMELEON },
 };
 
 static int
@@ -230,7 +231,8 @@ read_pre (tsr_vocab *v, const tsr_gguf *g)
   return fail (TSR_ERR_UNSUPPORTED, "%s \"%.*s\" is not supported (Tessera "
                "knows default, gpt-2, llama-bpe, qwen2, smollm, falcon, "
                "deepseek-llm, deepseek-coder, deepseek-v3, poro-chat, bloom, "
-               "gpt3-finnish, viking, gpt-4o, tekken, and the families that "
+               "gpt3-finnish, viking, gpt-4o, tekken, chameleon, and the "
+               "families that "
                "split as one of them: mpt, olmo, jais, starcoder, refact, "
                "command-r, codeshell, exaone, minerva-7b, megrez, stablelm2, "
                "dbrx, smaug-bpe, chatglm-bpe)", KEY_PRE,

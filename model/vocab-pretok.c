@@ -572,6 +572,68 @@ match_tekken (const struct scan *s, uint32_t p)
   return match_cased (s, p, false, 1);
 }
 
+/* Chameleon: <sentinel:[0-9]+>, then (IMGIMG)((A|B|...|I){1,4})Z, then
+   ([\t\n]|    |  ), then \p{N}, then [\p{P}!-/:-@\[-`{-~] (each
+   isolated), then GPT-2's expression.  */
+static bool
+is_ascii_digit (const struct scan *s, uint32_t p)
+{
+  return s->cp[p] >= '0' && s->cp[p] <= '9';
+}
+
+static bool
+literal (const struct scan *s, uint32_t p, const char *lit)
+{
+  for (; *lit; lit++, p++)
+    if (p >= s->end || s->cp[p] != (unsigned char) *lit)
+      return false;
+  return true;
+}
+
+static uint32_t
+match_sentinel (const struct scan *s, uint32_t p)
+{
+  if (!literal (s, p, "<sentinel:"))
+    return 0;
+  uint32_t e = run_while (s, p + 10, is_ascii_digit);
+  return e > p + 10 && e < s->end && s->cp[e] == '>' ? e + 1 - p : 0;
+}
+
+static bool
+is_a_to_i (const struct scan *s, uint32_t p)
+{
+  return s->cp[p] >= 'A' && s->cp[p] <= 'I';
+}
+
+static uint32_t
+match_image (const struct scan *s, uint32_t p)
+{
+  if (!literal (s, p, "IMGIMG"))
+    return 0;
+  /* {1,4} gives back letters only to find the Z: after a run of more
+     than four, the next character is a letter, never Z.  */
+  uint32_t r = run_while (s, p + 6, is_a_to_i) - (p + 6);
+  uint32_t z = p + 6 + r;
+  return r >= 1 && r <= 4 && z < s->end && s->cp[z] == 'Z' ? r + 7 : 0;
+}
+
+static uint32_t
+match_cham_spaces (const struct scan *s, uint32_t p)
+{
+  if (s->cp[p] == '\t' || s->cp[p] == '\n')
+    return 1;
+  return literal (s, p, "    ") ? 4 : literal (s, p, "  ") ? 2 : 0;
+}
+
+static uint32_t
+match_punct1 (const struct scan *s, uint32_t p)
+{
+  uint32_t c = s->cp[p];
+  return TSRI_UC_IS_PUNCT (s->cat[p])
+         || (c > ' ' && c < 0x7f && !is_ascii_letter (s, p)
+             && !is_ascii_digit (s, p));
+}
+
 struct pass
 {
   match_fn match;
@@ -608,6 +670,10 @@ static const struct pass pass_viking[] = {
 static const struct pass pass_gpt4o[] = { { match_gpt4o, 0 }, { NULL, 0 } };
 static const struct pass pass_tekken[] = { { match_tekken, 0 },
                                            { NULL, 0 } };
+static const struct pass pass_chameleon[] = {
+  { match_sentinel, 0 }, { match_image, 0 }, { match_cham_spaces, 0 },
+  { match_number, 0 }, { match_punct1, 0 }, { match_gpt2, 0 },
+  { NULL, 0 } };
 
 static const struct pass *
 passes_of (enum tsri_vocab_pre pre)
@@ -626,6 +692,7 @@ passes_of (enum tsri_vocab_pre pre)
     case TSRI_PRE_VIKING: return pass_viking;
     case TSRI_PRE_GPT4O: return pass_gpt4o;
     case TSRI_PRE_TEKKEN: return pass_tekken;
+    case TSRI_PRE_CHAMELEON: return pass_chameleon;
     default: return pass_default;
     }
 }

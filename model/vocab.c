@@ -96,7 +96,7 @@ tsr_vocab_pre (const tsr_vocab *v)
     [TSRI_PRE_DEEPSEEK_CODER] = "deepseek-coder",
     [TSRI_PRE_DEEPSEEK_V3] = "deepseek-v3", [TSRI_PRE_PORO] = "poro-chat",
     [TSRI_PRE_VIKING] = "viking", [TSRI_PRE_GPT4O] = "gpt-4o",
-    [TSRI_PRE_TEKKEN] = "tekken",
+    [TSRI_PRE_TEKKEN] = "tekken", [TSRI_PRE_CHAMELEON] = "chameleon",
   };
   return v ? names[v->pre] : NULL;
 }

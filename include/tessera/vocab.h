@@ -28,7 +28,7 @@
  *            "smollm" (also starcoder, refact, command-r, codeshell,
  *            exaone, minerva-7b), "falcon", "deepseek-llm",
  *            "deepseek-coder", "deepseek-v3", "poro-chat" (also bloom,
- *            gpt3-finnish), "viking", "gpt-4o" and "tekken", each by
+ *            gpt3-finnish), "viking", "gpt-4o", "tekken" and "chameleon", each by
  *            its family's published expressions.
  *   "bert"   WordPiece: BERT's basic tokenizer (controls dropped,
  *            accents stripped after NFD, lowercase, punctuation and CJK
@@ -44,8 +44,8 @@
  *            tokenizer.ggml.remove_extra_whitespaces: one before each
  *            word), then the segmentation of the highest total score,
  *            unknown characters as one unknown token per run.
- * Any other model ("rwkv", "none"...) or pre-tokenizer
- * ("chameleon"...) is refused with an error naming it.
+ * Any other model ("rwkv", "none"...) or pre-tokenizer is refused
+ * with an error naming it.
  *
  * Unicode: letters, numbers, punctuation, marks and White_Space are
  * classified exactly, from tables generated from the Unicode Character

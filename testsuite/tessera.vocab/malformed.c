@@ -76,9 +76,9 @@ check_models (void)
   vt_check_refused (vt_load (w), "model not a string",
                     "tokenizer.ggml.model", "u32", NULL);
   w = base ("gpt2", NULL);
-  tsr_gguf_set_str (w, "tokenizer.ggml.pre", "chameleon");
-  vt_check_refused (vt_load (w), "pre chameleon", "tokenizer.ggml.pre",
-                    "chameleon", NULL);
+  tsr_gguf_set_str (w, "tokenizer.ggml.pre", "no-such-family");
+  vt_check_refused (vt_load (w), "pre no-such-family", "tokenizer.ggml.pre",
+                    "no-such-family", NULL);
 }
 
 static void

@@ -11,12 +11,12 @@
    the tokens show the split, too fine or too coarse.
    The families with expressions of their own (falcon, deepseek-llm,
    deepseek-coder, deepseek-v3, poro-chat/bloom/gpt3-finnish, viking,
-   gpt-4o, tekken) get texts with CJK, Greek, Cyrillic, Hebrew, emoji
+   gpt-4o, tekken, chameleon) get texts with CJK, Greek, Cyrillic, Hebrew, emoji
    with a skin tone, combining marks, control characters and invalid
    UTF-8, and the classes of a few characters outside the main scripts
    (Tifinagh, Ol Chiki, a Roman numeral) are checked through llama-bpe
    and qwen2.
-   Limitations: chameleon is not supported; the texts are short.  */
+   Limitations: the texts are short.  */
 #include "vocab-test.h"
 
 /* Add the byte-level text of S[A..B) to L.  */
@@ -309,6 +309,22 @@ check_cased (void)
          "'m");
 }
 
+/* Chameleon: sentinels and image codes isolated, tabs, newlines and
+   runs of two or four spaces, digits and punctuation alone, then
+   GPT-2's rules (which then split the sentinel's digits and brackets
+   too).  */
+static void
+check_chameleon (void)
+{
+  SPLIT ("chameleon", "<sentinel:12>IMGIMGABZx  y\t1,", "sentinel, image "
+         "code, spaces, digits, punctuation", "<", "sentinel", ":", "1",
+         "2", ">", "IMGIMGABZ", "x", "  ", "y", "\t", "1", ",");
+  SPLIT ("chameleon", "IMGIMGAAAAAZ", "more than four image letters",
+         "IMGIMGAAAAAZ");
+  SPLIT ("chameleon", "a     b", "four spaces, then GPT-2's", "a", "    ",
+         " b");
+}
+
 int
 main (void)
 {
@@ -317,6 +333,7 @@ main (void)
   check_deepseek ();
   check_poro ();
   check_cased ();
+  check_chameleon ();
   check_gpt2 ();
   check_llama3 ();
   check_qwen2 ();

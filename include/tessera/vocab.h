@@ -28,8 +28,8 @@
  *            "smollm" (also starcoder, refact, command-r, codeshell,
  *            exaone, minerva-7b), "falcon", "deepseek-llm",
  *            "deepseek-coder", "deepseek-v3", "poro-chat" (also bloom,
- *            gpt3-finnish), "viking", "gpt-4o", "tekken" and "chameleon", each by
- *            its family's published expressions.
+ *            gpt3-finnish), "viking", "gpt-4o", "tekken" and
+ *            "chameleon", each by its family's published expressions.
  *   "bert"   WordPiece: BERT's basic tokenizer (controls dropped,
  *            accents stripped after NFD, lowercase, punctuation and CJK
  *            ideographs as words of their own), then each word's

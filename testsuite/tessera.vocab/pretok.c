@@ -325,9 +325,71 @@ check_chameleon (void)
          " b");
 }
 
+/* Every pre-tokenizer on a corpus of hard strings: byte-level BPE
+   promises that detokenizing the tokens gives the text back, whatever
+   the pieces; and a word of 20 000 letters is split in linear time
+   (the test would time out otherwise).  */
+static void
+check_round_trips (void)
+{
+  static const char *const pres[] = {
+    "default", "gpt-2", "llama-bpe", "qwen2", "smollm", "falcon",
+    "deepseek-llm", "deepseek-coder", "deepseek-v3", "poro-chat", "viking",
+    "gpt-4o", "tekken", "chameleon",
+  };
+  static const char *const corpus[] = {
+    "   leading and trailing   ", "tabs\t\tand\r\nCRLF\n\n\n",
+    "1234567890 3.14159 1,000,000", "I'M you'RE we'll they'd",
+    "\xe4\xbd\xa0\xe5\xa5\xbd\xef\xbc\x8c\xe4\xb8\x96\xe7\x95\x8c\xe3\x80\x82",
+    "\xf0\x9f\x91\x8d\xf0\x9f\x8f\xbd \xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x91\xa9",
+    "e\xcc\x81\xcc\x82 n\xcc\x83", "\xff\xfe bad \xc3 utf8 \xe2\x82",
+    "\x01\x02 ctrl \x7f \x1b[0m", "<sentinel:3> IMGIMGAZ ..., !?",
+    "\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d \xd8\xb3\xd9\x84\xd8\xa7\xd9\x85",
+  };
+  struct vt_list tok = { 0 }, mrg = { 0 };
+  for (int b = 0; b < 256; b++)
+    {
+      char c = (char) b;
+      vt_list_add (&tok, vt_mapped (&c, 1));
+    }
+  size_t long_n = 20000;
+  char *longw = malloc (long_n + 1);
+  memset (longw, 'q', long_n);
+  longw[long_n] = '\0';
+  for (size_t i = 0; i < sizeof pres / sizeof *pres; i++)
+    {
+      tsr_gguf_writer *w = tsr_gguf_writer_new ();
+      tsr_gguf_set_str (w, "tokenizer.ggml.model", "gpt2");
+      tsr_gguf_set_str (w, "tokenizer.ggml.pre", pres[i]);
+      tsr_gguf_set_array_str (w, "tokenizer.ggml.tokens",
+                              (const char *const *) tok.s,
+                              (uint64_t) tok.n);
+      tsr_gguf_set_array_str (w, "tokenizer.ggml.merges", NULL, 0);
+      tsr_vocab *v = vt_load (w);
+      CHECK (v != NULL, "%s: loads", pres[i]);
+      if (!v)
+        continue;
+      for (size_t k = 0; k < sizeof corpus / sizeof *corpus; k++)
+        {
+          char what[96];
+          snprintf (what, sizeof what, "%s: hard string %zu", pres[i], k);
+          vt_check_round_trip (v, corpus[k], false, what);
+        }
+      int64_t n = tsr_vocab_tokenize (v, longw, long_n, false, false, NULL,
+                                      0);
+      CHECK (n == (int64_t) long_n, "%s: a word of %zu letters, one token "
+             "a byte (%lld)", pres[i], long_n, (long long) n);
+      tsr_vocab_free (v);
+    }
+  free (longw);
+  vt_list_free (&tok);
+  vt_list_free (&mrg);
+}
+
 int
 main (void)
 {
+  check_round_trips ();
   check_unicode_classes ();
   check_falcon ();
   check_deepseek ();

@@ -1,9 +1,12 @@
 /* model-session.c - key/value caches and running batches of tokens.
  *
- * Owns tsr_session: one cache tensor pair per layer, placed on the
- * backend of that layer's weights, and the pipeline slots that run
- * batches: each a scheduler over the model's backends and the graph of
- * its last batch shape.  The graph of a batch shape is built and
+ * Owns tsr_session: its own backends (tsr_backend_clone of the
+ * model's: the same devices and memory, so it reads the model's
+ * weights in place, but streams, thread pools and device graphs of its
+ * own, which lets sessions on several threads share one model), one
+ * cache tensor pair per layer, placed on the backend of that layer's
+ * weights, and the pipeline slots that run batches: each a scheduler
+ * over the session's backends and the graph of its last batch shape.  The graph of a batch shape is built and
  * allocated once and reused while the shape stays the same: the number
  * of cache positions attended to is rounded up to KV_STEP (unused
  * positions are masked), so generating token after token rebuilds the
@@ -45,6 +48,9 @@ struct slot
 struct tsr_session
 {
   tsr_model *m;
+  /* Its own backends, clones of the model's (same devices, memory and
+     parameters): sessions on several threads never share a backend.  */
+  tsr_backend *be[TSRI_MODEL_MAX_BACKENDS];
   int n_ctx, n_batch, n_ubatch, n_past;
   tsr_context *cache_ctx[TSRI_MODEL_MAX_BACKENDS];
   tsr_buffer *cache_buf[TSRI_MODEL_MAX_BACKENDS];
@@ -66,7 +72,7 @@ cache_ok (const tsr_session *s, int b, tsr_type type)
 {
   const struct tsr_model_hparams *hp = &s->m->hp;
   const struct tsri_split *sp = &s->m->split;
-  tsr_backend *be = s->m->backends[b];
+  tsr_backend *be = s->be[b];
   tsr_context *c = tsr_context_new (true);
   tsr_tensor *cache = tsr_new_tensor_3d (c, type, hp->head_dim, s->n_ctx,
                                          sp->n_head_kv);
@@ -129,7 +135,7 @@ make_caches (tsr_session *s, tsr_type type)
     if (s->cache_ctx[b])
       {
         s->cache_buf[b] = tsr_context_alloc_tensors
-          (s->cache_ctx[b], tsr_backend_buffer_type (m->backends[b]));
+          (s->cache_ctx[b], tsr_backend_buffer_type (s->be[b]));
         if (!s->cache_buf[b])
           return tsr_last_status ();
         /* Masked positions are still multiplied: keep them finite.  */
@@ -157,11 +163,14 @@ session_init (tsr_session *s, const struct tsr_session_params *p)
   if (kv != TSR_TYPE_F16 && kv != TSR_TYPE_F32)
     return tsr_set_error (TSR_ERR_TYPE, "session: cache type %s is not "
                           "supported (f16 and f32 are)", tsr_type_name (kv));
+  for (int b = 0; b < s->m->n_backends; b++)
+    if (!(s->be[b] = tsr_backend_clone (s->m->backends[b])))
+      return tsr_last_status ();
   if (p && p->n_threads > 0)
     for (int b = 0; b < s->m->n_backends; b++)
-      if (tsr_device_get_type (tsr_backend_device (s->m->backends[b]))
+      if (tsr_device_get_type (tsr_backend_device (s->be[b]))
           == TSR_DEVICE_CPU)
-        tsr_backend_set_n_threads (s->m->backends[b], p->n_threads);
+        tsr_backend_set_n_threads (s->be[b], p->n_threads);
   s->ibuf = malloc ((size_t) s->n_batch * (size_t) (hp->n_head_kv + 3)
                     * sizeof *s->ibuf);
   if (!s->ibuf)
@@ -171,7 +180,7 @@ session_init (tsr_session *s, const struct tsr_session_params *p)
      communication ops.  */
   tsr_backend *be[TSRI_MODEL_MAX_BACKENDS + 1];
   int n_be = s->m->n_backends;
-  memcpy (be, s->m->backends, sizeof *be * (size_t) n_be);
+  memcpy (be, s->be, sizeof *be * (size_t) n_be);
   if (s->m->split.comm && s->m->split.size > 1)
     {
       /* Device tensors go to the other ranks through the first GPU's
@@ -209,6 +218,12 @@ session_init (tsr_session *s, const struct tsr_session_params *p)
     if (!(s->slots[i].sched = tsr_sched_new (be, n_be)))
       st = tsr_last_status ();
   return st;
+}
+
+tsr_backend *
+tsr_session_backend (const tsr_session *s, int i)
+{
+  return s && i >= 0 && i < s->m->n_backends ? s->be[i] : NULL;
 }
 
 struct tsr_session_params
@@ -271,6 +286,7 @@ tsr_session_free (tsr_session *s)
     {
       tsr_buffer_free (s->cache_buf[b]);
       tsr_context_free (s->cache_ctx[b]);
+      tsr_backend_free (s->be[b]);
     }
   free (s->k);
   free (s->v);
@@ -548,7 +564,7 @@ tsr_session_shift (tsr_session *s, int keep, int n_discard)
   if (st == TSR_OK)
     {
       tsr_backend *be[TSRI_MODEL_MAX_BACKENDS];
-      memcpy (be, s->m->backends, sizeof *be * (size_t) s->m->n_backends);
+      memcpy (be, s->be, sizeof *be * (size_t) s->m->n_backends);
       if (!(sched = tsr_sched_new (be, s->m->n_backends)))
         st = tsr_last_status ();
     }

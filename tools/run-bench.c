@@ -123,17 +123,18 @@ time_test (tsr_session *s, const struct run_options *o, run_fn fn, int n,
   return st;
 }
 
-/* Zero the counters of M's backends (TEST < 0), or keep them for
-   TEST (0 pp, 1 tg) over RUNS runs.  */
+/* Zero the counters of the backends S computes on (TEST < 0), or keep
+   them for TEST (0 pp, 1 tg) over RUNS runs.  */
 static void
-count (tsr_model *m, struct set_report *rep, int test, double runs)
+count (tsr_model *m, tsr_session *s, struct set_report *rep, int test,
+       double runs)
 {
   int k = 0;
   for (int i = 0; i < tsr_model_n_backends (m)
                   && k < TSR_SCHED_MAX_BACKENDS; i++)
     {
       struct tsr_backend_counters c;
-      tsr_backend *be = tsr_model_backend (m, i);
+      tsr_backend *be = tsr_session_backend (s, i);
       if (tsr_backend_get_counters (be, &c, true) != TSR_OK)
         {
           tsr_clear_error ();
@@ -177,10 +178,10 @@ bench_session (tsr_model *m, const struct run_options *o,
   if (st == TSR_OK && o->pp > 0)
     {
       rep->r[rep->n_results].test = "pp";
-      count (m, rep, -1, 0);
+      count (m, s, rep, -1, 0);
       st = time_test (s, o, run_pp, o->pp, hp->n_vocab,
                       &rep->r[rep->n_results]);
-      count (m, rep, 0, o->repetitions + 1);
+      count (m, s, rep, 0, o->repetitions + 1);
       rep->n_results += st == TSR_OK;
     }
   if (st == TSR_OK && o->tg > 0)
@@ -190,10 +191,10 @@ bench_session (tsr_model *m, const struct run_options *o,
         tsr_comm_get_stats (o->comm, &c0);
       rep->r[rep->n_results].test = "tg";
       tsr_sched_clear_stats (tsr_session_sched (s));
-      count (m, rep, -1, 0);
+      count (m, s, rep, -1, 0);
       st = time_test (s, o, run_tg, o->tg, hp->n_vocab,
                       &rep->r[rep->n_results]);
-      count (m, rep, 1, (double) o->tg * (o->repetitions + 1));
+      count (m, s, rep, 1, (double) o->tg * (o->repetitions + 1));
       if (st == TSR_OK)
         {
           struct tsr_sched_stats *ss = &rep->sched;

@@ -154,6 +154,12 @@ int tsr_backend_synchronize (tsr_backend *backend);
 /* Threads used by BACKEND; TSR_ERR_UNSUPPORTED where the backend has no
    such setting.  */
 int tsr_backend_set_n_threads (tsr_backend *backend, int n_threads);
+/* A new backend on BACKEND's device, made with the parameters BACKEND
+   was made with and given its thread count: a second stream of work on
+   the same device and memory (a backend computes one graph at a time;
+   threads that compute at once each need their own).  NULL with an
+   error.  */
+tsr_backend *tsr_backend_clone (tsr_backend *backend);
 bool tsr_backend_supports_op (tsr_backend *backend, const tsr_tensor *op);
 /* Copy into / out of T through BACKEND and wait: the first failure of
    the copy, or TSR_OK.  */

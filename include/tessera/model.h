@@ -28,7 +28,18 @@
  * tessera-model(3) summarizes them.
  *
  * Weights are mapped from the file once: a host backend computes on
- * the mapping in place, any other backend gets one copy.  */
+ * the mapping in place, any other backend gets one copy.
+ *
+ * Threads.  A loaded model is read-only: any number of sessions, on
+ * any threads, may run on one model at once.  Each session computes on
+ * backends of its own (tsr_session_backend: clones of the model's, the
+ * same devices and parameters, reading the model's weights in place),
+ * so sessions never share a stream, a thread pool or a device graph.
+ * A session and a sampler are one thread's at a time (use a session
+ * from several threads only with your own lock).  Free every session
+ * before the model.  A model split over several processes
+ * (tsr_model_params.comm) runs one session at a time: the ranks decode
+ * in step.  The vocabulary (tessera/vocab.h) may be shared as well.  */
 #ifndef TESSERA_MODEL_H
 #define TESSERA_MODEL_H
 
@@ -160,7 +171,9 @@ void tsr_model_free (tsr_model *model);
 const struct tsr_model_hparams *tsr_model_get_hparams (const tsr_model *m);
 /* The open file (keys, the tokenizer), valid while the model lives.  */
 const tsr_gguf *tsr_model_gguf (const tsr_model *m);
-/* Backends the model uses (its own when it opened them).  */
+/* Backends the model uses (its own when it opened them): where its
+   weights were loaded.  Sessions compute on clones of them
+   (tsr_session_backend).  */
 int tsr_model_n_backends (const tsr_model *m);
 tsr_backend *tsr_model_backend (const tsr_model *m, int i);
 /* Which backend (index) holds layer IL's weights; the output's with
@@ -238,6 +251,10 @@ void tsr_session_reset (tsr_session *s);
    splits, copies and timings (tsr_sched_get_stats, tsr_sched_print).
    Its plan is the last batch shape's.  */
 tsr_sched *tsr_session_sched (tsr_session *s);
+/* The session's backend I (0 <= I < tsr_model_n_backends): the clone of
+   the model's backend I it computes on (counters, threads), owned by
+   the session; NULL for a bad I.  */
+tsr_backend *tsr_session_backend (const tsr_session *s, int i);
 /* Micro-batches in flight (1 when the model's work is on one backend)
    and the most tokens one graph computes.  The scheduler above is the
    first slot's; each slot has its own.  */

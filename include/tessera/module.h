@@ -155,6 +155,11 @@ struct tsr_backend {
   struct tsr_backend_iface iface;
   tsr_device *device;
   void *context;
+  /* The core's, for tsr_backend_clone (modules leave them): the
+     parameters the backend was made with (NULL: none) and the thread
+     count last set (0: never).  */
+  char *params;
+  int n_threads;
 };
 
 struct tsr_reg_iface {

@@ -281,6 +281,16 @@ tsr_device_init (tsr_device *dev, const char *params)
     : !bi->graph_compute ? "graph_compute"
     : dev->iface.event_new && !bi->event_record ? "event_record"
     : dev->iface.event_new && !bi->event_wait ? "event_wait" : NULL;
+  size_t plen = params ? strlen (params) : 0;
+  if (!miss && plen && (be->params = malloc (plen + 1)))
+    memcpy (be->params, params, plen + 1);
+  if (!miss && plen && !be->params)
+    {
+      tsr_backend_free (be);
+      tsr_set_error (TSR_ERR_NO_MEMORY, "device %s: no memory for a "
+                     "backend", tsr_device_name (dev));
+      return NULL;
+    }
   if (miss)
     {
       tsr_set_error (TSR_ERR_MODULE, "device %s: its backend lacks %s "
@@ -331,6 +341,7 @@ tsr_backend_free (tsr_backend *backend)
   tsr_device *dev = backend->device;
   if (backend->iface.free)
     backend->iface.free (backend);
+  free (backend->params);
   free (backend);
   tsri_registry_hold (dev, -1);
 }
@@ -445,7 +456,28 @@ tsr_backend_set_n_threads (tsr_backend *backend, int n_threads)
   if (!backend->iface.set_n_threads)
     return tsr_set_error (TSR_ERR_UNSUPPORTED, "%s: thread count cannot be "
                           "set", tsr_backend_name (backend));
-  return backend->iface.set_n_threads (backend, n_threads);
+  int st = backend->iface.set_n_threads (backend, n_threads);
+  if (st == TSR_OK)
+    backend->n_threads = n_threads;
+  return st;
+}
+
+tsr_backend *
+tsr_backend_clone (tsr_backend *backend)
+{
+  if (!backend)
+    {
+      tsr_set_error (TSR_ERR_INVALID_ARG, "clone: NULL backend");
+      return NULL;
+    }
+  tsr_backend *b = tsr_device_init (backend->device, backend->params);
+  if (b && backend->n_threads > 0
+      && tsr_backend_set_n_threads (b, backend->n_threads) != TSR_OK)
+    {
+      tsr_backend_free (b);
+      return NULL;
+    }
+  return b;
 }
 
 bool

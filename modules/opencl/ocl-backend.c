@@ -26,6 +26,10 @@ struct tsr_opencl_backend
 {
   struct tsr_opencl_device *d;
   struct tsr_opencl_profile *prof;      /* TESSERA_OPENCL_PROFILE */
+  /* Where the kernels that read indices report a bad one: one struct
+     tsr_index_status per backend, so that backends of one device on
+     several threads never clear or read each other's.  */
+  cl_mem status;
 };
 
 static struct tsr_opencl_device *
@@ -48,6 +52,8 @@ tsr_opencl_be_free (tsr_backend *backend)
   struct tsr_opencl_backend *be = backend->context;
   clFinish (be->d->queue);
   tsr_opencl_profile_free (be->prof, be->d);
+  if (be->status)
+    clReleaseMemObject (be->status);
   free (be);
 }
 
@@ -144,12 +150,12 @@ compute_node (struct tsr_opencl_launch *l, tsr_tensor *node)
   return st;
 }
 
-/* Clear the status word before a graph that reads indices.  */
+/* Clear the status word STATUS before a graph that reads indices.  */
 static int
-status_reset (struct tsr_opencl_device *d)
+status_reset (struct tsr_opencl_device *d, cl_mem status)
 {
   static const struct tsr_index_status zero = { 0, 0 };
-  cl_int err = clEnqueueWriteBuffer (d->queue, d->status, CL_FALSE, 0,
+  cl_int err = clEnqueueWriteBuffer (d->queue, status, CL_FALSE, 0,
                                      sizeof zero, &zero, 0, NULL, NULL);
 
   if (err != CL_SUCCESS)
@@ -161,11 +167,11 @@ status_reset (struct tsr_opencl_device *d)
 /* Wait for the graph and report a bad index it found, naming the node
    whose kernel found it (the status word's tag).  */
 static int
-status_check (struct tsr_opencl_device *d, tsr_graph *g)
+status_check (struct tsr_opencl_device *d, cl_mem status, tsr_graph *g)
 {
   struct tsr_index_status w;
   char who[64];
-  cl_int err = clEnqueueReadBuffer (d->queue, d->status, CL_TRUE, 0,
+  cl_int err = clEnqueueReadBuffer (d->queue, status, CL_TRUE, 0,
                                     sizeof w, &w, 0, NULL, NULL);
 
   if (err != CL_SUCCESS)
@@ -190,15 +196,26 @@ static int
 tsr_opencl_be_graph_compute (tsr_backend *backend, tsr_graph *g)
 {
   struct tsr_opencl_backend *be = backend->context;
-  struct tsr_opencl_launch l = { be->d, false, 0, be->prof };
+  struct tsr_opencl_launch l = { be->d, false, 0, be->prof, NULL };
   int n, st;
 
   if (!g)
     return tsr_set_error (TSR_ERR_INVALID_ARG, "opencl: no graph to "
                           "compute");
   st = tsr_opencl_program_ready (l.d);
+  if (st == TSR_OK && !be->status)
+    {
+      cl_int err;
+      be->status = clCreateBuffer (l.d->context, CL_MEM_READ_WRITE,
+                                   sizeof (struct tsr_index_status), NULL,
+                                   &err);
+      if (!be->status)
+        st = tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: the status word: "
+                            "%s", l.d->name, tsr_opencl_error_string (err));
+    }
+  l.status = be->status;
   if (st == TSR_OK && graph_uses_status (g))
-    st = status_reset (l.d);
+    st = status_reset (l.d, l.status);
   n = tsr_graph_n_nodes (g);
   for (int i = 0; i < n && st == TSR_OK; i++)
     {
@@ -215,7 +232,7 @@ tsr_opencl_be_graph_compute (tsr_backend *backend, tsr_graph *g)
       st = st == TSR_OK ? pst : st;
     }
   if (st == TSR_OK && l.uses_status)
-    return status_check (l.d, g);
+    return status_check (l.d, l.status, g);
   clFlush (l.d->queue);
   return st;
 }

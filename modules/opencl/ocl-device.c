@@ -387,11 +387,6 @@ build_program (struct tsr_opencl_device *d)
 kernels_made:
   if (!set_local_sizes (d))
     return TSR_ERR_BACKEND;
-  d->status = clCreateBuffer (d->context, CL_MEM_READ_WRITE,
-                              sizeof (struct tsr_index_status), NULL, &err);
-  if (!d->status)
-    return fail (d, &d->program_failed, "opencl: %s: %s failed: %s (%d)",
-                 "clCreateBuffer (status word)", err);
   d->have_program = true;
   tsr_log (TSR_LOG_DEBUG, "opencl: %s: %d kernels ready", d->name,
            OCL_K_COUNT);
@@ -422,8 +417,6 @@ tsr_opencl_device_release (struct tsr_opencl_device *d)
   for (int k = 0; k < OCL_K_COUNT; k++)
     if (d->kernels[k])
       clReleaseKernel (d->kernels[k]);
-  if (d->status)
-    clReleaseMemObject (d->status);
   if (d->program)
     clReleaseProgram (d->program);
   if (d->queue)
@@ -431,7 +424,6 @@ tsr_opencl_device_release (struct tsr_opencl_device *d)
   if (d->context)
     clReleaseContext (d->context);
   memset (d->kernels, 0, sizeof d->kernels);
-  d->status = NULL;
   d->program = NULL;
   d->queue = NULL;
   d->context = NULL;

@@ -95,7 +95,6 @@ struct tsr_opencl_device
                                    (0: the others) */
   bool tiled;                   /* k_mul_mat_tiled runs here (256 items
                                    a group) */
-  cl_mem status;                /* one struct tsr_index_status */
 };
 
 struct tsr_opencl_profile;
@@ -108,6 +107,7 @@ struct tsr_opencl_launch
   int tag;                      /* the node being enqueued: its graph
                                    position + 1, what it reports */
   struct tsr_opencl_profile *prof;      /* the backend's, or NULL */
+  cl_mem status;                /* the backend's status word */
 };
 
 /* The kernels taking a work-group per row or tile are written for any
@@ -189,7 +189,7 @@ TSR_MODULE_HIDDEN bool tsr_opencl_supports_op (const struct tsr_opencl_device *d
                                  const tsr_tensor *op);
 /* Enqueue NODE's kernel(s) (D's lock held).  */
 TSR_MODULE_HIDDEN int tsr_opencl_enqueue_op (struct tsr_opencl_launch *l, tsr_tensor *node);
-/* Whether NODE's kernel reports bad indices through D's status.  */
+/* Whether NODE's kernel reports bad indices through the status word.  */
 TSR_MODULE_HIDDEN bool tsr_opencl_op_uses_status (const tsr_tensor *node);
 
 #endif /* TSR_OCL_IMPL_H */

@@ -169,7 +169,7 @@ arg_tensor (struct args *a, const tsr_tensor *t)
 static void
 arg_status (struct args *a)
 {
-  arg (a, sizeof (cl_mem), &a->l->d->status);
+  arg (a, sizeof (cl_mem), &a->l->status);
   arg_int (a, a->l->tag);
   a->l->uses_status = true;
 }

@@ -99,6 +99,9 @@ struct tsr_model
   struct tsri_layer *layers;
   uint64_t bytes_per_token, n_params;
   char describe[512];
+  /* While loading: which of the file's tensors the architecture took
+     (by position), for the warning about the others.  */
+  uint8_t *used;
 };
 
 /* The graph of one batch shape (model-graph.c).  */

@@ -414,6 +414,8 @@ check_tensor3 (tsr_model *m, const char *name, int64_t ne0, int64_t ne1,
   int64_t i = tsr_gguf_find_tensor (m->gguf, name);
   if (*st != TSR_OK)
     return -1;
+  if (i >= 0 && m->used)
+    m->used[i] = 1;
   if (i < 0)
     {
       if (!optional)
@@ -964,6 +966,34 @@ check_extra_layers (tsr_model *m)
                         m->hp.arch, (long long) top + 1);
 }
 
+/* Tensors of the file the architecture did not take: a file of
+   another variant (a bias, a norm, a tensor of a newer model) would
+   otherwise run without them and without a word.  A warning naming the
+   first and their count; not over several processes, where each rank
+   takes its own layers only.  */
+static void
+warn_unused (tsr_model *m)
+{
+  int64_t n = tsr_gguf_n_tensors (m->gguf), unused = 0;
+  const char *first = NULL;
+  if (!m->used || m->split.size > 1)
+    return;
+  for (int64_t i = 0; i < n; i++)
+    {
+      struct tsr_gguf_tensor_info info;
+      if (m->used[i] || tsr_gguf_get_tensor_info (m->gguf, i, &info)
+                        != TSR_OK)
+        continue;
+      if (!first)
+        first = info.name;
+      unused++;
+    }
+  if (unused)
+    tsr_log (TSR_LOG_WARN, "model: %" PRId64 " of the file's %" PRId64
+             " tensors are not part of the %s graph Tessera runs (%s "
+             "first): they are ignored", unused, n, m->hp.arch, first);
+}
+
 static int
 want_layers (tsr_model *m, int gpu_layers)
 {
@@ -990,6 +1020,8 @@ want_globals (tsr_model *m, int gpu_layers)
                           "is missing");
   tsr_gguf_get_tensor_info (m->gguf, i, &info);
   hp->n_vocab = info.ne[1];
+  if (m->used)
+    m->used[i] = 1;
   int64_t vocab_key;
   char key[128];
   snprintf (key, sizeof key, "%s.vocab_size", hp->arch);
@@ -999,6 +1031,23 @@ want_globals (tsr_model *m, int gpu_layers)
     st = tsr_set_error (TSR_ERR_FORMAT, "model: key %s = %" PRId64 " but "
                         "token_embd.weight has %" PRId64 " rows", key,
                         vocab_key, hp->n_vocab);
+  /* Every id the tokenizer makes needs a row, and every row a token
+     (the files of this field pad the tokenizer to the embedding).  */
+  tsr_gguf_type ttype;
+  uint64_t n_tok;
+  if (st == TSR_OK
+      && tsr_gguf_find_key (m->gguf, "tokenizer.ggml.tokens") >= 0
+      && tsr_gguf_get_array_info (m->gguf, "tokenizer.ggml.tokens", &ttype,
+                                  &n_tok) == TSR_OK
+      && n_tok != (uint64_t) hp->n_vocab)
+    st = tsr_set_error (TSR_ERR_FORMAT, "model: tokenizer.ggml.tokens has "
+                        "%llu tokens but token_embd.weight has %" PRId64
+                        " rows: %s", (unsigned long long) n_tok, hp->n_vocab,
+                        n_tok < (uint64_t) hp->n_vocab
+                        ? "the ids past the tokenizer could be generated "
+                          "but never printed"
+                        : "the tokenizer makes ids the model has no row "
+                          "for");
   m->embd_backend = m->hp.n_layer > 0 ? m->layers[0].backend : 0;
   m->out_backend = place_layer (m, gpu_layers, hp->n_layer);
   /* Tensor parallel: the output's rows split when the ranks divide the
@@ -1328,11 +1377,18 @@ model_init (tsr_model *m, const char *path,
   if ((st = split_init (m, p)) != TSR_OK)
     return st;
   m->hp.qkv_bias = tsr_gguf_find_tensor (m->gguf, "blk.0.attn_q.bias") >= 0;
+  m->used = calloc ((size_t) tsr_gguf_n_tensors (m->gguf) + 1, 1);
+  if (!m->used)
+    return tsr_set_error (TSR_ERR_NO_MEMORY, "model: out of memory");
   st = check_extra_layers (m);
   if (st == TSR_OK)
     st = want_layers (m, gpu_layers);
   if (st == TSR_OK)
     st = want_globals (m, gpu_layers);
+  if (st == TSR_OK)
+    warn_unused (m);
+  free (m->used);
+  m->used = NULL;
   if (st == TSR_OK)
     st = load_weights (m, p && p->no_mmap);
   if (st == TSR_OK)
@@ -1391,6 +1447,7 @@ tsr_model_free (tsr_model *m)
       tsr_context_free (m->repack_ctx[b]);
     }
   free (m->slices);
+  free (m->used);
   if (m->own_backends)
     for (int b = 0; b < m->n_backends; b++)
       tsr_backend_free (m->backends[b]);

@@ -12,7 +12,9 @@
    of 0; a rope scaling factor whose inverse overflows (1e-40, and
    infinite with a linear type); matrices of
    a type no backend multiplies (q8_K, written by tessera-gguf
-   convert), refused at load rather than at the first prompt; and bad
+   convert), refused at load rather than at the first prompt; a
+   tokenizer shorter than the embedding (refused); a tensor no part of
+   the graph uses (loaded, with a warning naming it); and bad
    calls: token ids outside the vocabulary, batches larger than the
    session's, NULL arguments.
    Each variant is a valid model file (written by tessera-gguf synth)
@@ -215,6 +217,109 @@ check_q8_k (tsr_backend *cpu)
   unlink (path);
 }
 
+/* BASE rewritten to PATH with tokenizer.ggml.tokens cut to KEEP tokens
+   (KEEP 0: unchanged) and, with EXTRA, a tensor the graph has no place
+   for.  */
+static bool
+write_changed (const char *path, uint64_t keep, bool extra)
+{
+  tsr_gguf *g = tsr_gguf_open (base, NULL);
+  tsr_context *ctx = tsr_context_new (false);
+  tsr_gguf_writer *w = tsr_gguf_writer_new ();
+  bool ok = g && ctx && w && tsr_gguf_new_tensors (g, ctx) == TSR_OK
+            && tsr_gguf_writer_copy_kv (w, g) == TSR_OK;
+  if (ok && keep)
+    {
+      const char **tok = malloc (keep * sizeof *tok);
+      for (uint64_t i = 0; ok && i < keep; i++)
+        ok = tsr_gguf_get_array_str (g, "tokenizer.ggml.tokens", i, &tok[i],
+                                     NULL) == TSR_OK;
+      ok = ok && tsr_gguf_set_array_str (w, "tokenizer.ggml.tokens", tok,
+                                         keep) == TSR_OK;
+      free (tok);
+    }
+  for (tsr_tensor *t = ok ? tsr_context_first_tensor (ctx) : NULL; t && ok;
+       t = tsr_context_next_tensor (ctx, t))
+    ok = tsr_gguf_writer_add_tensor (w, t) == TSR_OK;
+  tsr_tensor *x = NULL;
+  if (ok && extra)
+    {
+      x = tsr_new_tensor_1d (ctx, TSR_TYPE_F32, 8);
+      memset (x->data, 0, tsr_nbytes (x));
+      tsr_set_name (x, "blk.0.attn_sinks.weight");
+      ok = tsr_gguf_writer_add_tensor (w, x) == TSR_OK;
+    }
+  ok = ok && tsr_gguf_writer_write_file (w, path) == TSR_OK;
+  tsr_gguf_writer_free (w);
+  tsr_context_free (ctx);
+  tsr_gguf_close (g);
+  return ok;
+}
+
+static char warned[1024];
+
+static void
+keep_warning (tsr_log_level level, const char *msg, void *user)
+{
+  (void) user;
+  if (level == TSR_LOG_WARN && !warned[0])
+    snprintf (warned, sizeof warned, "%s", msg);
+}
+
+/* The tokenizer must cover the embedding's rows exactly; a tensor the
+   graph does not use is named in a warning.  */
+static void
+check_tensors_and_tokens (tsr_backend *cpu)
+{
+  char path[4096];
+  struct tsr_model_params mp = { .backends = &cpu, .n_backends = 1 };
+  tsr_gguf *g = tsr_gguf_open (base, NULL);
+  tsr_gguf_type type;
+  uint64_t n = 0;
+  if (g)
+    tsr_gguf_get_array_info (g, "tokenizer.ggml.tokens", &type, &n);
+  tsr_gguf_close (g);
+  CHECK (n > 8, "the base file has a tokenizer (%llu tokens)",
+         (unsigned long long) n);
+  if (n > 8 && write_changed (mt_path ("short-tok", path, sizeof path),
+                              n / 2, false))
+    {
+      tsr_model *m = tsr_model_load (path, &mp);
+      const char *e = tsr_last_error ();
+      CHECK (!m && strstr (e, "tokenizer.ggml.tokens")
+             && strstr (e, "token_embd.weight") && strstr (e, "never "
+                                                           "printed"),
+             "a tokenizer shorter than the embedding: refused (%s)", e);
+      tsr_model_free (m);
+      unlink (path);
+    }
+  if (write_changed (mt_path ("extra", path, sizeof path), 0, true))
+    {
+      warned[0] = '\0';
+      tsr_log_level saved = tsr_log_get_level ();
+      tsr_log_set_level (TSR_LOG_WARN);
+      tsr_log_set_callback (keep_warning, NULL);
+      tsr_model *m = tsr_model_load (path, &mp);
+      tsr_log_set_callback (NULL, NULL);
+      tsr_log_set_level (saved);
+      CHECK (m && strstr (warned, "blk.0.attn_sinks.weight")
+             && strstr (warned, "1 of the file"),
+             "a tensor the graph does not use: loaded, with a warning "
+             "naming it (%s)", m ? warned : tsr_last_error ());
+      tsr_model_free (m);
+      unlink (path);
+    }
+  warned[0] = '\0';
+  tsr_log_level saved = tsr_log_get_level ();
+  tsr_log_set_level (TSR_LOG_WARN);
+  tsr_log_set_callback (keep_warning, NULL);
+  tsr_model *m = tsr_model_load (base, &mp);
+  tsr_log_set_callback (NULL, NULL);
+  tsr_log_set_level (saved);
+  CHECK (m && !warned[0], "the unchanged file: no warning (%s)", warned);
+  tsr_model_free (m);
+}
+
 static void
 check_bad_calls (tsr_backend *cpu)
 {
@@ -264,6 +369,7 @@ main (void)
     check_refused (cpu, &variants[i]);
   check_not_gguf (cpu);
   check_q8_k (cpu);
+  check_tensors_and_tokens (cpu);
   check_bad_calls (cpu);
   unlink (base);
   unlink (base_moe);

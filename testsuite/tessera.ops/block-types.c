@@ -7,11 +7,16 @@
    The graph builders accept these nodes; they are built here with
    q4_K, q6_K, iq4_xs and mxfp4.
 
-   The CPU has kernels for every one of these nodes; OpenCL and CUDA
-   for mul_mat, mul_mat_id and get_rows (gpu-quants), not for copies
-   or set_rows; other devices (BLAS, test modules) for none.
+   The CPU has kernels for every one of these nodes; CUDA for mul_mat,
+   mul_mat_id and get_rows (gpu-quants), not for copies or set_rows;
+   OpenCL for those and the copies out of every block type (to f32, to
+   the same type), and quantizes (cpy from f32, set_rows) into the
+   32-element blocks (mxfp4 here) where the device has doubles, not
+   into the super-block types; other devices (BLAS, test modules) for
+   none.
    Limitations: a device that gains kernels must be listed in
    supported () below; until then this test holds the line.  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <tessera.h>
@@ -30,10 +35,23 @@ supported (tsr_device *dev, const tsr_tensor *node, tsr_type t)
   /* The CPU: every one of them (cpu-kquant.c, cpu-qdot-32.c).  */
   if (strcmp (name, "CPU") == 0)
     return 1;
-  /* The GPUs: the weight ops (ocl-quant.cl, cuda-blocks.cuh).  */
-  if (strncmp (name, "OpenCL", 6) == 0 || strncmp (name, "CUDA", 4) == 0)
-    return op == TSR_OP_MUL_MAT || op == TSR_OP_MUL_MAT_ID
-           || op == TSR_OP_GET_ROWS;
+  bool weights = op == TSR_OP_MUL_MAT || op == TSR_OP_MUL_MAT_ID
+                 || op == TSR_OP_GET_ROWS;
+  /* CUDA: the weight ops (cuda-blocks.cuh).  */
+  if (strncmp (name, "CUDA", 4) == 0)
+    return weights;
+  /* OpenCL: the weight ops and the copies out (ocl-quant.cl,
+     ocl-copy.cl); quantizing (ocl-fit.cl) into 32-element blocks,
+     through doubles.  */
+  if (strncmp (name, "OpenCL", 6) == 0)
+    {
+      bool into = node->type == t
+                  && (op == TSR_OP_SET_ROWS || node->src[0]->type != t);
+      bool fp64 = !strstr (tsr_device_description (dev), "no fp64");
+      if (into)
+        return t == TSR_TYPE_MXFP4 && fp64;
+      return 1;
+    }
   return 0;
 }
 

@@ -10,9 +10,12 @@
  * byte strides and byte offset in the buffer.  Every kernel follows the
  * strides, so views and permutations need no copies.  Kernels walk
  * their work items in a grid-stride loop: any global size covers any
- * tensor.  Conversions are bit-exact with libtessera's (f16 and bf16
- * round to nearest even, NaN kept quiet); sums are in double where the
- * device has it, as the CPU backend's are.  */
+ * tensor; the kernels that give a row or a tile to a work-group walk
+ * the groups likewise (FOR_GROUPS).  Conversions are bit-exact with
+ * libtessera's (f16 and bf16 round to nearest even, NaN kept quiet).
+ * Sums of one work item over a row are in acc_t (double where the
+ * device has it); the work-group reductions are in float, as a GPU's
+ * are (the op checker's tolerances hold).  */
 
 #if OCL_SUBGROUPS == 1
 #pragma OPENCL EXTENSION cl_khr_subgroups : enable

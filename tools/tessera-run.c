@@ -83,6 +83,10 @@ usage (FILE *f)
            "(default 0)\n"
            "      --no-context-shift  refuse a generation longer than the "
            "context\n"
+           "      --check-finite    stop at the first node whose result "
+           "holds NaN or\n"
+           "                        an infinity, naming it "
+           "(TESSERA_CHECK_FINITE=1; slow)\n"
            "  -b, --batch=N         prompt tokens per batch (default 512)\n"
            "      --ubatch=N        tokens per graph: a larger batch is cut "
            "into\n"
@@ -126,7 +130,7 @@ enum
   OPT_TEMP, OPT_TOP_K, OPT_TOP_P, OPT_SEED, OPT_GPU_LAYERS, OPT_NO_MMAP, OPT_NO_REPACK,
   OPT_BENCH, OPT_PP, OPT_TG, OPT_TENSOR_PARALLEL, OPT_PIPELINE_PARALLEL, OPT_CACHE_TYPE,
   OPT_UBATCH, OPT_PIPELINE, OPT_KEEP, OPT_NO_SHIFT, OPT_CHAT,
-  OPT_CHAT_TEMPLATE, OPT_SYSTEM
+  OPT_CHAT_TEMPLATE, OPT_SYSTEM, OPT_CHECK_FINITE
 };
 
 static float
@@ -160,6 +164,10 @@ parse_one (struct run_options *o, int c)
                                        1 << 24);
       break;
     case OPT_NO_SHIFT: o->no_shift = true; break;
+    case OPT_CHECK_FINITE:
+      /* Read by every scheduler made from now on.  */
+      setenv ("TESSERA_CHECK_FINITE", "1", 1);
+      break;
     case OPT_CHAT: o->chat = true; break;
     case OPT_CHAT_TEMPLATE:
       o->chat_template = optarg;
@@ -261,6 +269,7 @@ parse_options (int argc, char **argv, struct run_options *o)
     { "ignore-eos", no_argument, NULL, OPT_IGNORE_EOS },
     { "keep", required_argument, NULL, OPT_KEEP },
     { "no-context-shift", no_argument, NULL, OPT_NO_SHIFT },
+    { "check-finite", no_argument, NULL, OPT_CHECK_FINITE },
     { "chat", no_argument, NULL, OPT_CHAT },
     { "chat-template", required_argument, NULL, OPT_CHAT_TEMPLATE },
     { "system", required_argument, NULL, OPT_SYSTEM },

@@ -25,7 +25,9 @@ typedef enum tsr_status {
   TSR_ERR_BACKEND,       /* a backend reported a failure */
   TSR_ERR_STATE,         /* call made in the wrong state */
   TSR_ERR_FORMAT,        /* malformed input data (a GGUF file...) */
-  TSR_ERR_TIMEOUT        /* other processes did not answer in time */
+  TSR_ERR_TIMEOUT,       /* other processes did not answer in time */
+  TSR_ERR_NUMERIC        /* a result holds NaN or an infinity
+                            (TESSERA_CHECK_FINITE) */
 } tsr_status;
 
 /* A short English description of STATUS ("shape mismatch", ...).  */

@@ -50,6 +50,7 @@
  * runs one graph at a time).  */
 #include <config.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +145,7 @@ struct tsr_sched
   void *staging;
   size_t staging_size;
   bool warned;                  /* the exceptions' warning, once */
+  bool check_finite;            /* TESSERA_CHECK_FINITE: node by node */
   struct tsr_sched_stats totals;        /* the cumulative counters */
 };
 
@@ -219,6 +221,8 @@ tsr_sched_new (tsr_backend *const *backends, int n_backends)
       return NULL;
     }
   s->n_backends = n_backends;
+  const char *cf = getenv ("TESSERA_CHECK_FINITE");
+  s->check_finite = cf && *cf && strcmp (cf, "0") != 0;
   for (int i = 0; i < n_backends; i++)
     {
       s->backends[i] = backends[i];
@@ -1653,6 +1657,69 @@ wait_for (tsr_sched *s, const struct wait *w, tsr_backend *be)
                     : tsr_backend_synchronize (s->backends[from->backend]);
 }
 
+/* TESSERA_CHECK_FINITE: whether the f32 or f16 result of NODE, just
+   computed on BE, holds a NaN or an infinity; an error naming the node,
+   its op, its inputs and the first such element when it does.  */
+static int
+check_node (tsr_backend *be, tsr_tensor *node)
+{
+  if ((node->type != TSR_TYPE_F32 && node->type != TSR_TYPE_F16)
+      || !tsr_is_contiguous (node))
+    return TSR_OK;
+  size_t n = (size_t) tsr_nelements (node), bytes = tsr_nbytes (node);
+  void *buf = malloc (bytes ? bytes : 1);
+  if (!buf)
+    return tsr_set_error (TSR_ERR_NO_MEMORY, "check-finite: out of memory");
+  int st = tsr_backend_tensor_get (be, node, buf, 0, bytes);
+  size_t bad = n;
+  float v = 0;
+  for (size_t i = 0; st == TSR_OK && i < n && bad == n; i++)
+    {
+      v = node->type == TSR_TYPE_F32 ? ((const float *) buf)[i]
+          : tsr_fp16_to_fp32 (((const tsr_fp16_t *) buf)[i]);
+      if (!isfinite (v))
+        bad = i;
+    }
+  free (buf);
+  if (st != TSR_OK || bad == n)
+    return st;
+  char inputs[256] = "";
+  size_t len = 0;
+  for (int j = 0; j < TSR_MAX_SRC && node->src[j] && len < sizeof inputs;
+       j++)
+    len += (size_t) snprintf (inputs + len, sizeof inputs - len, "%s'%s'",
+                              j ? ", " : "", tsr_tensor_label (node->src[j]));
+  return tsr_set_error (TSR_ERR_NUMERIC, "check-finite: node '%s' (%s of "
+                        "%s, on %s) holds %s at element %zu of %zu",
+                        tsr_tensor_label (node), tsr_op_name (node->op),
+                        inputs[0] ? inputs : "nothing",
+                        tsr_backend_name (be), isnan (v) ? "NaN" : "an "
+                        "infinity", bad, n);
+}
+
+/* Split SP on BE node by node, each result checked before the next
+   node can reuse its memory.  */
+static int
+compute_checked (tsr_backend *be, struct split *sp)
+{
+  int st = TSR_OK;
+  for (int i = 0; i < sp->sub.n_nodes && st == TSR_OK; i++)
+    {
+      tsr_tensor *node = sp->sub.nodes[i];
+      if (tsr_op_get_kind (node->op) == TSR_OP_KIND_VIEW)
+        continue;
+      struct tsr_graph one = sp->sub;
+      one.nodes = sp->sub.nodes + i;
+      one.n_nodes = 1;
+      st = be->iface.graph_compute (be, &one);
+      if (st == TSR_OK)
+        st = tsr_backend_synchronize (be);
+      if (st == TSR_OK)
+        st = check_node (be, node);
+    }
+  return st;
+}
+
 int
 tsr_sched_graph_compute_async (tsr_sched *s, tsr_graph *g)
 {
@@ -1678,7 +1745,8 @@ tsr_sched_graph_compute_async (tsr_sched *s, tsr_graph *g)
       if (st == TSR_OK)
         st = copies_in (s, k);
       if (st == TSR_OK)
-        st = be->iface.graph_compute (be, &sp->sub);
+        st = s->check_finite ? compute_checked (be, sp)
+                             : be->iface.graph_compute (be, &sp->sub);
       if (st == TSR_OK)
         st = copies_out (s, k);
       if (st == TSR_OK && sp->done)

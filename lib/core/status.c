@@ -28,6 +28,7 @@ tsr_status_string (tsr_status status)
     case TSR_ERR_STATE: return "call made in the wrong state";
     case TSR_ERR_FORMAT: return "malformed input";
     case TSR_ERR_TIMEOUT: return "timed out";
+    case TSR_ERR_NUMERIC: return "non-finite result";
     }
   return "unknown status";
 }

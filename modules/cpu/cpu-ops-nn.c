@@ -409,11 +409,13 @@ attn_unit (tsr_tensor *dst, const struct attn_unit *u, float *scratch)
               tsr_cpu_vec_mad_f32 (dv, accs[a], vr, ws[a]);
         }
     }
-  /* No key left (all masked), or NaN: zeros, not 0 / 0.  */
+  /* No key left (all masked): zeros, not 0 / 0.  A NaN score (a NaN
+     query, key or mask) makes the row NaN: attention does not hide it.  */
   for (int r = 0; r < u->n; r++)
     for (int64_t i = 0; i < dv; i++)
       *(float *) tsr_cpu_at (dst, i, u->q1[r], u->h[r], u->b)
-        = sum[r] > 0 ? (float) (acc[r][i] / sum[r]) : 0.0f;
+        = sum[r] > 0 ? (float) (acc[r][i] / sum[r])
+          : sum[r] != sum[r] ? NAN : 0.0f;
 }
 
 int

@@ -168,7 +168,8 @@ k_flash_attn (attn_args a, int64_t nrows)
           for (int k = 0; k < ATTN_WARPS; k++)
             if (wmax[k] != -INFINITY)
               o += attn_shared[k * (dk + dv) + dk + i] * expf (wmax[k] - m);
-          tsr_cuda_f32 (a.d, i, q1, h, b) = total > 0.0f ? o / total : 0.0f;
+          tsr_cuda_f32 (a.d, i, q1, h, b)
+            = total > 0.0f ? o / total : isnan (total) ? NAN : 0.0f;
         }
       __syncthreads ();         /* the shared rows are rewritten next */
     }

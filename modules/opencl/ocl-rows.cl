@@ -153,7 +153,8 @@ k_rope (global char *d, tdesc td, global const char *a, tdesc ta,
    softmax joins the chunks: the running maximum, the sum of the
    weights, and the weighted values rescaled when the maximum grows.
    Masked keys (-inf) weigh nothing; a row with every key masked is
-   zeros.  K, V and the mask are f32 or f16.  */
+   zeros, a row with a NaN score NaN.  K, V and the mask are f32 or
+   f16.  */
 #define FA_MAX_DV 256           /* OCL_FA_MAX_DV of ocl-ops.c */
 #define FA_MIN_WG 16            /* OCL_MIN_WG of ocl-device.c */
 #define FA_PER_ITEM (FA_MAX_DV / FA_MIN_WG)
@@ -231,7 +232,8 @@ k_flash_attn (float scale, float softcap, global char *d, tdesc td,
         {
           const long e = lid + (long) u * L;
           if (e < dv)
-            ROW_OUT (d, td, e, i1, i2, i3) = sum > 0 ? acc[u] / sum : 0.0f;
+            ROW_OUT (d, td, e, i1, i2, i3)
+              = sum > 0 ? acc[u] / sum : isnan (sum) ? NAN : 0.0f;
         }
     }
 }

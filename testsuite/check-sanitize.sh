@@ -4,8 +4,9 @@
 #
 # Two instrumented builds of their own, under BUILDDIR:
 #   asan  AddressSanitizer + UndefinedBehaviorSanitizer (errors fatal,
-#         leaks detected): the registry, loader, gguf, ops, validate and
-#         vocab areas of the testsuite, where hostile input is handled;
+#         leaks detected): the registry, loader, gguf, ops, validate,
+#         vocab and model areas of the testsuite, where hostile input is
+#         handled (model files, tokenizer keys, run-time options);
 #   tsan  ThreadSanitizer: the registry's threaded tests, and sessions
 #         on 8 threads sharing one model (model/threads.c).
 # Only the CPU backend is built, at the baseline ISA level (the
@@ -41,11 +42,12 @@ case $(uname -m) in
   *) levels= ;;
 esac
 
+asan_areas="registry.exp loader.exp gguf.exp ops.exp validate.exp mpi.exp"
+asan_areas="$asan_areas vocab.exp model.exp"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   build asan "-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
-  "registry.exp loader.exp gguf.exp ops.exp validate.exp mpi.exp vocab.exp" \
-  || status=1
+  "$asan_areas" || status=1
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   build tsan "-fsanitize=thread" "registry.exp=threads*.c model.exp=threads.c" \
   || status=1

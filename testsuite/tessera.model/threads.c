@@ -23,6 +23,10 @@ struct job
   int32_t out[GEN];
   float *logits;                /* the last step's */
   tsr_backend *be;              /* the session's backend 0 */
+  bool keep;                    /* leave the session for main to free, so
+                                   that no backend address is reused
+                                   while they are compared */
+  tsr_session *session;
   int st;
 };
 
@@ -50,7 +54,10 @@ run_job (void *arg)
       j->out[g] = best;
       j->st = tsr_session_decode (s, &best, 1, j->logits, false);
     }
-  tsr_session_free (s);
+  if (j->keep)
+    j->session = s;
+  else
+    tsr_session_free (s);
   return NULL;
 }
 
@@ -79,9 +86,10 @@ main (void)
     {
       alone[i] = (struct job) { m, i, v, { 0 },
                                 malloc (sizeof (float) * (size_t) v), NULL,
-                                0 };
+                                false, NULL, 0 };
       together[i] = alone[i];
       together[i].logits = malloc (sizeof (float) * (size_t) v);
+      together[i].keep = true;
       run_job (&alone[i]);
     }
   pthread_t th[THREADS];
@@ -111,6 +119,8 @@ main (void)
          "of %d)", same_logits, THREADS);
   CHECK (own == THREADS, "each session computed on a backend of its own, "
          "not the model's (%d of %d)", own, THREADS);
+  for (int i = 0; i < started; i++)
+    tsr_session_free (together[i].session);
 
   /* A clone keeps the parameters and the thread count.  */
   tsr_backend_set_n_threads (cpu, 1);

@@ -56,7 +56,9 @@ tsr_tensor *tsr_reshape_3d (tsr_context *ctx, tsr_tensor *a, int64_t ne0,
 tsr_tensor *tsr_reshape_4d (tsr_context *ctx, tsr_tensor *a, int64_t ne0,
                             int64_t ne1, int64_t ne2, int64_t ne3);
 /* Views with explicit strides NB1..NB3 (bytes) at byte OFFSET; the view
-   must lie inside a's memory.  */
+   must lie inside a's memory, and OFFSET and the strides be multiples
+   of the alignment of a's elements (4 bytes for f32, i32 and q8_K, 1
+   for mxfp4, 2 for the other types), else TSR_ERR_INVALID_ARG.  */
 tsr_tensor *tsr_view_1d (tsr_context *ctx, tsr_tensor *a, int64_t ne0,
                          size_t offset);
 tsr_tensor *tsr_view_2d (tsr_context *ctx, tsr_tensor *a, int64_t ne0,

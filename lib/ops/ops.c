@@ -451,6 +451,22 @@ tsr_reshape_4d (tsr_context *ctx, tsr_tensor *a, int64_t ne0, int64_t ne1,
   return reshape (ctx, a, ne0, ne1, ne2, ne3);
 }
 
+/* The alignment in bytes the kernels read TYPE's elements (or blocks)
+   with: that of its widest field.  */
+static size_t
+type_align (tsr_type type)
+{
+  switch (type)
+    {
+    case TSR_TYPE_F32: case TSR_TYPE_I32: case TSR_TYPE_Q8_K:
+      return 4;                 /* Q8_K: a float scale */
+    case TSR_TYPE_MXFP4:
+      return 1;                 /* bytes only */
+    default:
+      return 2;                 /* f16, bf16; the other blocks: fp16 scales */
+    }
+}
+
 tsr_tensor *
 tsr_view_4d (tsr_context *ctx, tsr_tensor *a, int64_t ne0, int64_t ne1,
              int64_t ne2, int64_t ne3, size_t nb1, size_t nb2, size_t nb3,
@@ -459,6 +475,17 @@ tsr_view_4d (tsr_context *ctx, tsr_tensor *a, int64_t ne0, int64_t ne1,
   char sa[80];
   if (!tsri_operands_ok (TSR_OP_VIEW, ctx, a, NULL, false))
     return NULL;
+  /* A view whose elements would start at a misaligned address is
+     refused: every kernel loads elements as their type.  */
+  size_t al = type_align (a->type);
+  if (offset % al || nb1 % al || nb2 % al || nb3 % al)
+    {
+      tsr_set_error (TSR_ERR_INVALID_ARG, "view: offset %zu and strides "
+                     "%zu, %zu, %zu must be multiples of %zu, the alignment "
+                     "of %s elements", offset, nb1, nb2, nb3, al,
+                     tsr_type_name (a->type));
+      return NULL;
+    }
   int64_t ne[TSR_MAX_DIMS] = { ne0, ne1, ne2, ne3 };
   tsr_tensor probe = { .type = a->type };
   memcpy (probe.ne, ne, sizeof ne);

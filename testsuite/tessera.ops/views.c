@@ -1,7 +1,8 @@
 /* reshape, view, permute and transpose: shapes and byte strides as the
    definitions give them (a contiguous f32 [n0, n1, ...] has nb0 = 4,
    nb[i] = nb[i-1] ne[i-1]), shared memory, element access through the
-   strides, and views used as operands of computations.  */
+   strides, and views used as operands of computations; views at
+   misaligned offsets or strides refused.  */
 #include "ops-test.h"
 
 static int
@@ -212,6 +213,37 @@ check_views_in_ops (tsr_backend *be)
   tsr_context_free (ctx);
 }
 
+/* Views whose elements would start at a misaligned address are refused
+   (the kernels load elements as their type: a misaligned float load is
+   undefined, and UBSan's first finding in this area); aligned ones of
+   every kind of type are taken.  */
+static void
+check_alignment (tsr_context *ctx)
+{
+  tsr_tensor *f = tsr_new_tensor_2d (ctx, TSR_TYPE_F32, 16, 4);
+  tsr_tensor *h = tsr_new_tensor_2d (ctx, TSR_TYPE_F16, 16, 4);
+  tsr_tensor *q = tsr_new_tensor_2d (ctx, TSR_TYPE_Q8_0, 64, 4);
+  tsr_tensor *x = tsr_new_tensor_2d (ctx, TSR_TYPE_MXFP4, 64, 4);
+  CHECK (!tsr_view_1d (ctx, f, 8, 1)
+         && tsr_last_status () == TSR_ERR_INVALID_ARG
+         && strstr (tsr_last_error (), "alignment")
+         && strstr (tsr_last_error (), "f32"),
+         "an f32 view at byte 1 is refused (%s)", tsr_last_error ());
+  CHECK (!tsr_view_2d (ctx, f, 8, 2, 62, 0)
+         && strstr (tsr_last_error (), "62"),
+         "an f32 view with a row stride of 62 bytes is refused");
+  CHECK (tsr_view_1d (ctx, f, 8, 4) != NULL
+         && tsr_view_2d (ctx, f, 8, 2, 64, 32) != NULL,
+         "f32 views at multiples of 4 bytes are taken");
+  CHECK (!tsr_view_1d (ctx, h, 8, 3) && tsr_view_1d (ctx, h, 8, 2) != NULL,
+         "f16: byte 3 refused, byte 2 taken");
+  /* A q8_0 row is 2 blocks of 34 bytes; an mxfp4 block 17 bytes.  */
+  CHECK (tsr_view_1d (ctx, q, 32, 34) != NULL && !tsr_view_1d (ctx, q, 32, 17)
+         && tsr_view_1d (ctx, x, 32, 17) != NULL,
+         "blocks: q8_0 at its second block taken, at byte 17 refused; "
+         "mxfp4 (bytes only) at byte 17 taken");
+}
+
 int
 main (void)
 {
@@ -223,6 +255,7 @@ main (void)
   check_reshape (ctx);
   check_views (ctx);
   check_permute (ctx);
+  check_alignment (ctx);
   tsr_context_free (ctx);
   check_views_in_ops (be);
   tsr_backend_free (be);

@@ -23,7 +23,7 @@ TSR_MODULE_LIBS = lib/libtessera.la $(PTHREAD_LIBS)
 CONFIGURE_DEPENDENCIES = $(top_srcdir)/modules/local.mk
 
 # Checks several backends' supports_op share (static inline functions).
-EXTRA_DIST += modules/op-checks.h
+EXTRA_DIST += modules/op-checks.h modules/kernel-times.h
 
 include modules/cpu/local.mk
 include modules/blas/local.mk

@@ -17,13 +17,7 @@
 #include <string.h>
 
 #include "cuda-impl.h"
-
-struct entry
-{
-  char label[96];
-  uint64_t calls;
-  double ms;
-};
+#include "../kernel-times.h"
 
 struct tsr_cuda_profile
 {
@@ -32,9 +26,7 @@ struct tsr_cuda_profile
   int n_ev;
   char (*label)[96];            /* of each step of the compute */
   int n_steps;
-  struct entry *e;
-  int n_e, cap_e;
-  uint64_t computes;
+  struct tsr_ktimes sums;
 };
 
 static const char *const fused_name[] = {
@@ -112,27 +104,6 @@ tsr_cuda_profile_step (struct tsr_cuda_backend *be, const tsr_tensor *t,
          : tsr_cuda_error (be->d, "a profile event", err);
 }
 
-static struct entry *
-entry_of (struct tsr_cuda_profile *p, const char *label)
-{
-  for (int i = 0; i < p->n_e; i++)
-    if (strcmp (p->e[i].label, label) == 0)
-      return &p->e[i];
-  if (p->n_e == p->cap_e)
-    {
-      int cap = p->cap_e ? 2 * p->cap_e : 32;
-      struct entry *e = realloc (p->e, (size_t) cap * sizeof *e);
-      if (!e)
-        return NULL;
-      p->e = e;
-      p->cap_e = cap;
-    }
-  struct entry *e = &p->e[p->n_e++];
-  memset (e, 0, sizeof *e);
-  snprintf (e->label, sizeof e->label, "%s", label);
-  return e;
-}
-
 int
 tsr_cuda_profile_end (struct tsr_cuda_backend *be)
 {
@@ -143,53 +114,29 @@ tsr_cuda_profile_end (struct tsr_cuda_backend *be)
   for (int k = 1; k <= n && err == cudaSuccess; k++)
     {
       float ms = 0;
-      struct entry *e;
       err = cudaEventElapsedTime (&ms, p->ev[k - 1], p->ev[k]);
-      if (err == cudaSuccess && (e = entry_of (p, p->label[k])))
-        {
-          e->calls++;
-          e->ms += ms;
-        }
+      if (err == cudaSuccess)
+        tsr_ktimes_add (&p->sums, p->label[k], ms);
     }
-  p->computes++;
+  p->sums.computes++;
   return err == cudaSuccess ? TSR_OK
          : tsr_cuda_error (be->d, "reading the profile's events", err);
-}
-
-static int
-by_time (const void *a, const void *b)
-{
-  double x = ((const struct entry *) a)->ms;
-  double y = ((const struct entry *) b)->ms;
-  return x < y ? 1 : x > y ? -1 : 0;
 }
 
 void
 tsr_cuda_profile_free (struct tsr_cuda_backend *be)
 {
   struct tsr_cuda_profile *p = be->profile;
-  double total = 0;
+  char who[64];
 
   if (!p)
     return;
-  qsort (p->e, (size_t) p->n_e, sizeof *p->e, by_time);
-  for (int i = 0; i < p->n_e; i++)
-    total += p->e[i].ms;
-  fprintf (stderr, "cuda: %s: profile of %llu computes, %.3f ms on the GPU "
-           "(%.1f us a compute)\n%-56s %8s %10s %9s %6s\n", be->d->name,
-           (unsigned long long) p->computes, total,
-           p->computes ? 1e3 * total / (double) p->computes : 0.0,
-           "kernel", "calls", "total ms", "us/call", "share");
-  for (int i = 0; i < p->n_e; i++)
-    fprintf (stderr, "%-56s %8llu %10.3f %9.2f %5.1f%%\n", p->e[i].label,
-             (unsigned long long) p->e[i].calls, p->e[i].ms,
-             1e3 * p->e[i].ms / (double) p->e[i].calls,
-             total > 0 ? 100 * p->e[i].ms / total : 0.0);
+  snprintf (who, sizeof who, "cuda: %s", be->d->name);
+  tsr_ktimes_print_free (&p->sums, who, "GPU", 56);
   for (int i = 0; i < p->n_ev; i++)
     cudaEventDestroy (p->ev[i]);
   free (p->ev);
   free (p->label);
-  free (p->e);
   free (p);
   be->profile = NULL;
 }

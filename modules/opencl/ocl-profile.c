@@ -17,24 +17,16 @@
 #include <string.h>
 
 #include "ocl-impl.h"
+#include "../kernel-times.h"
 
-#define LABEL 112
-
-struct entry
-{
-  char label[LABEL];
-  uint64_t calls;
-  double ms;
-};
+#define LABEL TSR_KTIMES_LABEL
 
 struct tsr_opencl_profile
 {
   cl_event *ev;                 /* this compute's kernels */
   char (*label)[LABEL];
   int n, cap;
-  struct entry *e;              /* the sums */
-  int n_e, cap_e;
-  uint64_t computes;
+  struct tsr_ktimes sums;
 };
 
 bool
@@ -82,27 +74,6 @@ tsr_opencl_profile_add (struct tsr_opencl_profile *p, const char *kernel,
   p->ev[p->n++] = ev;
 }
 
-static struct entry *
-entry_of (struct tsr_opencl_profile *p, const char *label)
-{
-  for (int i = 0; i < p->n_e; i++)
-    if (strcmp (p->e[i].label, label) == 0)
-      return &p->e[i];
-  if (p->n_e == p->cap_e)
-    {
-      int cap = p->cap_e ? 2 * p->cap_e : 32;
-      struct entry *e = realloc (p->e, (size_t) cap * sizeof *e);
-      if (!e)
-        return NULL;
-      p->e = e;
-      p->cap_e = cap;
-    }
-  struct entry *e = &p->e[p->n_e++];
-  memset (e, 0, sizeof *e);
-  snprintf (e->label, sizeof e->label, "%s", label);
-  return e;
-}
-
 int
 tsr_opencl_profile_end (struct tsr_opencl_profile *p,
                         const struct tsr_opencl_device *d)
@@ -112,22 +83,19 @@ tsr_opencl_profile_end (struct tsr_opencl_profile *p,
   for (int i = 0; i < p->n; i++)
     {
       cl_ulong t0 = 0, t1 = 0;
-      struct entry *e;
       if (err == CL_SUCCESS)
         err = clGetEventProfilingInfo (p->ev[i], CL_PROFILING_COMMAND_START,
                                        sizeof t0, &t0, NULL);
       if (err == CL_SUCCESS)
         err = clGetEventProfilingInfo (p->ev[i], CL_PROFILING_COMMAND_END,
                                        sizeof t1, &t1, NULL);
-      if (err == CL_SUCCESS && (e = entry_of (p, p->label[i])))
-        {
-          e->calls++;
-          e->ms += t1 > t0 ? 1e-6 * (double) (t1 - t0) : 0.0;
-        }
+      if (err == CL_SUCCESS)
+        tsr_ktimes_add (&p->sums, p->label[i],
+                        t1 > t0 ? 1e-6 * (double) (t1 - t0) : 0.0);
       clReleaseEvent (p->ev[i]);
     }
   p->n = 0;
-  p->computes++;
+  p->sums.computes++;
   if (err != CL_SUCCESS)
     return tsr_set_error (TSR_ERR_BACKEND, "opencl: %s: reading the "
                           "profile's events: %s", d->name,
@@ -135,39 +103,19 @@ tsr_opencl_profile_end (struct tsr_opencl_profile *p,
   return TSR_OK;
 }
 
-static int
-by_time (const void *a, const void *b)
-{
-  double x = ((const struct entry *) a)->ms;
-  double y = ((const struct entry *) b)->ms;
-  return x < y ? 1 : x > y ? -1 : 0;
-}
-
 void
 tsr_opencl_profile_free (struct tsr_opencl_profile *p,
                          const struct tsr_opencl_device *d)
 {
-  double total = 0;
+  char who[64];
 
   if (!p)
     return;
   for (int i = 0; i < p->n; i++)        /* a compute that failed */
     clReleaseEvent (p->ev[i]);
-  qsort (p->e, (size_t) p->n_e, sizeof *p->e, by_time);
-  for (int i = 0; i < p->n_e; i++)
-    total += p->e[i].ms;
-  fprintf (stderr, "opencl: %s: profile of %llu computes, %.3f ms on the "
-           "device (%.1f us a compute)\n%-64s %8s %10s %9s %6s\n", d->name,
-           (unsigned long long) p->computes, total,
-           p->computes ? 1e3 * total / (double) p->computes : 0.0,
-           "kernel", "calls", "total ms", "us/call", "share");
-  for (int i = 0; i < p->n_e; i++)
-    fprintf (stderr, "%-64s %8llu %10.3f %9.2f %5.1f%%\n", p->e[i].label,
-             (unsigned long long) p->e[i].calls, p->e[i].ms,
-             1e3 * p->e[i].ms / (double) p->e[i].calls,
-             total > 0 ? 100 * p->e[i].ms / total : 0.0);
+  snprintf (who, sizeof who, "opencl: %s", d->name);
+  tsr_ktimes_print_free (&p->sums, who, "device", 64);
   free (p->ev);
   free (p->label);
-  free (p->e);
   free (p);
 }

@@ -266,6 +266,20 @@ keep_warning (tsr_log_level level, const char *msg, void *user)
     snprintf (warned, sizeof warned, "%s", msg);
 }
 
+/* Load PATH with warnings shown, the first one kept in WARNED.  */
+static tsr_model *
+load_watched (const char *path, const struct tsr_model_params *mp)
+{
+  warned[0] = '\0';
+  tsr_log_level saved = tsr_log_get_level ();
+  tsr_log_set_level (TSR_LOG_WARN);
+  tsr_log_set_callback (keep_warning, NULL);
+  tsr_model *m = tsr_model_load (path, mp);
+  tsr_log_set_callback (NULL, NULL);
+  tsr_log_set_level (saved);
+  return m;
+}
+
 /* The tokenizer must cover the embedding's rows exactly; a tensor the
    graph does not use is named in a warning.  */
 static void
@@ -295,13 +309,7 @@ check_tensors_and_tokens (tsr_backend *cpu)
     }
   if (write_changed (mt_path ("extra", path, sizeof path), 0, true))
     {
-      warned[0] = '\0';
-      tsr_log_level saved = tsr_log_get_level ();
-      tsr_log_set_level (TSR_LOG_WARN);
-      tsr_log_set_callback (keep_warning, NULL);
-      tsr_model *m = tsr_model_load (path, &mp);
-      tsr_log_set_callback (NULL, NULL);
-      tsr_log_set_level (saved);
+      tsr_model *m = load_watched (path, &mp);
       CHECK (m && strstr (warned, "blk.0.attn_sinks.weight")
              && strstr (warned, "1 of the file"),
              "a tensor the graph does not use: loaded, with a warning "
@@ -309,13 +317,7 @@ check_tensors_and_tokens (tsr_backend *cpu)
       tsr_model_free (m);
       unlink (path);
     }
-  warned[0] = '\0';
-  tsr_log_level saved = tsr_log_get_level ();
-  tsr_log_set_level (TSR_LOG_WARN);
-  tsr_log_set_callback (keep_warning, NULL);
-  tsr_model *m = tsr_model_load (base, &mp);
-  tsr_log_set_callback (NULL, NULL);
-  tsr_log_set_level (saved);
+  tsr_model *m = load_watched (base, &mp);
   CHECK (m && !warned[0], "the unchanged file: no warning (%s)", warned);
   tsr_model_free (m);
 }

@@ -321,7 +321,9 @@ tsr_cuda_mmv_launch (struct tsr_cuda_backend *be,
 
   for (int m = 0; m < set->n; m++)
     flat = flat && set->a[m].ne[2] * set->a[m].ne[3] == 1;
-  if ((atype == TSR_TYPE_Q8_0 || atype == TSR_TYPE_Q4_0) && flat)
+  bool integer = atype == TSR_TYPE_Q8_0 || atype == TSR_TYPE_Q4_0
+                 || atype == TSR_TYPE_Q4_K || atype == TSR_TYPE_Q5_K;
+  if (integer && flat)
     {
       /* The activations rounded once for the whole set.  */
       size_t qbytes = round_up ((size_t) tsr_nelements (b));

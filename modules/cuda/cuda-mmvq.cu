@@ -133,6 +133,116 @@ k_mmvq (tsr_cuda_mmv_set set, const signed char *q, const float2 *ds,
     }
 }
 
+/* q4_K and q5_K: a unit is a pair of 32-element sub-blocks of a
+   256-element block (4 units a block), so that rows of 2048 elements
+   still give every lane of a warp one.  A sub-block's values are
+   d sc q - dmin m (6-bit sc and m from the 12 scale bytes):
+     sum_i (d sc q_i - dmin m) x_i = d sc d_x sum_i q_i p_i - dmin m s_x
+   with s_x = d_x sum_i p_i.  Blocks are 144 (q4_K) and 176 (q5_K)
+   bytes, so their words are 16-byte aligned in rows of whole blocks.  */
+template <int TYPE>
+static __device__ inline float
+kquant_unit (const char *blk, int p, const int4 *q, const float2 *ds)
+{
+  const uint32_t dd = *(const uint32_t *) blk;
+  const float d = tsr_cuda_f16_to_f32 ((uint16_t) dd);
+  const float dmin = tsr_cuda_f16_to_f32 ((uint16_t) (dd >> 16));
+  const uint8_t *s = (const uint8_t *) blk + 4;
+  int sc[2], m[2];
+#pragma unroll
+  for (int h = 0; h < 2; h++)
+    {
+      int j = 2 * p + h;
+      if (j < 4)
+        {
+          sc[h] = s[j] & 63;
+          m[h] = s[j + 4] & 63;
+        }
+      else
+        {
+          sc[h] = (s[j + 4] & 15) | (s[j - 4] >> 6) << 4;
+          m[h] = (s[j + 4] >> 4) | (s[j] >> 6) << 4;
+        }
+    }
+  const int qs_off = TYPE == TSR_TYPE_Q5_K ? 48 : 16;
+  const int4 *qs = (const int4 *) (blk + qs_off + 32 * p);
+  const int4 w0 = __ldg (qs), w1 = __ldg (qs + 1);
+  const int w[8] = { w0.x, w0.y, w0.z, w0.w, w1.x, w1.y, w1.z, w1.w };
+  int hb[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
+  if (TYPE == TSR_TYPE_Q5_K)
+    {
+      const int4 *qh = (const int4 *) (blk + 16);
+      const int4 h0 = __ldg (qh), h1 = __ldg (qh + 1);
+      const int hv[8] = { h0.x, h0.y, h0.z, h0.w, h1.x, h1.y, h1.z, h1.w };
+#pragma unroll
+      for (int k = 0; k < 8; k++)
+        hb[k] = hv[k];
+    }
+  const int4 a0 = __ldg (q), a1 = __ldg (q + 1);
+  const int4 b0 = __ldg (q + 2), b1 = __ldg (q + 3);
+  const int x0[8] = { a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w };
+  const int x1[8] = { b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w };
+  int dot0 = 0, dot1 = 0;
+#pragma unroll
+  for (int k = 0; k < 8; k++)
+    {
+      int lo = w[k] & 0x0F0F0F0F, hi = (w[k] >> 4) & 0x0F0F0F0F;
+      if (TYPE == TSR_TYPE_Q5_K)
+        {
+          lo |= ((hb[k] >> (2 * p)) & 0x01010101) << 4;
+          hi |= ((hb[k] >> (2 * p + 1)) & 0x01010101) << 4;
+        }
+      dot0 = __dp4a (lo, x0[k], dot0);
+      dot1 = __dp4a (hi, x1[k], dot1);
+    }
+  const float2 e0 = ds[0], e1 = ds[1];
+  return d * ((float) sc[0] * e0.x * (float) dot0
+              + (float) sc[1] * e1.x * (float) dot1)
+         - dmin * ((float) m[0] * e0.y + (float) m[1] * e1.y);
+}
+
+/* A warp per row of every product of SET (q4_K or q5_K), NC columns.  */
+template <int TYPE, int NC>
+static __global__ void
+k_mmvq_kquant (tsr_cuda_mmv_set set, const signed char *q, const float2 *ds,
+               int64_t nsub)
+{
+  const int bytes = tsr_cuda_block_bytes (TYPE);
+  const int lane = threadIdx.x % 32;
+  const int64_t row = (int64_t) blockIdx.x * MMVQ_WARPS + threadIdx.x / 32;
+  const int64_t nunits = nsub / 2;
+  float first[NC];
+
+#pragma unroll
+  for (int m = 0; m < CU_MMV_MAX_SET; m++)
+    {
+      if (m >= set.n)
+        break;
+      const tsr_cuda_tdesc &a = set.a[m];
+      if (row >= a.ne[1])
+        continue;
+      const char *w = a.data + row * a.nb[1];
+      float acc[NC];
+#pragma unroll
+      for (int c = 0; c < NC; c++)
+        acc[c] = 0.0f;
+#pragma unroll 2
+      for (int64_t u = lane; u < nunits; u += 32)
+        {
+          const int64_t i = u / 4;
+          const int p = (int) (u % 4);
+#pragma unroll
+          for (int c = 0; c < NC; c++)
+            acc[c] += kquant_unit<TYPE> (w + i * bytes, p,
+                                         (const int4 *) (q + (c * nsub
+                                                              + 2 * u)
+                                                         * CU_QK),
+                                         ds + c * nsub + 2 * u);
+        }
+      tsr_cuda_mmv_store_row<NC> (set, m, row, acc, first);
+    }
+}
+
 int
 tsr_cuda_quantize_q8 (cudaStream_t st, struct tsr_cuda_tdesc b,
                       signed char *q, void *ds)
@@ -156,8 +266,12 @@ mmvq (cudaStream_t st, dim3 grid, const tsr_cuda_mmv_set &set,
     {
 #define CASE(n)                                                           \
     case n:                                                               \
-      k_mmvq<TYPE, n><<<grid, MMVQ_WARPS * 32, 0, st>>> (set, q, ds,      \
-                                                         nblocks);        \
+      if (TYPE == TSR_TYPE_Q4_K || TYPE == TSR_TYPE_Q5_K)                 \
+        k_mmvq_kquant<TYPE, n><<<grid, MMVQ_WARPS * 32, 0, st>>> (        \
+          set, q, ds, nblocks);                                           \
+      else                                                                \
+        k_mmvq<TYPE, n><<<grid, MMVQ_WARPS * 32, 0, st>>> (set, q, ds,    \
+                                                           nblocks);      \
       break;
     CASE (1) CASE (2) CASE (3) CASE (4) CASE (5) CASE (6) CASE (7) CASE (8)
 #undef CASE
@@ -182,6 +296,12 @@ tsr_cuda_mmvq (cudaStream_t st, const struct tsr_cuda_mmv_set *set,
                          ncols);
   else if (atype == TSR_TYPE_Q4_0)
     mmvq<TSR_TYPE_Q4_0> (st, grid, *set, q, (const float2 *) ds, k / CU_QK,
+                         ncols);
+  else if (atype == TSR_TYPE_Q4_K && k % 256 == 0)
+    mmvq<TSR_TYPE_Q4_K> (st, grid, *set, q, (const float2 *) ds, k / CU_QK,
+                         ncols);
+  else if (atype == TSR_TYPE_Q5_K && k % 256 == 0)
+    mmvq<TSR_TYPE_Q5_K> (st, grid, *set, q, (const float2 *) ds, k / CU_QK,
                          ncols);
   else
     return (int) cudaErrorInvalidValue;

@@ -311,6 +311,28 @@ tsr_cuda_mmv_ready (const tsr_tensor *d)
   return true;
 }
 
+char *
+tsr_cuda_mmv_q8_scratch (struct tsr_cuda_backend *be, const tsr_tensor *b,
+                         void **ds)
+{
+  size_t qbytes = round_up ((size_t) tsr_nelements (b));
+  size_t dsbytes = (size_t) tsr_nelements (b) / 32 * 2 * sizeof (float);
+  char *mem = tsr_cuda_scratch (be, qbytes + dsbytes);
+
+  *ds = mem ? mem + qbytes : NULL;
+  return mem;
+}
+
+bool
+tsr_cuda_mmv_integer (const tsr_tensor *d)
+{
+  const tsr_tensor *a = d->src[0], *b = d->src[1];
+
+  return d->op == TSR_OP_MUL_MAT && tsr_cuda_mmv_ready (d)
+         && tsr_cuda_mmvq_takes (a->type) && b->ne[0] % 32 == 0
+         && a->ne[2] * a->ne[3] == 1 && b->ne[2] * b->ne[3] == 1;
+}
+
 int
 tsr_cuda_mmv_launch (struct tsr_cuda_backend *be,
                      const struct tsr_cuda_mmv_set *set, int atype,
@@ -321,21 +343,20 @@ tsr_cuda_mmv_launch (struct tsr_cuda_backend *be,
 
   for (int m = 0; m < set->n; m++)
     flat = flat && set->a[m].ne[2] * set->a[m].ne[3] == 1;
-  bool integer = atype == TSR_TYPE_Q8_0 || atype == TSR_TYPE_Q4_0
-                 || atype == TSR_TYPE_Q4_K || atype == TSR_TYPE_Q5_K;
-  if (integer && flat)
+  if (tsr_cuda_mmvq_takes (atype) && flat)
     {
-      /* The activations rounded once for the whole set.  */
-      size_t qbytes = round_up ((size_t) tsr_nelements (b));
-      size_t dsbytes = (size_t) tsr_nelements (b) / 32 * 2 * sizeof (float);
-      char *mem = tsr_cuda_scratch (be, qbytes + dsbytes);
+      /* The activations rounded once for the whole set, here or (Q8_IN)
+         by the norm kernel just before.  */
+      void *ds;
+      char *mem = tsr_cuda_mmv_q8_scratch (be, b, &ds);
       if (!mem)
         return TSR_ERR_NO_MEMORY;
-      err = tsr_cuda_quantize_q8 (be->stream, tsr_cuda_desc (b),
-                                  (signed char *) mem, mem + qbytes);
+      err = be->q8_in ? 0 : tsr_cuda_quantize_q8 (be->stream,
+                                                  tsr_cuda_desc (b),
+                                                  (signed char *) mem, ds);
       if (err == 0)
         err = tsr_cuda_mmvq (be->stream, set, atype,
-                             (const signed char *) mem, mem + qbytes,
+                             (const signed char *) mem, ds,
                              b->ne[0], (int) b->ne[1]);
     }
   else

@@ -107,13 +107,16 @@ TSR_MODULE_HIDDEN int tsr_cuda_convert_dense (cudaStream_t s, void *d, int dtype
                                 const void *src, int stype, int64_t n);
 /* rms_norm (x) * w (nodes rms_norm, mul fused), x = a, or with ADD
    x = a + b, also stored in SUM (nodes add, rms_norm, mul): a, b, sum
-   and d of one shape, w broadcast over it.  */
+   and d of one shape, w broadcast over it.  With Q8 (d two-dimensional,
+   rows a multiple of 32 long), d also as tsr_cuda_quantize_q8 would
+   round it into Q8 and DS8.  */
 TSR_MODULE_HIDDEN int tsr_cuda_rms_norm_mul (cudaStream_t s, float eps,
                                struct tsr_cuda_tdesc d,
                                struct tsr_cuda_tdesc a,
                                struct tsr_cuda_tdesc b,
                                struct tsr_cuda_tdesc sum, int add,
-                               struct tsr_cuda_tdesc w);
+                               struct tsr_cuda_tdesc w, signed char *q8,
+                               void *ds8);
 /* Columns at most in one matrix-vector product.  */
 #define CU_MMV_MAX_COLS 8
 /* Matrix-vector products of one set of activations in one launch:
@@ -145,14 +148,51 @@ TSR_MODULE_HIDDEN int tsr_cuda_mul_mat_vec_set (cudaStream_t s,
 TSR_MODULE_HIDDEN int tsr_cuda_quantize_q8 (cudaStream_t s,
                               struct tsr_cuda_tdesc b, signed char *q,
                               void *ds);
-/* The products of SET (q8_0 or q4_0 weights of K columns, two-
-   dimensional) with NCOLS columns of activations so rounded.  */
+/* Whether tsr_cuda_mmvq multiplies weights of block type TYPE (q8_0,
+   q4_0, q4_K, q5_K, q6_K).  */
+static inline bool
+tsr_cuda_mmvq_takes (int type)
+{
+  return type == TSR_TYPE_Q8_0 || type == TSR_TYPE_Q4_0
+         || type == TSR_TYPE_Q4_K || type == TSR_TYPE_Q5_K
+         || type == TSR_TYPE_Q6_K;
+}
+/* The products of SET (weights of a type tsr_cuda_mmvq_takes, K
+   columns, two-dimensional) with NCOLS columns of activations so
+   rounded.  */
 TSR_MODULE_HIDDEN int tsr_cuda_mmvq (cudaStream_t s,
                        const struct tsr_cuda_mmv_set *set, int atype,
                        const signed char *q, const void *ds, int64_t k,
                        int ncols);
 
 /* cuda-set-rows.cu */
+/* Phases: a few small rope and set_rows nodes that follow each other
+   in a graph (a token's q and k rotations and its key and value rows
+   into the caches) in one thread block, one after the other with a
+   barrier between, so each phase sees the previous ones' writes: the
+   work and results of the separate kernels in one launch.  A rope phase
+   has at most CU_PHASE_ROPE_MAX elements; a set_rows phase at most
+   CU_PHASE_ROWS_MAX source rows.  */
+#define CU_PHASES_MAX 4
+#define CU_PHASE_ROPE_MAX 16384
+#define CU_PHASE_ROWS_MAX 256   /* CU_THREADS of cuda-common.cuh */
+struct tsr_cuda_phase
+{
+  int op;                       /* TSR_OP_ROPE or TSR_OP_SET_ROWS */
+  /* rope: d, a, pos, ff; set_rows: d, s, idx (x unused) */
+  struct tsr_cuda_tdesc d, a, b, x;
+  int has_ff, n_dims, neox;     /* rope */
+  float freq_base, freq_scale;
+  int dtype, tag;               /* set_rows: d's type, status tag */
+};
+struct tsr_cuda_phases
+{
+  int n;
+  struct tsr_cuda_phase p[CU_PHASES_MAX];
+};
+TSR_MODULE_HIDDEN int tsr_cuda_run_phases (cudaStream_t s,
+                                           const struct tsr_cuda_phases *ph,
+                                           struct tsr_cuda_status *status);
 /* d[:, idx[i, j, l], j % d2, l % d3] = s[:, i, j, l] converted to
    DTYPE (f32, f16, bf16; q8_0 / q4_0 with dense rows), the last source
    row in row-major order winning where several name one row.  A bad

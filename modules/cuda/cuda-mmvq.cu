@@ -243,6 +243,81 @@ k_mmvq_kquant (tsr_cuda_mmv_set set, const signed char *q, const float2 *ds,
     }
 }
 
+/* q6_K: a unit is one 32-element sub-block j (8 a block) of 256
+   elements, 210 bytes (rows of whole blocks are only 2-byte aligned,
+   so words are read as 16-bit pairs).  Element 32 j + l, with
+   h = j / 4 and t = j % 4, has its low four bits in ql[64 h + 32 (t % 2)
+   + l] (low nibble for t < 2, high else), its high two in qh[32 h + l]
+   at bit 2 t, and the scale scales[2 j + l / 16]; its value is
+   d sc (q - 32).  The bytes q - 32 fit in int8, so
+     sum_l d sc_l (q_l - 32) x_l = d d_x (sc_0 sum_{l<16} (q_l - 32) p_l
+                                         + sc_1 sum_{l>=16} ...).  */
+static __device__ inline float
+q6k_unit (const uint16_t *blk, int j, const int4 *q, float2 ds)
+{
+  const int h = j / 4, t = j % 4;
+  const uint16_t *ql = blk + (64 * h + 32 * (t % 2)) / 2;
+  const uint16_t *qh = blk + (128 + 32 * h) / 2;
+  const int lshift = 4 * (t / 2), hshift = 2 * t;
+  const uint16_t sw = __ldg (blk + (192 + 2 * j) / 2);
+  const int sc0 = (int) (signed char) (sw & 0xff);
+  const int sc1 = (int) (signed char) (sw >> 8);
+  const float d = tsr_cuda_f16_to_f32 (__ldg (blk + 208 / 2));
+  const int4 a = __ldg (q), b = __ldg (q + 1);
+  const int x[8] = { a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w };
+  int dot0 = 0, dot1 = 0;
+#pragma unroll
+  for (int k = 0; k < 8; k++)
+    {
+      int lo = (int_at (ql + 2 * k) >> lshift) & 0x0F0F0F0F;
+      int hi = ((int_at (qh + 2 * k) >> hshift) & 0x03030303) << 4;
+      int v = __vsubss4 (lo | hi, 0x20202020);
+      if (k < 4)
+        dot0 = __dp4a (v, x[k], dot0);
+      else
+        dot1 = __dp4a (v, x[k], dot1);
+    }
+  return d * ds.x * ((float) sc0 * (float) dot0 + (float) sc1 * (float) dot1);
+}
+
+/* A warp per row of every product of SET (q6_K), NC columns.  */
+template <int NC>
+static __global__ void
+k_mmvq_q6k (tsr_cuda_mmv_set set, const signed char *q, const float2 *ds,
+            int64_t nsub)
+{
+  const int bytes = tsr_cuda_block_bytes (TSR_TYPE_Q6_K);
+  const int lane = threadIdx.x % 32;
+  const int64_t row = (int64_t) blockIdx.x * MMVQ_WARPS + threadIdx.x / 32;
+  float first[NC];
+
+#pragma unroll
+  for (int m = 0; m < CU_MMV_MAX_SET; m++)
+    {
+      if (m >= set.n)
+        break;
+      const tsr_cuda_tdesc &a = set.a[m];
+      if (row >= a.ne[1])
+        continue;
+      const char *w = a.data + row * a.nb[1];
+      float acc[NC];
+#pragma unroll
+      for (int c = 0; c < NC; c++)
+        acc[c] = 0.0f;
+#pragma unroll 2
+      for (int64_t u = lane; u < nsub; u += 32)
+        {
+          const uint16_t *blk = (const uint16_t *) (w + u / 8 * bytes);
+#pragma unroll
+          for (int c = 0; c < NC; c++)
+            acc[c] += q6k_unit (blk, (int) (u % 8),
+                                (const int4 *) (q + (c * nsub + u) * CU_QK),
+                                ds[c * nsub + u]);
+        }
+      tsr_cuda_mmv_store_row<NC> (set, m, row, acc, first);
+    }
+}
+
 int
 tsr_cuda_quantize_q8 (cudaStream_t st, struct tsr_cuda_tdesc b,
                       signed char *q, void *ds)
@@ -266,7 +341,10 @@ mmvq (cudaStream_t st, dim3 grid, const tsr_cuda_mmv_set &set,
     {
 #define CASE(n)                                                           \
     case n:                                                               \
-      if (TYPE == TSR_TYPE_Q4_K || TYPE == TSR_TYPE_Q5_K)                 \
+      if (TYPE == TSR_TYPE_Q6_K)                                          \
+        k_mmvq_q6k<n><<<grid, MMVQ_WARPS * 32, 0, st>>> (set, q, ds,      \
+                                                         nblocks);        \
+      else if (TYPE == TSR_TYPE_Q4_K || TYPE == TSR_TYPE_Q5_K)            \
         k_mmvq_kquant<TYPE, n><<<grid, MMVQ_WARPS * 32, 0, st>>> (        \
           set, q, ds, nblocks);                                           \
       else                                                                \
@@ -302,6 +380,9 @@ tsr_cuda_mmvq (cudaStream_t st, const struct tsr_cuda_mmv_set *set,
                          ncols);
   else if (atype == TSR_TYPE_Q5_K && k % 256 == 0)
     mmvq<TSR_TYPE_Q5_K> (st, grid, *set, q, (const float2 *) ds, k / CU_QK,
+                         ncols);
+  else if (atype == TSR_TYPE_Q6_K && k % 256 == 0)
+    mmvq<TSR_TYPE_Q6_K> (st, grid, *set, q, (const float2 *) ds, k / CU_QK,
                          ncols);
   else
     return (int) cudaErrorInvalidValue;

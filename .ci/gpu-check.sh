@@ -195,6 +195,10 @@ measure () {
       --tokens="$(seq -s, 1 8)" -n 64 -d CUDA0 2>&1 >/dev/null \
       | grep -v 'blas\|^tessera-run' | head -24
   done
+  echo "-- q4_0: the kernels of a 512-token prompt (TESSERA_CUDA_PROFILE=1)"
+  TESSERA_CUDA_PROFILE=1 "$bin/tessera-run" -m "$tmp/l1b-q4_0.gguf" \
+    --tokens="$(seq -s, 1 512)" -n 1 -d CUDA0 2>&1 >/dev/null \
+    | grep -v 'blas\|^tessera-run' | head -24
   echo "-- q4_0 with TESSERA_CUDA_GRAPHS=0 TESSERA_CUDA_FUSION=0"
   TESSERA_CUDA_GRAPHS=0 TESSERA_CUDA_FUSION=0 "$bin/tessera-run" \
     -m "$tmp/l1b-q4_0.gguf" --bench -d CUDA0 -r 3 | tee "$out/bench-q4_0-off.txt"
@@ -220,13 +224,15 @@ measure_opencl () {
   ocl=$("$bin/tessera-info" | awk '/device [0-9]+: OpenCL/ {d=$3}
     /description:.*NVIDIA/ && d != "" {print d; exit}')
   if [ -z "$ocl" ]; then
-    echo "no NVIDIA OpenCL device listed"
+    echo "no NVIDIA OpenCL device listed; the driver's OpenCL files:"
+    ls /etc/OpenCL/vendors /usr/lib/x86_64-linux-gnu/libnvidia-opencl* \
+      /usr/lib64/libnvidia-opencl* 2>&1 | head
     return 0
   fi
   echo "device: $ocl"
   TESSERA_LOG=debug "$bin/tessera-opcheck" test --device "$ocl" --op add \
     2>&1 | grep 'opencl:.*\(work-groups\|kernels built\|failed\)' | head -4
-  timeout 300 "$bin/tessera-opcheck" test --device "$ocl" \
+  timeout 120 "$bin/tessera-opcheck" test --device "$ocl" \
     > "$out/ocl-opcheck.txt" 2>&1
   echo "opcheck: exit $?"; tail -2 "$out/ocl-opcheck.txt"
   grep -i '^FAIL' "$out/ocl-opcheck.txt" | head -10

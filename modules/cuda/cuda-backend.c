@@ -330,6 +330,7 @@ walk (struct tsr_cuda_backend *be, tsr_graph *g,
       int kind = steps ? steps[i].kind : TSR_CUDA_STEP_RUN;
 
       be->tag = i + 1;
+      be->q8_in = steps && steps[i].q8 == TSR_CUDA_Q8_IN;
       if (tsr_op_get_kind (node->op) == TSR_OP_KIND_VIEW
           || kind == TSR_CUDA_STEP_SKIP)
         continue;
@@ -338,6 +339,7 @@ walk (struct tsr_cuda_backend *be, tsr_graph *g,
       if (st == TSR_OK && be->profiling)
         st = tsr_cuda_profile_step (be, node, steps ? &steps[i] : NULL);
     }
+  be->q8_in = false;
   return st;
 }
 
@@ -430,8 +432,8 @@ find_shape (struct tsr_cuda_backend *be, tsr_graph *g)
     sh->fused = tsr_cuda_fuse_plan (g, sh->steps);
   else
     for (int i = 0; i < n; i++)
-      sh->steps[i] = (struct tsr_cuda_step) { TSR_CUDA_STEP_RUN, 1,
-                                              { i, -1, -1 } };
+      sh->steps[i] = (struct tsr_cuda_step) { TSR_CUDA_STEP_RUN, 1, 0,
+                                              { i, -1, -1, -1 } };
   tsr_log (TSR_LOG_DEBUG, "cuda: %s: a graph of a new shape: %d nodes, %d "
            "of them computed in fused kernels", be->d->name, n, sh->fused);
   return sh;

@@ -17,6 +17,12 @@
  *                 activations once per thread block for all of them
  *   MMV_GLU       mul_mat (gate, x), mul_mat (up, x), swiglu / geglu
  *                 of the two: one launch, neither product written
+ *   PHASES        2 to 4 small rope and set_rows nodes in a row (a
+ *                 token's q and k rotations, its key and value rows
+ *                 into the caches): one thread block computes them one
+ *                 after the other with a barrier between, so every
+ *                 result is written and read as by the separate
+ *                 kernels, in the same order (no conditions on memory)
  *
  * A group computes at the position of its first node; its other
  * nodes are skipped.  It is formed only when that is the same work:
@@ -38,9 +44,11 @@
 #include <config.h>
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "cuda-impl.h"
 #include "../op-checks.h"
+#include <tessera/ops.h>          /* TSR_ROPE_NEOX */
 
 /* The byte range [lo, hi) a tensor's elements span.  */
 static void
@@ -220,7 +228,7 @@ match_norm (const tsr_graph *g, int i0, struct tsr_cuda_step *steps)
           || (overlaps (mul, a) && !same_place (mul, a))
           || (overlaps (mul, b) && !same_place (mul, b)))
         return 0;
-      steps[i0] = (struct tsr_cuda_step) { TSR_CUDA_STEP_ADD_NORM_MUL, 3,
+      steps[i0] = (struct tsr_cuda_step) { TSR_CUDA_STEP_ADD_NORM_MUL, 3, 0,
                                            { i0, i1, i2 } };
       steps[i1].kind = steps[i2].kind = TSR_CUDA_STEP_SKIP;
       return 3;
@@ -231,7 +239,7 @@ match_norm (const tsr_graph *g, int i0, struct tsr_cuda_step *steps)
   if (!group_safe (g, pos, 2, out, at, 1, in, 1)
       || (overlaps (mul, x) && !same_place (mul, x)))
     return 0;
-  steps[i1] = (struct tsr_cuda_step) { TSR_CUDA_STEP_NORM_MUL, 2,
+  steps[i1] = (struct tsr_cuda_step) { TSR_CUDA_STEP_NORM_MUL, 2, 0,
                                        { i1, i2 } };
   steps[i2].kind = TSR_CUDA_STEP_SKIP;
   return 2;
@@ -288,7 +296,7 @@ match_mmv (const tsr_graph *g, int i, struct tsr_cuda_step *steps)
               /* members[0] the gate, [1] the up product.  */
               bool gate_first = glu->src[0] == first;
               steps[i] = (struct tsr_cuda_step) {
-                TSR_CUDA_STEP_MMV_GLU, 3,
+                TSR_CUDA_STEP_MMV_GLU, 3, 0,
                 { gate_first ? i : i1, gate_first ? i1 : i, i2 } };
               steps[i1].kind = steps[i2].kind = TSR_CUDA_STEP_SKIP;
               return 3;
@@ -318,11 +326,84 @@ match_mmv (const tsr_graph *g, int i, struct tsr_cuda_step *steps)
     n--;
   if (n < 2)
     return 0;
-  steps[i] = (struct tsr_cuda_step) { TSR_CUDA_STEP_MMV_SET, (uint8_t) n,
+  steps[i] = (struct tsr_cuda_step) { TSR_CUDA_STEP_MMV_SET, (uint8_t) n, 0,
                                       { pos[0], pos[1], n > 2 ? pos[2] : -1 } };
   for (int k = 1; k < n; k++)
     steps[pos[k]].kind = TSR_CUDA_STEP_SKIP;
   return n;
+}
+
+/* Whether node T can be a phase of k_phases: a rope of f32 and at most
+   CU_PHASE_ROPE_MAX elements, or a set_rows of at most CU_PHASE_ROWS_MAX
+   source rows (its one-block kernel).  */
+static bool
+phase_ok (const tsr_tensor *t)
+{
+  if (t->op == TSR_OP_ROPE)
+    return is_f32 (t) && is_f32 (t->src[0])
+           && tsr_nelements (t) <= CU_PHASE_ROPE_MAX;
+  if (t->op == TSR_OP_SET_ROWS)
+    return is_f32 (t->src[1])
+           && t->src[1]->ne[1] * t->src[1]->ne[2] * t->src[1]->ne[3]
+              <= CU_PHASE_ROWS_MAX;
+  return false;
+}
+
+/* Phases from I: the computing nodes after it while they can be.  */
+static int
+match_phases (const tsr_graph *g, int i, struct tsr_cuda_step *steps)
+{
+  int pos[CU_PHASES_MAX] = { i }, n = 1;
+
+  if (!phase_ok (tsr_graph_node (g, i)))
+    return 0;
+  for (int j = next_compute (g, i); j >= 0 && n < CU_PHASES_MAX
+       && steps[j].kind == TSR_CUDA_STEP_RUN
+       && phase_ok (tsr_graph_node (g, j)); j = next_compute (g, j))
+    pos[n++] = j;
+  if (n < 2)
+    return 0;
+  steps[i] = (struct tsr_cuda_step) { TSR_CUDA_STEP_PHASES, (uint8_t) n, 0,
+                                      { pos[0], pos[1], -1, -1 } };
+  for (int k = 1; k < n; k++)
+    {
+      steps[i].members[k] = pos[k];
+      steps[pos[k]].kind = TSR_CUDA_STEP_SKIP;
+    }
+  return n;
+}
+
+/* Norm groups whose result the next launch multiplies in 8-bit
+   integers (cuda-mmvq.cu) as its only activations: the norm kernel
+   rounds them too (Q8_OUT), and the product does not (Q8_IN).  Bit for
+   bit the same rounding; one kernel fewer.  */
+static void
+plan_q8 (const tsr_graph *g, struct tsr_cuda_step *steps)
+{
+  for (int i = 0; i < tsr_graph_n_nodes (g); i++)
+    {
+      int kind = steps[i].kind, j = i;
+      if (kind != TSR_CUDA_STEP_NORM_MUL && kind != TSR_CUDA_STEP_ADD_NORM_MUL)
+        continue;
+      const tsr_tensor *r = tsr_graph_node (g, steps[i].members[steps[i].n
+                                                                - 1]);
+      /* The next launch: the next computing node not in a group.  */
+      do
+        j = next_compute (g, j);
+      while (j >= 0 && steps[j].kind == TSR_CUDA_STEP_SKIP);
+      if (j < 0 || r->ne[1] > CU_MMV_MAX_COLS)
+        continue;
+      const tsr_tensor *p = tsr_graph_node (g, j);
+      if ((steps[j].kind == TSR_CUDA_STEP_RUN
+           || steps[j].kind == TSR_CUDA_STEP_MMV_SET
+           || steps[j].kind == TSR_CUDA_STEP_MMV_GLU)
+          && p->op == TSR_OP_MUL_MAT && p->src[1] == r
+          && tsr_cuda_mmv_integer (p))
+        {
+          steps[i].q8 = TSR_CUDA_Q8_OUT;
+          steps[j].q8 = TSR_CUDA_Q8_IN;
+        }
+    }
 }
 
 int
@@ -331,8 +412,8 @@ tsr_cuda_fuse_plan (const tsr_graph *g, struct tsr_cuda_step *steps)
   int n = tsr_graph_n_nodes (g), fused = 0;
 
   for (int i = 0; i < n; i++)
-    steps[i] = (struct tsr_cuda_step) { TSR_CUDA_STEP_RUN, 1,
-                                        { i, -1, -1 } };
+    steps[i] = (struct tsr_cuda_step) { TSR_CUDA_STEP_RUN, 1, 0,
+                                        { i, -1, -1, -1 } };
   for (int i = 0; i < n; i++)
     {
       const tsr_tensor *t = tsr_graph_node (g, i);
@@ -343,8 +424,11 @@ tsr_cuda_fuse_plan (const tsr_graph *g, struct tsr_cuda_step *steps)
         k = match_norm (g, i, steps);
       else if (t->op == TSR_OP_MUL_MAT)
         k = match_mmv (g, i, steps);
+      else if (t->op == TSR_OP_ROPE || t->op == TSR_OP_SET_ROWS)
+        k = match_phases (g, i, steps);
       fused += k > 0 ? k - 1 : 0;
     }
+  plan_q8 (g, steps);
   return fused;
 }
 
@@ -364,23 +448,32 @@ int
 tsr_cuda_fuse_launch (struct tsr_cuda_backend *be, const tsr_graph *g,
                       const struct tsr_cuda_step *step)
 {
-  tsr_tensor *m[3];
+  tsr_tensor *m[4];
   struct tsr_cuda_mmv_set set;
+  struct tsr_cuda_phases ph;
 
   for (int k = 0; k < step->n; k++)
     m[k] = tsr_graph_node (g, step->members[k]);
   switch (step->kind)
     {
     case TSR_CUDA_STEP_NORM_MUL:
-      return fused_launched (be, m[1], tsr_cuda_rms_norm_mul
-        (be->stream, tsr_get_op_param_f32 (m[0], 0), tsr_cuda_desc (m[1]),
-         tsr_cuda_desc (m[0]->src[0]), tsr_cuda_desc (m[0]->src[0]),
-         tsr_cuda_desc (m[0]->src[0]), 0, tsr_cuda_desc (m[1]->src[1])));
     case TSR_CUDA_STEP_ADD_NORM_MUL:
-      return fused_launched (be, m[2], tsr_cuda_rms_norm_mul
-        (be->stream, tsr_get_op_param_f32 (m[1], 0), tsr_cuda_desc (m[2]),
-         tsr_cuda_desc (m[0]->src[0]), tsr_cuda_desc (m[0]->src[1]),
-         tsr_cuda_desc (m[0]), 1, tsr_cuda_desc (m[2]->src[1])));
+      {
+        bool add = step->kind == TSR_CUDA_STEP_ADD_NORM_MUL;
+        tsr_tensor *norm = m[add ? 1 : 0], *mul = m[add ? 2 : 1];
+        const tsr_tensor *x = norm->src[0];
+        char *q8 = NULL;
+        void *ds8 = NULL;
+        if (step->q8 == TSR_CUDA_Q8_OUT
+            && !(q8 = tsr_cuda_mmv_q8_scratch (be, mul, &ds8)))
+          return TSR_ERR_NO_MEMORY;
+        return fused_launched (be, mul, tsr_cuda_rms_norm_mul
+          (be->stream, tsr_get_op_param_f32 (norm, 0), tsr_cuda_desc (mul),
+           tsr_cuda_desc (add ? m[0]->src[0] : x),
+           tsr_cuda_desc (add ? m[0]->src[1] : x),
+           tsr_cuda_desc (add ? m[0] : x), add, tsr_cuda_desc (mul->src[1]),
+           (signed char *) q8, ds8));
+      }
     case TSR_CUDA_STEP_MMV_SET:
     case TSR_CUDA_STEP_MMV_GLU:
       set.glu = step->kind == TSR_CUDA_STEP_MMV_GLU ? (int) m[2]->op : 0;
@@ -394,6 +487,38 @@ tsr_cuda_fuse_launch (struct tsr_cuda_backend *be, const tsr_graph *g,
         set.d[0] = tsr_cuda_desc (m[2]);
       return tsr_cuda_mmv_launch (be, &set, m[0]->src[0]->type,
                                   m[0]->src[1], m[step->n - 1]);
+    case TSR_CUDA_STEP_PHASES:
+      ph.n = step->n;
+      for (int k = 0; k < step->n; k++)
+        {
+          struct tsr_cuda_phase *p = &ph.p[k];
+          const tsr_tensor *t = m[k];
+          memset (p, 0, sizeof *p);
+          p->op = (int) t->op;
+          p->d = tsr_cuda_desc (t);
+          if (t->op == TSR_OP_ROPE)
+            {
+              const tsr_tensor *ff = t->src[2];
+              p->a = tsr_cuda_desc (t->src[0]);
+              p->b = tsr_cuda_desc (t->src[1]);
+              p->x = tsr_cuda_desc (ff ? ff : t->src[1]);
+              p->has_ff = ff != NULL;
+              p->n_dims = tsr_get_op_param_i32 (t, 0);
+              p->neox = tsr_get_op_param_i32 (t, 1) == TSR_ROPE_NEOX;
+              p->freq_base = tsr_get_op_param_f32 (t, 2);
+              p->freq_scale = tsr_get_op_param_f32 (t, 3);
+            }
+          else
+            {
+              p->a = tsr_cuda_desc (t->src[1]);
+              p->b = tsr_cuda_desc (t->src[2]);
+              p->dtype = (int) t->type;
+              p->tag = step->members[k] + 1;
+              be->uses_status = true;
+            }
+        }
+      return fused_launched (be, m[step->n - 1],
+                             tsr_cuda_run_phases (be->stream, &ph, be->status));
     default:
       return tsr_set_error (TSR_ERR_BACKEND, "cuda: %s: no fused kernel "
                             "%d", be->d->name, step->kind);

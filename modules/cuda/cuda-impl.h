@@ -67,13 +67,20 @@ enum tsr_cuda_step_kind
   TSR_CUDA_STEP_NORM_MUL,
   TSR_CUDA_STEP_ADD_NORM_MUL,
   TSR_CUDA_STEP_MMV_SET,
-  TSR_CUDA_STEP_MMV_GLU
+  TSR_CUDA_STEP_MMV_GLU,
+  TSR_CUDA_STEP_PHASES
 };
+/* The activations of a matrix-vector product rounded to 8 bits by the
+   norm kernel before it, instead of by a kernel of their own: the
+   norm's step writes them into scratch memory (Q8_OUT), the product's
+   step, the next to launch, reads them there (Q8_IN).  */
+enum { TSR_CUDA_Q8_OUT = 1, TSR_CUDA_Q8_IN = 2 };
 struct tsr_cuda_step
 {
   uint8_t kind;
   uint8_t n;                    /* nodes in the group */
-  int members[3];
+  uint8_t q8;                   /* 0, TSR_CUDA_Q8_OUT or TSR_CUDA_Q8_IN */
+  int members[4];
 };
 
 struct tsr_cuda_shape;          /* cuda-backend.c */
@@ -90,6 +97,8 @@ struct tsr_cuda_backend
   bool uses_status;             /* this graph wrote into it */
   int tag;                      /* the node being launched: its graph
                                    position + 1, the status it reports */
+  bool q8_in;                   /* its activations are in scratch, as
+                                   8-bit integers (TSR_CUDA_Q8_IN) */
   bool graphs;                  /* TESSERA_CUDA_GRAPHS (default on) */
   bool fusion;                  /* TESSERA_CUDA_FUSION (default on) */
   bool capturing;               /* a CUDA graph is being captured */
@@ -170,6 +179,15 @@ TSR_MODULE_HIDDEN bool tsr_cuda_mmv_ready (const tsr_tensor *d);
    above) with the activations B: in integer dot products for q8_0 and
    q4_0 in two dimensions (cuda-mmvq.cu), else cuda-quant.cu's
    kernels.  A status; a failure names NODE (the last of the set).  */
+/* Where the activations B of such products go as 8-bit integers: Q
+   and DS in scratch memory (grown to hold them); NULL when out of
+   memory.  */
+TSR_MODULE_HIDDEN char *tsr_cuda_mmv_q8_scratch (struct tsr_cuda_backend *be,
+                                                 const tsr_tensor *b,
+                                                 void **ds);
+/* Whether the products of mul_mat D take their activations as 8-bit
+   integers (cuda-mmvq.cu), so a kernel before may round them.  */
+TSR_MODULE_HIDDEN bool tsr_cuda_mmv_integer (const tsr_tensor *d);
 TSR_MODULE_HIDDEN int tsr_cuda_mmv_launch (struct tsr_cuda_backend *be,
                                            const struct tsr_cuda_mmv_set *set,
                                            int atype, const tsr_tensor *b,

@@ -34,6 +34,7 @@ static const char *const fused_name[] = {
   [TSR_CUDA_STEP_ADD_NORM_MUL] = "fused add+rms_norm+mul",
   [TSR_CUDA_STEP_MMV_SET] = "fused mul_mat x",
   [TSR_CUDA_STEP_MMV_GLU] = "fused mul_mat+glu",
+  [TSR_CUDA_STEP_PHASES] = "phases x",
 };
 
 static void
@@ -44,7 +45,7 @@ label_of (const tsr_tensor *t, const struct tsr_cuda_step *step, char *out,
   int kind = step ? step->kind : TSR_CUDA_STEP_RUN;
   int len = kind == TSR_CUDA_STEP_RUN
             ? snprintf (out, size, "%s", tsr_op_name (t->op))
-            : kind == TSR_CUDA_STEP_MMV_SET
+            : kind == TSR_CUDA_STEP_MMV_SET || kind == TSR_CUDA_STEP_PHASES
             ? snprintf (out, size, "%s%d", fused_name[kind], step->n)
             : snprintf (out, size, "%s", fused_name[kind]);
   if ((t->op == TSR_OP_MUL_MAT || t->op == TSR_OP_MUL_MAT_ID) && w

@@ -86,7 +86,8 @@ k_norm (int rms, float eps, tsr_cuda_tdesc d, tsr_cuda_tdesc a)
    (measured: 20 us a 2048-element row on an H200).  */
 static __global__ void
 k_rms_norm_mul (float eps, tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc b,
-                tsr_cuda_tdesc s, int add, tsr_cuda_tdesc w)
+                tsr_cuda_tdesc s, int add, tsr_cuda_tdesc w,
+                signed char *q8, float2 *ds8)
 {
   __shared__ double shared[CU_THREADS];
   const int64_t n = a.ne[0];
@@ -135,7 +136,28 @@ k_rms_norm_mul (float eps, tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc b,
           float wk = wrow ? *(const float *) (w.data + k * w.nb[0])
                           : tsr_cuda_f32 (w, k % w.ne[0], i1 % w.ne[1],
                                           i2 % w.ne[2], i3 % w.ne[3]);
-          tsr_cuda_f32 (d, k, i1, i2, i3) = x * scale * wk;
+          float v = x * scale * wk;
+          tsr_cuda_f32 (d, k, i1, i2, i3) = v;
+          if (q8)
+            {
+              /* The warp's 32 values (n is a multiple of 32) rounded as
+                 k_quantize_q8 (cuda-mmvq.cu) rounds them, bit for bit:
+                 column R of its activations.  */
+              const int lane = threadIdx.x % 32;
+              float amax = fabsf (v);
+              for (int o = 16; o > 0; o /= 2)
+                amax = fmaxf (amax, __shfl_xor_sync (0xffffffffu, amax, o));
+              float dq = __fdiv_rn (amax, 127.0f);
+              float id = dq > 0.0f ? __fdiv_rn (1.0f, dq) : 0.0f;
+              int p = __float2int_rn (__fmul_rn (v, id));
+              int sum = p;
+              for (int o = 16; o > 0; o /= 2)
+                sum += __shfl_xor_sync (0xffffffffu, sum, o);
+              int64_t blk = r * (n / CU_QK) + k / CU_QK;
+              q8[blk * CU_QK + lane] = (signed char) p;
+              if (lane == 0)
+                ds8[blk] = make_float2 (dq, dq * (float) sum);
+            }
         }
     }
 }
@@ -185,31 +207,9 @@ static __global__ void
 k_rope (tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc pos, tsr_cuda_tdesc ff, int has_ff,
         int n_dims, int neox, float freq_base, float freq_scale, int64_t n)
 {
-  const int64_t n_half = n_dims / 2;
   CU_FOR_ITEMS (e, n)
-    {
-      int64_t i0, i1, i2, i3;
-      tsr_cuda_split (e, d, &i0, &i1, &i2, &i3);
-      if (i0 >= 2 * n_half)
-        {
-          tsr_cuda_f32 (d, i0, i1, i2, i3) = tsr_cuda_f32 (a, i0, i1, i2, i3);
-          continue;
-        }
-      int64_t i = neox ? (i0 < n_half ? i0 : i0 - n_half) : i0 / 2;
-      bool first = neox ? i0 < n_half : (i0 & 1) == 0;
-      int64_t j0 = neox ? i : 2 * i, j1 = neox ? i + n_half : 2 * i + 1;
-      int p = *(const int32_t *) tsr_cuda_at (pos, i2, 0, 0, 0);
-      double theta = (double) p * (double) freq_scale
-                     * exp2 (-(double) i / (double) n_half
-                             * log2 ((double) freq_base));
-      if (has_ff)
-        theta /= tsr_cuda_f32 (ff, i, 0, 0, 0);
-      double c, s;
-      sincos (theta, &s, &c);
-      double x0 = tsr_cuda_f32 (a, j0, i1, i2, i3), x1 = tsr_cuda_f32 (a, j1, i1, i2, i3);
-      tsr_cuda_f32 (d, i0, i1, i2, i3) = (float) (first ? x0 * c - x1 * s
-                                            : x0 * s + x1 * c);
-    }
+    tsr_cuda_rope_item (d, a, pos, ff, has_ff, n_dims, neox, freq_base,
+                        freq_scale, e);
 }
 
 int
@@ -230,10 +230,12 @@ tsr_cuda_norm (cudaStream_t s, int rms, float eps, tsr_cuda_tdesc d, tsr_cuda_td
 int
 tsr_cuda_rms_norm_mul (cudaStream_t s, float eps, tsr_cuda_tdesc d, tsr_cuda_tdesc a,
                        tsr_cuda_tdesc b, tsr_cuda_tdesc sum, int add,
-                       tsr_cuda_tdesc w)
+                       tsr_cuda_tdesc w, signed char *q8, void *ds8)
 {
+  if (q8 && (a.ne[0] % CU_QK != 0 || a.ne[2] * a.ne[3] != 1))
+    return (int) cudaErrorInvalidValue;
   k_rms_norm_mul<<<tsr_cuda_row_blocks (host_nrows (a)), CU_THREADS, 0, s>>>
-    (eps, d, a, b, sum, add, w);
+    (eps, d, a, b, sum, add, w, q8, (float2 *) ds8);
   return tsr_cuda_launched ();
 }
 

@@ -133,38 +133,46 @@ k_set_rows_quant (set_rows_args a, int64_t nrows)
     }
 }
 
-/* At most CU_THREADS source rows, one thread block: thread R finds
-   row R's destination (kept in shared memory with the rows' addresses);
-   then, unless an index was bad, warp W writes rows W, W + 8, ...,
-   each unless a later row names the same destination.  Three memory
-   round trips in all (the index, the status word, the row).  */
-static __global__ void
-k_set_rows_small (set_rows_args a, int nrows, int quant)
+/* At most CU_THREADS source rows, by one thread block of at least
+   CU_THREADS threads: thread R finds row R's destination (kept in
+   shared memory with the rows' addresses); then, unless an index was
+   bad, warp W writes rows W, W + warps, ..., each unless a later row
+   names the same destination.  Three memory round trips in all (the
+   index, the status word, the row).  Every thread of the block calls
+   it (it has a barrier).  */
+static_assert (CU_PHASE_ROWS_MAX == CU_THREADS, "a row per thread");
+struct set_rows_shared
 {
-  __shared__ int64_t target[CU_THREADS];
-  __shared__ char *dst[CU_THREADS];
-  __shared__ const char *src[CU_THREADS];
+  int64_t target[CU_THREADS];
+  char *dst[CU_THREADS];
+  const char *src[CU_THREADS];
+};
+
+static __device__ void
+set_rows_block (const set_rows_args &a, int nrows, int quant,
+                set_rows_shared &sh)
+{
   const int r = threadIdx.x, lane = r % 32;
 
   if (r < nrows)
     {
       int v;
-      target[r] = target_row (a, r, &v, &dst[r], &src[r]);
-      if (target[r] < 0)
+      sh.target[r] = target_row (a, r, &v, &sh.dst[r], &sh.src[r]);
+      if (sh.target[r] < 0)
         tsr_cuda_bad_index (a.status, a.tag, v);
     }
   __syncthreads ();
   if (*(volatile int *) &a.status->status != 0)
     return;
-  for (int k = r / 32; k < nrows; k += CU_THREADS / 32)
+  for (int k = r / 32; k < nrows; k += blockDim.x / 32)
     {
       bool win = true;
       for (int j = k + 1; j < nrows && win; j++)
-        win = target[j] != target[k];
+        win = sh.target[j] != sh.target[k];
       if (!win)
         continue;
-      char *dp = dst[k];
-      const char *sp = src[k];
+      char *dp = sh.dst[k];
+      const char *sp = sh.src[k];
       if (quant)
         for (int64_t blk = lane; blk < a.d.ne[0] / CU_QK; blk += 32)
           {
@@ -180,13 +188,75 @@ k_set_rows_small (set_rows_args a, int nrows, int quant)
     }
 }
 
+static __global__ void
+k_set_rows_small (set_rows_args a, int nrows, int quant)
+{
+  __shared__ set_rows_shared sh;
+  set_rows_block (a, nrows, quant, sh);
+}
+
+static __host__ __device__ bool
+quant_type (int dtype)
+{
+  return dtype == TSR_TYPE_Q8_0 || dtype == TSR_TYPE_Q4_0;
+}
+
+#define CU_PHASE_THREADS 512
+
+/* The phases of PH in order, a barrier before each but the first.  A
+   phase's global writes are seen by the block's threads after the
+   barrier; nothing here reads through the read-only cache.  */
+static __global__ void __launch_bounds__ (CU_PHASE_THREADS)
+k_phases (tsr_cuda_phases ph, tsr_cuda_status *status)
+{
+  __shared__ set_rows_shared sh;
+
+  for (int i = 0; i < ph.n; i++)
+    {
+      const tsr_cuda_phase &p = ph.p[i];
+      if (i > 0)
+        __syncthreads ();
+      if (p.op == TSR_OP_ROPE)
+        {
+          int64_t n = tsr_cuda_nelements (p.d);
+          for (int64_t e = threadIdx.x; e < n; e += blockDim.x)
+            tsr_cuda_rope_item (p.d, p.a, p.b, p.x, p.has_ff, p.n_dims,
+                                p.neox, p.freq_base, p.freq_scale, e);
+        }
+      else
+        {
+          set_rows_args a = { p.d, p.dtype, p.a, p.b, NULL, status, p.tag };
+          set_rows_block (a, (int) tsr_cuda_nrows (p.a), quant_type (p.dtype),
+                          sh);
+        }
+    }
+}
+
+int
+tsr_cuda_run_phases (cudaStream_t st, const tsr_cuda_phases *ph,
+                 tsr_cuda_status *status)
+{
+  if (ph->n < 1 || ph->n > CU_PHASES_MAX)
+    return (int) cudaErrorInvalidValue;
+  for (int i = 0; i < ph->n; i++)
+    {
+      const tsr_cuda_phase &p = ph->p[i];
+      int64_t n = p.op == TSR_OP_ROPE ? host_nelements (p.d)
+                                      : host_nrows (p.a);
+      if (n > (p.op == TSR_OP_ROPE ? CU_PHASE_ROPE_MAX : CU_PHASE_ROWS_MAX))
+        return (int) cudaErrorInvalidValue;
+    }
+  k_phases<<<1, CU_PHASE_THREADS, 0, st>>> (*ph, status);
+  return tsr_cuda_launched ();
+}
+
 int
 tsr_cuda_set_rows (cudaStream_t st, tsr_cuda_tdesc d, int dtype, tsr_cuda_tdesc s,
              tsr_cuda_tdesc idx, int *claim, tsr_cuda_status *status, int tag)
 {
   set_rows_args a = { d, dtype, s, idx, claim, status, tag };
   int64_t nrows = host_nrows (s);
-  bool quant = dtype == TSR_TYPE_Q8_0 || dtype == TSR_TYPE_Q4_0;
+  bool quant = quant_type (dtype);
   dim3 grid, block;
 
   if (nrows <= CU_THREADS)

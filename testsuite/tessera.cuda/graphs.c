@@ -1,13 +1,15 @@
 /* CUDA graphs and fused kernels: the graph of a decode step's
    patterns (add + rms_norm + mul, three products of one activation,
-   rms_norm + mul, gate and up products with swiglu, a cache row
-   written by set_rows) computed three times with new inputs, by a
+   rms_norm + mul, gate and up products with swiglu, k rotated by rope
+   and written into a cache row by set_rows, v into another cache by a
+   second set_rows) computed three times with new inputs, by a
    backend with graphs and fusion (the default), one with graphs off,
    and one with both off.  Every compute is checked against values
    computed here in double precision from the dequantized weights; the
    three backends' results must be bit-identical; and the counters say
    where the work went: one capture then replays, the fused nodes of
-   each pattern, fewer kernels than nodes.  Tolerance (NMSE): 1e-12 for
+   each pattern, and the kernels a compute takes (the activations of
+   products after a norm rounded to 8 bits by the norm's kernel).  Tolerance (NMSE): 1e-12 for
    the residual sum; 5e-4 for the products, whose q4_0 and q8_0 weights
    multiply activations rounded to 8 bits a block of 32 at a time (as
    on the CPU: about 5e-5 for these values), and for k read back from
@@ -24,6 +26,8 @@
 #define KV 128                  /* key / value rows */
 #define F 512                   /* feed-forward */
 #define ROWS 4                  /* cache rows */
+#define HD 32                   /* head size: KV / HD heads of k */
+#define BASE 10000.0f           /* rope's frequency base */
 #define RUNS 3
 #define EPS 1e-5f
 
@@ -92,7 +96,7 @@ struct net
   tsr_context *ctx;
   tsr_buffer *buf;
   tsr_graph *g;
-  tsr_tensor *x, *r, *idx, *wn, *wn2, *cache;
+  tsr_tensor *x, *r, *idx, *pos, *wn, *wn2, *cache, *vcache;
   tsr_tensor *w[6];             /* q, k, v, gate, up, down */
   tsr_tensor *s, *q, *k, *v, *out;
 };
@@ -107,9 +111,11 @@ build (struct net *n, tsr_device *dev, struct weights *ws, const float *wn,
   n->x = tsr_new_tensor_2d (ctx, TSR_TYPE_F32, E, 1);
   n->r = tsr_new_tensor_2d (ctx, TSR_TYPE_F32, E, 1);
   n->idx = tsr_new_tensor_1d (ctx, TSR_TYPE_I32, 1);
+  n->pos = tsr_new_tensor_1d (ctx, TSR_TYPE_I32, 1);
   n->wn = tsr_new_tensor_1d (ctx, TSR_TYPE_F32, E);
   n->wn2 = tsr_new_tensor_1d (ctx, TSR_TYPE_F32, E);
   n->cache = tsr_new_tensor_2d (ctx, TSR_TYPE_F16, KV, ROWS);
+  n->vcache = tsr_new_tensor_2d (ctx, TSR_TYPE_F16, KV, ROWS);
   for (int i = 0; i < 6; i++)
     n->w[i] = tsr_new_tensor_2d (ctx, ws[i].type, ws[i].cols, ws[i].rows);
   n->s = tsr_add (ctx, n->r, n->x);
@@ -117,13 +123,19 @@ build (struct net *n, tsr_device *dev, struct weights *ws, const float *wn,
   n->q = tsr_mul_mat (ctx, n->w[WQ], h);
   n->k = tsr_mul_mat (ctx, n->w[WK], h);
   n->v = tsr_mul_mat (ctx, n->w[WV], h);
-  tsr_tensor *c = tsr_set_rows (ctx, n->cache, n->k, n->idx);
+  tsr_tensor *kr = tsr_rope_ext (ctx, tsr_reshape_3d (ctx, n->k, HD, KV / HD,
+                                                      1),
+                                 n->pos, NULL, HD, TSR_ROPE_NORMAL, BASE,
+                                 1.0f);
+  tsr_tensor *c = tsr_set_rows (ctx, n->cache, tsr_reshape_2d (ctx, kr, KV,
+                                                               1), n->idx);
+  tsr_tensor *cv = tsr_set_rows (ctx, n->vcache, n->v, n->idx);
   tsr_tensor *h2 = tsr_mul (ctx, tsr_rms_norm (ctx, n->q, EPS), n->wn2);
   tsr_tensor *f = tsr_swiglu (ctx, tsr_mul_mat (ctx, n->w[WG], h2),
                               tsr_mul_mat (ctx, n->w[WU], h2));
   n->out = tsr_mul_mat (ctx, n->w[WD], f);
   n->g = tsr_graph_new (ctx);
-  tsr_tensor *outs[] = { n->s, n->q, n->v, c, n->out };
+  tsr_tensor *outs[] = { n->s, n->q, n->v, c, cv, n->out };
   for (size_t i = 0; i < sizeof outs / sizeof *outs; i++)
     {
       tsr_set_output (outs[i]);
@@ -141,11 +153,11 @@ build (struct net *n, tsr_device *dev, struct weights *ws, const float *wn,
   return TSR_OK;
 }
 
-/* What one compute gives: s, q, v, out, and the cache after it.  */
+/* What one compute gives: s, q, v, out, and the caches after it.  */
 struct result
 {
   float s[E], q[E], v[KV], out[E];
-  uint16_t cache[KV * ROWS];
+  uint16_t cache[KV * ROWS], vcache[KV * ROWS];
 };
 
 static const char *const config_name[3] = {
@@ -200,10 +212,11 @@ main (void)
       tsr_backend_get_counters (be, &cnt[cfg], true);
       for (int t = 0; t < RUNS; t++)
         {
-          int32_t row = t + 1;
+          int32_t row = t + 1, p = 5 + 7 * t;
           tsr_tensor_set (n.x, xs[t], 0, sizeof xs[t]);
           tsr_tensor_set (n.r, rs[t], 0, sizeof rs[t]);
           tsr_tensor_set (n.idx, &row, 0, sizeof row);
+          tsr_tensor_set (n.pos, &p, 0, sizeof p);
           st = tsr_backend_graph_compute (be, n.g);
           CHECK (st == TSR_OK, "%s: compute %d: %s", config_name[cfg], t,
                  st == TSR_OK ? "ok" : tsr_last_error ());
@@ -213,6 +226,7 @@ main (void)
           tsr_tensor_get (n.v, o->v, 0, sizeof o->v);
           tsr_tensor_get (n.out, o->out, 0, sizeof o->out);
           tsr_tensor_get (n.cache, o->cache, 0, sizeof o->cache);
+          tsr_tensor_get (n.vcache, o->vcache, 0, sizeof o->vcache);
         }
       CHECK (tsr_backend_get_counters (be, &cnt[cfg], false) == TSR_OK,
              "%s: the backend keeps counters", config_name[cfg]);
@@ -233,6 +247,16 @@ main (void)
       product (&ws[WQ], h, q);
       product (&ws[WK], h, k);
       product (&ws[WV], h, v);
+      /* k rotated: pairs (2i, 2i + 1) of each head by p base^(-2i/HD).  */
+      double kr[KV];
+      for (int hh = 0; hh < KV / HD; hh++)
+        for (int i = 0; i < HD / 2; i++)
+          {
+            double th = (5 + 7 * t) * pow (BASE, -2.0 * i / HD);
+            double x0 = k[hh * HD + 2 * i], x1 = k[hh * HD + 2 * i + 1];
+            kr[hh * HD + 2 * i] = x0 * cos (th) - x1 * sin (th);
+            kr[hh * HD + 2 * i + 1] = x0 * sin (th) + x1 * cos (th);
+          }
       rms_norm_mul (q, wn2, E, h2);
       product (&ws[WG], h2, g);
       product (&ws[WU], h2, u);
@@ -240,16 +264,21 @@ main (void)
         f[i] = g[i] / (1 + exp (-g[i])) * u[i];
       product (&ws[WD], f, out);
       const struct result *o = &res[0][t];
-      float row[KV];
+      float row[KV], vrow[KV];
       for (int i = 0; i < KV; i++)
-        row[i] = tsr_fp16_to_fp32 (o->cache[(t + 1) * KV + i]);
+        {
+          row[i] = tsr_fp16_to_fp32 (o->cache[(t + 1) * KV + i]);
+          vrow[i] = tsr_fp16_to_fp32 (o->vcache[(t + 1) * KV + i]);
+        }
       CHECK (nmse (o->s, s, E) < 1e-12, "compute %d: the residual sum "
              "(nmse %.2e)", t, nmse (o->s, s, E));
       CHECK (nmse (o->q, q, E) < 5e-4 && nmse (o->v, v, KV) < 5e-4,
              "compute %d: the fused products q and v (nmse %.2e, %.2e)", t,
              nmse (o->q, q, E), nmse (o->v, v, KV));
-      CHECK (nmse (row, k, KV) < 5e-4, "compute %d: k in cache row %d "
-             "(nmse %.2e, f16)", t, t + 1, nmse (row, k, KV));
+      CHECK (nmse (row, kr, KV) < 5e-4, "compute %d: k rotated in cache "
+             "row %d (nmse %.2e, f16)", t, t + 1, nmse (row, kr, KV));
+      CHECK (nmse (vrow, v, KV) < 5e-4, "compute %d: v in cache row %d "
+             "(nmse %.2e, f16)", t, t + 1, nmse (vrow, v, KV));
       CHECK (nmse (o->out, out, E) < 1e-3, "compute %d: the gated "
              "feed-forward (nmse %.2e)", t, nmse (o->out, out, E));
     }
@@ -259,7 +288,11 @@ main (void)
 
   /* Where the work went.  Fused per compute: add + rms_norm + mul
      (2), the q, k, v products (2), rms_norm + mul (1), gate, up and
-     swiglu (2).  */
+     swiglu (2), rope and the two set_rows as phases of one kernel (2).
+     Kernels a compute with fusion: the status word's reset, the two
+     norms (each rounding the activations of the products after it),
+     the q, k, v products, the phases, gate and up, and the down
+     product with its activations' rounding: 8.  */
   const struct tsr_backend_counters *c = cnt;
   CHECK (c[0].computes == RUNS && c[0].graph_captures == 1
          && c[0].graph_replays == RUNS - 1, "graphs: one capture, then "
@@ -270,14 +303,14 @@ main (void)
   CHECK (c[1].graph_captures == 0 && c[1].graph_replays == 0
          && c[2].graph_captures == 0, "TESSERA_CUDA_GRAPHS=0 captures "
          "nothing");
-  CHECK (c[0].fused == 7 * RUNS && c[1].fused == 7 * RUNS
-         && c[2].fused == 0, "7 nodes fused a compute, none with "
+  CHECK (c[0].fused == 9 * RUNS && c[1].fused == 9 * RUNS
+         && c[2].fused == 0, "9 nodes fused a compute, none with "
          "TESSERA_CUDA_FUSION=0 (%llu, %llu, %llu)",
          (unsigned long long) c[0].fused, (unsigned long long) c[1].fused,
          (unsigned long long) c[2].fused);
-  CHECK (c[0].launches == c[1].launches
-         && c[1].launches + 7 * RUNS <= c[2].launches
-         && c[0].launches < c[0].nodes, "fused kernels launch less "
+  CHECK (c[0].launches == 8 * RUNS && c[1].launches == 8 * RUNS
+         && c[1].launches + 9 * RUNS <= c[2].launches, "8 kernels a "
+         "compute with fusion, more without "
          "(%llu, %llu, %llu kernels for %llu nodes)",
          (unsigned long long) c[0].launches,
          (unsigned long long) c[1].launches,

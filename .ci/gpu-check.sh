@@ -191,12 +191,12 @@ measure () {
   done
   for t in q4_0 Q4_K_M; do
     echo "-- $t: the kernels of decoding (TESSERA_CUDA_PROFILE=1, 64 tokens)"
-    TESSERA_CUDA_PROFILE=1 "$bin/tessera-run" -m "$tmp/l1b-$t.gguf" \
+    CUDA_MODULE_LOADING=EAGER TESSERA_CUDA_PROFILE=1 "$bin/tessera-run" -m "$tmp/l1b-$t.gguf" \
       --tokens="$(seq -s, 1 8)" -n 64 -d CUDA0 2>&1 >/dev/null \
       | grep -v 'blas\|^tessera-run' | head -24
   done
   echo "-- q4_0: the kernels of a 512-token prompt (TESSERA_CUDA_PROFILE=1)"
-  TESSERA_CUDA_PROFILE=1 "$bin/tessera-run" -m "$tmp/l1b-q4_0.gguf" \
+  CUDA_MODULE_LOADING=EAGER TESSERA_CUDA_PROFILE=1 "$bin/tessera-run" -m "$tmp/l1b-q4_0.gguf" \
     --tokens="$(seq -s, 1 512)" -n 1 -d CUDA0 2>&1 >/dev/null \
     | grep -v 'blas\|^tessera-run' | head -24
   echo "-- q4_0 with TESSERA_CUDA_GRAPHS=0 TESSERA_CUDA_FUSION=0"

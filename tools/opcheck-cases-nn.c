@@ -139,6 +139,10 @@ cases_flash_attn (struct oc_list *l)
     { 128, 64, 3, 17, 2, 2, 1, 3, 2, 1 },
     { 40, 40, 5, 256, 8, 8, 1, 5, 1, 1 },
     { 64, 64, 64, 256, 8, 2, 1, 64, 1, 1 },   /* split over threads */
+    /* Prompts (CUDA's tiles of 32 query rows): a partial tile and
+       chunk of keys; head size 128 with batches and a broadcast mask.  */
+    { 64, 64, 17, 33, 8, 8, 1, 17, 1, 1 },
+    { 128, 128, 40, 70, 4, 2, 2, 40, 2, 1 },
   };
   char sq[64], sk[64], sm[64];
   /* The last pass soft-caps the scores (Gemma 2's 50, and a cap of 1

@@ -31,7 +31,32 @@ struct attn_args
   tsr_cuda_tdesc d, q, k, v, m;
   int mtype;                    /* < 0: no mask */
   float scale, softcap;         /* softcap 0: none */
+  signed char *q8;              /* not NULL: d rounded to 8 bits too */
+  float2 *ds8;
 };
+
+/* With A.q8: output element V at D's I (dense, a multiple of 32 long
+   rows), held by a lane of a warp whose 32 lanes hold 32 consecutive
+   elements, also rounded as k_quantize_q8 (cuda-mmvq.cu) rounds the
+   activations of a product of D's memory, bit for bit.  */
+static __device__ inline void
+attn_q8 (const attn_args &a, const float *at, float v)
+{
+  const int lane = threadIdx.x % 32;
+  float amax = fabsf (v);
+  for (int o = 16; o > 0; o /= 2)
+    amax = fmaxf (amax, __shfl_xor_sync (0xffffffffu, amax, o));
+  float dq = __fdiv_rn (amax, 127.0f);
+  float id = dq > 0.0f ? __fdiv_rn (1.0f, dq) : 0.0f;
+  int p = __float2int_rn (__fmul_rn (v, id));
+  int sum = p;
+  for (int o = 16; o > 0; o /= 2)
+    sum += __shfl_xor_sync (0xffffffffu, sum, o);
+  int64_t blk = (at - (const float *) a.d.data) / CU_QK;
+  a.q8[blk * CU_QK + lane] = (signed char) p;
+  if (lane == 0)
+    a.ds8[blk] = make_float2 (dq, dq * (float) sum);
+}
 
 template <int KT, int VT>
 static __global__ void
@@ -168,11 +193,247 @@ k_flash_attn (attn_args a, int64_t nrows)
           for (int k = 0; k < ATTN_WARPS; k++)
             if (wmax[k] != -INFINITY)
               o += attn_shared[k * (dk + dv) + dk + i] * expf (wmax[k] - m);
-          tsr_cuda_f32 (a.d, i, q1, h, b)
-            = total > 0.0f ? o / total : isnan (total) ? NAN : 0.0f;
+          float r = total > 0.0f ? o / total : isnan (total) ? NAN : 0.0f;
+          float *at = &tsr_cuda_f32 (a.d, i, q1, h, b);
+          *at = r;
+          if (a.q8)
+            attn_q8 (a, at, r);
         }
       __syncthreads ();         /* the shared rows are rewritten next */
     }
+}
+
+/* Batches of queries (prompts): a thread block takes a tile of
+   ATTN_TILE_ROWS query rows of one head, ATTN_TILE_RW rows a warp, and
+   walks the keys 32 at a time.  Unless no row of the tile keeps any key
+   of a chunk (by the mask: most chunks of a causal prompt's first
+   tiles), the chunk's keys and values are loaded once into shared
+   memory as floats and used by every row of the tile; the kernel above
+   reads them again for every row and head.  Lane L scores key L of the
+   chunk for the warp's rows at once (each four elements of its key read
+   once, as a float4, for all the rows); each row's softmax follows the
+   steps of the kernel above (one warp takes all the chunks of a row, so
+   no partial results are combined); lane L keeps the output elements L,
+   L + 32, ... (head sizes up to ATTN_TILE_DMAX, multiples of 4), each
+   value read once for all the rows, the chunk's probabilities read four
+   at a time from shared memory.  Shared memory bandwidth is what bounds
+   this kernel: a first version that read q and the key element by
+   element per row was slower than the kernel above.  Key rows are
+   padded by 4 floats so that the lanes' float4 reads of 32 rows fall
+   in distinct banks.  */
+#define ATTN_TILE_RW 4
+#define ATTN_TILE_ROWS (ATTN_WARPS * ATTN_TILE_RW)
+#define ATTN_TILE_DMAX 128
+/* Query rows from which a batch takes the tiles.  */
+#define ATTN_TILE_MIN_ROWS 16
+
+static __host__ __device__ inline size_t
+tile_shared_floats (int64_t dk, int64_t dv)
+{
+  return (size_t) (32 * (dk + 4) + 32 * dv + ATTN_TILE_ROWS * dk
+                   + ATTN_TILE_ROWS * 32);
+}
+
+template <int KT, int VT>
+static __global__ void __launch_bounds__ (32 * ATTN_WARPS, 2)
+k_flash_attn_tile (attn_args a, int64_t ntiles)
+{
+  extern __shared__ float4 attn_shared4[];
+  float *const sh = (float *) attn_shared4;
+  const int lane = threadIdx.x % 32, w = threadIdx.x / 32;
+  const int dk = (int) a.q.ne[0], dv = (int) a.v.ne[0];
+  const int64_t n_kv = a.k.ne[1], nq = a.q.ne[1];
+  const int64_t group = a.q.ne[2] / a.k.ne[2];
+  float *ks = sh;                               /* 32 x (dk + 4) */
+  float *vs = ks + 32 * (dk + 4);               /* 32 x dv */
+  float *qs = vs + 32 * dv + w * ATTN_TILE_RW * dk;   /* the warp's rows */
+  float *ps = sh + 32 * (dk + 4) + 32 * dv + ATTN_TILE_ROWS * dk
+              + w * ATTN_TILE_RW * 32;          /* the warp's p, by row */
+
+  for (int64_t blk = blockIdx.x; blk < ntiles; blk += gridDim.x)
+    {
+      /* Tile T of head H of batch B.  */
+      const int64_t tiles_q = (nq + ATTN_TILE_ROWS - 1) / ATTN_TILE_ROWS;
+      const int64_t t = blk % tiles_q, h = blk / tiles_q % a.q.ne[2];
+      const int64_t b = blk / tiles_q / a.q.ne[2];
+      const int64_t hk = h / group;
+      const int64_t row0 = t * ATTN_TILE_ROWS + w * ATTN_TILE_RW;
+      float mx[ATTN_TILE_RW], sum[ATTN_TILE_RW];
+      float acc[ATTN_TILE_RW][ATTN_TILE_DMAX / 32];
+
+#pragma unroll
+      for (int rr = 0; rr < ATTN_TILE_RW; rr++)
+        {
+          const int64_t q1 = row0 + rr;
+          mx[rr] = -INFINITY;
+          sum[rr] = 0.0f;
+#pragma unroll
+          for (int e = 0; e < ATTN_TILE_DMAX / 32; e++)
+            acc[rr][e] = 0.0f;
+          for (int i = lane; i < dk; i += 32)
+            qs[rr * dk + i] = q1 < nq ? tsr_cuda_f32 (a.q, i, q1, h, b)
+                                      : 0.0f;
+        }
+      for (int64_t j0 = 0; j0 < n_kv; j0 += 32)
+        {
+          const int64_t j = j0 + lane;
+          /* The mask of each row's key first: a chunk no row of the
+             tile keeps is skipped whole.  The barrier also waits for
+             the chunk before to be used up.  */
+          float mv[ATTN_TILE_RW];
+          bool any = false;
+#pragma unroll
+          for (int rr = 0; rr < ATTN_TILE_RW; rr++)
+            {
+              mv[rr] = -INFINITY;
+              if (row0 + rr < nq && j < n_kv)
+                mv[rr] = a.mtype >= 0
+                         ? tsr_cuda_load (tsr_cuda_at (a.m, 0, row0 + rr,
+                                                       h % a.m.ne[2],
+                                                       b % a.m.ne[3]),
+                                          j, a.m.nb[0], a.mtype)
+                         : 0.0f;
+              any = any || mv[rr] != -INFINITY;
+            }
+          if (!__syncthreads_or (any))
+            continue;
+          /* Keys and values of the chunk together (one round trip).  */
+          for (int x = threadIdx.x; x < 32 * dk; x += blockDim.x)
+            {
+              int key = x / dk, i = x % dk;
+              ks[key * (dk + 4) + i]
+                = j0 + key < n_kv
+                  ? tsr_cuda_load (tsr_cuda_at (a.k, 0, j0 + key, hk, b), i,
+                                   a.k.nb[0], KT)
+                  : 0.0f;
+            }
+          for (int x = threadIdx.x; x < 32 * dv; x += blockDim.x)
+            {
+              int key = x / dv, i = x % dv;
+              vs[x] = j0 + key < n_kv
+                      ? tsr_cuda_load (tsr_cuda_at (a.v, 0, j0 + key, hk, b),
+                                       i, a.v.nb[0], VT)
+                      : 0.0f;
+            }
+          __syncthreads ();
+          /* Lane L's key against every row of the warp.  */
+          float dot[ATTN_TILE_RW];
+#pragma unroll
+          for (int rr = 0; rr < ATTN_TILE_RW; rr++)
+            dot[rr] = 0.0f;
+          const float4 *kr = (const float4 *) (ks + lane * (dk + 4));
+          for (int i4 = 0; i4 < dk / 4; i4++)
+            {
+              const float4 kv = kr[i4];
+#pragma unroll
+              for (int rr = 0; rr < ATTN_TILE_RW; rr++)
+                {
+                  const float4 qv = ((const float4 *) (qs + rr * dk))[i4];
+                  dot[rr] += qv.x * kv.x;
+                  dot[rr] += qv.y * kv.y;
+                  dot[rr] += qv.z * kv.z;
+                  dot[rr] += qv.w * kv.w;
+                }
+            }
+#pragma unroll
+          for (int rr = 0; rr < ATTN_TILE_RW; rr++)
+            {
+              float x = -INFINITY, p = 0.0f;
+              if (mv[rr] != -INFINITY)
+                {
+                  x = a.scale * dot[rr];
+                  if (a.softcap > 0.0f)
+                    x = a.softcap * tanhf (x / a.softcap);
+                  x += mv[rr];
+                }
+              float cm = x;
+              for (int o = 16; o > 0; o /= 2)
+                cm = fmaxf (cm, __shfl_xor_sync (0xffffffffu, cm, o));
+              if (cm != -INFINITY)
+                {
+                  if (cm > mx[rr])
+                    {
+                      float f = expf (mx[rr] - cm);
+#pragma unroll
+                      for (int e = 0; e < ATTN_TILE_DMAX / 32; e++)
+                        acc[rr][e] *= f;
+                      sum[rr] *= f;
+                      mx[rr] = cm;
+                    }
+                  p = x == -INFINITY ? 0.0f : expf (x - mx[rr]);
+                  sum[rr] += tsr_cuda_warp_sum (p);
+                }
+              ps[rr * 32 + lane] = p;
+            }
+          __syncwarp ();
+          /* The values: each read once for the warp's rows; a key a
+             row skips (p 0) adds nothing to it, whatever its row holds
+             (a position not written yet may hold anything).  */
+          const int nk = n_kv - j0 < 32 ? (int) (n_kv - j0) : 32;
+          for (int k0 = 0; k0 < nk; k0 += 4)
+            {
+              float4 p4[ATTN_TILE_RW];
+#pragma unroll
+              for (int rr = 0; rr < ATTN_TILE_RW; rr++)
+                p4[rr] = ((const float4 *) (ps + rr * 32))[k0 / 4];
+#pragma unroll
+              for (int kk = 0; kk < 4; kk++)
+                {
+                  if (k0 + kk >= nk)
+                    break;
+                  float vv[ATTN_TILE_DMAX / 32];
+#pragma unroll
+                  for (int e = 0; e < ATTN_TILE_DMAX / 32; e++)
+                    vv[e] = lane + 32 * e < dv
+                            ? vs[(k0 + kk) * dv + lane + 32 * e] : 0.0f;
+#pragma unroll
+                  for (int rr = 0; rr < ATTN_TILE_RW; rr++)
+                    {
+                      const float pk = kk == 0 ? p4[rr].x : kk == 1 ? p4[rr].y
+                                       : kk == 2 ? p4[rr].z : p4[rr].w;
+#pragma unroll
+                      for (int e = 0; e < ATTN_TILE_DMAX / 32; e++)
+                        acc[rr][e] += pk != 0.0f ? pk * vv[e] : 0.0f;
+                    }
+                }
+            }
+          __syncwarp ();        /* PS is rewritten by the next chunk */
+        }
+#pragma unroll
+      for (int rr = 0; rr < ATTN_TILE_RW; rr++)
+        {
+          const int64_t q1 = row0 + rr;
+          if (q1 >= nq)
+            continue;
+          const float total = sum[rr];
+#pragma unroll
+          for (int e = 0; e < ATTN_TILE_DMAX / 32; e++)
+            if (lane + 32 * e < dv)
+              {
+                float r = total > 0.0f ? acc[rr][e] / total
+                          : isnan (total) ? NAN : 0.0f;
+                float *at = &tsr_cuda_f32 (a.d, lane + 32 * e, q1, h, b);
+                *at = r;
+                if (a.q8)
+                  attn_q8 (a, at, r);
+              }
+        }
+      __syncthreads ();         /* the shared rows are rewritten next */
+    }
+}
+
+template <int KT, int VT>
+static void
+launch_tile (cudaStream_t st, const attn_args &a, int64_t ntiles,
+             size_t shared)
+{
+  if (shared > 48 * 1024)
+    cudaFuncSetAttribute (k_flash_attn_tile<KT, VT>,
+                          cudaFuncAttributeMaxDynamicSharedMemorySize,
+                          (int) shared);
+  unsigned grid = (unsigned) (ntiles > CU_MAX_BLOCKS ? CU_MAX_BLOCKS : ntiles);
+  k_flash_attn_tile<KT, VT><<<grid, 32 * ATTN_WARPS, shared, st>>> (a,
+                                                                   ntiles);
 }
 
 size_t
@@ -185,15 +446,39 @@ tsr_cuda_flash_attn_shared (int64_t dk, int64_t dv)
 int
 tsr_cuda_flash_attn (cudaStream_t st, tsr_cuda_tdesc d, tsr_cuda_tdesc q, tsr_cuda_tdesc k,
                int ktype, tsr_cuda_tdesc v, int vtype, tsr_cuda_tdesc mask, int mtype,
-               float scale, float softcap)
+               float scale, float softcap, signed char *q8, void *ds8)
 {
-  attn_args a = { d, q, k, v, mask, mtype, scale, softcap };
+  attn_args a = { d, q, k, v, mask, mtype, scale, softcap, q8,
+                  (float2 *) ds8 };
+
+  /* The rounding needs warps of 32 consecutive elements of a dense d.  */
+  if (q8 && (d.ne[0] % CU_QK != 0 || d.nb[0] != 4 || d.nb[1] != 4 * d.ne[0]
+             || d.nb[2] != d.nb[1] * d.ne[1]
+             || d.nb[3] != d.nb[2] * d.ne[2]))
+    return (int) cudaErrorInvalidValue;
   int64_t nrows = host_nrows (d);
   unsigned grid = (unsigned) (nrows > CU_MAX_BLOCKS ? CU_MAX_BLOCKS : nrows);
   size_t shared = tsr_cuda_flash_attn_shared (q.ne[0], v.ne[0]);
   const unsigned threads = 32 * ATTN_WARPS;
   bool k16 = ktype == TSR_TYPE_F16, v16 = vtype == TSR_TYPE_F16;
 
+  /* Prompts: tiles of query rows sharing each chunk of keys.  */
+  if (q.ne[1] >= ATTN_TILE_MIN_ROWS && q.ne[0] <= ATTN_TILE_DMAX
+      && v.ne[0] <= ATTN_TILE_DMAX && q.ne[0] % 4 == 0)
+    {
+      int64_t ntiles = (q.ne[1] + ATTN_TILE_ROWS - 1) / ATTN_TILE_ROWS
+                       * q.ne[2] * q.ne[3];
+      size_t tshared = tile_shared_floats (q.ne[0], v.ne[0]) * sizeof (float);
+      if (k16 && v16)
+        launch_tile<TSR_TYPE_F16, TSR_TYPE_F16> (st, a, ntiles, tshared);
+      else if (k16)
+        launch_tile<TSR_TYPE_F16, TSR_TYPE_F32> (st, a, ntiles, tshared);
+      else if (v16)
+        launch_tile<TSR_TYPE_F32, TSR_TYPE_F16> (st, a, ntiles, tshared);
+      else
+        launch_tile<TSR_TYPE_F32, TSR_TYPE_F32> (st, a, ntiles, tshared);
+      return tsr_cuda_launched ();
+    }
   if (k16 && v16)
     k_flash_attn<TSR_TYPE_F16, TSR_TYPE_F16><<<grid, threads, shared, st>>>
       (a, nrows);

@@ -331,6 +331,7 @@ walk (struct tsr_cuda_backend *be, tsr_graph *g,
 
       be->tag = i + 1;
       be->q8_in = steps && steps[i].q8 == TSR_CUDA_Q8_IN;
+      be->q8_out = steps && steps[i].q8 == TSR_CUDA_Q8_OUT;
       if (tsr_op_get_kind (node->op) == TSR_OP_KIND_VIEW
           || kind == TSR_CUDA_STEP_SKIP)
         continue;
@@ -339,7 +340,7 @@ walk (struct tsr_cuda_backend *be, tsr_graph *g,
       if (st == TSR_OK && be->profiling)
         st = tsr_cuda_profile_step (be, node, steps ? &steps[i] : NULL);
     }
-  be->q8_in = false;
+  be->q8_in = be->q8_out = false;
   return st;
 }
 

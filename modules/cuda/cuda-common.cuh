@@ -384,16 +384,34 @@ tsr_cuda_mmv_store_row (const tsr_cuda_mmv_set &set, int m, int64_t row,
     }
 }
 
+/* The angle of rope's pair I at position index I2: positions POS
+   (i32), frequency factors FF when HAS_FF, N_HALF pairs rotated.  */
+static __device__ inline double
+tsr_cuda_rope_theta (const tsr_cuda_tdesc &pos, const tsr_cuda_tdesc &ff,
+                     int has_ff, int64_t n_half, float freq_base,
+                     float freq_scale, int64_t i2, int64_t i)
+{
+  int p = *(const int32_t *) tsr_cuda_at (pos, i2, 0, 0, 0);
+  double theta = (double) p * (double) freq_scale
+                 * exp2 (-(double) i / (double) n_half
+                         * log2 ((double) freq_base));
+  if (has_ff)
+    theta /= tsr_cuda_f32 (ff, i, 0, 0, 0);
+  return theta;
+}
+
 /* Element E (row-major) of rope's result D from A: positions POS
    (i32, one per element of A's dimension 2), frequency factors FF when
    HAS_FF, the first N_DIMS elements of a row rotated (as adjacent pairs,
-   or as halves when NEOX), the rest copied.  k_rope and the phases of
-   cuda-set-rows.cu compute every element here.  */
+   or as halves when NEOX), the rest copied.  CS, when not NULL, holds
+   the cosine and sine of every angle, pair I at position index I2 at
+   CS[I2 * N_DIMS / 2 + I] (the same values this computes).  k_rope and
+   the phases of cuda-set-rows.cu compute every element here.  */
 static __device__ inline void
 tsr_cuda_rope_item (const tsr_cuda_tdesc &d, const tsr_cuda_tdesc &a,
                     const tsr_cuda_tdesc &pos, const tsr_cuda_tdesc &ff,
                     int has_ff, int n_dims, int neox, float freq_base,
-                    float freq_scale, int64_t e)
+                    float freq_scale, int64_t e, const double2 *cs)
 {
   const int64_t n_half = n_dims / 2;
   int64_t i0, i1, i2, i3;
@@ -406,14 +424,16 @@ tsr_cuda_rope_item (const tsr_cuda_tdesc &d, const tsr_cuda_tdesc &a,
   int64_t i = neox ? (i0 < n_half ? i0 : i0 - n_half) : i0 / 2;
   bool first = neox ? i0 < n_half : (i0 & 1) == 0;
   int64_t j0 = neox ? i : 2 * i, j1 = neox ? i + n_half : 2 * i + 1;
-  int p = *(const int32_t *) tsr_cuda_at (pos, i2, 0, 0, 0);
-  double theta = (double) p * (double) freq_scale
-                 * exp2 (-(double) i / (double) n_half
-                         * log2 ((double) freq_base));
-  if (has_ff)
-    theta /= tsr_cuda_f32 (ff, i, 0, 0, 0);
   double c, s;
-  sincos (theta, &s, &c);
+  if (cs)
+    {
+      double2 t = cs[i2 * n_half + i];
+      c = t.x;
+      s = t.y;
+    }
+  else
+    sincos (tsr_cuda_rope_theta (pos, ff, has_ff, n_half, freq_base,
+                                 freq_scale, i2, i), &s, &c);
   double x0 = tsr_cuda_f32 (a, j0, i1, i2, i3);
   double x1 = tsr_cuda_f32 (a, j1, i1, i2, i3);
   tsr_cuda_f32 (d, i0, i1, i2, i3) = (float) (first ? x0 * c - x1 * s

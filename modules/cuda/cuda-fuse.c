@@ -373,32 +373,68 @@ match_phases (const tsr_graph *g, int i, struct tsr_cuda_step *steps)
   return n;
 }
 
-/* Norm groups whose result the next launch multiplies in 8-bit
-   integers (cuda-mmvq.cu) as its only activations: the norm kernel
-   rounds them too (Q8_OUT), and the product does not (Q8_IN).  Bit for
-   bit the same rounding; one kernel fewer.  */
+/* Whether T's elements lie densely in row-major order.  */
+static bool
+dense (const tsr_tensor *t)
+{
+  size_t nb = tsr_type_traits (t->type)->type_size;
+
+  if (t->nb[0] != nb)
+    return false;
+  for (int i = 1; i < 4; i++)
+    {
+      nb *= (size_t) t->ne[i - 1];
+      if (t->nb[i] != nb && t->ne[i] > 1)
+        return false;
+    }
+  return true;
+}
+
+/* Whether the activations B of a product are R itself, or R's memory
+   as it is (a reshape of a dense R).  */
+static bool
+same_memory (const tsr_tensor *b, const tsr_tensor *r)
+{
+  return b == r || (b->view_src == r && b->data == r->data && dense (b)
+                    && dense (r) && b->type == r->type
+                    && tsr_nelements (b) == tsr_nelements (r));
+}
+
+/* Steps whose result the next launch multiplies in 8-bit integers
+   (cuda-mmvq.cu) as its only activations: a norm group (its result two-
+   dimensional) or flash_attn_ext (its result dense; the product reads
+   its memory as it is, as for one token) rounds them too (Q8_OUT), and
+   the product does not (Q8_IN).  Bit for bit the same rounding; one
+   kernel fewer.  */
 static void
 plan_q8 (const tsr_graph *g, struct tsr_cuda_step *steps)
 {
   for (int i = 0; i < tsr_graph_n_nodes (g); i++)
     {
       int kind = steps[i].kind, j = i;
-      if (kind != TSR_CUDA_STEP_NORM_MUL && kind != TSR_CUDA_STEP_ADD_NORM_MUL)
-        continue;
       const tsr_tensor *r = tsr_graph_node (g, steps[i].members[steps[i].n
                                                                 - 1]);
+      bool norm = kind == TSR_CUDA_STEP_NORM_MUL
+                  || kind == TSR_CUDA_STEP_ADD_NORM_MUL;
+      bool attn = kind == TSR_CUDA_STEP_RUN
+                  && r->op == TSR_OP_FLASH_ATTN_EXT && is_f32 (r)
+                  && dense (r) && r->ne[0] % 32 == 0;
+      if (!norm && !attn)
+        continue;
+      if (norm && r->ne[2] * r->ne[3] != 1)
+        continue;
       /* The next launch: the next computing node not in a group.  */
       do
         j = next_compute (g, j);
       while (j >= 0 && steps[j].kind == TSR_CUDA_STEP_SKIP);
-      if (j < 0 || r->ne[1] > CU_MMV_MAX_COLS)
+      if (j < 0)
         continue;
       const tsr_tensor *p = tsr_graph_node (g, j);
       if ((steps[j].kind == TSR_CUDA_STEP_RUN
            || steps[j].kind == TSR_CUDA_STEP_MMV_SET
            || steps[j].kind == TSR_CUDA_STEP_MMV_GLU)
-          && p->op == TSR_OP_MUL_MAT && p->src[1] == r
-          && tsr_cuda_mmv_integer (p))
+          && p->op == TSR_OP_MUL_MAT && tsr_cuda_mmv_integer (p)
+          && (norm ? p->src[1] == r : same_memory (p->src[1], r)))
         {
           steps[i].q8 = TSR_CUDA_Q8_OUT;
           steps[j].q8 = TSR_CUDA_Q8_IN;

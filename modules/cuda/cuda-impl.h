@@ -71,9 +71,10 @@ enum tsr_cuda_step_kind
   TSR_CUDA_STEP_PHASES
 };
 /* The activations of a matrix-vector product rounded to 8 bits by the
-   norm kernel before it, instead of by a kernel of their own: the
-   norm's step writes them into scratch memory (Q8_OUT), the product's
-   step, the next to launch, reads them there (Q8_IN).  */
+   kernel before it (a norm group, flash_attn_ext), instead of by a
+   kernel of their own: that step writes them into scratch memory
+   (Q8_OUT), the product's step, the next to launch, reads them there
+   (Q8_IN).  */
 enum { TSR_CUDA_Q8_OUT = 1, TSR_CUDA_Q8_IN = 2 };
 struct tsr_cuda_step
 {
@@ -99,6 +100,8 @@ struct tsr_cuda_backend
                                    position + 1, the status it reports */
   bool q8_in;                   /* its activations are in scratch, as
                                    8-bit integers (TSR_CUDA_Q8_IN) */
+  bool q8_out;                  /* it writes them there too (a
+                                   flash_attn_ext node, TSR_CUDA_Q8_OUT) */
   bool graphs;                  /* TESSERA_CUDA_GRAPHS (default on) */
   bool fusion;                  /* TESSERA_CUDA_FUSION (default on) */
   bool capturing;               /* a CUDA graph is being captured */

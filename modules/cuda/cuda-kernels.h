@@ -212,12 +212,14 @@ TSR_MODULE_HIDDEN int tsr_cuda_quantize (cudaStream_t s, struct tsr_cuda_tdesc d
    caller keeps it within the 48 KiB a launch gets by default).  */
 TSR_MODULE_HIDDEN size_t tsr_cuda_flash_attn_shared (int64_t dk, int64_t dv);
 /* flash_attn_ext (tessera/ops.h): K and V f32 or f16 (KTYPE, VTYPE);
-   MTYPE f32, f16, or < 0 for no mask; SOFTCAP 0 for none.  */
+   MTYPE f32, f16, or < 0 for no mask; SOFTCAP 0 for none.  With Q8 (d
+   dense, rows a multiple of 32 long), d also as tsr_cuda_quantize_q8
+   would round d's memory as [rows, n] activations into Q8 and DS8.  */
 TSR_MODULE_HIDDEN int tsr_cuda_flash_attn (cudaStream_t s, struct tsr_cuda_tdesc d,
                              struct tsr_cuda_tdesc q, struct tsr_cuda_tdesc k, int ktype,
                              struct tsr_cuda_tdesc v, int vtype,
                              struct tsr_cuda_tdesc mask, int mtype, float scale,
-                             float softcap);
+                             float softcap, signed char *q8, void *ds8);
 
 /* cuda-mul-mat-id.cu */
 /* mul_mat_id (tessera/ops.h), weights AS of ATYPE (f32, f16, bf16; a

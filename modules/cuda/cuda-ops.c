@@ -247,14 +247,20 @@ static int
 flash_attn_launch (struct tsr_cuda_backend *be, tsr_tensor *d)
 {
   const tsr_tensor *k = d->src[1], *v = d->src[2], *mask = d->src[3];
+  char *q8 = NULL;
+  void *ds8 = NULL;
 
+  /* The next product's activations rounded here (cuda-fuse.c).  */
+  if (be->q8_out && !(q8 = tsr_cuda_mmv_q8_scratch (be, d, &ds8)))
+    return TSR_ERR_NO_MEMORY;
   return launched (be, d, tsr_cuda_flash_attn (be->stream, tsr_cuda_desc (d),
                                          tsr_cuda_desc (d->src[0]), tsr_cuda_desc (k),
                                          k->type, tsr_cuda_desc (v), v->type,
                                          tsr_cuda_desc (mask ? mask : k),
                                          mask ? (int) mask->type : -1,
                                          tsr_get_op_param_f32 (d, 0),
-                                         tsr_get_op_param_f32 (d, 1)));
+                                         tsr_get_op_param_f32 (d, 1),
+                                         (signed char *) q8, ds8));
 }
 
 static int

@@ -79,11 +79,15 @@ k_norm (int rms, float eps, tsr_cuda_tdesc d, tsr_cuda_tdesc a)
    so S may be A or B itself and D may be A or B (not S).  Rounded and
    summed as the three kernels do: x * scale in f32, then times the
    weight; the squares summed in the order of k_norm.  W is broadcast
-   over the rows (its dimensions divide x's).  The first pass loads four
-   elements before it stores any sum (S may alias A: a store between
-   two loads would make each wait for the one before); an array of a
-   row's values indexed at run time would live in local memory
-   (measured: 20 us a 2048-element row on an H200).  */
+   over the rows (its dimensions divide x's).  Both passes load
+   CU_NORM_U elements of a thread before they store any (a store between
+   two loads that may alias makes each load wait for the one before:
+   with a load and a store an element, the second pass took 8 memory
+   round trips for a 2048-element row); an array of a row's values
+   indexed at run time would live in local memory (measured: 20 us a
+   2048-element row on an H200), so the arrays here are indexed by
+   unrolled constants only.  */
+#define CU_NORM_U 8
 static __global__ void
 k_rms_norm_mul (float eps, tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc b,
                 tsr_cuda_tdesc s, int add, tsr_cuda_tdesc w,
@@ -98,65 +102,79 @@ k_rms_norm_mul (float eps, tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc b,
       int64_t i1, i2, i3;
       double ss = 0;
       tsr_cuda_split_row (r, a, &i1, &i2, &i3);
-      for (int64_t k0 = threadIdx.x; k0 < n; k0 += 4 * CU_THREADS)
+      for (int64_t k0 = threadIdx.x; k0 < n; k0 += CU_NORM_U * CU_THREADS)
         {
-          float x0, x1, x2, x3;
-#define CU_NORM_LOAD(x, u)                                              \
-          {                                                             \
-            int64_t k_ = k0 + (u) * CU_THREADS;                         \
-            x = 0.0f;                                                   \
-            if (k_ < n)                                                 \
-              x = add ? tsr_cuda_f32 (a, k_, i1, i2, i3)                \
-                        + tsr_cuda_f32 (b, k_, i1, i2, i3)              \
-                      : tsr_cuda_f32 (a, k_, i1, i2, i3);               \
-          }
-          CU_NORM_LOAD (x0, 0) CU_NORM_LOAD (x1, 1)
-          CU_NORM_LOAD (x2, 2) CU_NORM_LOAD (x3, 3)
-#undef CU_NORM_LOAD
-#define CU_NORM_SUM(x, u)                                               \
-          {                                                             \
-            int64_t k_ = k0 + (u) * CU_THREADS;                         \
-            if (k_ < n)                                                 \
-              {                                                         \
-                if (add)                                                \
-                  tsr_cuda_f32 (s, k_, i1, i2, i3) = x;                 \
-                ss += (double) x * x;                                   \
-              }                                                         \
-          }
-          CU_NORM_SUM (x0, 0) CU_NORM_SUM (x1, 1)
-          CU_NORM_SUM (x2, 2) CU_NORM_SUM (x3, 3)
-#undef CU_NORM_SUM
+          float x[CU_NORM_U];
+#pragma unroll
+          for (int u = 0; u < CU_NORM_U; u++)
+            {
+              int64_t k = k0 + u * CU_THREADS;
+              x[u] = 0.0f;
+              if (k < n)
+                x[u] = add ? tsr_cuda_f32 (a, k, i1, i2, i3)
+                             + tsr_cuda_f32 (b, k, i1, i2, i3)
+                           : tsr_cuda_f32 (a, k, i1, i2, i3);
+            }
+#pragma unroll
+          for (int u = 0; u < CU_NORM_U; u++)
+            {
+              int64_t k = k0 + u * CU_THREADS;
+              if (k < n)
+                {
+                  if (add)
+                    tsr_cuda_f32 (s, k, i1, i2, i3) = x[u];
+                  ss += (double) x[u] * x[u];
+                }
+            }
         }
       ss = tsr_cuda_block_sum (ss, shared);
       float scale = (float) (1.0 / sqrt (ss / (double) n + (double) eps));
-      FOR_ROW (k, n)
+      for (int64_t k0 = threadIdx.x; k0 < n; k0 += CU_NORM_U * CU_THREADS)
         {
-          float x = add ? tsr_cuda_f32 (s, k, i1, i2, i3)
-                        : tsr_cuda_f32 (a, k, i1, i2, i3);
-          float wk = wrow ? *(const float *) (w.data + k * w.nb[0])
-                          : tsr_cuda_f32 (w, k % w.ne[0], i1 % w.ne[1],
-                                          i2 % w.ne[2], i3 % w.ne[3]);
-          float v = x * scale * wk;
-          tsr_cuda_f32 (d, k, i1, i2, i3) = v;
-          if (q8)
+          float x[CU_NORM_U], wk[CU_NORM_U];
+#pragma unroll
+          for (int u = 0; u < CU_NORM_U; u++)
             {
-              /* The warp's 32 values (n is a multiple of 32) rounded as
-                 k_quantize_q8 (cuda-mmvq.cu) rounds them, bit for bit:
-                 column R of its activations.  */
-              const int lane = threadIdx.x % 32;
-              float amax = fabsf (v);
-              for (int o = 16; o > 0; o /= 2)
-                amax = fmaxf (amax, __shfl_xor_sync (0xffffffffu, amax, o));
-              float dq = __fdiv_rn (amax, 127.0f);
-              float id = dq > 0.0f ? __fdiv_rn (1.0f, dq) : 0.0f;
-              int p = __float2int_rn (__fmul_rn (v, id));
-              int sum = p;
-              for (int o = 16; o > 0; o /= 2)
-                sum += __shfl_xor_sync (0xffffffffu, sum, o);
-              int64_t blk = r * (n / CU_QK) + k / CU_QK;
-              q8[blk * CU_QK + lane] = (signed char) p;
-              if (lane == 0)
-                ds8[blk] = make_float2 (dq, dq * (float) sum);
+              int64_t k = k0 + u * CU_THREADS;
+              x[u] = wk[u] = 0.0f;
+              if (k < n)
+                {
+                  x[u] = add ? tsr_cuda_f32 (s, k, i1, i2, i3)
+                             : tsr_cuda_f32 (a, k, i1, i2, i3);
+                  wk[u] = wrow ? *(const float *) (w.data + k * w.nb[0])
+                               : tsr_cuda_f32 (w, k % w.ne[0], i1 % w.ne[1],
+                                               i2 % w.ne[2], i3 % w.ne[3]);
+                }
+            }
+#pragma unroll
+          for (int u = 0; u < CU_NORM_U; u++)
+            {
+              int64_t k = k0 + u * CU_THREADS;
+              if (k >= n)
+                continue;
+              float v = x[u] * scale * wk[u];
+              tsr_cuda_f32 (d, k, i1, i2, i3) = v;
+              if (q8)
+                {
+                  /* The warp's 32 values (n is a multiple of 32) rounded
+                     as k_quantize_q8 (cuda-mmvq.cu) rounds them, bit for
+                     bit: column R of its activations.  */
+                  const int lane = threadIdx.x % 32;
+                  float amax = fabsf (v);
+                  for (int o = 16; o > 0; o /= 2)
+                    amax = fmaxf (amax,
+                                  __shfl_xor_sync (0xffffffffu, amax, o));
+                  float dq = __fdiv_rn (amax, 127.0f);
+                  float id = dq > 0.0f ? __fdiv_rn (1.0f, dq) : 0.0f;
+                  int p = __float2int_rn (__fmul_rn (v, id));
+                  int sum = p;
+                  for (int o = 16; o > 0; o /= 2)
+                    sum += __shfl_xor_sync (0xffffffffu, sum, o);
+                  int64_t blk = r * (n / CU_QK) + k / CU_QK;
+                  q8[blk * CU_QK + lane] = (signed char) p;
+                  if (lane == 0)
+                    ds8[blk] = make_float2 (dq, dq * (float) sum);
+                }
             }
         }
     }
@@ -209,7 +227,7 @@ k_rope (tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc pos, tsr_cuda_tdesc f
 {
   CU_FOR_ITEMS (e, n)
     tsr_cuda_rope_item (d, a, pos, ff, has_ff, n_dims, neox, freq_base,
-                        freq_scale, e);
+                        freq_scale, e, NULL);
 }
 
 int

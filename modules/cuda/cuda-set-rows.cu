@@ -202,6 +202,7 @@ quant_type (int dtype)
 }
 
 #define CU_PHASE_THREADS 512
+#define CU_PHASE_ANGLES 1024    /* rope angles kept in shared memory */
 
 /* The phases of PH in order, a barrier before each but the first.  A
    phase's global writes are seen by the block's threads after the
@@ -210,6 +211,7 @@ static __global__ void __launch_bounds__ (CU_PHASE_THREADS)
 k_phases (tsr_cuda_phases ph, tsr_cuda_status *status)
 {
   __shared__ set_rows_shared sh;
+  __shared__ double2 cs[CU_PHASE_ANGLES];
 
   for (int i = 0; i < ph.n; i++)
     {
@@ -218,10 +220,25 @@ k_phases (tsr_cuda_phases ph, tsr_cuda_status *status)
         __syncthreads ();
       if (p.op == TSR_OP_ROPE)
         {
-          int64_t n = tsr_cuda_nelements (p.d);
+          /* Every head of a position turns by the same angles: their
+             cosines and sines (in double, the costly part) once into
+             CS where they fit.  */
+          const int64_t n = tsr_cuda_nelements (p.d), n_half = p.n_dims / 2;
+          const int64_t nt = n_half * p.d.ne[2];
+          const bool table = nt <= CU_PHASE_ANGLES;
+          for (int64_t t = threadIdx.x; table && t < nt; t += blockDim.x)
+            {
+              double c, sn;
+              sincos (tsr_cuda_rope_theta (p.b, p.x, p.has_ff, n_half,
+                                           p.freq_base, p.freq_scale,
+                                           t / n_half, t % n_half), &sn, &c);
+              cs[t] = make_double2 (c, sn);
+            }
+          __syncthreads ();
           for (int64_t e = threadIdx.x; e < n; e += blockDim.x)
             tsr_cuda_rope_item (p.d, p.a, p.b, p.x, p.has_ff, p.n_dims,
-                                p.neox, p.freq_base, p.freq_scale, e);
+                                p.neox, p.freq_base, p.freq_scale, e,
+                                table ? cs : NULL);
         }
       else
         {

@@ -22,7 +22,8 @@
 #   4. the scheduler on CUDA0 + CPU (a 4-layer f32 model, last 2 layers
 #      on CUDA0, micro-batches of 8, 1 and 2 in flight);
 #   5. the matrix-vector products of every weight type at 4096 x 14336
-#      and at the 1B model's shapes (tessera-bench, weight GB/s);
+#      and at the 1B model's shapes (tessera-bench, weight GB/s), and a
+#      512-token prompt's attention and products;
 #   6. the Llama-3.2-1B-shaped model in q4_0, q8_0 and Q4_K_M: pp512
 #      and tg128 on CUDA0 with the device's read roof and the backend's
 #      counters (kernels per token, fused nodes, graph replays), the
@@ -183,6 +184,12 @@ measure () {
     -s 14336,4096,1 -s 14336,4096,4 -s 8192,2048,1 -s 2048,8192,1 \
     -s 2048,2048,1 > "$out/gemv.txt" 2>&1
   cat "$out/gemv.txt"
+  echo "== a 512-token prompt's attention and products (tessera-bench)"
+  timeout 60 "$bin/tessera-bench" -o flash_attn_ext -d CUDA0 -r 10 -w 3 \
+    -T f16 -s 512,64,512 -s 512,128,512 -s 4096,128,1 2>&1 | grep '^flash'
+  timeout 60 "$bin/tessera-bench" -o mul_mat -d CUDA0 -r 10 -w 3 \
+    -T q4_0,q8_0,q4_K -s 2048,2048,512 -s 8192,2048,512 -s 2048,8192,512 \
+    2>&1 | grep '^mul_mat'
   echo "== the 1B-shaped model"
   l1b
   for t in q4_0 q8_0 Q4_K_M; do

@@ -234,6 +234,32 @@ tile_shared_floats (int64_t dk, int64_t dv)
                    + ATTN_TILE_ROWS * 32);
 }
 
+/* Whether T (of TYPE, rows of N elements) is f16 in rows of whole
+   16-byte words.  */
+static __device__ inline bool
+f16_words (const tsr_cuda_tdesc &t, int type, int n)
+{
+  return type == TSR_TYPE_F16 && t.nb[0] == 2 && n % 8 == 0
+         && t.nb[1] % 16 == 0 && t.nb[2] % 16 == 0 && t.nb[3] % 16 == 0
+         && (uintptr_t) t.data % 16 == 0;
+}
+
+/* Eight f16 values U as floats at TO (two float4).  */
+static __device__ inline void
+half8_to (uint4 u, float4 *to)
+{
+  const uint32_t w[4] = { u.x, u.y, u.z, u.w };
+  float f[8];
+#pragma unroll
+  for (int e = 0; e < 4; e++)
+    {
+      f[2 * e] = tsr_cuda_f16_to_f32 ((uint16_t) w[e]);
+      f[2 * e + 1] = tsr_cuda_f16_to_f32 ((uint16_t) (w[e] >> 16));
+    }
+  to[0] = make_float4 (f[0], f[1], f[2], f[3]);
+  to[1] = make_float4 (f[4], f[5], f[6], f[7]);
+}
+
 template <int KT, int VT>
 static __global__ void __launch_bounds__ (32 * ATTN_WARPS, 2)
 k_flash_attn_tile (attn_args a, int64_t ntiles)
@@ -249,6 +275,7 @@ k_flash_attn_tile (attn_args a, int64_t ntiles)
   float *qs = vs + 32 * dv + w * ATTN_TILE_RW * dk;   /* the warp's rows */
   float *ps = sh + 32 * (dk + 4) + 32 * dv + ATTN_TILE_ROWS * dk
               + w * ATTN_TILE_RW * 32;          /* the warp's p, by row */
+  const bool kvec = f16_words (a.k, KT, dk), vvec = f16_words (a.v, VT, dv);
 
   for (int64_t blk = blockIdx.x; blk < ntiles; blk += gridDim.x)
     {
@@ -297,24 +324,52 @@ k_flash_attn_tile (attn_args a, int64_t ntiles)
             }
           if (!__syncthreads_or (any))
             continue;
-          /* Keys and values of the chunk together (one round trip).  */
-          for (int x = threadIdx.x; x < 32 * dk; x += blockDim.x)
-            {
-              int key = x / dk, i = x % dk;
-              ks[key * (dk + 4) + i]
-                = j0 + key < n_kv
-                  ? tsr_cuda_load (tsr_cuda_at (a.k, 0, j0 + key, hk, b), i,
-                                   a.k.nb[0], KT)
-                  : 0.0f;
-            }
-          for (int x = threadIdx.x; x < 32 * dv; x += blockDim.x)
-            {
-              int key = x / dv, i = x % dv;
-              vs[x] = j0 + key < n_kv
-                      ? tsr_cuda_load (tsr_cuda_at (a.v, 0, j0 + key, hk, b),
-                                       i, a.v.nb[0], VT)
-                      : 0.0f;
-            }
+          /* Keys and values of the chunk together (one round trip):
+             f16 rows of whole 16-byte words 8 elements a load.  */
+          if (kvec)
+            for (int x = threadIdx.x; x < 32 * dk / 8; x += blockDim.x)
+              {
+                int key = x / (dk / 8), i = x % (dk / 8) * 8;
+                float4 *to = (float4 *) (ks + key * (dk + 4) + i);
+                if (j0 + key < n_kv)
+                  half8_to (__ldg ((const uint4 *) (tsr_cuda_at (a.k, 0, j0
+                                                                 + key, hk, b)
+                                                    + 2 * i)), to);
+                else
+                  to[0] = to[1] = make_float4 (0.0f, 0.0f, 0.0f, 0.0f);
+              }
+          else
+            for (int x = threadIdx.x; x < 32 * dk; x += blockDim.x)
+              {
+                int key = x / dk, i = x % dk;
+                ks[key * (dk + 4) + i]
+                  = j0 + key < n_kv
+                    ? tsr_cuda_load (tsr_cuda_at (a.k, 0, j0 + key, hk, b),
+                                     i, a.k.nb[0], KT)
+                    : 0.0f;
+              }
+          if (vvec)
+            for (int x = threadIdx.x; x < 32 * dv / 8; x += blockDim.x)
+              {
+                int key = x / (dv / 8), i = x % (dv / 8) * 8;
+                float4 *to = (float4 *) (vs + key * dv + i);
+                if (j0 + key < n_kv)
+                  half8_to (__ldg ((const uint4 *) (tsr_cuda_at (a.v, 0, j0
+                                                                 + key, hk, b)
+                                                    + 2 * i)), to);
+                else
+                  to[0] = to[1] = make_float4 (0.0f, 0.0f, 0.0f, 0.0f);
+              }
+          else
+            for (int x = threadIdx.x; x < 32 * dv; x += blockDim.x)
+              {
+                int key = x / dv, i = x % dv;
+                vs[x] = j0 + key < n_kv
+                        ? tsr_cuda_load (tsr_cuda_at (a.v, 0, j0 + key, hk,
+                                                      b),
+                                         i, a.v.nb[0], VT)
+                        : 0.0f;
+              }
           __syncthreads ();
           /* Lane L's key against every row of the warp.  */
           float dot[ATTN_TILE_RW];

@@ -168,9 +168,10 @@ TSR_MODULE_HIDDEN int tsr_cuda_mmvq (cudaStream_t s,
 /* cuda-set-rows.cu */
 /* Phases: a few small rope and set_rows nodes that follow each other
    in a graph (a token's q and k rotations and its key and value rows
-   into the caches) in one thread block, one after the other with a
-   barrier between, so each phase sees the previous ones' writes: the
-   work and results of the separate kernels in one launch.  A rope phase
+   into the caches) in one thread block, in order, with a barrier before
+   each phase that reads or writes what an earlier one writes, so each
+   phase sees the previous ones' writes: the work and results of the
+   separate kernels in one launch.  A rope phase
    has at most CU_PHASE_ROPE_MAX elements; a set_rows phase at most
    CU_PHASE_ROWS_MAX source rows.  */
 #define CU_PHASES_MAX 4
@@ -184,6 +185,7 @@ struct tsr_cuda_phase
   int has_ff, n_dims, neox;     /* rope */
   float freq_base, freq_scale;
   int dtype, tag;               /* set_rows: d's type, status tag */
+  int sync, slot;               /* set by tsr_cuda_run_phases */
 };
 struct tsr_cuda_phases
 {

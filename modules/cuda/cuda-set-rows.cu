@@ -202,21 +202,26 @@ quant_type (int dtype)
 }
 
 #define CU_PHASE_THREADS 512
-#define CU_PHASE_ANGLES 1024    /* rope angles kept in shared memory */
+#define CU_PHASE_ANGLES 512     /* rope angles kept in shared memory */
 
-/* The phases of PH in order, a barrier before each but the first.  A
-   phase's global writes are seen by the block's threads after the
-   barrier; nothing here reads through the read-only cache.  */
+/* The phases of PH in order, with a barrier before those that read or
+   write what a phase since the last barrier writes (tsr_cuda_run_phases
+   decides): a phase's global writes are seen by the block's threads
+   after the barrier; nothing here reads through the read-only cache.
+   Phases between two barriers run side by side (a token's q and k
+   rotations; its key and value rows), each rope or set_rows phase on
+   the shared memory of its slot, which alternates.  */
 static __global__ void __launch_bounds__ (CU_PHASE_THREADS)
 k_phases (tsr_cuda_phases ph, tsr_cuda_status *status)
 {
-  __shared__ set_rows_shared sh;
-  __shared__ double2 cs[CU_PHASE_ANGLES];
+  __shared__ set_rows_shared shs[2];
+  __shared__ double2 css[2][CU_PHASE_ANGLES];
 
   for (int i = 0; i < ph.n; i++)
     {
       const tsr_cuda_phase &p = ph.p[i];
-      if (i > 0)
+      double2 *cs = css[p.slot];
+      if (p.sync)
         __syncthreads ();
       if (p.op == TSR_OP_ROPE)
         {
@@ -244,26 +249,68 @@ k_phases (tsr_cuda_phases ph, tsr_cuda_status *status)
         {
           set_rows_args a = { p.d, p.dtype, p.a, p.b, NULL, status, p.tag };
           set_rows_block (a, (int) tsr_cuda_nrows (p.a), quant_type (p.dtype),
-                          sh);
+                          shs[p.slot]);
         }
     }
 }
 
-int
-tsr_cuda_run_phases (cudaStream_t st, const tsr_cuda_phases *ph,
-                 tsr_cuda_status *status)
+/* The bytes [*LO, *HI) T's elements may span (for block types more:
+   NB[0] is a block's size, NE[0] counts elements).  */
+static void
+desc_span (const tsr_cuda_tdesc &t, uintptr_t *lo, uintptr_t *hi)
 {
-  if (ph->n < 1 || ph->n > CU_PHASES_MAX)
+  uintptr_t end = (uintptr_t) t.data + (uintptr_t) t.nb[0];
+  for (int i = 0; i < 4; i++)
+    end += (uintptr_t) ((t.ne[i] > 0 ? t.ne[i] - 1 : 0) * t.nb[i]);
+  *lo = (uintptr_t) t.data;
+  *hi = end;
+}
+
+static bool
+desc_overlap (const tsr_cuda_tdesc &x, const tsr_cuda_tdesc &y)
+{
+  uintptr_t xl, xh, yl, yh;
+  desc_span (x, &xl, &xh);
+  desc_span (y, &yl, &yh);
+  return xl < yh && yl < xh;
+}
+
+/* Whether phase Q reads or writes what phase P writes.  */
+static bool
+depends (const tsr_cuda_phase &p, const tsr_cuda_phase &q)
+{
+  return desc_overlap (p.d, q.d) || desc_overlap (p.d, q.a)
+         || desc_overlap (p.d, q.b)
+         || (q.op == TSR_OP_ROPE && q.has_ff && desc_overlap (p.d, q.x));
+}
+
+int
+tsr_cuda_run_phases (cudaStream_t st, const tsr_cuda_phases *given,
+                     tsr_cuda_status *status)
+{
+  tsr_cuda_phases ph = *given;
+  int stage = 0, count[2] = { 0, 0 };
+
+  if (ph.n < 1 || ph.n > CU_PHASES_MAX)
     return (int) cudaErrorInvalidValue;
-  for (int i = 0; i < ph->n; i++)
+  for (int i = 0; i < ph.n; i++)
     {
-      const tsr_cuda_phase &p = ph->p[i];
-      int64_t n = p.op == TSR_OP_ROPE ? host_nelements (p.d)
-                                      : host_nrows (p.a);
-      if (n > (p.op == TSR_OP_ROPE ? CU_PHASE_ROPE_MAX : CU_PHASE_ROWS_MAX))
+      tsr_cuda_phase &p = ph.p[i];
+      const bool rope = p.op == TSR_OP_ROPE;
+      int64_t n = rope ? host_nelements (p.d) : host_nrows (p.a);
+      if (n > (rope ? CU_PHASE_ROPE_MAX : CU_PHASE_ROWS_MAX))
         return (int) cudaErrorInvalidValue;
+      /* A barrier before P where it depends on a phase since the last
+         one, or where one of its kind there has its slot.  */
+      p.slot = count[rope]++ % 2;
+      p.sync = 0;
+      for (int j = stage; j < i && !p.sync; j++)
+        p.sync = depends (ph.p[j], p)
+                 || (ph.p[j].op == p.op && ph.p[j].slot == p.slot);
+      if (p.sync)
+        stage = i;
     }
-  k_phases<<<1, CU_PHASE_THREADS, 0, st>>> (*ph, status);
+  k_phases<<<1, CU_PHASE_THREADS, 0, st>>> (ph, status);
   return tsr_cuda_launched ();
 }
 

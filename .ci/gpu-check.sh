@@ -12,7 +12,7 @@
 #                              tool, with carry [".dev"] (about 45 MiB):
 #                              writes everything under $OUT (or /tmp)
 #
-# What `run` measures (3 to 4 minutes on an H200):
+# What `run` measures (about 2 minutes on an H200):
 #   1. nvidia-smi, tessera-info;
 #   2. the CUDA test programs (testsuite/tessera.cuda) and the op
 #      checker on CUDA0 against the CPU;

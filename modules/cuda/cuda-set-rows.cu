@@ -205,9 +205,10 @@ quant_type (int dtype)
 #define CU_PHASE_ANGLES 512     /* rope angles kept in shared memory */
 
 /* The phases of PH in order, with a barrier before those that read or
-   write what a phase since the last barrier writes (tsr_cuda_run_phases
-   decides): a phase's global writes are seen by the block's threads
-   after the barrier; nothing here reads through the read-only cache.
+   write what a phase since the last barrier writes, or write what such
+   a phase reads (tsr_cuda_run_phases decides): a phase's global writes
+   are seen by the block's threads after the barrier; nothing here
+   reads through the read-only cache.
    Phases between two barriers run side by side (a token's q and k
    rotations; its key and value rows), each rope or set_rows phase on
    the shared memory of its slot, which alternates.  */
@@ -275,13 +276,20 @@ desc_overlap (const tsr_cuda_tdesc &x, const tsr_cuda_tdesc &y)
   return xl < yh && yl < xh;
 }
 
-/* Whether phase Q reads or writes what phase P writes.  */
+/* Whether phase P's reads include T.  */
+static bool
+reads (const tsr_cuda_phase &p, const tsr_cuda_tdesc &t)
+{
+  return desc_overlap (t, p.a) || desc_overlap (t, p.b)
+         || (p.op == TSR_OP_ROPE && p.has_ff && desc_overlap (t, p.x));
+}
+
+/* Whether phase Q, after P, must wait for it: Q reads or writes what P
+   writes, or writes what P reads.  */
 static bool
 depends (const tsr_cuda_phase &p, const tsr_cuda_phase &q)
 {
-  return desc_overlap (p.d, q.d) || desc_overlap (p.d, q.a)
-         || desc_overlap (p.d, q.b)
-         || (q.op == TSR_OP_ROPE && q.has_ff && desc_overlap (p.d, q.x));
+  return desc_overlap (p.d, q.d) || reads (q, p.d) || reads (p, q.d);
 }
 
 int

@@ -6,7 +6,8 @@
 #   asan  AddressSanitizer + UndefinedBehaviorSanitizer (errors fatal,
 #         leaks detected): the registry, loader, gguf, ops, validate,
 #         vocab and model areas of the testsuite, where hostile input is
-#         handled (model files, tokenizer keys, run-time options);
+#         handled (model files, tokenizer keys, run-time options), and
+#         the soak tests (leaks after long runs);
 #   tsan  ThreadSanitizer: the registry's threaded tests, and sessions
 #         on 8 threads sharing one model (model/threads.c).
 # Only the CPU backend is built, at the baseline ISA level (the
@@ -43,8 +44,10 @@ case $(uname -m) in
 esac
 
 asan_areas="registry.exp loader.exp gguf.exp ops.exp validate.exp mpi.exp"
-asan_areas="$asan_areas vocab.exp model.exp"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+asan_areas="$asan_areas vocab.exp model.exp soak.exp"
+# The soak tests (make check-soak) too: LeakSanitizer after 1,000 model
+# load/free cycles and a 20,000-token generation.
+TESSERA_SOAK=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   build asan "-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
   "$asan_areas" || status=1

@@ -84,10 +84,11 @@ EXTRA_DIST += testsuite/config/default.exp testsuite/lib/tessera.exp \
 	testsuite/tessera.ops-nn testsuite/tessera.sched \
 	testsuite/tessera.opcheck testsuite/tessera.gguf \
 	testsuite/tessera.bench testsuite/tessera.model \
-	testsuite/tessera.vocab testsuite/tessera.validate
+	testsuite/tessera.vocab testsuite/tessera.validate \
+	testsuite/tessera.soak
 clean-local: clean-testsuite
 clean-testsuite:
-	-rm -rf testsuite/bin testsuite/cache sanitize levels
+	-rm -rf testsuite/bin testsuite/cache sanitize levels soak
 .PHONY: clean-testsuite
 
 # The sanitizer job: ASan+UBSan and TSan builds of their own in
@@ -98,6 +99,15 @@ check-sanitize:
 	  $(abs_top_builddir)/sanitize
 .PHONY: check-sanitize
 EXTRA_DIST += testsuite/check-sanitize.sh testsuite/build-dir.sh
+
+# The soak tests (testsuite/tessera.soak): a 20,000-token generation
+# and 1,000 model load/free cycles, kept out of make check; their
+# tessera.sum and tessera.log go to soak/, beside make check's.
+check-soak:
+	$(MKDIR_P) soak
+	TESSERA_SOAK=1 $(MAKE) $(AM_MAKEFLAGS) check \
+	  RUNTESTFLAGS="--outdir $(abs_builddir)/soak soak.exp"
+.PHONY: check-soak
 
 # The levels job: a --disable-ifunc build (the function-table dispatch
 # at every level) and an aarch64 cross build run under qemu-user with

@@ -235,15 +235,17 @@ typedef bool (*tsr_buft_repacks_fn) (tsr_buffer_type *buft, tsr_type type,
    has one device of type TSR_DEVICE_COMM whose backends (one per
    communicator, made by OPEN) compute the communication ops.  Each
    entry returns TSR_OK or a status with the error recorded.  */
-#define TSR_COMM_IFACE_NAME "tsr_comm_iface_1"
+#define TSR_COMM_IFACE_NAME "tsr_comm_iface_2"
 struct tsr_comm_iface {
   /* A communicator over the whole job (MPI_COMM NULL: the library is
      initialized first if the program has not done it) or over a
      duplicate of the program's communicator *MPI_COMM.  ID is the
      number libtessera gives it, which its ops carry in op_params[0]:
-     *BACKEND runs the nodes of that ID only.  */
-  int (*open) (const void *mpi_comm, int32_t id, void **comm, int *rank,
-               int *size, tsr_backend **backend);
+     *BACKEND runs the nodes of that ID only.  TIMEOUT: the seconds any
+     wait for other ranks may last, opening included (set_timeout).
+     Refused where MPI's thread level is below "serialized".  */
+  int (*open) (const void *mpi_comm, int32_t id, double timeout,
+               void **comm, int *rank, int *size, tsr_backend **backend);
   /* Frees the backend too.  */
   void (*close) (void *comm);
   /* Seconds any wait for other ranks may take before TSR_ERR_TIMEOUT

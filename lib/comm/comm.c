@@ -55,12 +55,8 @@ comm_open (const void *mpi_comm)
     }
   c->iface = iface;
   c->id = atomic_fetch_add (&next_id, 1);
-  if (iface->open (mpi_comm, c->id, &c->impl, &c->rank, &c->size,
-                   &c->backend) != TSR_OK)
-    {
-      free (c);
-      return NULL;
-    }
+  /* The timeout holds from the open on: MPI_Comm_idup waits for every
+     rank to open too.  */
   double timeout = DEFAULT_TIMEOUT;
   const char *env = getenv ("TESSERA_COMM_TIMEOUT");
   int64_t v;
@@ -73,7 +69,12 @@ comm_open (const void *mpi_comm)
                  "number of seconds in [1, 1000000]: %g s used", env,
                  timeout);
     }
-  iface->set_timeout (c->impl, timeout);
+  if (iface->open (mpi_comm, c->id, timeout, &c->impl, &c->rank, &c->size,
+                   &c->backend) != TSR_OK)
+    {
+      free (c);
+      return NULL;
+    }
   return c;
 }
 

@@ -432,8 +432,8 @@ static const struct tsr_backend_iface mpi_backend_iface = {
 /* The communication interface.  */
 
 static int
-comm_open (const void *mpi_comm, int32_t id, void **out, int *rank,
-           int *size, tsr_backend **backend)
+comm_open (const void *mpi_comm, int32_t id, double timeout, void **out,
+           int *rank, int *size, tsr_backend **backend)
 {
   int flag = 0, rc;
   pthread_mutex_lock (&mpi_lock);
@@ -465,6 +465,23 @@ comm_open (const void *mpi_comm, int32_t id, void **out, int *rank,
     }
   else
     MPI_Query_thread (&thread_level);
+  /* The ops run in whatever thread computes a graph (sessions on
+     several threads): MPI must take calls from any thread, one at a
+     time (MPI_LOCK).  */
+  if (thread_level < MPI_THREAD_SERIALIZED)
+    {
+      pthread_mutex_unlock (&mpi_lock);
+      if (we_initialized)
+        return tsr_set_error (TSR_ERR_STATE, "mpi: this MPI gives thread "
+                              "level %s where Tessera needs serialized "
+                              "(or multiple)", level_name (thread_level));
+      return tsr_set_error (TSR_ERR_STATE, "mpi: the program started MPI "
+                            "at thread level %s; Tessera calls MPI from the "
+                            "threads that compute, one at a time, so it "
+                            "needs serialized or multiple: start MPI with "
+                            "MPI_Init_thread (..., MPI_THREAD_SERIALIZED, "
+                            "...)", level_name (thread_level));
+    }
   stay_resident ();
   if (!library[0])
     {
@@ -487,12 +504,12 @@ comm_open (const void *mpi_comm, int32_t id, void **out, int *rank,
   pthread_mutex_unlock (&mpi_lock);
   MPI_Comm base = mpi_comm ? *(const MPI_Comm *) mpi_comm : MPI_COMM_WORLD;
   MPI_Request req;
-  c->timeout = 300;
+  c->timeout = timeout > 0 ? timeout : 300;
   c->comm = MPI_COMM_NULL;
   LOCKED (rc, MPI_Comm_rank (base, &c->rank));
   LOCKED (rc, MPI_Comm_size (base, &c->size));
   /* Collective: every rank must open its communicator, within the
-     default timeout.  */
+     timeout.  */
   LOCKED (rc, MPI_Comm_idup (base, &c->comm, &req));
   int st = rc != MPI_SUCCESS ? mpi_error (NULL, rc, "MPI_Comm_idup")
                              : wait_for (c, &req, NULL, "opening a "

@@ -9,7 +9,12 @@
  *                      tsr_comm_abort while the others wait.
  *   failures exit      the last rank exits with status 3 while the
  *                      others wait in an all_reduce: the launcher
- *                      stops them.  */
+ *                      stops them.
+ *   failures open      (TESSERA_COMM_TIMEOUT=2) every rank but the last
+ *                      opens a second communicator, whose duplicate
+ *                      waits for all: the open fails with
+ *                      TSR_ERR_TIMEOUT after 2 s (not the default
+ *                      300), and rank 0 stops the job with status 6.  */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -89,6 +94,34 @@ main (int argc, char **argv)
              tsr_last_error ());
       fflush (stdout);
       tsr_comm_abort (comm, 5, "stopping the job after a timeout");
+    }
+  else if (strcmp (mode, "open") == 0)
+    {
+      if (rank == size - 1)
+        {
+          for (int i = 0; i < 100; i++)
+            sleep (1);
+          printf ("FAIL: rank %d: still running after rank 0's abort\n",
+                  rank);
+          return 1;
+        }
+      double t0 = now ();
+      tsr_comm *second = tsr_comm_world ();
+      double t = now () - t0;
+      CHECK (!second && tsr_last_status () == TSR_ERR_TIMEOUT
+             && strstr (tsr_last_error (), "no answer"),
+             "rank %d: opening a communicator the last rank does not open "
+             "times out (%s)", rank, second ? "opened" : tsr_last_error ());
+      CHECK (t >= 1.9 && t < 10, "rank %d: after TESSERA_COMM_TIMEOUT=2 "
+             "(%.1f s)", rank, t);
+      if (rank != 0)
+        {
+          for (int i = 0; i < 100; i++)
+            sleep (1);
+          return 1;
+        }
+      fflush (stdout);
+      tsr_comm_abort (comm, 6, "stopping the job after a timed-out open");
     }
   else if (strcmp (mode, "exit") == 0)
     {

@@ -19,10 +19,16 @@
  *                 of the two: one launch, neither product written
  *   PHASES        2 to 4 small rope and set_rows nodes in a row (a
  *                 token's q and k rotations, its key and value rows
- *                 into the caches): one thread block computes them one
- *                 after the other with a barrier between, so every
- *                 result is written and read as by the separate
- *                 kernels, in the same order (no conditions on memory)
+ *                 into the caches): one thread block computes them in
+ *                 order, with a barrier before each that touches what
+ *                 an earlier one wrote or writes what it read
+ *                 (cuda-set-rows.cu), so every result is written and
+ *                 read as by the separate kernels (no conditions on
+ *                 memory here)
+ *
+ * Besides the groups, a norm group or a one-token flash_attn_ext whose
+ * result the next launch multiplies in 8-bit integers rounds that
+ * product's activations itself (plan_q8).
  *
  * A group computes at the position of its first node; its other
  * nodes are skipped.  It is formed only when that is the same work:

@@ -42,20 +42,7 @@ struct attn_args
 static __device__ inline void
 attn_q8 (const attn_args &a, const float *at, float v)
 {
-  const int lane = threadIdx.x % 32;
-  float amax = fabsf (v);
-  for (int o = 16; o > 0; o /= 2)
-    amax = fmaxf (amax, __shfl_xor_sync (0xffffffffu, amax, o));
-  float dq = __fdiv_rn (amax, 127.0f);
-  float id = dq > 0.0f ? __fdiv_rn (1.0f, dq) : 0.0f;
-  int p = __float2int_rn (__fmul_rn (v, id));
-  int sum = p;
-  for (int o = 16; o > 0; o /= 2)
-    sum += __shfl_xor_sync (0xffffffffu, sum, o);
-  int64_t blk = (at - (const float *) a.d.data) / CU_QK;
-  a.q8[blk * CU_QK + lane] = (signed char) p;
-  if (lane == 0)
-    a.ds8[blk] = make_float2 (dq, dq * (float) sum);
+  tsr_cuda_warp_q8 (v, a.q8, a.ds8, (at - (const float *) a.d.data) / CU_QK);
 }
 
 template <int KT, int VT>
@@ -260,6 +247,38 @@ half8_to (uint4 u, float4 *to)
   to[1] = make_float4 (f[4], f[5], f[6], f[7]);
 }
 
+/* Rows J0 .. J0 + 31 of T (of TYPE, N elements a row; head HK, batch
+   B) as floats at TO, rows STRIDE floats apart (16-byte aligned),
+   zeros for rows past N_KV; by all the block's threads.  VEC: f16 rows
+   of whole 16-byte words (f16_words), read 8 elements a load.  */
+template <int TYPE>
+static __device__ inline void
+chunk_rows (const tsr_cuda_tdesc &t, bool vec, int n, int64_t j0,
+            int64_t n_kv, int64_t hk, int64_t b, float *to, int stride)
+{
+  if (vec)
+    for (int x = threadIdx.x; x < 32 * n / 8; x += blockDim.x)
+      {
+        int key = x / (n / 8), i = x % (n / 8) * 8;
+        float4 *row = (float4 *) (to + key * stride + i);
+        if (j0 + key < n_kv)
+          half8_to (__ldg ((const uint4 *) (tsr_cuda_at (t, 0, j0 + key, hk,
+                                                         b) + 2 * i)), row);
+        else
+          row[0] = row[1] = make_float4 (0.0f, 0.0f, 0.0f, 0.0f);
+      }
+  else
+    for (int x = threadIdx.x; x < 32 * n; x += blockDim.x)
+      {
+        int key = x / n, i = x % n;
+        to[key * stride + i]
+          = j0 + key < n_kv
+            ? tsr_cuda_load (tsr_cuda_at (t, 0, j0 + key, hk, b), i,
+                             t.nb[0], TYPE)
+            : 0.0f;
+      }
+}
+
 template <int KT, int VT>
 static __global__ void __launch_bounds__ (32 * ATTN_WARPS, 2)
 k_flash_attn_tile (attn_args a, int64_t ntiles)
@@ -324,52 +343,9 @@ k_flash_attn_tile (attn_args a, int64_t ntiles)
             }
           if (!__syncthreads_or (any))
             continue;
-          /* Keys and values of the chunk together (one round trip):
-             f16 rows of whole 16-byte words 8 elements a load.  */
-          if (kvec)
-            for (int x = threadIdx.x; x < 32 * dk / 8; x += blockDim.x)
-              {
-                int key = x / (dk / 8), i = x % (dk / 8) * 8;
-                float4 *to = (float4 *) (ks + key * (dk + 4) + i);
-                if (j0 + key < n_kv)
-                  half8_to (__ldg ((const uint4 *) (tsr_cuda_at (a.k, 0, j0
-                                                                 + key, hk, b)
-                                                    + 2 * i)), to);
-                else
-                  to[0] = to[1] = make_float4 (0.0f, 0.0f, 0.0f, 0.0f);
-              }
-          else
-            for (int x = threadIdx.x; x < 32 * dk; x += blockDim.x)
-              {
-                int key = x / dk, i = x % dk;
-                ks[key * (dk + 4) + i]
-                  = j0 + key < n_kv
-                    ? tsr_cuda_load (tsr_cuda_at (a.k, 0, j0 + key, hk, b),
-                                     i, a.k.nb[0], KT)
-                    : 0.0f;
-              }
-          if (vvec)
-            for (int x = threadIdx.x; x < 32 * dv / 8; x += blockDim.x)
-              {
-                int key = x / (dv / 8), i = x % (dv / 8) * 8;
-                float4 *to = (float4 *) (vs + key * dv + i);
-                if (j0 + key < n_kv)
-                  half8_to (__ldg ((const uint4 *) (tsr_cuda_at (a.v, 0, j0
-                                                                 + key, hk, b)
-                                                    + 2 * i)), to);
-                else
-                  to[0] = to[1] = make_float4 (0.0f, 0.0f, 0.0f, 0.0f);
-              }
-          else
-            for (int x = threadIdx.x; x < 32 * dv; x += blockDim.x)
-              {
-                int key = x / dv, i = x % dv;
-                vs[x] = j0 + key < n_kv
-                        ? tsr_cuda_load (tsr_cuda_at (a.v, 0, j0 + key, hk,
-                                                      b),
-                                         i, a.v.nb[0], VT)
-                        : 0.0f;
-              }
+          /* Keys and values of the chunk together (one round trip).  */
+          chunk_rows<KT> (a.k, kvec, dk, j0, n_kv, hk, b, ks, dk + 4);
+          chunk_rows<VT> (a.v, vvec, dv, j0, n_kv, hk, b, vs, dv);
           __syncthreads ();
           /* Lane L's key against every row of the warp.  */
           float dot[ATTN_TILE_RW];

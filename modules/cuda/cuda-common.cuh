@@ -384,6 +384,31 @@ tsr_cuda_mmv_store_row (const tsr_cuda_mmv_set &set, int m, int64_t row,
     }
 }
 
+/* The warp's 32 values V (lane L holding element L of block BLK)
+   rounded to 8-bit integers, as the matrix-vector products of
+   cuda-mmvq.cu take their activations (q = round (v / d), d = amax /
+   127): Q[BLK * 32 + L], and DS[BLK] = (d, d times the integers' sum).
+   k_quantize_q8 and the kernels that write a product's activations
+   before it (norms, attention) all round here, so their bits agree.
+   Every lane of the warp calls it.  */
+static __device__ inline void
+tsr_cuda_warp_q8 (float v, signed char *q, float2 *ds, int64_t blk)
+{
+  const int lane = threadIdx.x % 32;
+  float amax = fabsf (v);
+  for (int o = 16; o > 0; o /= 2)
+    amax = fmaxf (amax, __shfl_xor_sync (0xffffffffu, amax, o));
+  float d = __fdiv_rn (amax, 127.0f);
+  float id = d > 0.0f ? __fdiv_rn (1.0f, d) : 0.0f;
+  int p = __float2int_rn (__fmul_rn (v, id));
+  int sum = p;
+  for (int o = 16; o > 0; o /= 2)
+    sum += __shfl_xor_sync (0xffffffffu, sum, o);
+  q[blk * CU_QK + lane] = (signed char) p;
+  if (lane == 0)
+    ds[blk] = make_float2 (d, d * (float) sum);
+}
+
 /* The angle of rope's pair I at position index I2: positions POS
    (i32), frequency factors FF when HAS_FF, N_HALF pairs rotated.  */
 static __device__ inline double

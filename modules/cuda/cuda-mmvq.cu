@@ -41,19 +41,8 @@ k_quantize_q8 (const char *x, int64_t nb1, int64_t k, int ncols,
        blk < total; blk += (int64_t) gridDim.x * (blockDim.x / 32))
     {
       int64_t c = blk / nblocks, i = blk % nblocks;
-      float v = ((const float *) (x + c * nb1))[i * CU_QK + lane];
-      float amax = fabsf (v);
-      for (int o = 16; o > 0; o /= 2)
-        amax = fmaxf (amax, __shfl_xor_sync (0xffffffffu, amax, o));
-      float d = __fdiv_rn (amax, 127.0f);
-      float id = d > 0.0f ? __fdiv_rn (1.0f, d) : 0.0f;
-      int p = __float2int_rn (__fmul_rn (v, id));
-      int sum = p;
-      for (int o = 16; o > 0; o /= 2)
-        sum += __shfl_xor_sync (0xffffffffu, sum, o);
-      q[blk * CU_QK + lane] = (signed char) p;
-      if (lane == 0)
-        ds[blk] = make_float2 (d, d * (float) sum);
+      tsr_cuda_warp_q8 (((const float *) (x + c * nb1))[i * CU_QK + lane],
+                        q, ds, blk);
     }
 }
 

@@ -154,27 +154,10 @@ k_rms_norm_mul (float eps, tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc b,
                 continue;
               float v = x[u] * scale * wk[u];
               tsr_cuda_f32 (d, k, i1, i2, i3) = v;
+              /* Column R of the next product's activations (n is a
+                 multiple of 32: the warp's 32 values are a block).  */
               if (q8)
-                {
-                  /* The warp's 32 values (n is a multiple of 32) rounded
-                     as k_quantize_q8 (cuda-mmvq.cu) rounds them, bit for
-                     bit: column R of its activations.  */
-                  const int lane = threadIdx.x % 32;
-                  float amax = fabsf (v);
-                  for (int o = 16; o > 0; o /= 2)
-                    amax = fmaxf (amax,
-                                  __shfl_xor_sync (0xffffffffu, amax, o));
-                  float dq = __fdiv_rn (amax, 127.0f);
-                  float id = dq > 0.0f ? __fdiv_rn (1.0f, dq) : 0.0f;
-                  int p = __float2int_rn (__fmul_rn (v, id));
-                  int sum = p;
-                  for (int o = 16; o > 0; o /= 2)
-                    sum += __shfl_xor_sync (0xffffffffu, sum, o);
-                  int64_t blk = r * (n / CU_QK) + k / CU_QK;
-                  q8[blk * CU_QK + lane] = (signed char) p;
-                  if (lane == 0)
-                    ds8[blk] = make_float2 (dq, dq * (float) sum);
-                }
+                tsr_cuda_warp_q8 (v, q8, ds8, r * (n / CU_QK) + k / CU_QK);
             }
         }
     }

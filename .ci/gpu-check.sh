@@ -145,17 +145,23 @@ measure () {
   echo "== architectures: CUDA0 alone against the CPU; graphs and fusion off"
   m=$tmp/arch.gguf
   for a in "llama --type=f32" "llama --type=q4_0 --embd=256 --ff=512" \
+           "llama --type=q4_0 --embd=4096 --heads=32 --kv-heads=8 --ff=8192 --layers=1" \
+           "llama --type=q4_K --embd=4096 --heads=32 --kv-heads=8 --ff=8192 --layers=1" \
            "qwen2 --type=f32" \
            "qwen3moe --experts=4 --experts-used=2 --type=f32" \
            "gemma2 --swa=8 --attn-softcap=5 --type=f32" \
            "gemma3 --swa=8 --layers=6 --type=f32" "phi3 --swa=8 --type=f32"; do
     # $a holds the architecture and its options: split on purpose.
     "$bin/tessera-gguf" synth --arch=$a "$m" > /dev/null
-    logits "$out/a-cpu.f32" CPU
-    logits "$out/a-cuda.f32" CUDA0 -n 4
-    TESSERA_CUDA_GRAPHS=0 logits "$out/a-nog.f32" CUDA0 -n 4
+    # No file of an earlier model may stand in for one that failed.
+    rm -f "$out"/a-*.f32
+    logits "$out/a-cpu.f32" CPU || echo "FAIL: $a on the CPU"
+    logits "$out/a-cuda.f32" CUDA0 -n 4 || echo "FAIL: $a on CUDA0"
+    TESSERA_CUDA_GRAPHS=0 logits "$out/a-nog.f32" CUDA0 -n 4 \
+      || echo "FAIL: $a on CUDA0, graphs off"
     TESSERA_CUDA_GRAPHS=0 TESSERA_CUDA_FUSION=0 \
-      logits "$out/a-nof.f32" CUDA0 -n 4
+      logits "$out/a-nof.f32" CUDA0 -n 4 \
+      || echo "FAIL: $a on CUDA0, graphs and fusion off"
     echo "$a: vs CPU $("$dev/nmse" "$out/a-cpu.f32" "$out/a-cuda.f32");" \
       "graphs off: $("$dev/nmse" "$out/a-cuda.f32" "$out/a-nog.f32" \
       | sed 's/.*, //'); fusion off too: $("$dev/nmse" "$out/a-cuda.f32" \
@@ -169,6 +175,7 @@ measure () {
   echo "== scheduler: CUDA0 + CPU, f32, 4 layers, 48-token prompt"
   m=$tmp/t4.gguf
   "$bin/tessera-gguf" synth --like=tiny --type=f32 --layers=4 "$m"
+  rm -f "$out"/cpu.f32 "$out"/cuda-p*.f32
   logits "$out/cpu.f32" CPU
   for p in 1 2; do
     TESSERA_SCHED_DEBUG=1 logits "$out/cuda-p$p.f32" CUDA0,CPU \
@@ -206,6 +213,19 @@ measure () {
   CUDA_MODULE_LOADING=EAGER TESSERA_CUDA_PROFILE=1 "$bin/tessera-run" -m "$tmp/l1b-q4_0.gguf" \
     --tokens="$(seq -s, 1 512)" -n 1 -d CUDA0 2>&1 >/dev/null \
     | grep -v 'blas\|^tessera-run' | head -24
+  echo "== launch settings, one at a time (tokens/s)"
+  for t in q4_0 Q4_K_M; do
+    for v in TESSERA_CUDA_PDL=0 TESSERA_CUDA_MMVQ_SPLIT=1 \
+             TESSERA_CUDA_MMVQ_SPLIT=2; do
+      printf '%-7s %-26s %s\n' "$t" "$v" "$(env "$v" "$bin/tessera-run" \
+        -m "$tmp/l1b-$t.gguf" --bench -d CUDA0 -r 3 2>&1 \
+        | grep -E '^CUDA0 +(pp|tg)' | awk '{printf "%s %s  ", $2, $3}')"
+    done
+  done
+  echo "-- products with one warp a row (TESSERA_CUDA_MMVQ_SPLIT=1)"
+  TESSERA_CUDA_MMVQ_SPLIT=1 timeout 60 "$bin/tessera-bench" -o mul_mat \
+    -d CUDA0 -r 20 -w 5 -T q4_0,q8_0,q4_K,q6_K -s 14336,4096,1 \
+    -s 2048,8192,1 2>&1 | grep '^mul_mat'
   echo "-- q4_0 with TESSERA_CUDA_GRAPHS=0 TESSERA_CUDA_FUSION=0"
   TESSERA_CUDA_GRAPHS=0 TESSERA_CUDA_FUSION=0 "$bin/tessera-run" \
     -m "$tmp/l1b-q4_0.gguf" --bench -d CUDA0 -r 3 | tee "$out/bench-q4_0-off.txt"
@@ -249,8 +269,9 @@ measure_opencl () {
            "qwen2 --type=q4_K --embd=256 --ff=512"; do
     # $a holds the architecture and its options: split on purpose.
     "$bin/tessera-gguf" synth --arch=$a "$m" > /dev/null
-    logits "$out/o-cpu.f32" CPU
-    logits "$out/o-ocl.f32" "$ocl"
+    rm -f "$out"/o-*.f32
+    logits "$out/o-cpu.f32" CPU || echo "FAIL: $a on the CPU"
+    logits "$out/o-ocl.f32" "$ocl" || echo "FAIL: $a on $ocl"
     echo "$a: $ocl vs CPU $("$dev/nmse" "$out/o-cpu.f32" "$out/o-ocl.f32")"
   done
   rm -f "$m"

@@ -659,6 +659,9 @@ cases_mul_mat (struct oc_list *l)
     /* Rows of several 2048-element stages (the GPUs' staged kernels),
        4 columns, and 1 with broadcast batches.  */
     { 6144, 9, 4, 1, 1, 1, 1 }, { 2048, 19, 1, 2, 1, 4, 1 },
+    /* Rows long enough for the GPUs' integer products to share a row
+       among warps (256 blocks of 32: 4 warps; 128 units of 64: 2).  */
+    { 8192, 9, 1, 1, 1, 1, 1 }, { 8192, 5, 3, 1, 1, 1, 1 },
   };
   for (size_t t = 0; t < OC_N_BLOCK_TYPES; t++)
     add_mul_mat_cases (l, oc_block_types[t], block_shapes,

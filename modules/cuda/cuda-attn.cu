@@ -61,6 +61,7 @@ k_flash_attn (attn_args a, int64_t nrows)
   float *wmax = attn_shared + ATTN_WARPS * (dk + dv), *wsum = wmax + ATTN_WARPS;
   float *ps = wsum + ATTN_WARPS + 32 * w;        /* this warp's chunk */
 
+  tsr_cuda_pdl_begin ();
   for (int64_t r = blockIdx.x; r < nrows; r += gridDim.x)
     {
       int64_t q1, h, b;
@@ -510,17 +511,11 @@ tsr_cuda_flash_attn (cudaStream_t st, tsr_cuda_tdesc d, tsr_cuda_tdesc q, tsr_cu
         launch_tile<TSR_TYPE_F32, TSR_TYPE_F32> (st, a, ntiles, tshared);
       return tsr_cuda_launched ();
     }
-  if (k16 && v16)
-    k_flash_attn<TSR_TYPE_F16, TSR_TYPE_F16><<<grid, threads, shared, st>>>
-      (a, nrows);
-  else if (k16)
-    k_flash_attn<TSR_TYPE_F16, TSR_TYPE_F32><<<grid, threads, shared, st>>>
-      (a, nrows);
-  else if (v16)
-    k_flash_attn<TSR_TYPE_F32, TSR_TYPE_F16><<<grid, threads, shared, st>>>
-      (a, nrows);
-  else
-    k_flash_attn<TSR_TYPE_F32, TSR_TYPE_F32><<<grid, threads, shared, st>>>
-      (a, nrows);
-  return tsr_cuda_launched ();
+  void (*kern) (attn_args, int64_t)
+    = k16 && v16 ? k_flash_attn<TSR_TYPE_F16, TSR_TYPE_F16>
+      : k16 ? k_flash_attn<TSR_TYPE_F16, TSR_TYPE_F32>
+      : v16 ? k_flash_attn<TSR_TYPE_F32, TSR_TYPE_F16>
+      : k_flash_attn<TSR_TYPE_F32, TSR_TYPE_F32>;
+  return tsr_cuda_launch (kern, dim3 (grid), dim3 (threads), shared, st, a,
+                          nrows);
 }

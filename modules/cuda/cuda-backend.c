@@ -33,7 +33,14 @@
  * TESSERA_CUDA_FUSION=0 computes every node by its own kernel.  Both
  * give bit-identical results to the default: the kernels and their
  * order are the same.  TESSERA_CUDA_PROFILE=1 walks every graph with
- * each kernel timed (cuda-profile.c).
+ * each kernel timed (cuda-profile.c).  TESSERA_CUDA_PDL=0 launches
+ * every kernel after the one before it has ended (by default, on
+ * sm_90 and newer, the kernels of a token's step are launched with
+ * programmatic dependent launch, so that each one's launch overlaps
+ * the previous one's run).  TESSERA_CUDA_MMVQ_SPLIT=1, 2 or 4 caps the
+ * warps that share a row of an integer matrix-vector product (for
+ * measurements; by default up to 4, q8_0 rows never: cuda-mmvq.cu).  All of
+ * these give bit-identical results.
  *
  * PARAMS: none are accepted yet (NULL or "").  */
 #include <config.h>
@@ -130,6 +137,22 @@ uint64_t
 tsr_cuda_counted (void)
 {
   return queued;
+}
+
+/* This thread's launch settings (tsr_cuda_set_tuning).  */
+static _Thread_local struct tsr_cuda_tuning tuning;
+
+void
+tsr_cuda_set_tuning (const struct tsr_cuda_tuning *t)
+{
+  static const struct tsr_cuda_tuning plain;
+  tuning = t ? *t : plain;
+}
+
+struct tsr_cuda_tuning
+tsr_cuda_get_tuning (void)
+{
+  return tuning;
 }
 
 int
@@ -323,6 +346,7 @@ walk (struct tsr_cuda_backend *be, tsr_graph *g,
   if (err != cudaSuccess)
     return tsr_cuda_error (be->d, "cudaMemsetAsync (status word)", err);
   tsr_cuda_count (1);
+  tsr_cuda_set_tuning (&be->tuning);
   be->uses_status = false;
   for (int i = 0; i < tsr_graph_n_nodes (g) && st == TSR_OK; i++)
     {
@@ -341,6 +365,7 @@ walk (struct tsr_cuda_backend *be, tsr_graph *g,
         st = tsr_cuda_profile_step (be, node, steps ? &steps[i] : NULL);
     }
   be->q8_in = be->q8_out = false;
+  tsr_cuda_set_tuning (NULL);
   return st;
 }
 
@@ -658,6 +683,21 @@ env_flag (const char *name, bool deflt)
   return deflt;
 }
 
+/* TESSERA_CUDA_MMVQ_SPLIT: 1, 2 or 4; unset or empty, 0 (the
+   default); anything else is said.  */
+static int
+env_split (const char *name)
+{
+  const char *v = getenv (name);
+
+  if (!v || !*v)
+    return 0;
+  if (strcmp (v, "1") == 0 || strcmp (v, "2") == 0 || strcmp (v, "4") == 0)
+    return atoi (v);
+  tsr_log (TSR_LOG_WARN, "cuda: %s=%s is not 1, 2 or 4; ignored", name, v);
+  return 0;
+}
+
 tsr_backend *
 tsr_cuda_backend_new (tsr_device *dev, const char *params)
 {
@@ -678,6 +718,8 @@ tsr_cuda_backend_new (tsr_device *dev, const char *params)
   be->graphs = env_flag ("TESSERA_CUDA_GRAPHS", true);
   be->fusion = env_flag ("TESSERA_CUDA_FUSION", true);
   be->profiling = env_flag ("TESSERA_CUDA_PROFILE", false);
+  be->tuning.pdl = d->cc_major >= 9 && env_flag ("TESSERA_CUDA_PDL", true);
+  be->tuning.mmvq_split = env_split ("TESSERA_CUDA_MMVQ_SPLIT");
   err = cudaSetDevice (d->ordinal);
   if (err == cudaSuccess)
     err = cudaStreamCreate (&be->stream);

@@ -474,4 +474,54 @@ tsr_cuda_launched (void)
   return (int) cudaGetLastError ();
 }
 
+/* Programmatic dependent launch (sm_90 and newer).  A kernel launched
+   by tsr_cuda_launch while this thread's tuning has pdl set may start
+   before the kernel queued before it has ended: so it calls
+   tsr_cuda_pdl_begin before it touches global memory, which waits
+   until that kernel has ended and its writes are seen (and, as that
+   one waited for its own predecessor, every earlier one too).  Then it
+   lets the next kernel be launched at once: the next one's launch and
+   start overlap this one's run.  Elsewhere (older cards, a plain
+   launch) both instructions do nothing.  Every kernel that
+   tsr_cuda_launch may launch calls it first, or the chain of waits
+   breaks.  */
+static __device__ __forceinline__ void
+tsr_cuda_pdl_begin (void)
+{
+#if defined (__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile ("griddepcontrol.wait;" : : : "memory");
+  asm volatile ("griddepcontrol.launch_dependents;" : : : "memory");
+#endif
+}
+
+/* K <<<GRID, BLOCK, SHARED, ST>>> (ARGS), with programmatic dependent
+   launch where this thread's tuning asks for it (K calls
+   tsr_cuda_pdl_begin first); returns as tsr_cuda_launched.  */
+template <typename... P, typename... A>
+static inline int
+tsr_cuda_launch (void (*k) (P...), dim3 grid, dim3 block, size_t shared,
+                 cudaStream_t st, A... args)
+{
+#if CUDART_VERSION >= 11080     /* cudaLaunchKernelEx and the attribute */
+  cudaLaunchAttribute attr[1];
+  cudaLaunchConfig_t cfg = {};
+
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = shared;
+  cfg.stream = st;
+  cfg.attrs = attr;
+  cfg.numAttrs = tsr_cuda_get_tuning ().pdl ? 1 : 0;
+  cudaError_t err = cudaLaunchKernelEx (&cfg, k, args...);
+  tsr_cuda_count (1);
+  cudaError_t last = cudaGetLastError ();
+  return (int) (err != cudaSuccess ? err : last);
+#else
+  k<<<grid, block, shared, st>>> (args...);
+  return tsr_cuda_launched ();
+#endif
+}
+
 #endif /* TSR_CUDA_COMMON_CUH */

@@ -43,6 +43,7 @@ static __global__ void
 k_get_rows (tsr_cuda_tdesc d, tsr_cuda_tdesc a, int atype, tsr_cuda_tdesc rows,
             tsr_cuda_status *status, int tag, int64_t n)
 {
+  tsr_cuda_pdl_begin ();
   CU_FOR_ITEMS (e, n)
     {
       int64_t i0, i, j, l;
@@ -120,7 +121,7 @@ tsr_cuda_get_rows (cudaStream_t st, tsr_cuda_tdesc d, tsr_cuda_tdesc a, int atyp
              tsr_cuda_tdesc rows, tsr_cuda_status *status, int tag)
 {
   int64_t n = host_nelements (d);
-  k_get_rows<<<tsr_cuda_blocks (n), CU_THREADS, 0, st>>> (d, a, atype, rows,
-                                                     status, tag, n);
-  return tsr_cuda_launched ();
+  return tsr_cuda_launch (k_get_rows, dim3 (tsr_cuda_blocks (n)),
+                          dim3 (CU_THREADS), 0, st, d, a, atype, rows, status,
+                          tag, n);
 }

@@ -104,6 +104,7 @@ struct tsr_cuda_backend
                                    flash_attn_ext node, TSR_CUDA_Q8_OUT) */
   bool graphs;                  /* TESSERA_CUDA_GRAPHS (default on) */
   bool fusion;                  /* TESSERA_CUDA_FUSION (default on) */
+  struct tsr_cuda_tuning tuning;        /* TESSERA_CUDA_PDL, _MMVQ_SPLIT */
   bool capturing;               /* a CUDA graph is being captured */
   bool scratch_moved;           /* tsr_cuda_scratch reallocated */
   struct tsr_cuda_shape *shapes;        /* the graph shapes seen last */

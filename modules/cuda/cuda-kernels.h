@@ -48,6 +48,23 @@ struct tsr_cuda_status
    the count around each compute).  */
 TSR_MODULE_HIDDEN void tsr_cuda_count (int n);
 TSR_MODULE_HIDDEN uint64_t tsr_cuda_counted (void);
+/* How this thread's launchers queue kernels until the next call (a
+   backend's walk sets its own and clears them after; the defaults,
+   all zero, are plain launches):
+     pdl          programmatic dependent launch (sm_90 and newer) for
+                  the kernels of a token's step that wait for their
+                  predecessor in the kernel itself (cuda-common.cuh,
+                  tsr_cuda_launch): the next kernel is launched while
+                  the one before it runs, instead of after it ends;
+     mmvq_split   the most warps that share one row of a matrix-vector
+                  product (1, 2 or 4; 0: 4).  */
+struct tsr_cuda_tuning
+{
+  int pdl;
+  int mmvq_split;
+};
+TSR_MODULE_HIDDEN void tsr_cuda_set_tuning (const struct tsr_cuda_tuning *t);
+TSR_MODULE_HIDDEN struct tsr_cuda_tuning tsr_cuda_get_tuning (void);
 
 /* cuda-reduce.cu */
 /* A kernel that holds stream S for about US microseconds.  */
@@ -148,14 +165,21 @@ TSR_MODULE_HIDDEN int tsr_cuda_mul_mat_vec_set (cudaStream_t s,
 TSR_MODULE_HIDDEN int tsr_cuda_quantize_q8 (cudaStream_t s,
                               struct tsr_cuda_tdesc b, signed char *q,
                               void *ds);
-/* Whether tsr_cuda_mmvq multiplies weights of block type TYPE (q8_0,
-   q4_0, q4_K, q5_K, q6_K).  */
+/* Whether tsr_cuda_mmvq multiplies weights of block type TYPE (all
+   but q2_K and q3_K).  */
 static inline bool
 tsr_cuda_mmvq_takes (int type)
 {
-  return type == TSR_TYPE_Q8_0 || type == TSR_TYPE_Q4_0
-         || type == TSR_TYPE_Q4_K || type == TSR_TYPE_Q5_K
-         || type == TSR_TYPE_Q6_K;
+  switch (type)
+    {
+    case TSR_TYPE_Q8_0: case TSR_TYPE_Q4_0: case TSR_TYPE_Q4_1:
+    case TSR_TYPE_Q5_0: case TSR_TYPE_Q5_1: case TSR_TYPE_IQ4_NL:
+    case TSR_TYPE_MXFP4: case TSR_TYPE_Q4_K: case TSR_TYPE_Q5_K:
+    case TSR_TYPE_Q6_K: case TSR_TYPE_IQ4_XS:
+      return true;
+    default:
+      return false;
+    }
 }
 /* The products of SET (weights of a type tsr_cuda_mmvq_takes, K
    columns, two-dimensional) with NCOLS columns of activations so

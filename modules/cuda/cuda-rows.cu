@@ -97,6 +97,7 @@ k_rms_norm_mul (float eps, tsr_cuda_tdesc d, tsr_cuda_tdesc a, tsr_cuda_tdesc b,
   const int64_t n = a.ne[0];
   /* A weight row as long as x's, the same for every row.  */
   const bool wrow = w.ne[0] == n && w.ne[1] * w.ne[2] * w.ne[3] == 1;
+  tsr_cuda_pdl_begin ();
   CU_FOR_ROWS (r, tsr_cuda_nrows (a))
     {
       int64_t i1, i2, i3;
@@ -235,9 +236,10 @@ tsr_cuda_rms_norm_mul (cudaStream_t s, float eps, tsr_cuda_tdesc d, tsr_cuda_tde
 {
   if (q8 && (a.ne[0] % CU_QK != 0 || a.ne[2] * a.ne[3] != 1))
     return (int) cudaErrorInvalidValue;
-  k_rms_norm_mul<<<tsr_cuda_row_blocks (host_nrows (a)), CU_THREADS, 0, s>>>
-    (eps, d, a, b, sum, add, w, q8, (float2 *) ds8);
-  return tsr_cuda_launched ();
+  return tsr_cuda_launch (k_rms_norm_mul, dim3 (tsr_cuda_row_blocks
+                                                (host_nrows (a))),
+                          dim3 (CU_THREADS), 0, s, eps, d, a, b, sum, add, w,
+                          q8, (float2 *) ds8);
 }
 
 int

@@ -218,6 +218,7 @@ k_phases (tsr_cuda_phases ph, tsr_cuda_status *status)
   __shared__ set_rows_shared shs[2];
   __shared__ double2 css[2][CU_PHASE_ANGLES];
 
+  tsr_cuda_pdl_begin ();
   for (int i = 0; i < ph.n; i++)
     {
       const tsr_cuda_phase &p = ph.p[i];
@@ -318,8 +319,8 @@ tsr_cuda_run_phases (cudaStream_t st, const tsr_cuda_phases *given,
       if (p.sync)
         stage = i;
     }
-  k_phases<<<1, CU_PHASE_THREADS, 0, st>>> (ph, status);
-  return tsr_cuda_launched ();
+  return tsr_cuda_launch (k_phases, dim3 (1), dim3 (CU_PHASE_THREADS), 0, st,
+                          ph, status);
 }
 
 int

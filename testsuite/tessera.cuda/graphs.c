@@ -4,9 +4,10 @@
    and written into a cache row by set_rows, v into another cache by a
    second set_rows) computed three times with new inputs, by a
    backend with graphs and fusion (the default), one with graphs off,
-   and one with both off.  Every compute is checked against values
+   one with both off, and one with the default but no programmatic
+   dependent launch (TESSERA_CUDA_PDL=0).  Every compute is checked against values
    computed here in double precision from the dequantized weights; the
-   three backends' results must be bit-identical; and the counters say
+   four backends' results must be bit-identical; and the counters say
    where the work went: one capture then replays, the fused nodes of
    each pattern, and the kernels a compute takes (the activations of
    products after a norm rounded to 8 bits by the norm's kernel).  Tolerance (NMSE): 1e-12 for
@@ -160,8 +161,10 @@ struct result
   uint16_t cache[KV * ROWS], vcache[KV * ROWS];
 };
 
-static const char *const config_name[3] = {
-  "graphs and fusion", "fusion, no graphs", "neither"
+#define CONFIGS 4
+static const char *const config_name[CONFIGS] = {
+  "graphs and fusion", "fusion, no graphs", "neither",
+  "graphs and fusion, TESSERA_CUDA_PDL=0"
 };
 
 int
@@ -191,13 +194,14 @@ main (void)
         rs[t][i] = tsr_test_uniform (-1, 1);
       }
 
-  static struct result res[3][RUNS];
-  struct tsr_backend_counters cnt[3];
-  for (int cfg = 0; cfg < 3; cfg++)
+  static struct result res[CONFIGS][RUNS];
+  struct tsr_backend_counters cnt[CONFIGS];
+  for (int cfg = 0; cfg < CONFIGS; cfg++)
     {
       struct net n = { 0 };
-      setenv ("TESSERA_CUDA_GRAPHS", cfg == 0 ? "1" : "0", 1);
-      setenv ("TESSERA_CUDA_FUSION", cfg < 2 ? "1" : "0", 1);
+      setenv ("TESSERA_CUDA_GRAPHS", cfg == 0 || cfg == 3 ? "1" : "0", 1);
+      setenv ("TESSERA_CUDA_FUSION", cfg != 2 ? "1" : "0", 1);
+      setenv ("TESSERA_CUDA_PDL", cfg != 3 ? "1" : "0", 1);
       tsr_backend *be = tsr_device_init (dev, NULL);
       int st = be ? build (&n, dev, ws, wn, wn2) : tsr_last_status ();
       CHECK (st == TSR_OK, "%s: backend and tensors: %s", config_name[cfg],
@@ -236,6 +240,7 @@ main (void)
     }
   unsetenv ("TESSERA_CUDA_GRAPHS");
   unsetenv ("TESSERA_CUDA_FUSION");
+  unsetenv ("TESSERA_CUDA_PDL");
 
   /* Each compute against double precision.  */
   for (int t = 0; t < RUNS; t++)
@@ -282,7 +287,7 @@ main (void)
       CHECK (nmse (o->out, out, E) < 1e-3, "compute %d: the gated "
              "feed-forward (nmse %.2e)", t, nmse (o->out, out, E));
     }
-  for (int cfg = 1; cfg < 3; cfg++)
+  for (int cfg = 1; cfg < CONFIGS; cfg++)
     CHECK (memcmp (res[cfg], res[0], sizeof res[0]) == 0, "%s gives the "
            "bits of graphs and fusion", config_name[cfg]);
 
@@ -303,6 +308,12 @@ main (void)
   CHECK (c[1].graph_captures == 0 && c[1].graph_replays == 0
          && c[2].graph_captures == 0, "TESSERA_CUDA_GRAPHS=0 captures "
          "nothing");
+  CHECK (c[3].graph_captures == 1 && c[3].fused == c[0].fused
+         && c[3].launches == c[0].launches, "TESSERA_CUDA_PDL=0: the same "
+         "capture, fused nodes and kernels (%llu, %llu, %llu)",
+         (unsigned long long) c[3].graph_captures,
+         (unsigned long long) c[3].fused,
+         (unsigned long long) c[3].launches);
   CHECK (c[0].fused == 9 * RUNS && c[1].fused == 9 * RUNS
          && c[2].fused == 0, "9 nodes fused a compute, none with "
          "TESSERA_CUDA_FUSION=0 (%llu, %llu, %llu)",

@@ -72,6 +72,10 @@ struct tsr_model
   tsr_backend *backends[TSRI_MODEL_MAX_BACKENDS];
   int n_backends;
   bool own_backends;            /* opened by tsr_model_load: freed here */
+  /* The load's failure is the same on every rank (found after the ranks
+     checked that they read the same file): no rank waits for another,
+     and none is told of it (tsr_comm_fail).  */
+  bool fail_agreed;
   /* Per backend: the weights placed there and their buffer.  */
   tsr_context *ctx[TSRI_MODEL_MAX_BACKENDS];
   tsr_buffer *buf[TSRI_MODEL_MAX_BACKENDS];

@@ -1374,6 +1374,9 @@ model_init (tsr_model *m, const char *path,
   for (int b = 0; b < m->n_backends && !(p && p->no_repack); b++)
     tsr_device_extra_buffer_types (tsr_backend_device (m->backends[b]),
                                    &m->repack_buft[b], 1);
+  /* From here on every rank reads the same file (split_init checks it
+     first): its failures are theirs too, up to the weights' loading.  */
+  m->fail_agreed = p && p->comm && p->split != TSR_SPLIT_NONE;
   if ((st = split_init (m, p)) != TSR_OK)
     return st;
   m->hp.qkv_bias = tsr_gguf_find_tensor (m->gguf, "blk.0.attn_q.bias") >= 0;
@@ -1389,6 +1392,10 @@ model_init (tsr_model *m, const char *path,
     warn_unused (m);
   free (m->used);
   m->used = NULL;
+  if (st != TSR_OK)
+    return st;
+  /* Reading and placing the weights may fail on one rank only.  */
+  m->fail_agreed = false;
   if (st == TSR_OK)
     st = load_weights (m, p && p->no_mmap);
   if (st == TSR_OK)
@@ -1424,9 +1431,19 @@ tsr_model_load (const char *path, const struct tsr_model_params *params)
       /* Keep the message across the frees.  */
       char msg[512];
       tsr_status st = tsr_last_status ();
+      bool agreed = m->fail_agreed;
       snprintf (msg, sizeof msg, "%s", tsr_last_error ());
       tsr_model_free (m);
       tsr_set_error (st == TSR_OK ? TSR_ERR_FORMAT : st, "%s: %s", path, msg);
+      /* The other ranks may wait for this one (in the checks of the
+         load, or in their first decode): they end with its message.  */
+      if (params && params->comm && tsr_comm_size (params->comm) > 1
+          && !agreed)
+        {
+          snprintf (msg, sizeof msg, "%s", tsr_last_error ());
+          tsr_comm_fail (params->comm, msg);
+          tsr_set_error (st == TSR_OK ? TSR_ERR_FORMAT : st, "%s", msg);
+        }
       return NULL;
     }
   return m;

@@ -14,8 +14,10 @@
  * same communication ops in the same order (a rank that runs a
  * different graph makes the others wait): each wait for another rank
  * is bounded (tsr_comm_set_timeout), and a timed-out communicator
- * fails every later op with TSR_ERR_STATE.  A program that sees a
- * failure on one rank should stop the job with tsr_comm_abort.
+ * fails every later op with TSR_ERR_STATE.  A rank that fails tells
+ * the others (tsr_comm_fail), whose waits then end at once with its
+ * message (TSR_ERR_PEER).  A program that sees a failure on one rank
+ * should stop the job with tsr_comm_abort.
  *
  * Threads: a communicator, its backend and its calls are one thread's
  * at a time (MPI runs at thread level "serialized"); different threads
@@ -93,6 +95,15 @@ int tsr_comm_barrier (tsr_comm *comm);
    stop every process of the job with exit status CODE.  Does not
    return.  */
 void tsr_comm_abort (tsr_comm *comm, int code, const char *message);
+/* This rank failed with MESSAGE (NULL: the thread's last error): every
+   other rank's wait on COMM, and its later ops, fail with
+   TSR_ERR_PEER and "rank R failed: MESSAGE" within a few seconds,
+   instead of waiting out the timeout for this rank.  COMM is unusable
+   here and there after it: stop the job.  Does nothing once another
+   rank's failure has reached this one (so failures do not echo).  A
+   model split over ranks (tsr_model_params.comm) calls it itself when
+   its load or a decode fails.  */
+void tsr_comm_fail (tsr_comm *comm, const char *message);
 
 /* Communication ops.  Their sources must be contiguous.
    params: word 0 the communicator's id, word 1 its size; send and

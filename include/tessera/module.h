@@ -231,11 +231,11 @@ typedef bool (*tsr_buft_repacks_fn) (tsr_buffer_type *buft, tsr_type type,
    tessera-comm-NAME is never loaded by the registry's scans: only
    when a program asks for a communicator (tessera/comm.h), so that a
    program that does not never loads the communication library.  Its
-   get_proc ("tsr_comm_iface_1") returns this table; its registration
+   get_proc (TSR_COMM_IFACE_NAME) returns this table; its registration
    has one device of type TSR_DEVICE_COMM whose backends (one per
    communicator, made by OPEN) compute the communication ops.  Each
    entry returns TSR_OK or a status with the error recorded.  */
-#define TSR_COMM_IFACE_NAME "tsr_comm_iface_2"
+#define TSR_COMM_IFACE_NAME "tsr_comm_iface_3"
 struct tsr_comm_iface {
   /* A communicator over the whole job (MPI_COMM NULL: the library is
      initialized first if the program has not done it) or over a
@@ -268,6 +268,11 @@ struct tsr_comm_iface {
   /* The host memory the communication ops work in, for every
      communicator (NULL: plain host memory); BUFT is a host type.  */
   void (*set_host_buffer_type) (tsr_buffer_type *buft);
+  /* This rank failed with MESSAGE: tell every other rank, whose waits
+     on COMM (and later ops) then fail with TSR_ERR_PEER and the
+     message within a few seconds; COMM is unusable after it.  Nothing
+     when a rank's failure already reached this one.  */
+  void (*fail) (void *comm, const char *message);
 };
 
 /* The mark of a module's internal functions and data, shared between

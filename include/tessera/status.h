@@ -26,8 +26,10 @@ typedef enum tsr_status {
   TSR_ERR_STATE,         /* call made in the wrong state */
   TSR_ERR_FORMAT,        /* malformed input data (a GGUF file...) */
   TSR_ERR_TIMEOUT,       /* other processes did not answer in time */
-  TSR_ERR_NUMERIC        /* a result holds NaN or an infinity
+  TSR_ERR_NUMERIC,       /* a result holds NaN or an infinity
                             (TESSERA_CHECK_FINITE) */
+  TSR_ERR_PEER           /* another process of the job failed
+                            (tsr_comm_fail) */
 } tsr_status;
 
 /* A short English description of STATUS ("shape mismatch", ...).  */

@@ -223,6 +223,19 @@ tsr_comm_abort (tsr_comm *c, int code, const char *message)
   exit (code);
 }
 
+void
+tsr_comm_fail (tsr_comm *c, const char *message)
+{
+  char msg[1024];
+
+  if (!c)
+    return;
+  /* Copied: the message may be the thread's error slot, which the
+     module's calls may rewrite.  */
+  snprintf (msg, sizeof msg, "%s", message ? message : tsr_last_error ());
+  c->iface->fail (c->impl, msg);
+}
+
 /* The ops.  */
 
 static bool

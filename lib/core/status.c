@@ -29,6 +29,7 @@ tsr_status_string (tsr_status status)
     case TSR_ERR_FORMAT: return "malformed input";
     case TSR_ERR_TIMEOUT: return "timed out";
     case TSR_ERR_NUMERIC: return "non-finite result";
+    case TSR_ERR_PEER: return "another process failed";
     }
   return "unknown status";
 }

@@ -13,7 +13,16 @@
  * give TSR_ERR_TIMEOUT after the communicator's timeout instead of a
  * hang.  A collective that timed out cannot be cancelled in MPI, so
  * the communicator is unusable after it (TSR_ERR_STATE) and the
- * program should stop the job (tsr_comm_abort).  */
+ * program should stop the job (tsr_comm_abort).
+ *
+ * Failure agreement: each communicator has a twin (a second duplicate)
+ * on which every rank keeps a receive posted, from any rank, for a
+ * failure message.  A rank that fails (tsr_comm_fail: the model layer
+ * calls it when a load or decode fails) sends its message to every
+ * other rank there; every wait tests that receive as it polls, so the
+ * others' waits end within a poll (at most a millisecond's sleep) with
+ * TSR_ERR_PEER and the failing rank's message, rather than after the
+ * timeout.  */
 #include <config.h>
 
 #include <limits.h>
@@ -33,6 +42,9 @@
 #include <tessera/module.h>
 #include <tessera/registry.h>
 
+/* The longest failure message passed between ranks.  */
+#define FAIL_MAX 1024
+
 struct mpi_comm
 {
   MPI_Comm comm;
@@ -50,6 +62,13 @@ struct mpi_comm
   double seconds;
   tsr_backend *backend;
   char describe[256];
+  /* Failure agreement (comm_fail).  */
+  MPI_Comm fail_comm;           /* the twin */
+  MPI_Request fail_req;         /* the receive posted on it */
+  bool fail_posted;             /* FAIL_REQ is pending */
+  int failed_rank;              /* whose failure ended the waits, or -1 */
+  char fail_in[FAIL_MAX + 1];   /* FAIL_REQ's buffer */
+  char fail_msg[FAIL_MAX + 1];  /* the failure's message */
 };
 
 /* The process's MPI: started by us or by the program.  */
@@ -134,6 +153,15 @@ check_usable (const struct mpi_comm *c, const char *what)
 {
   if (!c->broken)
     return TSR_OK;
+  if (c->failed_rank == c->rank)
+    return tsr_set_error (TSR_ERR_STATE, "mpi: %s on rank %d of %d: this "
+                          "rank failed (%s); the communicator is unusable "
+                          "(stop the job)", what, c->rank, c->size,
+                          c->fail_msg);
+  if (c->failed_rank >= 0)
+    return tsr_set_error (TSR_ERR_PEER, "mpi: %s on rank %d of %d: rank %d "
+                          "failed: %s", what, c->rank, c->size,
+                          c->failed_rank, c->fail_msg);
   return tsr_set_error (TSR_ERR_STATE, "mpi: %s on rank %d of %d: an "
                         "earlier wait for the other ranks timed out; the "
                         "communicator is unusable (stop the job)", what,
@@ -188,6 +216,41 @@ wait_poll (struct mpi_comm *c, MPI_Request *req, MPI_Status *status,
         return mpi_error (c, rc, what);
       if (done)
         return TSR_OK;
+      if (c->fail_posted)
+        {
+          /* Another rank's failure: this wait will not end.  */
+          MPI_Status fs;
+          int got = 0;
+          LOCKED (rc, MPI_Test (&c->fail_req, &got, &fs));
+          if (rc == MPI_SUCCESS && got)
+            {
+              int n = 0;
+              LOCKED (rc, MPI_Get_count (&fs, MPI_CHAR, &n));
+              n = rc == MPI_SUCCESS && n > 0 && n <= FAIL_MAX ? n : 0;
+              c->fail_in[n] = '\0';
+              memcpy (c->fail_msg, c->fail_in, (size_t) n + 1);
+              c->fail_posted = false;
+              c->failed_rank = fs.MPI_SOURCE;
+              c->broken = true;
+              /* The failing rank may have finished this operation
+                 before it failed (a barrier it left): then REQ
+                 completes within moments, and it succeeded here too.  */
+              double t0 = MPI_Wtime ();
+              do
+                {
+                  LOCKED (rc, MPI_Test (req, &done,
+                                        status ? status : MPI_STATUS_IGNORE));
+                  if (rc == MPI_SUCCESS && done)
+                    return TSR_OK;
+                  struct timespec ts = { 0, 1000000 };
+                  nanosleep (&ts, NULL);
+                }
+              while (MPI_Wtime () - t0 < 0.2);
+              /* REQ stays pending: finalizing would wait for it.  */
+              atomic_store (&any_broken, true);
+              return check_usable (c, what);
+            }
+        }
       double waited = MPI_Wtime () - start;
       if (waited > c->timeout)
         {
@@ -505,7 +568,8 @@ comm_open (const void *mpi_comm, int32_t id, double timeout, void **out,
   MPI_Comm base = mpi_comm ? *(const MPI_Comm *) mpi_comm : MPI_COMM_WORLD;
   MPI_Request req;
   c->timeout = timeout > 0 ? timeout : 300;
-  c->comm = MPI_COMM_NULL;
+  c->comm = c->fail_comm = MPI_COMM_NULL;
+  c->failed_rank = -1;
   LOCKED (rc, MPI_Comm_rank (base, &c->rank));
   LOCKED (rc, MPI_Comm_size (base, &c->size));
   /* Collective: every rank must open its communicator, within the
@@ -514,6 +578,22 @@ comm_open (const void *mpi_comm, int32_t id, double timeout, void **out,
   int st = rc != MPI_SUCCESS ? mpi_error (NULL, rc, "MPI_Comm_idup")
                              : wait_for (c, &req, NULL, "opening a "
                                          "communicator (MPI_Comm_idup)");
+  /* Its twin for failure messages, and the receive for them.  */
+  if (st == TSR_OK)
+    {
+      LOCKED (rc, MPI_Comm_idup (c->comm, &c->fail_comm, &req));
+      st = rc != MPI_SUCCESS ? mpi_error (NULL, rc, "MPI_Comm_idup")
+                             : wait_for (c, &req, NULL, "opening a "
+                                         "communicator (its twin)");
+    }
+  if (st == TSR_OK)
+    {
+      LOCKED (rc, MPI_Irecv (c->fail_in, FAIL_MAX, MPI_CHAR, MPI_ANY_SOURCE,
+                             0, c->fail_comm, &c->fail_req));
+      if (rc != MPI_SUCCESS)
+        st = mpi_error (NULL, rc, "MPI_Irecv (failure messages)");
+      c->fail_posted = rc == MPI_SUCCESS;
+    }
   pthread_mutex_lock (&mpi_lock);
   if (st == TSR_OK)
     {
@@ -531,6 +611,13 @@ comm_open (const void *mpi_comm, int32_t id, double timeout, void **out,
          C: C stays allocated, and MPI up.  */
       if (!c->broken)
         {
+          if (c->fail_posted)
+            {
+              MPI_Cancel (&c->fail_req);
+              MPI_Wait (&c->fail_req, MPI_STATUS_IGNORE);
+            }
+          if (c->fail_comm != MPI_COMM_NULL)
+            MPI_Comm_free (&c->fail_comm);
           if (c->comm != MPI_COMM_NULL)
             MPI_Comm_free (&c->comm);
           n_open--;
@@ -559,6 +646,13 @@ comm_close (void *comm)
     return;
   pthread_mutex_lock (&mpi_lock);
   tsr_backend_free (c->backend);
+  if (c->fail_posted)
+    {
+      /* A receive is cancelled locally (or has its message already).  */
+      MPI_Cancel (&c->fail_req);
+      MPI_Wait (&c->fail_req, MPI_STATUS_IGNORE);
+    }
+  MPI_Comm_free (&c->fail_comm);
   MPI_Comm_free (&c->comm);
   free (c->sends);
   free (c->send_srcs);
@@ -634,6 +728,62 @@ comm_abort (void *comm, int code)
   exit (code);
 }
 
+static void
+comm_fail (void *comm, const char *message)
+{
+  struct mpi_comm *c = comm;
+  int rc;
+
+  if (!c || c->failed_rank >= 0 || c->fail_comm == MPI_COMM_NULL)
+    return;
+  c->failed_rank = c->rank;
+  /* At most FAIL_MAX bytes with its NUL: what the receives take.  */
+  snprintf (c->fail_msg, FAIL_MAX, "%s", message ? message : "");
+  c->broken = true;
+  /* Pending sends (this rank's and the others') would hold up
+     MPI_Finalize.  */
+  atomic_store (&any_broken, true);
+  /* The message goes from memory that outlives C when a send is not
+     done in time (then it is never freed).  */
+  size_t len = strlen (c->fail_msg) + 1;
+  char *msg = malloc (len);
+  MPI_Request *reqs = calloc ((size_t) c->size, sizeof *reqs);
+  if (!msg || !reqs)
+    {
+      free (msg);
+      free (reqs);
+      return;
+    }
+  memcpy (msg, c->fail_msg, len);
+  int n = 0;
+  for (int r = 0; r < c->size; r++)
+    if (r != c->rank)
+      {
+        LOCKED (rc, MPI_Isend (msg, (int) len, MPI_CHAR, r, 0, c->fail_comm,
+                               &reqs[n]));
+        n += rc == MPI_SUCCESS;
+      }
+  /* Small messages leave at once; a rank that is gone may not take
+     its own: wait 2 s at most, then let MPI finish them.  */
+  double start = MPI_Wtime ();
+  int all = 0;
+  while (!all)
+    {
+      LOCKED (rc, MPI_Testall (n, reqs, &all, MPI_STATUSES_IGNORE));
+      if (rc != MPI_SUCCESS || all || MPI_Wtime () - start > 2.0)
+        break;
+      struct timespec ts = { 0, 1000000 };
+      nanosleep (&ts, NULL);
+    }
+  if (all)
+    free (msg);
+  else
+    for (int i = 0; i < n; i++)
+      if (reqs[i] != MPI_REQUEST_NULL)
+        LOCKED (rc, MPI_Request_free (&reqs[i]));
+  free (reqs);
+}
+
 static const char *
 comm_describe (void *comm)
 {
@@ -666,6 +816,7 @@ static const struct tsr_comm_iface comm_iface = {
   .describe = comm_describe,
   .stats = comm_stats,
   .set_host_buffer_type = comm_set_host_buffer_type,
+  .fail = comm_fail,
 };
 
 /* Device.  */

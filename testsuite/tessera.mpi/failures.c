@@ -14,13 +14,25 @@
  *                      opens a second communicator, whose duplicate
  *                      waits for all: the open fails with
  *                      TSR_ERR_TIMEOUT after 2 s (not the default
- *                      300), and rank 0 stops the job with status 6.  */
+ *                      300), and rank 0 stops the job with status 6.
+ *   failures fail      the last rank says it failed (tsr_comm_fail)
+ *                      while the others wait in an all_reduce: their
+ *                      waits end within 5 s (not the 300 s timeout)
+ *                      with TSR_ERR_PEER and its message, later ops
+ *                      fail alike, and rank 0 stops the job with 7.
+ *   failures load      every rank loads a model split over the ranks,
+ *                      the last one from a file that is not there:
+ *                      the others' loads (waiting in the check that
+ *                      every rank has the same file) fail within 5 s
+ *                      with TSR_ERR_PEER and the last rank's message,
+ *                      with no call of the program in between; rank 0
+ *                      stops the job with 8.  */
+#include "../tessera.model/model-test.h"   /* first: _POSIX_C_SOURCE */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <tessera.h>
-#include "tsr-test.h"
 
 static double
 now (void)
@@ -134,6 +146,96 @@ main (int argc, char **argv)
       all_reduce (comm);
       printf ("FAIL: rank %d: still running after rank %d exited\n", rank,
               size - 1);
+      return 1;
+    }
+  else if (strcmp (mode, "fail") == 0)
+    {
+      if (rank == size - 1)
+        {
+          tsr_comm_fail (comm, "the last rank cannot go on (a test)");
+          CHECK (tsr_comm_barrier (comm) == TSR_ERR_STATE
+                 && strstr (tsr_last_error (), "this rank failed"),
+                 "rank %d: its communicator is unusable after its failure "
+                 "(%s)", rank, tsr_last_error ());
+          fflush (stdout);
+          /* Still running: the others must not wait for its exit.  */
+          for (int i = 0; i < 100; i++)
+            sleep (1);
+          printf ("FAIL: rank %d: still running after rank 0's abort\n",
+                  rank);
+          return 1;
+        }
+      double t0 = now ();
+      int st = all_reduce (comm);
+      double t = now () - t0;
+      char want[64];
+      snprintf (want, sizeof want, "rank %d failed: the last rank cannot go "
+                "on", size - 1);
+      CHECK (st == TSR_ERR_PEER && strstr (tsr_last_error (), want),
+             "rank %d: the all_reduce ends with the failing rank's message "
+             "(%s)", rank, tsr_last_error ());
+      CHECK (t < 5, "rank %d: within 5 s (%.2f s)", rank, t);
+      st = tsr_comm_barrier (comm);
+      CHECK (st == TSR_ERR_PEER && strstr (tsr_last_error (), want),
+             "rank %d: later ops fail alike (%s)", rank, tsr_last_error ());
+      fflush (stdout);
+      if (rank == 0)
+        tsr_comm_abort (comm, 7, "stopping the job after rank's failure");
+      for (int i = 0; i < 100; i++)
+        sleep (1);
+      return 1;
+    }
+  else if (strcmp (mode, "load") == 0)
+    {
+      char path[1024], missing[1100];
+      int ok = mt_init ();
+      if (rank == 0 && ok)
+        {
+          mt_path ("fail-load", path, sizeof path);
+          ok = mt_synth ("--like=tiny --type=f32 --layers=2", path);
+        }
+      tsr_comm_broadcast (comm, path, sizeof path, 0);
+      tsr_comm_broadcast (comm, &ok, sizeof ok, 0);
+      CHECK (ok, "rank %d: the model file is written", rank);
+      snprintf (missing, sizeof missing, "%s.missing", path);
+      tsr_backend *cpu = tsr_backend_init_by_name ("CPU", NULL);
+      struct tsr_model_params mp = { .backends = &cpu, .n_backends = 1,
+                                     .comm = comm,
+                                     .split = TSR_SPLIT_TENSOR };
+      double t0 = now ();
+      tsr_model *m = tsr_model_load (rank == size - 1 ? missing : path, &mp);
+      double t = now () - t0;
+      if (rank == size - 1)
+        {
+          CHECK (!m && tsr_last_status () == TSR_ERR_NOT_FOUND,
+                 "rank %d: the missing file is not loaded (%s)", rank,
+                 tsr_last_error ());
+          fflush (stdout);
+          for (int i = 0; i < 100; i++)
+            sleep (1);
+          printf ("FAIL: rank %d: still running after rank 0's abort\n",
+                  rank);
+          return 1;
+        }
+      char want[64];
+      snprintf (want, sizeof want, "rank %d failed: ", size - 1);
+      CHECK (!m && tsr_last_status () == TSR_ERR_PEER
+             && strstr (tsr_last_error (), want)
+             && strstr (tsr_last_error (), ".missing"),
+             "rank %d: the load ends with the last rank's message (%s)",
+             rank, m ? "loaded" : tsr_last_error ());
+      CHECK (t < 5, "rank %d: within 5 s (%.2f s)", rank, t);
+      tsr_model_free (m);
+      fflush (stdout);
+      if (rank == 0)
+        {
+          /* The other ranks' loads end within 5 s (checked there).  */
+          sleep (5);
+          remove (path);
+          tsr_comm_abort (comm, 8, "stopping the job after a failed load");
+        }
+      for (int i = 0; i < 100; i++)
+        sleep (1);
       return 1;
     }
   printf ("FAIL: unknown mode '%s'\n", mode);

@@ -17,7 +17,16 @@
  * slots and are queued without waiting (tsr_sched_graph_compute_async):
  * while a device computes one micro-batch's layers, the CPU computes
  * the next one's.  A slot is waited for before it takes the next
- * micro-batch, and every slot before decode returns.  */
+ * micro-batch, and every slot before decode returns.
+ *
+ * The cache is a table of cells, one position's keys and values each,
+ * with the position and the set of sequences that see it (a bit per
+ * sequence: a fork shares cells).  A batch's rows take the lowest free
+ * cells, so one sequence decoded alone fills cells 0, 1, 2... in the
+ * order of its positions, as a linear cache would; the mask lets a row
+ * see the cells of its sequence at positions up to its own.  The
+ * positions attended to are the cells up to the highest used one,
+ * rounded up to KV_STEP.  */
 #include <config.h>
 
 #include <math.h>
@@ -40,9 +49,16 @@ struct slot
   struct tsri_graph_inputs in;
   int g_tokens, g_kv, g_out;
   bool busy;                    /* a micro-batch queued, not waited for */
-  int start;                    /* its first position */
+  int first;                    /* its first row in the decode's batch */
   float *dst;                   /* where its logits go, or NULL */
   int n_out;
+};
+
+/* A cache cell: free when SEQS is 0.  */
+struct cell
+{
+  int32_t pos;
+  uint64_t seqs;                /* bit S: sequence S sees it */
 };
 
 struct tsr_session
@@ -51,7 +67,17 @@ struct tsr_session
   /* Its own backends, clones of the model's (same devices, memory and
      parameters): sessions on several threads never share a backend.  */
   tsr_backend *be[TSRI_MODEL_MAX_BACKENDS];
-  int n_ctx, n_batch, n_ubatch, n_past;
+  int n_ctx, n_batch, n_ubatch;
+  struct cell *cells;           /* n_ctx */
+  int seq_pos[TSR_SEQ_MAX];     /* each sequence's last position, or -1 */
+  int used_hi;                  /* the highest used cell + 1 */
+  int free_lo;                  /* no free cell below it */
+  /* The batch being decoded: each row's sequence, position and cell
+     (n_batch each), whether its logits are wanted; FAIL_ROW, the first
+     row of a failed micro-batch (n_batch: none).  */
+  int32_t *bseq, *bpos, *bcell;
+  bool *bflags;
+  int fail_row;
   tsr_context *cache_ctx[TSRI_MODEL_MAX_BACKENDS];
   tsr_buffer *cache_buf[TSRI_MODEL_MAX_BACKENDS];
   tsr_tensor **k, **v;          /* per layer */
@@ -173,8 +199,15 @@ session_init (tsr_session *s, const struct tsr_session_params *p)
         tsr_backend_set_n_threads (s->be[b], p->n_threads);
   s->ibuf = malloc ((size_t) s->n_batch * (size_t) (hp->n_head_kv + 3)
                     * sizeof *s->ibuf);
-  if (!s->ibuf)
+  s->cells = calloc ((size_t) s->n_ctx, sizeof *s->cells);
+  s->bseq = malloc ((size_t) s->n_batch * 3 * sizeof *s->bseq);
+  s->bflags = malloc ((size_t) s->n_batch * sizeof *s->bflags);
+  if (!s->ibuf || !s->cells || !s->bseq || !s->bflags)
     return tsr_set_error (TSR_ERR_NO_MEMORY, "session: out of memory");
+  s->bpos = s->bseq + s->n_batch;
+  s->bcell = s->bpos + s->n_batch;
+  for (int q = 0; q < TSR_SEQ_MAX; q++)
+    s->seq_pos[q] = -1;
   int st = make_caches (s, kv);
   /* Over several processes, the communicator's backend runs the
      communication ops.  */
@@ -292,6 +325,9 @@ tsr_session_free (tsr_session *s)
   free (s->v);
   free (s->ibuf);
   free (s->mask);
+  free (s->cells);
+  free (s->bseq);
+  free (s->bflags);
   free (s);
 }
 
@@ -327,9 +363,14 @@ prepare_graph (tsr_session *s, struct slot *sl, int n, int n_kv, int n_out)
   return TSR_OK;
 }
 
+/* SL's inputs for rows [OFF, OFF + N) of the batch being decoded,
+   whose cells are taken: positions, cells, masks (a row sees the cells
+   of its sequence at positions up to its own; with a sliding window,
+   the N_SWA positions up to its own), and the rows whose logits are
+   wanted (N_OUT of them).  */
 static int
 set_inputs (tsr_session *s, const struct slot *sl, const int32_t *tokens,
-            int n, int n_kv, int n_out)
+            int off, int n, int n_kv, int n_out)
 {
   const int64_t n_head_kv = s->m->split.n_head_kv;
   int32_t *pos = s->ibuf, *rows = pos + n, *out = rows + n * n_head_kv;
@@ -344,23 +385,30 @@ set_inputs (tsr_session *s, const struct slot *sl, const int32_t *tokens,
       s->mask = p;
       s->mask_cap = need;
     }
+  int k = 0;
   for (int i = 0; i < n; i++)
     {
-      pos[i] = s->n_past + i;
+      const int32_t p = s->bpos[off + i];
+      const uint64_t bit = (uint64_t) 1 << s->bseq[off + i];
+      pos[i] = p;
       for (int64_t h = 0; h < n_head_kv; h++)
-        rows[h * n + i] = s->n_past + i;
+        rows[h * n + i] = s->bcell[off + i];
+      float *f = s->mask + (size_t) i * n_kv;
+      float *w = s->mask + (size_t) n * n_kv + (size_t) i * n_kv;
       for (int j = 0; j < n_kv; j++)
-        s->mask[(size_t) i * n_kv + j] = j <= s->n_past + i ? 0.0f
-                                                            : -INFINITY;
-      /* The sliding window: the N_SWA positions up to the token's.  */
-      float *w = s->mask + (size_t) n * n_kv;
-      for (int j = 0; swa && j < n_kv; j++)
-        w[(size_t) i * n_kv + j] = j <= s->n_past + i
-                                   && s->n_past + i - j < n_swa ? 0.0f
-                                                                : -INFINITY;
+        {
+          const struct cell *c = &s->cells[j];
+          bool see = (c->seqs & bit) && c->pos <= p;
+          f[j] = see ? 0.0f : -INFINITY;
+          /* The sliding window: the N_SWA positions up to the row's.  */
+          if (swa)
+            w[j] = see && (int64_t) p - c->pos < n_swa ? 0.0f : -INFINITY;
+        }
+      if (s->bflags[off + i] && k < n_out)
+        out[k++] = i;
     }
-  for (int i = 0; i < n_out; i++)
-    out[i] = n - n_out + i;
+  if (k == 0)
+    out[0] = n - 1;             /* none wanted: the last row's */
   const struct tsri_graph_inputs *in = &sl->in;
   int st = in->tokens ? tsr_tensor_set (in->tokens, tokens, 0,
                                         sizeof *tokens * n) : TSR_OK;
@@ -379,21 +427,79 @@ set_inputs (tsr_session *s, const struct slot *sl, const int32_t *tokens,
   return st;
 }
 
-static int
-check_batch (const tsr_session *s, const int32_t *tokens, int n)
+/* Recount what the cells say: each sequence's last position, the
+   highest used cell, the lowest free one.  */
+static void
+recount (tsr_session *s)
 {
-  if (!tokens || n < 1 || n > s->n_batch)
+  for (int q = 0; q < TSR_SEQ_MAX; q++)
+    s->seq_pos[q] = -1;
+  s->used_hi = 0;
+  s->free_lo = s->n_ctx;
+  for (int j = 0; j < s->n_ctx; j++)
+    {
+      const struct cell *c = &s->cells[j];
+      if (!c->seqs)
+        {
+          if (s->free_lo == s->n_ctx)
+            s->free_lo = j;
+          continue;
+        }
+      s->used_hi = j + 1;
+      for (int q = 0; q < TSR_SEQ_MAX; q++)
+        if ((c->seqs >> q & 1) && c->pos > s->seq_pos[q])
+          s->seq_pos[q] = c->pos;
+    }
+}
+
+/* Free cells, at most: stops counting at LIMIT.  */
+static int
+free_cells (const tsr_session *s, int limit)
+{
+  int n = 0;
+  for (int j = s->free_lo; j < s->n_ctx && n < limit; j++)
+    n += !s->cells[j].seqs;
+  return n;
+}
+
+/* Check batch B and fill the session's row arrays: sequences,
+   positions (derived where B has none), logits flags.  */
+static int
+check_batch (tsr_session *s, const struct tsr_batch *b)
+{
+  const int n = b ? b->n_tokens : 0;
+  if (!b || !b->tokens || n < 1 || n > s->n_batch)
     return tsr_set_error (TSR_ERR_INVALID_ARG, "session: %d tokens in a "
                           "batch, 1 to %d allowed", n, s->n_batch);
-  if (n > s->n_ctx - s->n_past)
-    return tsr_set_error (TSR_ERR_STATE, "session: the cache is full (%d "
-                          "of %d positions used, %d more asked)", s->n_past,
-                          s->n_ctx, n);
+  int next[TSR_SEQ_MAX];
+  for (int q = 0; q < TSR_SEQ_MAX; q++)
+    next[q] = s->seq_pos[q] + 1;
   for (int i = 0; i < n; i++)
-    if (tokens[i] < 0 || tokens[i] >= s->m->hp.n_vocab)
-      return tsr_set_error (TSR_ERR_INVALID_ARG, "session: token %d (at %d) "
-                            "is outside the vocabulary [0, %lld)", tokens[i],
-                            i, (long long) s->m->hp.n_vocab);
+    {
+      if (b->tokens[i] < 0 || b->tokens[i] >= s->m->hp.n_vocab)
+        return tsr_set_error (TSR_ERR_INVALID_ARG, "session: token %d (at "
+                              "%d) is outside the vocabulary [0, %lld)",
+                              b->tokens[i], i, (long long) s->m->hp.n_vocab);
+      int q = b->seq ? b->seq[i] : 0;
+      if (q < 0 || q >= TSR_SEQ_MAX)
+        return tsr_set_error (TSR_ERR_INVALID_ARG, "session: sequence %d "
+                              "(at %d) is not one of 0 to %d", q, i,
+                              TSR_SEQ_MAX - 1);
+      int p = b->pos ? b->pos[i] : next[q];
+      if (p < next[q] || p == INT32_MAX)
+        return tsr_set_error (TSR_ERR_INVALID_ARG, "session: position %d of "
+                              "sequence %d (at %d) does not follow its last "
+                              "one, %d", p, q, i, next[q] - 1);
+      next[q] = p + 1;
+      s->bseq[i] = q;
+      s->bpos[i] = p;
+      s->bflags[i] = b->logits ? b->logits[i] : i == n - 1;
+    }
+  int avail = free_cells (s, n);
+  if (avail < n)
+    return tsr_set_error (TSR_ERR_STATE, "session: the cache is full (%d "
+                          "of %d cells free, %d more asked)", avail,
+                          s->n_ctx, n);
   return TSR_OK;
 }
 
@@ -422,69 +528,95 @@ finish (tsr_session *s, struct slot *sl)
   int st = tsr_sched_synchronize (sl->sched);
   if (st == TSR_OK && sl->dst)
     st = fetch_logits (s, sl, sl->dst, sl->n_out);
-  if (st != TSR_OK && s->n_past > sl->start)
-    s->n_past = sl->start;
+  if (st != TSR_OK && s->fail_row > sl->first)
+    s->fail_row = sl->first;
   return st;
 }
 
-/* Queue one micro-batch of N tokens with N_OUT rows of logits for DST
-   (may be NULL) in the next slot, after waiting for that slot's last
-   one.  */
+/* Queue rows [OFF, OFF + N) of the batch being decoded (tokens
+   TOKENS), with N_OUT rows of logits for DST (may be NULL), in the next
+   slot, after waiting for that slot's last micro-batch: each row takes
+   the lowest free cell.  */
 static int
-queue_batch (tsr_session *s, const int32_t *tokens, int n, int n_out,
-             float *dst)
+queue_batch (tsr_session *s, const int32_t *tokens, int off, int n,
+             int n_out, float *dst)
 {
   struct slot *sl = &s->slots[s->next];
   int st = finish (s, sl);
-  int n_kv = (s->n_past + n + KV_STEP - 1) / KV_STEP * KV_STEP;
+  if (st != TSR_OK)
+    return st;
+  for (int i = 0; i < n; i++)
+    {
+      int j = s->free_lo;
+      while (s->cells[j].seqs)
+        j++;                    /* check_batch counted enough free */
+      s->cells[j].pos = s->bpos[off + i];
+      s->cells[j].seqs = (uint64_t) 1 << s->bseq[off + i];
+      s->bcell[off + i] = j;
+      s->free_lo = j + 1;
+      if (j + 1 > s->used_hi)
+        s->used_hi = j + 1;
+      if (s->bpos[off + i] > s->seq_pos[s->bseq[off + i]])
+        s->seq_pos[s->bseq[off + i]] = s->bpos[off + i];
+    }
+  int n_kv = (s->used_hi + KV_STEP - 1) / KV_STEP * KV_STEP;
   if (n_kv > s->n_ctx)
     n_kv = s->n_ctx;
+  st = prepare_graph (s, sl, n, n_kv, n_out);
   if (st == TSR_OK)
-    st = prepare_graph (s, sl, n, n_kv, n_out);
-  if (st == TSR_OK)
-    st = set_inputs (s, sl, tokens, n, n_kv, n_out);
+    st = set_inputs (s, sl, tokens, off, n, n_kv, n_out);
   if (st == TSR_OK)
     st = tsr_sched_graph_compute_async (sl->sched, sl->graph);
   if (st != TSR_OK)
-    return st;
+    {
+      if (s->fail_row > off)
+        s->fail_row = off;
+      return st;
+    }
   sl->busy = true;
-  sl->start = s->n_past;
+  sl->first = off;
   sl->dst = dst;
   sl->n_out = n_out;
-  s->n_past += n;
   s->next = (s->next + 1) % s->n_slots;
   return TSR_OK;
 }
 
 int
-tsr_session_decode (tsr_session *s, const int32_t *tokens, int n,
-                    float *logits, bool all_logits)
+tsr_session_decode_batch (tsr_session *s, const struct tsr_batch *b,
+                          float *logits)
 {
   if (!s)
     return tsr_set_error (TSR_ERR_INVALID_ARG, "session: NULL session");
-  int st = check_batch (s, tokens, n);
+  int st = check_batch (s, b);
   if (st != TSR_OK)
     return st;
+  const int n = b->n_tokens;
   /* A pipeline of ranks cuts a batch into one micro-batch per rank: the
      first rank computes the second while the next computes the first.
      In one process, micro-batches of n_ubatch tokens.  */
   const struct tsri_split *sp = &s->m->split;
+  const size_t n_vocab = (size_t) s->m->hp.n_vocab;
   int chunk = n > s->n_ubatch ? s->n_ubatch : n;
   s->next = 0;          /* every slot is idle: a batch of one micro-batch
                            always uses the first, and its graph */
+  s->fail_row = n;
   if (sp->mode == TSR_SPLIT_PIPELINE && sp->size > 1)
     chunk = (n + sp->size - 1) / sp->size;
+  int queued = 0, outs = 0;
   for (int off = 0; off < n && st == TSR_OK; off += chunk)
     {
-      int k = n - off < chunk ? n - off : chunk;
-      bool final = off + k == n;
-      float *dst = logits && (all_logits || final)
-                   ? logits + (all_logits ? (size_t) off
-                               * (size_t) s->m->hp.n_vocab : 0) : NULL;
-      st = queue_batch (s, tokens + off, k, all_logits ? k : 1, dst);
+      int k = n - off < chunk ? n - off : chunk, n_out = 0;
+      for (int i = off; i < off + k; i++)
+        n_out += s->bflags[i];
+      float *dst = logits && n_out ? logits + (size_t) outs * n_vocab : NULL;
+      /* A micro-batch without wanted logits still computes its last
+         row's (a graph needs a result; they are not fetched).  */
+      st = queue_batch (s, b->tokens + off, off, k, n_out ? n_out : 1, dst);
+      queued = off + k;
+      outs += n_out;
     }
   /* Every slot, oldest first; the first failure is the one returned
-     (the cache then ends before the failed micro-batch).  */
+     (the cache then holds nothing from the failed micro-batch on).  */
   char msg[1024] = "";
   int first = st;
   if (st != TSR_OK)
@@ -499,14 +631,89 @@ tsr_session_decode (tsr_session *s, const int32_t *tokens, int n,
         }
     }
   if (first != TSR_OK)
-    tsr_set_error (first, "%s", msg);
+    {
+      /* The rows from the failed micro-batch on took cells (all of a
+         micro-batch's before its graph ran): free them.  */
+      for (int r = s->fail_row; r < queued; r++)
+        s->cells[s->bcell[r]].seqs = 0;
+      recount (s);
+      /* The other ranks wait for this one's part of the batch: they end
+         with its message (nothing when theirs ended this one).  */
+      if (sp->comm && sp->size > 1)
+        tsr_comm_fail (sp->comm, msg);
+      tsr_set_error (first, "%s", msg);
+    }
   return first;
+}
+
+int
+tsr_session_decode (tsr_session *s, const int32_t *tokens, int n,
+                    float *logits, bool all_logits)
+{
+  if (!s)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "session: NULL session");
+  if (n < 1 || n > s->n_batch)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "session: %d tokens in a "
+                          "batch, 1 to %d allowed", n, s->n_batch);
+  /* Every row's logits: flags from the session's own array (check_batch
+     copies them in place).  */
+  for (int i = 0; i < n; i++)
+    s->bflags[i] = all_logits || i == n - 1;
+  struct tsr_batch b = { .n_tokens = n, .tokens = tokens,
+                         .logits = s->bflags };
+  return tsr_session_decode_batch (s, &b, logits);
+}
+
+int
+tsr_session_seq_pos_max (const tsr_session *s, int seq)
+{
+  return s && seq >= 0 && seq < TSR_SEQ_MAX ? s->seq_pos[seq] : -1;
+}
+
+int
+tsr_session_seq_remove (tsr_session *s, int seq, int p0, int p1)
+{
+  if (!s || seq < -1 || seq >= TSR_SEQ_MAX || p0 < 0
+      || (p1 >= 0 && p1 < p0))
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "session: remove positions "
+                          "[%d, %d) of sequence %d: a sequence is -1 (all) "
+                          "to %d, positions 0 <= p0 <= p1 (p1 < 0: to the "
+                          "end)", p0, p1, seq, TSR_SEQ_MAX - 1);
+  const uint64_t bits = seq < 0 ? ~(uint64_t) 0 : (uint64_t) 1 << seq;
+  for (int j = 0; j < s->n_ctx; j++)
+    {
+      struct cell *c = &s->cells[j];
+      if ((c->seqs & bits) && c->pos >= p0 && (p1 < 0 || c->pos < p1))
+        c->seqs &= ~bits;
+    }
+  recount (s);
+  return TSR_OK;
+}
+
+int
+tsr_session_seq_fork (tsr_session *s, int src, int dst)
+{
+  if (!s || src < 0 || src >= TSR_SEQ_MAX || dst < 0 || dst >= TSR_SEQ_MAX
+      || src == dst)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "session: fork sequence %d "
+                          "into %d: two different sequences of 0 to %d",
+                          src, dst, TSR_SEQ_MAX - 1);
+  const uint64_t from = (uint64_t) 1 << src, to = (uint64_t) 1 << dst;
+  for (int j = 0; j < s->n_ctx; j++)
+    {
+      struct cell *c = &s->cells[j];
+      c->seqs &= ~to;
+      if (c->seqs & from)
+        c->seqs |= to;
+    }
+  recount (s);
+  return TSR_OK;
 }
 
 int
 tsr_session_n_past (const tsr_session *s)
 {
-  return s ? s->n_past : 0;
+  return s ? s->seq_pos[0] + 1 : 0;
 }
 
 int
@@ -538,15 +745,25 @@ tsr_session_shift (tsr_session *s, int keep, int n_discard)
 {
   if (!s)
     return tsr_set_error (TSR_ERR_INVALID_ARG, "session: NULL session");
-  if (keep < 0 || n_discard < 1 || n_discard > s->n_past - keep)
+  const int n_past = s->seq_pos[0] + 1;
+  /* The rows move in the cache: only a cache that holds sequence 0
+     alone, position P in cell P.  */
+  for (int j = 0; j < s->used_hi; j++)
+    if (j < n_past ? s->cells[j].seqs != 1 || s->cells[j].pos != j
+                   : s->cells[j].seqs != 0)
+      return tsr_set_error (TSR_ERR_STATE, "session: a context shift needs "
+                            "a cache of sequence 0 alone, decoded in order "
+                            "(cell %d holds another sequence's position, or "
+                            "a position out of order)", j);
+  if (keep < 0 || n_discard < 1 || n_discard > n_past - keep)
     return tsr_set_error (TSR_ERR_INVALID_ARG, "session: a shift that keeps "
                           "%d positions and drops %d does not fit the %d "
-                          "in the cache", keep, n_discard, s->n_past);
-  const int src = keep + n_discard, n_move = s->n_past - src;
+                          "in the cache", keep, n_discard, n_past);
+  const int src = keep + n_discard, n_move = n_past - src;
   const int64_t n_head_kv = s->m->split.n_head_kv;
   if (n_move == 0)
     {
-      s->n_past = keep;
+      tsr_session_seq_remove (s, 0, keep, -1);
       return TSR_OK;
     }
   /* The slots' schedulers keep their decode graphs: this one has its
@@ -588,7 +805,17 @@ tsr_session_shift (tsr_session *s, int keep, int n_discard)
     st = tsr_sched_graph_compute (sched, g);
   /* On failure the moved rows may be half written: the cache keeps the
      positions before the shift only.  */
-  s->n_past = st == TSR_OK ? s->n_past - n_discard : keep;
+  if (st == TSR_OK)
+    {
+      /* Cells [KEEP, KEEP + N_MOVE) now hold the moved positions.  */
+      for (int i = 0; i < n_move; i++)
+        s->cells[keep + i].pos = keep + i;
+      for (int j = keep + n_move; j < n_past; j++)
+        s->cells[j].seqs = 0;
+      recount (s);
+    }
+  else
+    tsr_session_seq_remove (s, 0, keep, -1);
   tsr_sched_free (sched);
   tsr_context_free (ctx);
   free (buf);
@@ -598,6 +825,8 @@ tsr_session_shift (tsr_session *s, int keep, int n_discard)
 void
 tsr_session_reset (tsr_session *s)
 {
-  if (s)
-    s->n_past = 0;
+  if (!s)
+    return;
+  memset (s->cells, 0, sizeof *s->cells * (size_t) s->n_ctx);
+  recount (s);
 }

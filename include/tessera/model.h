@@ -222,16 +222,56 @@ tsr_session *tsr_session_new (tsr_model *model,
 struct tsr_session_params tsr_session_params_default (void);
 void tsr_session_free (tsr_session *s);
 
-/* Run N_TOKENS tokens (1 <= n <= n_batch) at the positions after the
-   ones already in the cache, and store their keys and values.  When
-   LOGITS is not NULL it receives n_vocab floats: for every one of the
-   tokens when ALL_LOGITS, else for the last only.  Errors: an id
-   outside the vocabulary, a full cache (TSR_ERR_STATE), a backend
-   failure.  */
+/* Run N_TOKENS tokens (1 <= n <= n_batch) of sequence 0 at the
+   positions after its last one in the cache, and store their keys and
+   values.  When LOGITS is not NULL it receives n_vocab floats: for
+   every one of the tokens when ALL_LOGITS, else for the last only.
+   Errors: an id outside the vocabulary, a full cache (TSR_ERR_STATE),
+   a backend failure.  */
 int tsr_session_decode (tsr_session *s, const int32_t *tokens, int n_tokens,
                         float *logits, bool all_logits);
-/* Positions held in the cache.  */
+/* Sequence 0's positions: its last one plus 1 (0 when it has none).  */
 int tsr_session_n_past (const tsr_session *s);
+
+/* Several sequences (users, continuations of one prompt) in one
+   session and one cache: each cache cell holds one position's keys and
+   values and the set of sequences that see it, so a token attends to
+   the cells of its own sequence only, at positions up to its own.  A
+   batch may mix the rows of several sequences: their products are
+   computed together (one weight read for all), their attention apart.
+   Sequences are numbered 0 to TSR_SEQ_MAX - 1.  */
+#define TSR_SEQ_MAX 64
+
+/* One batch of tsr_session_decode_batch: N_TOKENS rows, row I the
+   token TOKENS[I] of sequence SEQ[I] (NULL: all of sequence 0) at
+   position POS[I] (NULL: after the sequence's last position, in row
+   order); its logits are wanted where LOGITS[I] is true (NULL: the last
+   row only).  A sequence's rows in a batch have increasing positions,
+   all after its last one in the cache.  */
+struct tsr_batch
+{
+  int n_tokens;
+  const int32_t *tokens;
+  const int32_t *seq;
+  const int32_t *pos;
+  const bool *logits;
+};
+/* Run BATCH (1 <= n_tokens <= n_batch): store each row's keys and
+   values in a free cell and, when LOGITS is not NULL, write n_vocab
+   floats for each row whose logits are wanted, in row order.  Errors
+   as tsr_session_decode's, and TSR_ERR_INVALID_ARG for a sequence out
+   of range or positions that do not follow.  */
+int tsr_session_decode_batch (tsr_session *s, const struct tsr_batch *batch,
+                              float *logits);
+/* Sequence SEQ's last position, -1 when it has none.  */
+int tsr_session_seq_pos_max (const tsr_session *s, int seq);
+/* Forget positions [P0, P1) of sequence SEQ (P1 < 0: to its end; SEQ
+   -1: of every sequence); a cell no sequence sees any more is free.  */
+int tsr_session_seq_remove (tsr_session *s, int seq, int p0, int p1);
+/* Make sequence DST see exactly the cells of sequence SRC (its prompt,
+   say), without computing anything: DST's own cells are forgotten
+   first.  Both go on from there apart, as different users would.  */
+int tsr_session_seq_fork (tsr_session *s, int src, int dst);
 /* Context shift: drop cache positions [KEEP, KEEP + N_DISCARD) and move
    the later ones down by N_DISCARD, so that generation can go on in a
    full cache.  Keys are rotated to their new positions with each
@@ -239,12 +279,15 @@ int tsr_session_n_past (const tsr_session *s);
    the kept tokens at the new positions, up to the rounding of the
    cache's type), values moved; n_past shrinks by N_DISCARD.  Over
    several processes every rank calls it with the same arguments.
-   Errors: KEEP < 0, N_DISCARD < 1 or KEEP + N_DISCARD > n_past
-   (TSR_ERR_INVALID_ARG); a failure of the devices, after which the
-   cache holds the first KEEP positions only.  */
+   Only while the cache holds sequence 0 alone, in the order its
+   positions were decoded (TSR_ERR_STATE otherwise).  Errors: KEEP < 0,
+   N_DISCARD < 1 or KEEP + N_DISCARD > n_past (TSR_ERR_INVALID_ARG); a
+   failure of the devices, after which the cache holds the first KEEP
+   positions only.  */
 int tsr_session_shift (tsr_session *s, int keep, int n_discard);
 int tsr_session_n_ctx (const tsr_session *s);
-/* Forget the cache's contents (keep its memory and graphs).  */
+/* Forget the cache's contents, every sequence's (keep its memory and
+   graphs).  */
 void tsr_session_reset (tsr_session *s);
 /* The scheduler that runs the session's graphs, owned by the session:
    where the last batch shape's nodes run (tsr_sched_get_backend), its

@@ -1,0 +1,341 @@
+/* Area: several sequences in one session (tsr_session_decode_batch,
+   tsr_session_seq_fork, tsr_session_seq_remove, tessera/model.h).
+   Purpose: a batch that mixes the rows of four sequences of different
+   lengths, each at its own positions, gives every row the logits of
+   the same sequence decoded alone in a session of its own, and so do
+   the steps that follow (one row per sequence); a sequence forked from
+   another's prompt shares its cells (a cache too small for copies
+   holds them) and goes on as that prompt followed by its own tokens;
+   a removed sequence's cells are free again and the others are not
+   disturbed.  Bad batches (a sequence out of range, positions that do
+   not follow) are refused and leave the cache as it was; a full cache
+   is refused; a context shift is refused while other sequences hold
+   cells.
+   Tolerance (NMSE against the sequence alone, f32 model and cache):
+   1e-10 (the products' columns and each row's attention are computed
+   as alone; the CPU's attention walks the keys in blocks of 64 cells,
+   and a sequence's keys spread over other cells regroup its online
+   softmax's blocks: the last bits may differ; the message says whether
+   they did).  One layer and two, llama and qwen2 (biases, rope on
+   halves).
+   Limitations: the CPU backend only; random weights.  */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "model-test.h"
+
+#define N_SEQ 4
+#define N_GEN 3
+#define TOL 1e-10
+
+static const int prompt_len[N_SEQ] = { 3, 7, 12, 5 };
+
+static tsr_session *
+session (tsr_model *m, int n_ctx)
+{
+  struct tsr_session_params sp = tsr_session_params_default ();
+  sp.n_ctx = n_ctx;
+  sp.n_batch = 64;
+  sp.kv_type = TSR_TYPE_F32;
+  return tsr_session_new (m, &sp);
+}
+
+/* The NMSE of GOT against WANT (N floats), and whether they are the
+   same bits (*SAME stays true only while they are).  */
+static double
+nmse (const float *got, const float *want, size_t n, bool *same)
+{
+  double e = 0, w = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      double d = (double) got[i] - want[i];
+      e += d * d;
+      w += (double) want[i] * want[i];
+      *same = *same && got[i] == want[i];
+    }
+  return w > 0 ? e / w : e;
+}
+
+/* Sequence Q's tokens: its prompt, then its generated ones.  */
+static void
+seq_tokens (int q, int32_t *t, int n, int64_t vocab)
+{
+  mt_tokens (t, n, vocab, 101 + 17 * (unsigned) q);
+}
+
+static void
+mixed (const char *name, tsr_model *m)
+{
+  const int64_t v = tsr_model_get_hparams (m)->n_vocab;
+  int32_t t[N_SEQ][32];
+  float *alone[N_SEQ];
+  int total = 0;
+
+  /* Each sequence alone: its prompt's and steps' logits.  */
+  for (int q = 0; q < N_SEQ; q++)
+    {
+      int n = prompt_len[q] + N_GEN;
+      seq_tokens (q, t[q], n, v);
+      alone[q] = malloc ((size_t) n * (size_t) v * sizeof (float));
+      tsr_session *s = session (m, 64);
+      int st = s && alone[q] ? mt_decode (s, t[q], prompt_len[q],
+                                          prompt_len[q], alone[q], v)
+                             : TSR_ERR_NO_MEMORY;
+      for (int g = 0; g < N_GEN && st == TSR_OK; g++)
+        st = tsr_session_decode (s, &t[q][prompt_len[q] + g], 1,
+                                 alone[q] + (size_t) (prompt_len[q] + g) * v,
+                                 true);
+      CHECK (st == TSR_OK, "%s: sequence %d alone (%s)", name, q,
+             st == TSR_OK ? "" : tsr_last_error ());
+      tsr_session_free (s);
+      total += prompt_len[q];
+    }
+
+  /* All prompts in one batch, their rows dealt round the sequences.  */
+  int32_t tok[64], seq[64], pos[64];
+  bool want[64];
+  int k = 0;
+  for (int i = 0; k < total; i++)
+    for (int q = 0; q < N_SEQ; q++)
+      if (i < prompt_len[q])
+        {
+          tok[k] = t[q][i];
+          seq[k] = q;
+          pos[k] = i;
+          want[k++] = true;
+        }
+  float *got = malloc ((size_t) total * (size_t) v * sizeof *got);
+  tsr_session *s = session (m, 64);
+  struct tsr_batch b = { .n_tokens = total, .tokens = tok, .seq = seq,
+                         .logits = want };
+  int st = s && got ? tsr_session_decode_batch (s, &b, got)
+                    : TSR_ERR_NO_MEMORY;
+  CHECK (st == TSR_OK, "%s: a batch of %d rows of %d sequences (%s)", name,
+         total, N_SEQ, st == TSR_OK ? "" : tsr_last_error ());
+  double worst = 0;
+  bool same = true;
+  for (int r = 0; st == TSR_OK && r < total; r++)
+    {
+      double e = nmse (got + (size_t) r * v,
+                       alone[seq[r]] + (size_t) pos[r] * v, (size_t) v,
+                       &same);
+      worst = e > worst ? e : worst;
+    }
+  if (st == TSR_OK)
+    CHECK (worst <= TOL, "%s: each row of the mixed batch has its "
+           "sequence's logits alone: NMSE %.2e at most (at most %.0e; "
+           "%s)", name, worst, TOL, same ? "bit-identical" : "last bits "
+           "differ");
+  for (int q = 0; q < N_SEQ && st == TSR_OK; q++)
+    CHECK (tsr_session_seq_pos_max (s, q) == prompt_len[q] - 1,
+           "%s: sequence %d's last position is %d (%d)", name, q,
+           prompt_len[q] - 1, tsr_session_seq_pos_max (s, q));
+
+  /* Steps: one row a sequence, positions from the session (NULL), the
+     rows in reverse order of sequences.  */
+  worst = 0;
+  same = true;
+  for (int g = 0; g < N_GEN && st == TSR_OK; g++)
+    {
+      for (int r = 0; r < N_SEQ; r++)
+        {
+          int q = N_SEQ - 1 - r;
+          tok[r] = t[q][prompt_len[q] + g];
+          seq[r] = q;
+          want[r] = true;
+        }
+      struct tsr_batch step = { .n_tokens = N_SEQ, .tokens = tok,
+                                .seq = seq, .logits = want };
+      st = tsr_session_decode_batch (s, &step, got);
+      for (int r = 0; r < N_SEQ && st == TSR_OK; r++)
+        {
+          int q = seq[r];
+          double e = nmse (got + (size_t) r * v,
+                           alone[q] + (size_t) (prompt_len[q] + g) * v,
+                           (size_t) v, &same);
+          worst = e > worst ? e : worst;
+        }
+    }
+  CHECK (st == TSR_OK && worst <= TOL, "%s: %d steps of one row a "
+         "sequence: NMSE %.2e at most (at most %.0e; %s)%s%s", name, N_GEN,
+         worst, TOL, same ? "bit-identical" : "last bits differ",
+         st == TSR_OK ? "" : ": ", st == TSR_OK ? "" : tsr_last_error ());
+
+  /* Refusals leave the cache as it was.  */
+  int before = tsr_session_seq_pos_max (s, 1);
+  int32_t bad_seq = TSR_SEQ_MAX, old_pos = 0, one = 1;
+  struct tsr_batch bad1 = { .n_tokens = 1, .tokens = tok, .seq = &bad_seq };
+  struct tsr_batch bad2 = { .n_tokens = 1, .tokens = tok, .seq = &one,
+                            .pos = &old_pos };
+  CHECK (tsr_session_decode_batch (s, &bad1, NULL) == TSR_ERR_INVALID_ARG
+         && strstr (tsr_last_error (), "sequence 64"),
+         "%s: a sequence out of range is refused (%s)", name,
+         tsr_last_error ());
+  CHECK (tsr_session_decode_batch (s, &bad2, NULL) == TSR_ERR_INVALID_ARG
+         && strstr (tsr_last_error (), "does not follow"),
+         "%s: a position before the sequence's last is refused (%s)", name,
+         tsr_last_error ());
+  CHECK (tsr_session_seq_pos_max (s, 1) == before,
+         "%s: the refused batches left the cache as it was", name);
+  CHECK (tsr_session_shift (s, 0, 1) == TSR_ERR_STATE,
+         "%s: a context shift is refused while several sequences hold "
+         "cells (%s)", name, tsr_last_error ());
+
+  tsr_session_free (s);
+  free (got);
+  for (int q = 0; q < N_SEQ; q++)
+    free (alone[q]);
+}
+
+/* A prompt of P tokens in sequence 0, forked into 1 and 2, each going
+   on with its own token, in a cache of N_CTX cells that could not hold
+   three copies of the prompt.  */
+#define P 10
+#define N_CTX 16
+
+static void
+fork_remove (const char *name, tsr_model *m)
+{
+  const int64_t v = tsr_model_get_hparams (m)->n_vocab;
+  int32_t prompt[P + 1], next[3];
+  mt_tokens (prompt, P, v, 7);
+  mt_tokens (next, 3, v, 99);
+  float *want = malloc (3 * (size_t) v * sizeof *want);
+  float *got = malloc (3 * (size_t) v * sizeof *got);
+  if (!want || !got)
+    {
+      CHECK (0, "%s: memory", name);
+      free (want);
+      free (got);
+      return;
+    }
+  /* Alone: the prompt, then each continuation.  */
+  int st = TSR_OK;
+  for (int q = 0; q < 3 && st == TSR_OK; q++)
+    {
+      tsr_session *a = session (m, N_CTX);
+      memcpy (prompt + P, &next[q], sizeof *next);
+      st = a ? tsr_session_decode (a, prompt, P + 1, want + (size_t) q * v,
+                                   false)
+             : tsr_last_status ();
+      tsr_session_free (a);
+    }
+  CHECK (st == TSR_OK, "%s: the continuations alone (%s)", name,
+         st == TSR_OK ? "" : tsr_last_error ());
+
+  tsr_session *s = session (m, N_CTX);
+  if (st == TSR_OK)
+    st = s ? tsr_session_decode (s, prompt, P, NULL, false)
+           : tsr_last_status ();
+  if (st == TSR_OK)
+    st = tsr_session_seq_fork (s, 0, 1);
+  if (st == TSR_OK)
+    st = tsr_session_seq_fork (s, 0, 2);
+  CHECK (st == TSR_OK && tsr_session_seq_pos_max (s, 1) == P - 1
+         && tsr_session_seq_pos_max (s, 2) == P - 1,
+         "%s: two forks of a %d-token prompt (%s)", name, P,
+         st == TSR_OK ? "" : tsr_last_error ());
+  int32_t seq[3] = { 0, 1, 2 };
+  bool all[3] = { true, true, true };
+  struct tsr_batch b = { .n_tokens = 3, .tokens = next, .seq = seq,
+                         .logits = all };
+  /* 10 shared cells and 3 new ones in 16: copies would need 33.  */
+  if (st == TSR_OK)
+    st = tsr_session_decode_batch (s, &b, got);
+  CHECK (st == TSR_OK, "%s: the three continue in one batch, the prompt's "
+         "cells shared (%s)", name, st == TSR_OK ? "" : tsr_last_error ());
+  if (st == TSR_OK)
+    {
+      bool same = true;
+      double e = nmse (got, want, 3 * (size_t) v, &same);
+      CHECK (e <= TOL, "%s: each fork gives its continuation's logits "
+             "alone: NMSE %.2e (at most %.0e; %s)", name, e, TOL,
+             same ? "bit-identical" : "last bits differ");
+    }
+
+  /* Removing sequence 1 frees its one cell of its own (the shared
+     ones stay for 0 and 2): 4 of the 16 cells are free then, not 3.  */
+  if (st == TSR_OK)
+    st = tsr_session_seq_remove (s, 1, 0, -1);
+  CHECK (st == TSR_OK && tsr_session_seq_pos_max (s, 1) == -1
+         && tsr_session_seq_pos_max (s, 0) == P
+         && tsr_session_seq_pos_max (s, 2) == P,
+         "%s: sequence 1 removed, 0 and 2 kept (%s)", name,
+         st == TSR_OK ? "" : tsr_last_error ());
+  int32_t four[4];
+  mt_tokens (four, 4, v, 5);
+  int32_t s0[4] = { 0, 0, 0, 0 };
+  struct tsr_batch fill = { .n_tokens = 4, .tokens = four, .seq = s0 };
+  if (st == TSR_OK)
+    st = tsr_session_decode_batch (s, &fill, NULL);
+  CHECK (st == TSR_OK, "%s: the freed cell is used again: 4 more rows fit "
+         "(%s)", name, st == TSR_OK ? "" : tsr_last_error ());
+  int32_t last = four[0], s2 = 2;
+  struct tsr_batch full = { .n_tokens = 1, .tokens = &last, .seq = &s2 };
+  CHECK (st == TSR_OK && tsr_session_decode_batch (s, &full, NULL)
+                         == TSR_ERR_STATE
+         && strstr (tsr_last_error (), "cache is full"),
+         "%s: then the cache is full (%s)", name, tsr_last_error ());
+  CHECK (tsr_session_seq_fork (s, 3, 3) == TSR_ERR_INVALID_ARG
+         && tsr_session_seq_fork (s, 0, TSR_SEQ_MAX) == TSR_ERR_INVALID_ARG
+         && tsr_session_seq_remove (s, TSR_SEQ_MAX, 0, -1)
+            == TSR_ERR_INVALID_ARG
+         && tsr_session_seq_remove (s, 0, 5, 2) == TSR_ERR_INVALID_ARG,
+         "%s: bad forks and removals are refused", name);
+  /* Everything removed: the cache is empty, and sequence 0 decodes as
+     in a fresh session.  */
+  if (st == TSR_OK)
+    st = tsr_session_seq_remove (s, -1, 0, -1);
+  memcpy (prompt + P, &next[0], sizeof *next);
+  if (st == TSR_OK)
+    st = tsr_session_decode (s, prompt, P + 1, got, false);
+  if (st == TSR_OK)
+    {
+      bool same = true;
+      double e = nmse (got, want, (size_t) v, &same);
+      CHECK (e == 0 && tsr_session_n_past (s) == P + 1,
+             "%s: after removing every sequence, decoding is a fresh "
+             "session's (NMSE %.2e, n_past %d)", name, e,
+             tsr_session_n_past (s));
+    }
+  else
+    CHECK (0, "%s: removing every sequence (%s)", name, tsr_last_error ());
+  tsr_session_free (s);
+  free (want);
+  free (got);
+}
+
+int
+main (void)
+{
+  static const struct
+  {
+    const char *name, *args;
+  } cases[] = {
+    { "llama, 1 layer", "--type=f32 --layers=1" },
+    { "llama, 2 layers", "--type=f32 --layers=2" },
+    { "qwen2, 2 layers", "--arch=qwen2 --type=f32 --layers=2" },
+  };
+  tsr_backend *cpu = mt_cpu ();
+  if (!cpu)
+    return TSR_TEST_EXIT ();
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    {
+      char path[4096];
+      if (!mt_synth (cases[i].args, mt_path ("seq", path, sizeof path)))
+        continue;
+      struct tsr_model_params mp = { .backends = &cpu, .n_backends = 1 };
+      tsr_model *m = tsr_model_load (path, &mp);
+      CHECK (m != NULL, "%s: load (%s)", cases[i].name,
+             m ? "" : tsr_last_error ());
+      if (m)
+        {
+          mixed (cases[i].name, m);
+          fork_remove (cases[i].name, m);
+        }
+      tsr_model_free (m);
+      unlink (path);
+    }
+  tsr_backend_free (cpu);
+  return TSR_TEST_EXIT ();
+}

@@ -78,6 +78,7 @@ struct tsr_session
   int32_t *bseq, *bpos, *bcell;
   bool *bflags;
   int fail_row;
+  int n_taken;                  /* rows whose cells are taken */
   tsr_context *cache_ctx[TSRI_MODEL_MAX_BACKENDS];
   tsr_buffer *cache_buf[TSRI_MODEL_MAX_BACKENDS];
   tsr_tensor **k, **v;          /* per layer */
@@ -553,6 +554,7 @@ queue_batch (tsr_session *s, const int32_t *tokens, int off, int n,
       s->cells[j].pos = s->bpos[off + i];
       s->cells[j].seqs = (uint64_t) 1 << s->bseq[off + i];
       s->bcell[off + i] = j;
+      s->n_taken = off + i + 1;
       s->free_lo = j + 1;
       if (j + 1 > s->used_hi)
         s->used_hi = j + 1;
@@ -600,9 +602,10 @@ tsr_session_decode_batch (tsr_session *s, const struct tsr_batch *b,
   s->next = 0;          /* every slot is idle: a batch of one micro-batch
                            always uses the first, and its graph */
   s->fail_row = n;
+  s->n_taken = 0;
   if (sp->mode == TSR_SPLIT_PIPELINE && sp->size > 1)
     chunk = (n + sp->size - 1) / sp->size;
-  int queued = 0, outs = 0;
+  int outs = 0;
   for (int off = 0; off < n && st == TSR_OK; off += chunk)
     {
       int k = n - off < chunk ? n - off : chunk, n_out = 0;
@@ -612,7 +615,6 @@ tsr_session_decode_batch (tsr_session *s, const struct tsr_batch *b,
       /* A micro-batch without wanted logits still computes its last
          row's (a graph needs a result; they are not fetched).  */
       st = queue_batch (s, b->tokens + off, off, k, n_out ? n_out : 1, dst);
-      queued = off + k;
       outs += n_out;
     }
   /* Every slot, oldest first; the first failure is the one returned
@@ -632,9 +634,9 @@ tsr_session_decode_batch (tsr_session *s, const struct tsr_batch *b,
     }
   if (first != TSR_OK)
     {
-      /* The rows from the failed micro-batch on took cells (all of a
-         micro-batch's before its graph ran): free them.  */
-      for (int r = s->fail_row; r < queued; r++)
+      /* The rows from the failed micro-batch on that took cells (a
+         micro-batch's all at once, before its graph ran): free them.  */
+      for (int r = s->fail_row; r < s->n_taken; r++)
         s->cells[s->bcell[r]].seqs = 0;
       recount (s);
       /* The other ranks wait for this one's part of the batch: they end

@@ -23,7 +23,8 @@ EXTRA_DIST += doc/tessera-gguf.1
 
 bin_PROGRAMS += tools/tessera-run
 tools_tessera_run_SOURCES = tools/tessera-run.c tools/run.h \
-	tools/run-bench.c tools/tool-util.c tools/tool-util.h
+	tools/run-bench.c tools/run-batched.c tools/tool-util.c \
+	tools/tool-util.h
 tools_tessera_run_LDADD = model/libtessera-model.la lib/libtessera.la -lm \
 	$(PTHREAD_LIBS)
 man_MANS += doc/tessera-run.1

@@ -37,7 +37,12 @@ struct run_options
   /* --bench */
   bool bench;
   int pp, tg, repetitions;
+  bool pp_given;                /* --pp given (else --bench-batched's 128) */
   const char *format;           /* table, csv, json */
+  int n_parallel;                /* --parallel: continuations (0: one) */
+  /* --bench-batched */
+  bool bench_batched, pp_shared;
+  const char *parallel_list;    /* --parallel-list=N,N,... */
 };
 
 /* Backends of the comma-separated device LIST (NULL: none chosen, the
@@ -49,5 +54,8 @@ int run_open_backends (const char *list, int gpu_layers, tsr_backend **be,
 /* tessera-run --bench: pp and tg tokens per second per device set.
    Exit status.  */
 int run_bench (const struct run_options *o);
+/* tessera-run --bench-batched: prompt and aggregate generation speeds
+   of 1, 2, 4... sequences decoded together.  Exit status.  */
+int run_bench_batched (const struct run_options *o);
 
 #endif /* RUN_H */

@@ -116,6 +116,19 @@ usage (FILE *f)
            "128)\n"
            "  -r, --repetitions=N   runs per test, the median is reported "
            "(default 3)\n"
+           "      --parallel=N      N continuations of the prompt (seeds "
+           "--seed, +1, ...),\n"
+           "                        decoded together, the prompt once; "
+           "printed at the end\n"
+           "      --bench-batched   time 1, 2, 4... sequences decoded "
+           "together instead:\n"
+           "                        prompt and aggregate generation "
+           "tokens/s (--pp\n"
+           "                        default 128 here)\n"
+           "      --parallel-list=N,N,...  the sequence counts (default "
+           "1,2,4,8,16,32)\n"
+           "      --pp-shared       one prompt for all sequences, "
+           "decoded once\n"
            "  -f, --format=FMT      table, csv or json (default table)\n"
            "                        --device may be repeated: one device set "
            "each\n\n"
@@ -130,7 +143,8 @@ enum
   OPT_TEMP, OPT_TOP_K, OPT_TOP_P, OPT_SEED, OPT_GPU_LAYERS, OPT_NO_MMAP, OPT_NO_REPACK,
   OPT_BENCH, OPT_PP, OPT_TG, OPT_TENSOR_PARALLEL, OPT_PIPELINE_PARALLEL, OPT_CACHE_TYPE,
   OPT_UBATCH, OPT_PIPELINE, OPT_KEEP, OPT_NO_SHIFT, OPT_CHAT,
-  OPT_CHAT_TEMPLATE, OPT_SYSTEM, OPT_CHECK_FINITE
+  OPT_CHAT_TEMPLATE, OPT_SYSTEM, OPT_CHECK_FINITE, OPT_BENCH_BATCHED,
+  OPT_PP_SHARED, OPT_PARALLEL_LIST, OPT_PARALLEL
 };
 
 static float
@@ -234,8 +248,16 @@ parse_one (struct run_options *o, int c)
                                           : TSR_SPLIT_PIPELINE;
       break;
     case OPT_BENCH: o->bench = true; break;
+    case OPT_BENCH_BATCHED: o->bench_batched = true; break;
+    case OPT_PP_SHARED: o->pp_shared = true; break;
+    case OPT_PARALLEL_LIST: o->parallel_list = optarg; break;
+    case OPT_PARALLEL:
+      o->n_parallel = (int) tt_parse_number (program, optarg, "--parallel",
+                                             1, TSR_SEQ_MAX);
+      break;
     case OPT_PP: o->pp = (int) tt_parse_number (program, optarg, "--pp", 0,
                                                 1 << 16);
+      o->pp_given = true;
       break;
     case OPT_TG: o->tg = (int) tt_parse_number (program, optarg, "--tg", 0,
                                                 1 << 16);
@@ -291,6 +313,10 @@ parse_options (int argc, char **argv, struct run_options *o)
     { "tensor-parallel", no_argument, NULL, OPT_TENSOR_PARALLEL },
     { "pipeline-parallel", no_argument, NULL, OPT_PIPELINE_PARALLEL },
     { "bench", no_argument, NULL, OPT_BENCH },
+    { "bench-batched", no_argument, NULL, OPT_BENCH_BATCHED },
+    { "pp-shared", no_argument, NULL, OPT_PP_SHARED },
+    { "parallel-list", required_argument, NULL, OPT_PARALLEL_LIST },
+    { "parallel", required_argument, NULL, OPT_PARALLEL },
     { "pp", required_argument, NULL, OPT_PP },
     { "tg", required_argument, NULL, OPT_TG },
     { "repetitions", required_argument, NULL, 'r' },
@@ -321,6 +347,17 @@ parse_options (int argc, char **argv, struct run_options *o)
   if (o->n_sets > 1 && !o->bench)
     tt_usage_error (program, "--device given more than once (one list, "
                     "or --bench)%s", "");
+  if (o->bench && o->bench_batched)
+    tt_usage_error (program, "--bench and --bench-batched both given%s", "");
+  if ((o->pp_shared || o->parallel_list) && !o->bench_batched)
+    tt_usage_error (program, "--pp-shared and --parallel-list go with "
+                    "--bench-batched%s", "");
+  if (o->bench_batched && !o->pp_given)
+    o->pp = 128;
+  if (o->n_parallel > 1 && (o->chat || o->n_predict < 0 || o->logits_file
+                            || o->split != TSR_SPLIT_NONE))
+    tt_usage_error (program, "--parallel goes without --chat, -n -1, "
+                    "--logits and the splits over ranks%s", "");
 }
 
 /* Devices.  */
@@ -581,6 +618,109 @@ print_token (const tsr_vocab *v, int32_t id, bool special)
     print_text (buf, n < (int64_t) sizeof buf ? (size_t) n : sizeof buf,
                 false);
   fflush (stdout);
+}
+
+/* --parallel N: N continuations of the prompt in S's sequence 0 (its
+   last logits in LOGITS), sequence I sampled with seed + I, decoded
+   together one row a sequence a step, the prompt's cells shared
+   (forked, not recomputed).  Each printed after the others are done.  */
+static int
+generate_parallel (tsr_session *s, const struct run_options *o,
+                   const tsr_vocab *v, int64_t n_vocab, const float *logits,
+                   struct timing *tm)
+{
+  const int n = o->n_parallel, n_gen = o->n_predict;
+  tsr_sampler *smp[TSR_SEQ_MAX] = { 0 };
+  int32_t *ids = malloc ((size_t) n * (size_t) (n_gen + 1) * sizeof *ids);
+  float *rows = malloc ((size_t) n * (size_t) n_vocab * sizeof *rows);
+  int32_t tok[TSR_SEQ_MAX], seq[TSR_SEQ_MAX], len[TSR_SEQ_MAX] = { 0 };
+  bool live[TSR_SEQ_MAX], want[TSR_SEQ_MAX];
+  int rc = ids && rows ? 0 : -1;
+  for (int q = 0; q < n && rc == 0; q++)
+    {
+      struct tsr_sampler_params sp = o->sampling;
+      sp.seed = o->sampling.seed + (uint64_t) q;
+      if (!(smp[q] = tsr_sampler_new (&sp)))
+        rc = -1;
+      if (q > 0 && rc == 0 && tsr_session_seq_fork (s, 0, q) != TSR_OK)
+        rc = -1;
+      live[q] = true;
+      if (rows)
+        memcpy (rows + (size_t) q * n_vocab, logits,
+                (size_t) n_vocab * sizeof *rows);
+    }
+  if (rc != 0)
+    fprintf (stderr, "%s: --parallel %d: %s\n", program, n,
+             *tsr_last_error () ? tsr_last_error () : "out of memory");
+  double t0 = tt_now_us ();
+  for (int step = 0; step < n_gen && rc == 0; step++)
+    {
+      int k = 0;
+      for (int q = 0; q < n; q++)
+        {
+          if (!live[q])
+            continue;
+          int32_t id = tsr_sampler_sample (smp[q], rows + (size_t) q * n_vocab,
+                                           n_vocab);
+          if (id < 0)
+            {
+              fprintf (stderr, "%s: sequence %d: every logit is NaN\n",
+                       program, q);
+              rc = -1;
+              break;
+            }
+          ids[(size_t) q * (size_t) (n_gen + 1) + len[q]++] = id;
+          tm->n_gen++;
+          if ((v && !o->ignore_eos && tsr_vocab_is_eog (v, id))
+              || len[q] == n_gen)
+            {
+              live[q] = false;
+              continue;
+            }
+          tok[k] = id;
+          seq[k] = q;
+          want[k++] = true;
+        }
+      if (rc != 0 || k == 0)
+        break;
+      struct tsr_batch b = { .n_tokens = k, .tokens = tok, .seq = seq,
+                             .logits = want };
+      float *out = malloc ((size_t) k * (size_t) n_vocab * sizeof *out);
+      if (!out || tsr_session_decode_batch (s, &b, out) != TSR_OK)
+        {
+          fprintf (stderr, "%s: generation: %s\n", program,
+                   out ? tsr_last_error () : "out of memory");
+          rc = -1;
+        }
+      /* Row I's logits are sequence SEQ[I]'s next.  */
+      for (int i = 0; i < k && rc == 0; i++)
+        memcpy (rows + (size_t) seq[i] * n_vocab, out + (size_t) i * n_vocab,
+                (size_t) n_vocab * sizeof *rows);
+      free (out);
+    }
+  tm->gen_us = tt_now_us () - t0;
+  for (int q = 0; q < n && rc == 0; q++)
+    {
+      const int32_t *id = ids + (size_t) q * (size_t) (n_gen + 1);
+      printf ("[sequence %d, seed %llu]%s", q,
+              (unsigned long long) (o->sampling.seed + (uint64_t) q),
+              o->print_ids ? "" : "\n");
+      if (o->print_ids)
+        for (int i = 0; i < len[q]; i++)
+          printf (" %d", id[i]);
+      else
+        {
+          for (int i = 0; i < len[q]; i++)
+            print_token (v, id[i], o->special);
+          print_text ("", 0, true);
+        }
+      putchar ('\n');
+    }
+  for (int q = 0; q < n; q++)
+    tsr_sampler_free (smp[q]);
+  free (ids);
+  free (rows);
+  return rc;
 }
 
 /* Room in the cache for N more positions: context shifts, each
@@ -911,6 +1051,15 @@ run_model (const struct run_options *o, tsr_model *m)
                n_ctx);
       rc = -1;
     }
+  else if (rc == 0 && o->n_parallel > 1
+           && (int64_t) p.n + (int64_t) o->n_parallel * o->n_predict
+              > n_ctx)
+    {
+      fprintf (stderr, "%s: %d prompt tokens and %d continuations of %d "
+               "do not fit a context of %d (--ctx)\n", program, p.n,
+               o->n_parallel, o->n_predict, n_ctx);
+      rc = -1;
+    }
   else if (rc == 0 && !o->no_shift && o->keep > (n_ctx - 2) / 2)
     {
       fprintf (stderr, "%s: --keep=%d leaves no room to shift a context of "
@@ -925,7 +1074,9 @@ run_model (const struct run_options *o, tsr_model *m)
       tm.prompt_us = tt_now_us () - t0;
       tm.n_prompt = p.n;
     }
-  if (rc == 0 && !o->chat)
+  if (rc == 0 && !o->chat && o->n_parallel > 1)
+    rc = generate_parallel (s, o, v, hp->n_vocab, logits, &tm);
+  else if (rc == 0 && !o->chat)
     rc = generate (s, o, v, hp->n_vocab, logits, &tm);
   if (rc == 0)
     printf ("prompt: %d tokens, %.2f tokens/s; generation: %d tokens, "
@@ -991,6 +1142,8 @@ main (int argc, char **argv)
     return 1;
   if (o.bench)
     return end_ranks (&o, run_bench (&o));
+  if (o.bench_batched)
+    return end_ranks (&o, run_bench_batched (&o));
   int n_be = run_open_backends (o.n_sets ? o.devices[0] : NULL,
                                 o.gpu_layers, be, TSR_SCHED_MAX_BACKENDS);
   if (n_be < 0)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include <math.h>
 #include "model-test.h"
 
 enum { N_GEN = 8 };
@@ -169,6 +170,115 @@ check_bench (void)
 #endif
 }
 
+/* The ids after "[sequence Q, seed S]" in mt_out into IDS (N_GEN).  */
+static bool
+parallel_ids (int q, int32_t *ids)
+{
+  char tag[64];
+  snprintf (tag, sizeof tag, "[sequence %d, seed ", q);
+  const char *p = strstr (mt_out, tag);
+  p = p ? strchr (p, ']') : NULL;
+  int n = 0, used;
+  while (p && n < N_GEN && sscanf (p + 1, "%d%n", &ids[n], &used) == 1)
+    {
+      n++;
+      p += used;
+    }
+  return n == N_GEN;
+}
+
+/* --parallel: continuations of one prompt decoded together, each as
+   a run of its own with its seed would give it.  */
+static void
+check_parallel (void)
+{
+  static const int32_t prompt[3] = { 1, 77, 300 };
+  int32_t want[N_GEN], got[N_GEN];
+  float *all = malloc (sizeof *all * 3 * 512);
+  char args[512];
+  snprintf (args, sizeof args, "--tokens=1,77,300 -n %d --print-ids "
+            "--ignore-eos --parallel=2 -t 2", N_GEN);
+  int st = run_tool (args);
+  bool ok = st == 0 && library_greedy (prompt, 3, want, all);
+  for (int q = 0; q < 2 && ok; q++)
+    ok = parallel_ids (q, got) && !memcmp (got, want, sizeof want);
+  CHECK (ok, "--parallel=2, greedy: both continuations are the library's "
+         "greedy tokens (exit %d: %s)", st, mt_out);
+  free (all);
+  snprintf (args, sizeof args, "--tokens=1,77,300 -n %d --print-ids "
+            "--ignore-eos --parallel=3 --temp=0.9 --seed=42 -t 2", N_GEN);
+  st = run_tool (args);
+  int32_t par[3][N_GEN];
+  ok = st == 0;
+  for (int q = 0; q < 3 && ok; q++)
+    ok = parallel_ids (q, par[q]);
+  CHECK (ok && strstr (mt_out, "generation: 24 tokens"), "--parallel=3 "
+         "--temp=0.9: three continuations, 24 tokens (exit %d: %s)", st,
+         mt_out);
+  for (int q = 0; q < 3 && ok; q++)
+    {
+      snprintf (args, sizeof args, "--tokens=1,77,300 -n %d --print-ids "
+                "--ignore-eos --temp=0.9 --seed=%d -t 2", N_GEN, 42 + q);
+      ok = run_tool (args) == 0 && parse_ids (got) == N_GEN;
+      CHECK (ok && !memcmp (got, par[q], sizeof got), "--parallel: "
+             "continuation %d is the run with --seed=%d alone", q, 42 + q);
+    }
+  CHECK (run_tool ("--tokens=1,2 -n -1 --parallel=2") == 2
+         && strstr (mt_out, "--parallel goes without"),
+         "--parallel with -n -1 is refused (%s)", mt_out);
+  CHECK (run_tool ("--tokens=1,2 -n 4 --parallel=65") == 2,
+         "--parallel=65 is refused (%s)", mt_out);
+  CHECK (run_tool ("--tokens=1,2 -n 30 --parallel=4 --ctx=64") == 1
+         && strstr (mt_out, "4 continuations of 30 do not fit"),
+         "--parallel: continuations that do not fit --ctx are refused "
+         "(%s)", mt_out);
+}
+
+/* --bench-batched: a row per sequence count, its columns consistent:
+   the cells are the prompts plus every sequence's generated tokens,
+   the prompt tokens and their time give the prompt's speed.  */
+static void
+check_bench_batched (void)
+{
+  int st = run_tool ("--bench-batched --pp=6 --tg=3 -r 1 -t 2 -f csv "
+                     "--parallel-list=1,3,4");
+  int rows = 0, bad = 0;
+  const char *p = strstr (mt_out, "devices,pp,tg,pp_shared,n_parallel");
+  for (p = p ? strchr (p, '\n') : NULL; p && *++p; p = strchr (p, '\n'))
+    {
+      char dev[64];
+      int pp, tg, shared, npl, n_kv, n_pp;
+      double pp_s, pp_tps, tg_s, tg_tps;
+      if (sscanf (p, "%63[^,],%d,%d,%d,%d,%d,%d,%lf,%lf,%lf,%lf", dev, &pp,
+                  &tg, &shared, &npl, &n_kv, &n_pp, &pp_s, &pp_tps, &tg_s,
+                  &tg_tps) != 11)
+        break;
+      int want_npl = rows == 0 ? 1 : rows == 1 ? 3 : 4;
+      bad += pp != 6 || tg != 3 || shared != 0 || npl != want_npl
+             || n_kv != npl * (6 + 3) || n_pp != npl * 6 || !(pp_s > 0)
+             /* The seconds are printed to the microsecond.  */
+             || fabs (pp_tps - n_pp / pp_s) > 0.02 * pp_tps + 0.1
+             || fabs (tg_tps - npl * 3 / tg_s) > 0.02 * tg_tps + 0.1;
+      rows++;
+    }
+  CHECK (st == 0 && rows == 3 && bad == 0, "--bench-batched csv: 1, 3 and "
+         "4 sequences, consistent columns (exit %d, %d rows, %d bad: %s)",
+         st, rows, bad, mt_out);
+  st = run_tool ("--bench-batched --pp=6 --tg=3 -r 1 -t 2 --pp-shared "
+                 "--parallel-list=4 -f json");
+  CHECK (st == 0 && strstr (mt_out, "\"pp_shared\": true")
+         && strstr (mt_out, "\"n_parallel\": 4, \"n_kv\": 18, "
+                            "\"pp_tokens\": 6,"),
+         "--bench-batched --pp-shared json: one prompt of 6 and 4 x 3 "
+         "generated in 18 cells (exit %d: %s)", st, mt_out);
+  st = run_tool ("--bench-batched --pp=6 --tg=3 -r 1 --parallel-list=0");
+  CHECK (st == 2 && strstr (mt_out, "sequence counts from 1 to 64"),
+         "--parallel-list=0 is refused (exit %d: %s)", st, mt_out);
+  st = run_tool ("--bench --parallel-list=2");
+  CHECK (st == 2 && strstr (mt_out, "go with --bench-batched"),
+         "--parallel-list without --bench-batched is refused (exit %d)", st);
+}
+
 static void
 check_errors (void)
 {
@@ -217,6 +327,8 @@ main (void)
   check_ids_and_logits ();
   check_text_and_sampling ();
   check_bench ();
+  check_bench_batched ();
+  check_parallel ();
   check_errors ();
   unlink (model);
   return TSR_TEST_EXIT ();

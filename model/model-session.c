@@ -469,7 +469,9 @@ static int
 check_batch (tsr_session *s, const struct tsr_batch *b)
 {
   const int n = b ? b->n_tokens : 0;
-  if (!b || !b->tokens || n < 1 || n > s->n_batch)
+  if (!b)
+    return tsr_set_error (TSR_ERR_INVALID_ARG, "session: NULL batch");
+  if (!b->tokens || n < 1 || n > s->n_batch)
     return tsr_set_error (TSR_ERR_INVALID_ARG, "session: %d tokens in a "
                           "batch, 1 to %d allowed", n, s->n_batch);
   int next[TSR_SEQ_MAX];

@@ -178,6 +178,9 @@ mixed (const char *name, tsr_model *m, double tol)
          && strstr (tsr_last_error (), "does not follow"),
          "%s: a position before the sequence's last is refused (%s)", name,
          tsr_last_error ());
+  CHECK (tsr_session_decode_batch (s, NULL, NULL) == TSR_ERR_INVALID_ARG
+         && strstr (tsr_last_error (), "NULL batch"),
+         "%s: a NULL batch is refused (%s)", name, tsr_last_error ());
   CHECK (tsr_session_seq_pos_max (s, 1) == before,
          "%s: the refused batches left the cache as it was", name);
   CHECK (tsr_session_shift (s, 0, 1) == TSR_ERR_STATE,

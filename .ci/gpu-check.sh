@@ -14,8 +14,9 @@
 #
 # What `run` measures (about 2 minutes on an H200):
 #   1. nvidia-smi, tessera-info;
-#   2. the CUDA test programs (testsuite/tessera.cuda) and the op
-#      checker on CUDA0 against the CPU;
+#   2. the CUDA test programs (testsuite/tessera.cuda, and
+#      tessera.model/sequences.c: mixed batches of several sequences)
+#      and the op checker on CUDA0 against the CPU;
 #   3. logits of CUDA0 alone against the CPU for every architecture,
 #      and bit-identical with TESSERA_CUDA_GRAPHS=0 and with
 #      TESSERA_CUDA_FUSION=0 as well;
@@ -88,7 +89,8 @@ EOF
   # The CUDA test programs, linked against the installed libraries.
   rm -rf "$dev/tests" && mkdir -p "$dev/tests"
   lib=$dev/inst/opt/tessera/lib
-  for t in "$srcdir"/testsuite/tessera.cuda/*.c; do
+  for t in "$srcdir"/testsuite/tessera.cuda/*.c \
+           "$srcdir"/testsuite/tessera.model/sequences.c; do
     cc -O2 -I"$dev/inst/opt/tessera/include" -I"$srcdir/testsuite/lib" \
       -o "$dev/tests/$(basename "$t" .c)" "$t" -L"$lib" -ltessera-model \
       -ltessera -lm -Wl,-rpath,"\$ORIGIN/../inst/opt/tessera/lib"
@@ -129,7 +131,14 @@ logits () {
 
 measure () {
   toks=$(seq -s, 1 48)
-  echo "== CUDA test programs"
+  echo "== CUDA test programs (and tessera.model/sequences.c: several"
+  echo "   sequences in one batch, on the CPU and on CUDA0)"
+  # sequences.c writes its models with tessera-gguf under a build
+  # directory's layout (TSR_TEST_BUILDDIR): one made of the install.
+  bld=/tmp/gpu-check-bld
+  mkdir -p "$bld/testsuite/bin"
+  ln -sfn "$bin" "$bld/tools"
+  export TSR_TEST_BUILDDIR=$bld
   for t in "$dev"/tests/*; do
     timeout 120 "$t" > "$out/test-$(basename "$t").txt" 2>&1
     echo "$(basename "$t"): exit $?, $(grep -c '^PASS' \

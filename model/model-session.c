@@ -21,9 +21,11 @@
  *
  * The cache is a table of cells, one position's keys and values each,
  * with the position and the set of sequences that see it (a bit per
- * sequence: a fork shares cells).  A batch's rows take the lowest free
- * cells, so one sequence decoded alone fills cells 0, 1, 2... in the
- * order of its positions, as a linear cache would; the mask lets a row
+ * sequence: a fork shares cells).  A batch's row takes the lowest free
+ * cell above its sequence's others (the lowest free one when none is
+ * left above), so one sequence decoded alone fills cells 0, 1, 2... in
+ * the order of its positions, as a linear cache would, and every
+ * sequence's cells stay in that order; the mask lets a row
  * see the cells of its sequence at positions up to its own.  The
  * positions attended to are the cells up to the highest used one,
  * rounded up to KV_STEP.  */
@@ -70,6 +72,7 @@ struct tsr_session
   int n_ctx, n_batch, n_ubatch;
   struct cell *cells;           /* n_ctx */
   int seq_pos[TSR_SEQ_MAX];     /* each sequence's last position, or -1 */
+  int seq_hi[TSR_SEQ_MAX];      /* and its highest cell, or -1 */
   int used_hi;                  /* the highest used cell + 1 */
   int free_lo;                  /* no free cell below it */
   /* The batch being decoded: each row's sequence, position and cell
@@ -208,7 +211,7 @@ session_init (tsr_session *s, const struct tsr_session_params *p)
   s->bpos = s->bseq + s->n_batch;
   s->bcell = s->bpos + s->n_batch;
   for (int q = 0; q < TSR_SEQ_MAX; q++)
-    s->seq_pos[q] = -1;
+    s->seq_pos[q] = s->seq_hi[q] = -1;
   int st = make_caches (s, kv);
   /* Over several processes, the communicator's backend runs the
      communication ops.  */
@@ -434,7 +437,7 @@ static void
 recount (tsr_session *s)
 {
   for (int q = 0; q < TSR_SEQ_MAX; q++)
-    s->seq_pos[q] = -1;
+    s->seq_pos[q] = s->seq_hi[q] = -1;
   s->used_hi = 0;
   s->free_lo = s->n_ctx;
   for (int j = 0; j < s->n_ctx; j++)
@@ -448,8 +451,12 @@ recount (tsr_session *s)
         }
       s->used_hi = j + 1;
       for (int q = 0; q < TSR_SEQ_MAX; q++)
-        if ((c->seqs >> q & 1) && c->pos > s->seq_pos[q])
-          s->seq_pos[q] = c->pos;
+        if (c->seqs >> q & 1)
+          {
+            if (c->pos > s->seq_pos[q])
+              s->seq_pos[q] = c->pos;
+            s->seq_hi[q] = j;
+          }
     }
 }
 
@@ -550,18 +557,30 @@ queue_batch (tsr_session *s, const int32_t *tokens, int off, int n,
     return st;
   for (int i = 0; i < n; i++)
     {
-      int j = s->free_lo;
-      while (s->cells[j].seqs)
-        j++;                    /* check_batch counted enough free */
+      /* The lowest free cell above the sequence's others, so that its
+         cells stay in the order of its positions (what a row's
+         attention walks: the CPU's results are then those of the
+         sequence alone); else, the cache being full above, the lowest
+         free one.  */
+      const int q = s->bseq[off + i];
+      int j = s->seq_hi[q] + 1 > s->free_lo ? s->seq_hi[q] + 1 : s->free_lo;
+      while (j < s->n_ctx && s->cells[j].seqs)
+        j++;
+      if (j == s->n_ctx)
+        for (j = s->free_lo; s->cells[j].seqs; j++)
+          ;                     /* check_batch counted enough free */
       s->cells[j].pos = s->bpos[off + i];
-      s->cells[j].seqs = (uint64_t) 1 << s->bseq[off + i];
+      s->cells[j].seqs = (uint64_t) 1 << q;
       s->bcell[off + i] = j;
       s->n_taken = off + i + 1;
-      s->free_lo = j + 1;
+      if (j == s->free_lo)
+        s->free_lo = j + 1;
       if (j + 1 > s->used_hi)
         s->used_hi = j + 1;
-      if (s->bpos[off + i] > s->seq_pos[s->bseq[off + i]])
-        s->seq_pos[s->bseq[off + i]] = s->bpos[off + i];
+      if (j > s->seq_hi[q])
+        s->seq_hi[q] = j;
+      if (s->bpos[off + i] > s->seq_pos[q])
+        s->seq_pos[q] = s->bpos[off + i];
     }
   int n_kv = (s->used_hi + KV_STEP - 1) / KV_STEP * KV_STEP;
   if (n_kv > s->n_ctx)

@@ -257,8 +257,11 @@ struct tsr_batch
   const bool *logits;
 };
 /* Run BATCH (1 <= n_tokens <= n_batch): store each row's keys and
-   values in a free cell and, when LOGITS is not NULL, write n_vocab
-   floats for each row whose logits are wanted, in row order.  Errors
+   values in a free cell (the lowest above its sequence's others) and,
+   when LOGITS is not NULL, write n_vocab floats for each row whose
+   logits are wanted, in row order.  On the CPU each row's logits are
+   those of its sequence decoded alone, bit for bit, for quantized
+   files (the manual says when).  Errors
    as tsr_session_decode's, and TSR_ERR_INVALID_ARG for a sequence out
    of range or positions that do not follow.  */
 int tsr_session_decode_batch (tsr_session *s, const struct tsr_batch *batch,

@@ -220,24 +220,33 @@ tsr_cpu_set_rows (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
 /* Work is dealt in units of up to ATTN_ROWS query rows that share a
    key and value head (the rows of a head, then the next head of the
    group), so that each key and value row is read from memory once for
-   all of them and is still in L1 for the next.  Each row keeps an
-   online softmax over blocks of ATTN_BLOCK keys: the block's scores
+   all of them and is still in L1 for the next.  Each row walks the
+   keys its mask lets it see (its visible keys, in order): an online
+   softmax over blocks of ATTN_BLOCK of them -- the block's scores
    (vector dot products), their maximum, the rescaling of the row's sum
    and accumulator when the maximum grows, exp (score - maximum), then
    the weighted values added to the accumulator; f32, the sums of the
-   weights in double.  */
+   weights in double.  A row's arithmetic depends on its visible keys
+   and their order only, not on where they lie among hidden ones nor on
+   the other rows of its unit: a row of a sequence decoded among other
+   sequences (whose cells lie between its own) gets, bit for bit, what
+   it gets alone.  Rows whose visible keys are prefixes of one list (a
+   prompt's rows, the heads of a group) walk that list together, sharing
+   each key and value row; others walk theirs apart.  */
 #define ATTN_ROWS TSR_CPU_F16_ROWS
 #define ATTN_BLOCK 64
 
-/* Per row of a unit its query, accumulator and block of scores (f32);
-   one key and one value row as f32, for strided K and V; with a
-   soft-cap, per row a block of mask values.  */
+/* Per row of a unit its query, accumulator, block of scores and of
+   mask values (f32), and its visible keys with their mask values (NKV
+   each); one key and one value row as f32, for strided K and V.  */
 size_t
 tsr_cpu_flash_attn_ext_scratch (const tsr_tensor *dst)
 {
   size_t d = (size_t) dst->src[0]->ne[0], dv = (size_t) dst->ne[0];
+  size_t nkv = (size_t) dst->src[1]->ne[1];
 
-  return (ATTN_ROWS * (d + dv + 2 * ATTN_BLOCK) + d + dv) * sizeof (float);
+  return (ATTN_ROWS * (d + dv + 2 * ATTN_BLOCK + 2 * nkv) + d + dv)
+         * sizeof (float);
 }
 
 /* Row J of head HK, batch B of K or V, as the vector functions take it:
@@ -266,123 +275,175 @@ struct attn_unit
   int64_t b, hk, q1[ATTN_ROWS], h[ATTN_ROWS];
 };
 
-/* The scores of keys J0 .. J0 + NJ - 1 for the unit's rows into S[r]:
-   scale * (q . k) + mask, -inf where the mask is.  With a soft-cap c,
-   c tanh (scale * (q . k) / c) + mask: the block's tanh in one vector
-   call per row, the mask values kept in MROW[r] meanwhile.  */
+/* Row R's visible keys into VIS (their mask values into MV), in order;
+   their number.  */
+static int64_t
+visible_keys (const tsr_tensor *dst, const struct attn_unit *u, int r,
+              int32_t *vis, float *mv)
+{
+  const tsr_tensor *k = dst->src[1], *mask = dst->src[3];
+  const int64_t nkv = k->ne[1];
+  int64_t n = 0;
+
+  if (!mask)
+    {
+      for (int64_t j = 0; j < nkv; j++)
+        {
+          vis[j] = (int32_t) j;
+          mv[j] = 0;
+        }
+      return nkv;
+    }
+  const char *row = tsr_cpu_at (mask, 0, u->q1[r], u->h[r] % mask->ne[2],
+                                u->b % mask->ne[3]);
+  const size_t nb0 = mask->nb[0];
+  if (mask->type == TSR_TYPE_F32 && nb0 == sizeof (float))
+    {
+      const float *x = (const float *) row;
+      for (int64_t j = 0; j < nkv; j++)
+        if (x[j] != -INFINITY)
+          {
+            vis[n] = (int32_t) j;
+            mv[n++] = x[j];
+          }
+      return n;
+    }
+  for (int64_t j = 0; j < nkv; j++)
+    {
+      float x = load_f (row + (size_t) j * nb0, mask->type);
+      if (x == -INFINITY)
+        continue;
+      vis[n] = (int32_t) j;
+      mv[n++] = x;
+    }
+  return n;
+}
+
+/* The working state of a unit's rows.  */
+struct attn_rows
+{
+  float *qf[ATTN_ROWS], *acc[ATTN_ROWS], *s[ATTN_ROWS], *mrow[ATTN_ROWS];
+  int32_t *vis[ATTN_ROWS];
+  float *mv[ATTN_ROWS];
+  int64_t len[ATTN_ROWS];
+};
+
+/* The scores of block B0 .. B0 + ATTN_BLOCK - 1 of list L (of NL keys)
+   for the rows RS[0 .. NR) that walk it, into their S: scale * (q . k)
+   + mask for the keys a row sees (the first LEN of the list), -inf for
+   the rest of the block; with a soft-cap c, c tanh (scale * (q . k) / c)
+   + mask, the block's tanh in one vector call per row.  */
 static void
 attn_scores (const tsr_tensor *dst, const struct attn_unit *u,
-             float *const *qf, float *const *s, float *const *mrow,
-             int64_t j0, int64_t nj, float *kbuf)
+             struct attn_rows *w, const int *rs, int nr, const int32_t *l,
+             int64_t nl, int64_t b0, float *kbuf)
 {
-  const tsr_tensor *q = dst->src[0], *k = dst->src[1], *mask = dst->src[3];
+  const tsr_tensor *q = dst->src[0], *k = dst->src[1];
   const float scale = tsr_get_op_param_f32 (dst, 0);
   const float cap = tsr_get_op_param_f32 (dst, 1);
 
-  for (int64_t j = 0; j < nj; j++)
+  for (int64_t i = 0; i < ATTN_BLOCK; i++)
     {
-      const void *kr = NULL;
-      bool f16 = false;
-      /* The rows the mask lets see key J: with f16 keys their dots in
-         one call, the key widened once (tsr_cpu_vec_dot_f16_rows).  */
       const float *qs[ATTN_ROWS];
-      float mvs[ATTN_ROWS], dots[ATTN_ROWS];
-      int rs[ATTN_ROWS], na = 0;
+      float dots[ATTN_ROWS];
+      int ra[ATTN_ROWS], na = 0;
 
-      for (int r = 0; r < u->n; r++)
+      for (int a = 0; a < nr; a++)
         {
-          float mv = 0;
-          if (mask)
-            mv = load_f (tsr_cpu_at (mask, j0 + j, u->q1[r],
-                                     u->h[r] % mask->ne[2],
-                                     u->b % mask->ne[3]), mask->type);
-          if (cap > 0)
+          int r = rs[a];
+          if (b0 + i < nl && b0 + i < w->len[r])
             {
-              mrow[r][j] = mv;
-              s[r][j] = 0;
+              qs[na] = w->qf[r];
+              ra[na++] = r;
             }
-          if (mv == -INFINITY)
+          else if (cap > 0)
             {
-              if (cap <= 0)
-                s[r][j] = -INFINITY;
-              continue;
+              w->mrow[r][i] = -INFINITY;
+              w->s[r][i] = 0;
             }
-          qs[na] = qf[r];
-          mvs[na] = mv;
-          rs[na++] = r;
+          else
+            w->s[r][i] = -INFINITY;
         }
       if (na == 0)
         continue;
-      kr = kv_row (k, j0 + j, u->hk, u->b, kbuf, &f16);
+      bool f16 = false;
+      const void *kr = kv_row (k, l[b0 + i], u->hk, u->b, kbuf, &f16);
       if (f16)
         tsr_cpu_vec_dot_f16_rows (q->ne[0], kr, na, qs, dots);
       else
         for (int a = 0; a < na; a++)
           dots[a] = tsr_cpu_vec_dot_f32 (q->ne[0], kr, qs[a]);
       for (int a = 0; a < na; a++)
-        s[rs[a]][j] = cap > 0 ? scale * dots[a] / cap
-                              : scale * dots[a] + mvs[a];
+        {
+          int r = ra[a];
+          float mval = w->mv[r][b0 + i];
+          if (cap > 0)
+            {
+              w->mrow[r][i] = mval;
+              w->s[r][i] = scale * dots[a] / cap;
+            }
+          else
+            w->s[r][i] = scale * dots[a] + mval;
+        }
     }
   if (cap > 0)
-    for (int r = 0; r < u->n; r++)
+    for (int a = 0; a < nr; a++)
       {
-        tsr_cpu_vec_tanh_f32 (nj, s[r], s[r]);
-        for (int64_t j = 0; j < nj; j++)
-          s[r][j] = cap * s[r][j] + mrow[r][j];
+        int r = rs[a];
+        tsr_cpu_vec_tanh_f32 (ATTN_BLOCK, w->s[r], w->s[r]);
+        for (int64_t i = 0; i < ATTN_BLOCK; i++)
+          w->s[r][i] = cap * w->s[r][i] + w->mrow[r][i];
       }
 }
 
+/* Rows RS[0 .. NR) walk list L of NL keys (each row the first LEN of
+   it) and write their results.  */
 static void
-attn_unit (tsr_tensor *dst, const struct attn_unit *u, float *scratch)
+attn_walk (tsr_tensor *dst, const struct attn_unit *u, struct attn_rows *w,
+           const int *rs, int nr, const int32_t *l, int64_t nl, float *kbuf,
+           float *vbuf)
 {
-  const tsr_tensor *q = dst->src[0], *k = dst->src[1], *v = dst->src[2];
-  const int64_t d = q->ne[0], dv = v->ne[0], nkv = k->ne[1];
-  float *qf[ATTN_ROWS], *acc[ATTN_ROWS], *s[ATTN_ROWS], *mv[ATTN_ROWS];
+  const tsr_tensor *v = dst->src[2];
+  const int64_t dv = v->ne[0];
   float m[ATTN_ROWS];
-  float *kbuf = scratch + ATTN_ROWS * (d + dv + 2 * ATTN_BLOCK);
-  float *vbuf = kbuf + d;
   double sum[ATTN_ROWS];
   bool skip[ATTN_ROWS];
 
-  for (int r = 0; r < u->n; r++)
+  for (int a = 0; a < nr; a++)
     {
-      qf[r] = scratch + r * (d + dv + 2 * ATTN_BLOCK);
-      acc[r] = qf[r] + d;
-      s[r] = acc[r] + dv;
-      mv[r] = s[r] + ATTN_BLOCK;
-      tsr_cpu_row_to_f32 (TSR_TYPE_F32, tsr_cpu_at (q, 0, u->q1[r], u->h[r],
-                                                    u->b),
-                          q->nb[0], qf[r], d);
-      tsr_cpu_vec_set_f32 (dv, acc[r], 0);
-      m[r] = -INFINITY;
-      sum[r] = 0;
+      tsr_cpu_vec_set_f32 (dv, w->acc[rs[a]], 0);
+      m[a] = -INFINITY;
+      sum[a] = 0;
     }
-  for (int64_t j0 = 0; j0 < nkv; j0 += ATTN_BLOCK)
+  for (int64_t b0 = 0; b0 < nl; b0 += ATTN_BLOCK)
     {
-      int64_t nj = nkv - j0 < ATTN_BLOCK ? nkv - j0 : ATTN_BLOCK;
+      int64_t nj = nl - b0 < ATTN_BLOCK ? nl - b0 : ATTN_BLOCK;
 
-      attn_scores (dst, u, qf, s, mv, j0, nj, kbuf);
-      for (int r = 0; r < u->n; r++)
+      attn_scores (dst, u, w, rs, nr, l, nl, b0, kbuf);
+      /* Whole blocks always (hidden entries -inf): the vector functions
+         see a row's scores at the same places whatever the list.  */
+      for (int a = 0; a < nr; a++)
         {
-          float bm = tsr_cpu_vec_max_f32 (nj, s[r]);
-          skip[r] = bm == -INFINITY;
-          if (skip[r])
+          float *s = w->s[rs[a]];
+          float bm = tsr_cpu_vec_max_f32 (ATTN_BLOCK, s);
+          skip[a] = bm == -INFINITY;
+          if (skip[a])
             {
               /* Every key masked, or NaN scores (which vec_max skips,
                  and which make the row's sum NaN).  */
-              for (int64_t j = 0; j < nj; j++)
-                if (s[r][j] != s[r][j])
-                  sum[r] = NAN;
+              for (int64_t j = 0; j < ATTN_BLOCK; j++)
+                if (s[j] != s[j])
+                  sum[a] = NAN;
               continue;
             }
-          if (bm > m[r])
+          if (bm > m[a])
             {
-              float f = expf (m[r] - bm);
-              tsr_cpu_vec_scale_f32 (dv, acc[r], acc[r], f);
-              sum[r] *= f;
-              m[r] = bm;
+              float f = expf (m[a] - bm);
+              tsr_cpu_vec_scale_f32 (dv, w->acc[rs[a]], w->acc[rs[a]], f);
+              sum[a] *= f;
+              m[a] = bm;
             }
-          sum[r] += tsr_cpu_vec_exp_sub_f32 (nj, s[r], s[r], m[r]);
+          sum[a] += tsr_cpu_vec_exp_sub_f32 (ATTN_BLOCK, s, s, m[a]);
         }
       for (int64_t j = 0; j < nj; j++)
         {
@@ -393,15 +454,15 @@ attn_unit (tsr_tensor *dst, const struct attn_unit *u, float *scratch)
 
           /* Rows with a weight for value J (a zero weight adds
              nothing, and must not turn an infinite value into NaN).  */
-          for (int r = 0; r < u->n; r++)
-            if (!skip[r] && s[r][j] != 0)
+          for (int a = 0; a < nr; a++)
+            if (!skip[a] && w->s[rs[a]][j] != 0)
               {
-                accs[na] = acc[r];
-                ws[na++] = s[r][j];
+                accs[na] = w->acc[rs[a]];
+                ws[na++] = w->s[rs[a]][j];
               }
           if (na == 0)
             continue;
-          vr = kv_row (v, j0 + j, u->hk, u->b, vbuf, &f16);
+          vr = kv_row (v, l[b0 + j], u->hk, u->b, vbuf, &f16);
           if (f16)
             tsr_cpu_vec_mad_f16_rows (dv, accs, na, vr, ws);
           else
@@ -411,11 +472,71 @@ attn_unit (tsr_tensor *dst, const struct attn_unit *u, float *scratch)
     }
   /* No key left (all masked): zeros, not 0 / 0.  A NaN score (a NaN
      query, key or mask) makes the row NaN: attention does not hide it.  */
+  for (int a = 0; a < nr; a++)
+    {
+      int r = rs[a];
+      for (int64_t i = 0; i < dv; i++)
+        *(float *) tsr_cpu_at (dst, i, u->q1[r], u->h[r], u->b)
+          = sum[a] > 0 ? (float) (w->acc[r][i] / sum[a])
+            : sum[a] != sum[a] ? NAN : 0.0f;
+    }
+}
+
+/* Whether the first N keys of A are those of B.  */
+static bool
+same_keys (const int32_t *a, const int32_t *b, int64_t n)
+{
+  return memcmp (a, b, (size_t) n * sizeof *a) == 0;
+}
+
+static void
+attn_unit (tsr_tensor *dst, const struct attn_unit *u, float *scratch)
+{
+  const tsr_tensor *q = dst->src[0], *k = dst->src[1], *v = dst->src[2];
+  const int64_t d = q->ne[0], dv = v->ne[0], nkv = k->ne[1];
+  const size_t per_row = (size_t) (d + dv + 2 * ATTN_BLOCK + 2 * nkv);
+  float *kbuf = scratch + ATTN_ROWS * per_row;
+  float *vbuf = kbuf + d;
+  struct attn_rows w;
+  int group[ATTN_ROWS], lead[ATTN_ROWS], n_groups = 0;
+
   for (int r = 0; r < u->n; r++)
-    for (int64_t i = 0; i < dv; i++)
-      *(float *) tsr_cpu_at (dst, i, u->q1[r], u->h[r], u->b)
-        = sum[r] > 0 ? (float) (acc[r][i] / sum[r])
-          : sum[r] != sum[r] ? NAN : 0.0f;
+    {
+      w.qf[r] = scratch + r * per_row;
+      w.acc[r] = w.qf[r] + d;
+      w.s[r] = w.acc[r] + dv;
+      w.mrow[r] = w.s[r] + ATTN_BLOCK;
+      w.vis[r] = (int32_t *) (w.mrow[r] + ATTN_BLOCK);
+      w.mv[r] = (float *) (w.vis[r] + nkv);
+      tsr_cpu_row_to_f32 (TSR_TYPE_F32, tsr_cpu_at (q, 0, u->q1[r], u->h[r],
+                                                    u->b),
+                          q->nb[0], w.qf[r], d);
+      w.len[r] = visible_keys (dst, u, r, w.vis[r], w.mv[r]);
+      /* Its group: the first whose list is a prefix of its own or has
+         its own as a prefix (the longer leads).  */
+      int g = 0;
+      for (; g < n_groups; g++)
+        {
+          int l0 = lead[g];
+          int64_t n = w.len[r] < w.len[l0] ? w.len[r] : w.len[l0];
+          if (same_keys (w.vis[r], w.vis[l0], n))
+            break;
+        }
+      if (g == n_groups)
+        lead[n_groups++] = r;
+      else if (w.len[r] > w.len[lead[g]])
+        lead[g] = r;
+      group[r] = g;
+    }
+  for (int g = 0; g < n_groups; g++)
+    {
+      int rs[ATTN_ROWS], nr = 0;
+      for (int r = 0; r < u->n; r++)
+        if (group[r] == g)
+          rs[nr++] = r;
+      attn_walk (dst, u, &w, rs, nr, w.vis[lead[g]], w.len[lead[g]], kbuf,
+                 vbuf);
+    }
 }
 
 int

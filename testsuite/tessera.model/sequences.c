@@ -12,13 +12,14 @@
    is refused; a context shift is refused while other sequences hold
    cells.  A batch that fails once its rows took cells (a NaN under
    TESSERA_CHECK_FINITE) frees them.
-   Tolerance (NMSE against the sequence alone, f32 model and cache):
-   1e-10 (the products' columns and each row's attention are computed
-   as alone; the CPU's attention walks the keys in blocks of 64 cells,
-   and a sequence's keys spread over other cells regroup its online
-   softmax's blocks: the last bits may differ; the message says whether
-   they did).  One layer and two, llama and qwen2 (biases, rope on
-   halves).
+   On the CPU the logits of every row are those of its sequence alone
+   bit for bit: each row's attention walks its own visible keys in
+   blocks, wherever they lie in the cache, and the products give each
+   column what it gets alone -- for 1, 4 and 16 sequences in q4_0 and
+   q4_K files; f32 files up to 4 sequences, and within NMSE 1e-10 for
+   16 (the f32 products sum otherwise for many columns: issue 35).
+   One layer and two, llama and qwen2 (biases, rope on halves), f32
+   cache.
    On every OpenCL or CUDA device found, the mixed batch and its steps
    against the same device's sequences alone (NMSE 1e-8).
    Limitations: random weights.  */
@@ -27,18 +28,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define N_SEQ 4
+#define MAX_SEQ 16
 #define N_GEN 3
 #define TOL 1e-10
 
-static const int prompt_len[N_SEQ] = { 3, 7, 12, 5 };
+/* Sequence Q's prompt: 1 to 12 tokens.  */
+static int
+prompt_len (int q)
+{
+  return 1 + (2 + 7 * q) % 12;
+}
 
 static tsr_session *
 session (tsr_model *m, int n_ctx)
 {
   struct tsr_session_params sp = tsr_session_params_default ();
   sp.n_ctx = n_ctx;
-  sp.n_batch = 64;
+  sp.n_batch = 256;
   sp.kv_type = TSR_TYPE_F32;
   return tsr_session_new (m, &sp);
 }
@@ -66,41 +72,43 @@ seq_tokens (int q, int32_t *t, int n, int64_t vocab)
   mt_tokens (t, n, vocab, 101 + 17 * (unsigned) q);
 }
 
+/* N_SEQ sequences (1 to MAX_SEQ); EXACT: the logits must be those of
+   each sequence alone bit for bit (the CPU), else within TOL.  */
 static void
-mixed (const char *name, tsr_model *m, double tol)
+mixed (const char *name, tsr_model *m, int n_seq, bool exact, double tol)
 {
   const int64_t v = tsr_model_get_hparams (m)->n_vocab;
-  int32_t t[N_SEQ][32];
-  float *alone[N_SEQ];
+  int32_t t[MAX_SEQ][32];
+  float *alone[MAX_SEQ];
   int total = 0;
 
   /* Each sequence alone: its prompt's and steps' logits.  */
-  for (int q = 0; q < N_SEQ; q++)
+  for (int q = 0; q < n_seq; q++)
     {
-      int n = prompt_len[q] + N_GEN;
+      int n = prompt_len (q) + N_GEN;
       seq_tokens (q, t[q], n, v);
       alone[q] = malloc ((size_t) n * (size_t) v * sizeof (float));
       tsr_session *s = session (m, 64);
-      int st = s && alone[q] ? mt_decode (s, t[q], prompt_len[q],
-                                          prompt_len[q], alone[q], v)
+      int st = s && alone[q] ? mt_decode (s, t[q], prompt_len (q),
+                                          prompt_len (q), alone[q], v)
                              : TSR_ERR_NO_MEMORY;
       for (int g = 0; g < N_GEN && st == TSR_OK; g++)
-        st = tsr_session_decode (s, &t[q][prompt_len[q] + g], 1,
-                                 alone[q] + (size_t) (prompt_len[q] + g) * v,
+        st = tsr_session_decode (s, &t[q][prompt_len (q) + g], 1,
+                                 alone[q] + (size_t) (prompt_len (q) + g) * v,
                                  true);
       CHECK (st == TSR_OK, "%s: sequence %d alone (%s)", name, q,
              st == TSR_OK ? "" : tsr_last_error ());
       tsr_session_free (s);
-      total += prompt_len[q];
+      total += prompt_len (q);
     }
 
   /* All prompts in one batch, their rows dealt round the sequences.  */
-  int32_t tok[64], seq[64], pos[64];
-  bool want[64];
+  int32_t tok[256], seq[256], pos[256];
+  bool want[256];
   int k = 0;
   for (int i = 0; k < total; i++)
-    for (int q = 0; q < N_SEQ; q++)
-      if (i < prompt_len[q])
+    for (int q = 0; q < n_seq; q++)
+      if (i < prompt_len (q))
         {
           tok[k] = t[q][i];
           seq[k] = q;
@@ -108,13 +116,13 @@ mixed (const char *name, tsr_model *m, double tol)
           want[k++] = true;
         }
   float *got = malloc ((size_t) total * (size_t) v * sizeof *got);
-  tsr_session *s = session (m, 64);
+  tsr_session *s = session (m, 256);
   struct tsr_batch b = { .n_tokens = total, .tokens = tok, .seq = seq,
                          .logits = want };
   int st = s && got ? tsr_session_decode_batch (s, &b, got)
                     : TSR_ERR_NO_MEMORY;
   CHECK (st == TSR_OK, "%s: a batch of %d rows of %d sequences (%s)", name,
-         total, N_SEQ, st == TSR_OK ? "" : tsr_last_error ());
+         total, n_seq, st == TSR_OK ? "" : tsr_last_error ());
   double worst = 0;
   bool same = true;
   for (int r = 0; st == TSR_OK && r < total; r++)
@@ -125,14 +133,14 @@ mixed (const char *name, tsr_model *m, double tol)
       worst = e > worst ? e : worst;
     }
   if (st == TSR_OK)
-    CHECK (worst <= tol, "%s: each row of the mixed batch has its "
-           "sequence's logits alone: NMSE %.2e at most (at most %.0e; "
-           "%s)", name, worst, tol, same ? "bit-identical" : "last bits "
-           "differ");
-  for (int q = 0; q < N_SEQ && st == TSR_OK; q++)
-    CHECK (tsr_session_seq_pos_max (s, q) == prompt_len[q] - 1,
+    CHECK (exact ? same : worst <= tol, "%s, %d sequences: each row of the "
+           "mixed batch has its sequence's logits alone: %s (NMSE %.2e at "
+           "most; %s)", name, n_seq, same ? "bit-identical" : "last bits "
+           "differ", worst, exact ? "bit-identical wanted" : "tolerance");
+  for (int q = 0; q < n_seq && st == TSR_OK; q++)
+    CHECK (tsr_session_seq_pos_max (s, q) == prompt_len (q) - 1,
            "%s: sequence %d's last position is %d (%d)", name, q,
-           prompt_len[q] - 1, tsr_session_seq_pos_max (s, q));
+           prompt_len (q) - 1, tsr_session_seq_pos_max (s, q));
 
   /* Steps: one row a sequence, positions from the session (NULL), the
      rows in reverse order of sequences.  */
@@ -140,31 +148,34 @@ mixed (const char *name, tsr_model *m, double tol)
   same = true;
   for (int g = 0; g < N_GEN && st == TSR_OK; g++)
     {
-      for (int r = 0; r < N_SEQ; r++)
+      for (int r = 0; r < n_seq; r++)
         {
-          int q = N_SEQ - 1 - r;
-          tok[r] = t[q][prompt_len[q] + g];
+          int q = n_seq - 1 - r;
+          tok[r] = t[q][prompt_len (q) + g];
           seq[r] = q;
           want[r] = true;
         }
-      struct tsr_batch step = { .n_tokens = N_SEQ, .tokens = tok,
+      struct tsr_batch step = { .n_tokens = n_seq, .tokens = tok,
                                 .seq = seq, .logits = want };
       st = tsr_session_decode_batch (s, &step, got);
-      for (int r = 0; r < N_SEQ && st == TSR_OK; r++)
+      for (int r = 0; r < n_seq && st == TSR_OK; r++)
         {
           int q = seq[r];
           double e = nmse (got + (size_t) r * v,
-                           alone[q] + (size_t) (prompt_len[q] + g) * v,
+                           alone[q] + (size_t) (prompt_len (q) + g) * v,
                            (size_t) v, &same);
           worst = e > worst ? e : worst;
         }
     }
-  CHECK (st == TSR_OK && worst <= tol, "%s: %d steps of one row a "
-         "sequence: NMSE %.2e at most (at most %.0e; %s)%s%s", name, N_GEN,
-         worst, tol, same ? "bit-identical" : "last bits differ",
+  CHECK (st == TSR_OK && (exact ? same : worst <= tol), "%s, %d "
+         "sequences: %d steps of one row a sequence: %s (NMSE %.2e at most; "
+         "%s)%s%s", name, n_seq, N_GEN, same ? "bit-identical" : "last bits "
+         "differ", worst, exact ? "bit-identical wanted" : "tolerance",
          st == TSR_OK ? "" : ": ", st == TSR_OK ? "" : tsr_last_error ());
 
-  /* Refusals leave the cache as it was.  */
+  /* Refusals leave the cache as it was (sequence 1 has cells).  */
+  if (n_seq < 2)
+    goto done;
   int before = tsr_session_seq_pos_max (s, 1);
   int32_t bad_seq = TSR_SEQ_MAX, old_pos = 0, one = 1;
   struct tsr_batch bad1 = { .n_tokens = 1, .tokens = tok, .seq = &bad_seq };
@@ -186,10 +197,11 @@ mixed (const char *name, tsr_model *m, double tol)
   CHECK (tsr_session_shift (s, 0, 1) == TSR_ERR_STATE,
          "%s: a context shift is refused while several sequences hold "
          "cells (%s)", name, tsr_last_error ());
+done:
 
   tsr_session_free (s);
   free (got);
-  for (int q = 0; q < N_SEQ; q++)
+  for (int q = 0; q < n_seq; q++)
     free (alone[q]);
 }
 
@@ -200,7 +212,7 @@ mixed (const char *name, tsr_model *m, double tol)
 #define N_CTX 16
 
 static void
-fork_remove (const char *name, tsr_model *m)
+fork_remove (const char *name, tsr_model *m, bool exact)
 {
   const int64_t v = tsr_model_get_hparams (m)->n_vocab;
   int32_t prompt[P + 1], next[3];
@@ -254,13 +266,14 @@ fork_remove (const char *name, tsr_model *m)
     {
       bool same = true;
       double e = nmse (got, want, 3 * (size_t) v, &same);
-      CHECK (e <= TOL, "%s: each fork gives its continuation's logits "
-             "alone: NMSE %.2e (at most %.0e; %s)", name, e, TOL,
-             same ? "bit-identical" : "last bits differ");
+      CHECK (exact ? same : e <= TOL, "%s: each fork gives its "
+             "continuation's logits alone: %s (NMSE %.2e; %s)", name,
+             same ? "bit-identical" : "last bits differ", e,
+             exact ? "bit-identical wanted" : "tolerance");
     }
 
   /* Removing sequence 1 frees its one cell of its own (the shared
-     ones stay for 0 and 2): 4 of the 16 cells are free then, not 3.  */
+     ones stay for 0 and 2).  */
   if (st == TSR_OK)
     st = tsr_session_seq_remove (s, 1, 0, -1);
   CHECK (st == TSR_OK && tsr_session_seq_pos_max (s, 1) == -1
@@ -268,15 +281,44 @@ fork_remove (const char *name, tsr_model *m)
          && tsr_session_seq_pos_max (s, 2) == P,
          "%s: sequence 1 removed, 0 and 2 kept (%s)", name,
          st == TSR_OK ? "" : tsr_last_error ());
-  int32_t four[4];
-  mt_tokens (four, 4, v, 5);
-  int32_t s0[4] = { 0, 0, 0, 0 };
-  struct tsr_batch fill = { .n_tokens = 4, .tokens = four, .seq = s0 };
+  /* Sequence 2 goes on after the removal: its new cell lies above its
+     others (the freed one is below), so it still gets what it gets
+     alone.  */
+  int32_t y = 77, s2 = 2, alone3[P + 2];
+  memcpy (alone3, prompt, P * sizeof *prompt);
+  alone3[P] = next[2];
+  alone3[P + 1] = y;
+  struct tsr_batch step = { .n_tokens = 1, .tokens = &y, .seq = &s2 };
+  tsr_session *a = session (m, N_CTX);
+  if (st == TSR_OK)
+    st = tsr_session_decode_batch (s, &step, got);
+  /* Its logits alone into WANT's second row (the first is kept for the
+     end).  */
+  if (st == TSR_OK)
+    st = a ? tsr_session_decode (a, alone3, P + 2, want + v, false)
+           : tsr_last_status ();
+  tsr_session_free (a);
+  if (st == TSR_OK)
+    {
+      bool same = true;
+      double e = nmse (got, want + v, (size_t) v, &same);
+      CHECK (exact ? same : e <= TOL, "%s: after the removal, sequence 2's "
+             "next token has its logits alone: %s (NMSE %.2e)", name,
+             same ? "bit-identical" : "last bits differ", e);
+    }
+  else
+    CHECK (0, "%s: sequence 2 after the removal (%s)", name,
+           tsr_last_error ());
+  /* 16 cells: 10 shared, 0's one, 2's two; 3 free, one of them 1's.  */
+  int32_t three[3];
+  mt_tokens (three, 3, v, 5);
+  int32_t s0[3] = { 0, 0, 0 };
+  struct tsr_batch fill = { .n_tokens = 3, .tokens = three, .seq = s0 };
   if (st == TSR_OK)
     st = tsr_session_decode_batch (s, &fill, NULL);
-  CHECK (st == TSR_OK, "%s: the freed cell is used again: 4 more rows fit "
+  CHECK (st == TSR_OK, "%s: the freed cell is used again: 3 more rows fit "
          "(%s)", name, st == TSR_OK ? "" : tsr_last_error ());
-  int32_t last = four[0], s2 = 2;
+  int32_t last = three[0];
   struct tsr_batch full = { .n_tokens = 1, .tokens = &last, .seq = &s2 };
   CHECK (st == TSR_OK && tsr_session_decode_batch (s, &full, NULL)
                          == TSR_ERR_STATE
@@ -378,13 +420,22 @@ rollback (tsr_backend *cpu)
 int
 main (void)
 {
+  /* EXACT16: bit-identical with 16 sequences too.  The CPU's f32
+     products change their summation for many columns (a batch of 100
+     rows against one of 12), so f32 files are bit-identical up to 4
+     sequences here and within NMSE 1e-10 beyond; the quantized ones
+     sum alike at every column count.  */
   static const struct
   {
     const char *name, *args;
+    bool exact16;
   } cases[] = {
-    { "llama, 1 layer", "--type=f32 --layers=1" },
-    { "llama, 2 layers", "--type=f32 --layers=2" },
-    { "qwen2, 2 layers", "--arch=qwen2 --type=f32 --layers=2" },
+    { "llama, 1 layer", "--type=f32 --layers=1", false },
+    { "llama, 2 layers", "--type=f32 --layers=2", false },
+    { "qwen2, 2 layers", "--arch=qwen2 --type=f32 --layers=2", false },
+    { "llama q4_0, 2 layers", "--type=q4_0 --layers=2", true },
+    { "llama q4_K, 2 layers", "--type=q4_K --embd=256 --ff=512 --layers=2",
+      true },
   };
   tsr_backend *cpu = mt_cpu ();
   if (!cpu)
@@ -400,8 +451,9 @@ main (void)
              m ? "" : tsr_last_error ());
       if (m)
         {
-          mixed (cases[i].name, m, TOL);
-          fork_remove (cases[i].name, m);
+          for (int n = 1; n <= MAX_SEQ; n *= 4)
+            mixed (cases[i].name, m, n, n <= 4 || cases[i].exact16, TOL);
+          fork_remove (cases[i].name, m, cases[i].exact16);
         }
       tsr_model_free (m);
       unlink (path);
@@ -427,7 +479,7 @@ main (void)
           tsr_model *m = tsr_model_load (path, &mp);
           CHECK (m != NULL, "%s: load (%s)", name, m ? "" : tsr_last_error ());
           if (m)
-            mixed (name, m, 1e-8);
+            mixed (name, m, 4, false, 1e-8);
           tsr_model_free (m);
           unlink (path);
         }

@@ -26,8 +26,16 @@
  *                      every rank has the same file) fail within 5 s
  *                      with TSR_ERR_PEER and the last rank's message,
  *                      with no call of the program in between; rank 0
- *                      stops the job with 8.  */
+ *                      stops the job with 8.
+ *   failures decode    a model split over the ranks (tensor parallel)
+ *                      with a NaN in token 5's embedding; the last rank
+ *                      alone checks for non-finite results
+ *                      (TESSERA_CHECK_FINITE): its decode fails at the
+ *                      embedding, and the others' decodes (waiting in
+ *                      their first all_reduce) fail within 5 s with its
+ *                      message; rank 0 stops the job with 9.  */
 #include "../tessera.model/model-test.h"   /* first: _POSIX_C_SOURCE */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -233,6 +241,77 @@ main (int argc, char **argv)
           sleep (5);
           remove (path);
           tsr_comm_abort (comm, 8, "stopping the job after a failed load");
+        }
+      for (int i = 0; i < 100; i++)
+        sleep (1);
+      return 1;
+    }
+  else if (strcmp (mode, "decode") == 0)
+    {
+      char path[1024];
+      int ok = mt_init ();
+      if (rank == 0 && ok)
+        {
+          mt_path ("fail-decode", path, sizeof path);
+          ok = mt_synth ("--type=f32 --layers=2", path);
+          /* A NaN in row 5 of the f32 embedding.  */
+          struct tsr_gguf_error err;
+          tsr_gguf *g = ok ? tsr_gguf_open (path, &err) : NULL;
+          struct tsr_gguf_tensor_info info;
+          int64_t t = g ? tsr_gguf_find_tensor (g, "token_embd.weight") : -1;
+          ok = t >= 0 && tsr_gguf_get_tensor_info (g, t, &info) == TSR_OK
+               && info.type == TSR_TYPE_F32;
+          long at = ok ? (long) (tsr_gguf_data_offset (g) + info.offset
+                                 + 5 * (uint64_t) info.ne[0] * 4) : 0;
+          tsr_gguf_close (g);
+          FILE *f = ok ? fopen (path, "r+b") : NULL;
+          float nan = NAN;
+          ok = f && fseek (f, at, SEEK_SET) == 0 && fwrite (&nan, 4, 1, f) == 1;
+          if (f)
+            fclose (f);
+        }
+      tsr_comm_broadcast (comm, path, sizeof path, 0);
+      tsr_comm_broadcast (comm, &ok, sizeof ok, 0);
+      CHECK (ok, "rank %d: the model file is written, with a NaN", rank);
+      if (rank == size - 1)
+        setenv ("TESSERA_CHECK_FINITE", "1", 1);
+      tsr_backend *cpu = tsr_backend_init_by_name ("CPU", NULL);
+      struct tsr_model_params mp = { .backends = &cpu, .n_backends = 1,
+                                     .comm = comm,
+                                     .split = TSR_SPLIT_TENSOR };
+      tsr_model *m = tsr_model_load (path, &mp);
+      tsr_session *s = m ? tsr_session_new (m, NULL) : NULL;
+      CHECK (s != NULL, "rank %d: the split model and a session (%s)", rank,
+             s ? "" : tsr_last_error ());
+      int32_t tok[3] = { 1, 2, 5 };
+      double t0 = now ();
+      int st = s ? tsr_session_decode (s, tok, 3, NULL, false)
+                 : tsr_last_status ();
+      double t = now () - t0;
+      if (rank == size - 1)
+        {
+          CHECK (st == TSR_ERR_NUMERIC, "rank %d: its decode finds the NaN "
+                 "(%s)", rank, tsr_last_error ());
+          fflush (stdout);
+          for (int i = 0; i < 100; i++)
+            sleep (1);
+          printf ("FAIL: rank %d: still running after rank 0's abort\n",
+                  rank);
+          return 1;
+        }
+      char want[64];
+      snprintf (want, sizeof want, "rank %d failed: ", size - 1);
+      CHECK (st == TSR_ERR_PEER && strstr (tsr_last_error (), want)
+             && strstr (tsr_last_error (), "check-finite"),
+             "rank %d: the decode ends with the last rank's message (%s)",
+             rank, tsr_last_error ());
+      CHECK (t < 5, "rank %d: within 5 s (%.2f s)", rank, t);
+      fflush (stdout);
+      if (rank == 0)
+        {
+          sleep (2);
+          remove (path);
+          tsr_comm_abort (comm, 9, "stopping the job after a failed decode");
         }
       for (int i = 0; i < 100; i++)
         sleep (1);

@@ -261,7 +261,8 @@ struct tsr_batch
    when LOGITS is not NULL, write n_vocab floats for each row whose
    logits are wanted, in row order.  On the CPU each row's logits are
    those of its sequence decoded alone, bit for bit, for quantized
-   files (the manual says when).  Errors
+   files in micro-batches of at most 64 rows (the manual says when).
+   Errors
    as tsr_session_decode's, and TSR_ERR_INVALID_ARG for a sequence out
    of range or positions that do not follow.  */
 int tsr_session_decode_batch (tsr_session *s, const struct tsr_batch *batch,

@@ -5,7 +5,9 @@
 #define MODEL_TEST_H
 
 #define _POSIX_C_SOURCE 200809L   /* popen */
+#include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <tessera-model.h>
@@ -151,6 +153,28 @@ mt_tokens (int32_t *t, int n, int64_t vocab, unsigned seed)
   for (int i = 0; i < n; i++)
     t[i] = (int32_t) (((uint64_t) (i + 1) * 2654435761u + seed * 40503u)
                       % (uint64_t) vocab);
+}
+
+/* Write a NaN into element 0 of row ROW of the f32 tensor NAME of the
+   model file PATH (a result TESSERA_CHECK_FINITE finds).  */
+static bool
+mt_nan_in_row (const char *path, const char *name, int64_t row)
+{
+  struct tsr_gguf_error err;
+  tsr_gguf *g = tsr_gguf_open (path, &err);
+  struct tsr_gguf_tensor_info info;
+  int64_t t = g ? tsr_gguf_find_tensor (g, name) : -1;
+  bool ok = t >= 0 && tsr_gguf_get_tensor_info (g, t, &info) == TSR_OK
+            && info.type == TSR_TYPE_F32;
+  long at = ok ? (long) (tsr_gguf_data_offset (g) + info.offset
+                         + (uint64_t) row * (uint64_t) info.ne[0] * 4) : 0;
+  tsr_gguf_close (g);
+  FILE *f = ok ? fopen (path, "r+b") : NULL;
+  float nan = NAN;
+  ok = f && fseek (f, at, SEEK_SET) == 0 && fwrite (&nan, 4, 1, f) == 1;
+  if (f)
+    fclose (f);
+  return ok;
 }
 
 /* Decode T[0..N) in batches of BATCH tokens (all logits) into LOGITS

@@ -35,7 +35,6 @@
  *                      their first all_reduce) fail within 5 s with its
  *                      message; rank 0 stops the job with 9.  */
 #include "../tessera.model/model-test.h"   /* first: _POSIX_C_SOURCE */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -48,6 +47,19 @@ now (void)
   struct timespec ts;
   clock_gettime (CLOCK_MONOTONIC, &ts);
   return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+/* Wait, without an MPI call (a collective of another kind could match
+   another rank's), until rank 0's abort ends the job; a FAIL line and
+   status 1 if it does not.  */
+static int
+await_abort (int rank)
+{
+  fflush (stdout);
+  for (int i = 0; i < 100; i++)
+    sleep (1);
+  printf ("FAIL: rank %d: still running after rank 0's abort\n", rank);
+  return 1;
 }
 
 /* An all_reduce of 16 floats computed through a scheduler.  */
@@ -89,15 +101,7 @@ main (int argc, char **argv)
   if (strcmp (mode, "timeout") == 0)
     {
       if (rank != 0)
-        {
-          /* Busy elsewhere (no MPI call: a collective of another kind
-             could match rank 0's) until rank 0's abort ends the job.  */
-          for (int i = 0; i < 100; i++)
-            sleep (1);
-          printf ("FAIL: rank %d: still running after rank 0's abort\n",
-                  rank);
-          return 1;
-        }
+        return await_abort (rank);
       tsr_comm_set_timeout (comm, 2);
       double t0 = now ();
       int st = all_reduce (comm);
@@ -119,11 +123,7 @@ main (int argc, char **argv)
     {
       if (rank == size - 1)
         {
-          for (int i = 0; i < 100; i++)
-            sleep (1);
-          printf ("FAIL: rank %d: still running after rank 0's abort\n",
-                  rank);
-          return 1;
+          return await_abort (rank);
         }
       double t0 = now ();
       tsr_comm *second = tsr_comm_world ();
@@ -136,9 +136,7 @@ main (int argc, char **argv)
              "(%.1f s)", rank, t);
       if (rank != 0)
         {
-          for (int i = 0; i < 100; i++)
-            sleep (1);
-          return 1;
+          return await_abort (rank);
         }
       fflush (stdout);
       tsr_comm_abort (comm, 6, "stopping the job after a timed-out open");
@@ -165,13 +163,8 @@ main (int argc, char **argv)
                  && strstr (tsr_last_error (), "this rank failed"),
                  "rank %d: its communicator is unusable after its failure "
                  "(%s)", rank, tsr_last_error ());
-          fflush (stdout);
           /* Still running: the others must not wait for its exit.  */
-          for (int i = 0; i < 100; i++)
-            sleep (1);
-          printf ("FAIL: rank %d: still running after rank 0's abort\n",
-                  rank);
-          return 1;
+          return await_abort (rank);
         }
       double t0 = now ();
       int st = all_reduce (comm);
@@ -189,9 +182,7 @@ main (int argc, char **argv)
       fflush (stdout);
       if (rank == 0)
         tsr_comm_abort (comm, 7, "stopping the job after rank's failure");
-      for (int i = 0; i < 100; i++)
-        sleep (1);
-      return 1;
+      return await_abort (rank);
     }
   else if (strcmp (mode, "load") == 0)
     {
@@ -218,12 +209,7 @@ main (int argc, char **argv)
           CHECK (!m && tsr_last_status () == TSR_ERR_NOT_FOUND,
                  "rank %d: the missing file is not loaded (%s)", rank,
                  tsr_last_error ());
-          fflush (stdout);
-          for (int i = 0; i < 100; i++)
-            sleep (1);
-          printf ("FAIL: rank %d: still running after rank 0's abort\n",
-                  rank);
-          return 1;
+          return await_abort (rank);
         }
       char want[64];
       snprintf (want, sizeof want, "rank %d failed: ", size - 1);
@@ -242,9 +228,7 @@ main (int argc, char **argv)
           remove (path);
           tsr_comm_abort (comm, 8, "stopping the job after a failed load");
         }
-      for (int i = 0; i < 100; i++)
-        sleep (1);
-      return 1;
+      return await_abort (rank);
     }
   else if (strcmp (mode, "decode") == 0)
     {
@@ -253,22 +237,8 @@ main (int argc, char **argv)
       if (rank == 0 && ok)
         {
           mt_path ("fail-decode", path, sizeof path);
-          ok = mt_synth ("--type=f32 --layers=2", path);
-          /* A NaN in row 5 of the f32 embedding.  */
-          struct tsr_gguf_error err;
-          tsr_gguf *g = ok ? tsr_gguf_open (path, &err) : NULL;
-          struct tsr_gguf_tensor_info info;
-          int64_t t = g ? tsr_gguf_find_tensor (g, "token_embd.weight") : -1;
-          ok = t >= 0 && tsr_gguf_get_tensor_info (g, t, &info) == TSR_OK
-               && info.type == TSR_TYPE_F32;
-          long at = ok ? (long) (tsr_gguf_data_offset (g) + info.offset
-                                 + 5 * (uint64_t) info.ne[0] * 4) : 0;
-          tsr_gguf_close (g);
-          FILE *f = ok ? fopen (path, "r+b") : NULL;
-          float nan = NAN;
-          ok = f && fseek (f, at, SEEK_SET) == 0 && fwrite (&nan, 4, 1, f) == 1;
-          if (f)
-            fclose (f);
+          ok = mt_synth ("--type=f32 --layers=2", path)
+               && mt_nan_in_row (path, "token_embd.weight", 5);
         }
       tsr_comm_broadcast (comm, path, sizeof path, 0);
       tsr_comm_broadcast (comm, &ok, sizeof ok, 0);
@@ -292,12 +262,7 @@ main (int argc, char **argv)
         {
           CHECK (st == TSR_ERR_NUMERIC, "rank %d: its decode finds the NaN "
                  "(%s)", rank, tsr_last_error ());
-          fflush (stdout);
-          for (int i = 0; i < 100; i++)
-            sleep (1);
-          printf ("FAIL: rank %d: still running after rank 0's abort\n",
-                  rank);
-          return 1;
+          return await_abort (rank);
         }
       char want[64];
       snprintf (want, sizeof want, "rank %d failed: ", size - 1);
@@ -313,9 +278,7 @@ main (int argc, char **argv)
           remove (path);
           tsr_comm_abort (comm, 9, "stopping the job after a failed decode");
         }
-      for (int i = 0; i < 100; i++)
-        sleep (1);
-      return 1;
+      return await_abort (rank);
     }
   printf ("FAIL: unknown mode '%s'\n", mode);
   return 1;

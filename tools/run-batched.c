@@ -312,13 +312,8 @@ run_bench_batched (const struct run_options *o)
   struct row rows[MAX_LIST];
   int done = 0;
   char devices[256] = "";
-  for (int i = 0; m && i < tsr_model_n_backends (m); i++)
-    {
-      size_t len = strlen (devices);
-      snprintf (devices + len, sizeof devices - len, "%s%s", i ? "+" : "",
-                tsr_device_name (tsr_backend_device (tsr_model_backend (m,
-                                                                        i))));
-    }
+  if (m)
+    run_device_names (m, devices, sizeof devices);
   for (int i = 0; m && i < n; i++)
     if (bench_npl (m, o, npl[i], &rows[done]) == 0)
       done++;

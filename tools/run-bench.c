@@ -220,15 +220,14 @@ bench_session (tsr_model *m, const struct run_options *o,
   return st;
 }
 
-static void
-set_name (tsr_model *m, struct set_report *rep)
+void
+run_device_names (tsr_model *m, char *buf, size_t size)
 {
-  rep->devices[0] = 0;
+  buf[0] = 0;
   for (int i = 0; i < tsr_model_n_backends (m); i++)
     {
-      size_t len = strlen (rep->devices);
-      snprintf (rep->devices + len, sizeof rep->devices - len, "%s%s",
-                i ? "+" : "",
+      size_t len = strlen (buf);
+      snprintf (buf + len, size - len, "%s%s", i ? "+" : "",
                 tsr_device_name (tsr_backend_device (tsr_model_backend (m,
                                                                         i))));
     }
@@ -255,7 +254,7 @@ bench_set (const struct run_options *o, const char *list,
   int st = m ? TSR_OK : tsr_last_status ();
   if (m)
     {
-      set_name (m, rep);
+      run_device_names (m, rep->devices, sizeof rep->devices);
       snprintf (rep->model, sizeof rep->model, "%s", tsr_model_describe (m));
       rep->bytes_per_token = tsr_model_bytes_per_token (m);
       rep->n_params = tsr_model_n_params (m);

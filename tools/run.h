@@ -51,6 +51,9 @@ struct run_options
 int run_open_backends (const char *list, int gpu_layers, tsr_backend **be,
                        int max);
 
+/* "CPU+CUDA0": the devices of M's backends into BUF (SIZE bytes).  */
+void run_device_names (tsr_model *m, char *buf, size_t size);
+
 /* tessera-run --bench: pp and tg tokens per second per device set.
    Exit status.  */
 int run_bench (const struct run_options *o);

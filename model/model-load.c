@@ -1396,8 +1396,7 @@ model_init (tsr_model *m, const char *path,
     return st;
   /* Reading and placing the weights may fail on one rank only.  */
   m->fail_agreed = false;
-  if (st == TSR_OK)
-    st = load_weights (m, p && p->no_mmap);
+  st = load_weights (m, p && p->no_mmap);
   if (st == TSR_OK)
     {
       count_sizes (m);

@@ -95,6 +95,8 @@ struct tsr_session
   size_t mask_cap;
 };
 
+static void recount (tsr_session *s);
+
 /* Can backend B write (set_rows) a cache of TYPE and attend over it
    (flash_attn_ext)?  Asked with nodes of the real shapes.  */
 static bool
@@ -210,8 +212,7 @@ session_init (tsr_session *s, const struct tsr_session_params *p)
     return tsr_set_error (TSR_ERR_NO_MEMORY, "session: out of memory");
   s->bpos = s->bseq + s->n_batch;
   s->bcell = s->bpos + s->n_batch;
-  for (int q = 0; q < TSR_SEQ_MAX; q++)
-    s->seq_pos[q] = s->seq_hi[q] = -1;
+  recount (s);                  /* every cell free */
   int st = make_caches (s, kv);
   /* Over several processes, the communicator's backend runs the
      communication ops.  */

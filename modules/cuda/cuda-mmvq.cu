@@ -193,7 +193,8 @@ template <> struct unit<TSR_TYPE_Q4_1>
   static __device__ inline float
   dot (const char *row, int64_t u, const int4 *q, const float2 *ds)
   {
-    const int *w = (const int *) (row + u * 20);
+    const int bytes = tsr_cuda_block_bytes (TSR_TYPE_Q4_1);
+    const int *w = (const int *) (row + u * bytes);
     int x[8], wq[4];
     load_x (q, x);
     const uint32_t dm = (uint32_t) __ldg (w);
@@ -230,7 +231,8 @@ template <> struct unit<TSR_TYPE_Q5_0>
   static __device__ inline float
   dot (const char *row, int64_t u, const int4 *q, const float2 *ds)
   {
-    const uint16_t *w = (const uint16_t *) (row + u * 22);
+    const int bytes = tsr_cuda_block_bytes (TSR_TYPE_Q5_0);
+    const uint16_t *w = (const uint16_t *) (row + u * bytes);
     int x[8], wq[4];
     load_x (q, x);
     const uint32_t qh = (uint32_t) int_at (w + 1);
@@ -249,7 +251,8 @@ template <> struct unit<TSR_TYPE_Q5_1>
   static __device__ inline float
   dot (const char *row, int64_t u, const int4 *q, const float2 *ds)
   {
-    const int *w = (const int *) (row + u * 24);
+    const int bytes = tsr_cuda_block_bytes (TSR_TYPE_Q5_1);
+    const int *w = (const int *) (row + u * bytes);
     int x[8], wq[4];
     load_x (q, x);
     const uint32_t dm = (uint32_t) __ldg (w), qh = (uint32_t) __ldg (w + 1);
@@ -288,7 +291,8 @@ template <> struct unit<TSR_TYPE_MXFP4>
   dot (const char *row, int64_t u, const int4 *q, const float2 *ds)
   {
     const int t[4] = MXFP4_TABLE;
-    const uint8_t *w = (const uint8_t *) (row + u * 17);
+    const int bytes = tsr_cuda_block_bytes (TSR_TYPE_MXFP4);
+    const uint8_t *w = (const uint8_t *) (row + u * bytes);
     int x[8], wq[4];
     load_x (q, x);
 #pragma unroll
@@ -310,7 +314,7 @@ template <> struct unit<TSR_TYPE_IQ4_XS>
   dot (const char *row, int64_t u, const int4 *q, const float2 *ds)
   {
     const int t[4] = IQ4NL_TABLE;
-    const char *blk = row + u / 8 * 136;
+    const char *blk = row + u / 8 * tsr_cuda_block_bytes (TSR_TYPE_IQ4_XS);
     const int j = (int) (u % 8);
     const uint32_t head = (uint32_t) __ldg ((const int *) blk);
     const uint8_t sl = __ldg ((const uint8_t *) blk + 4 + j / 2);
@@ -393,27 +397,20 @@ kquant_unit (const char *blk, int p, const int4 *q, const float2 *ds)
          - dmin * ((float) m[0] * e0.y + (float) m[1] * e1.y);
 }
 
-template <> struct unit<TSR_TYPE_Q4_K>
+/* The unit of q4_K and q5_K: sub-block pair U % 4 of block U / 4.  */
+template <int TYPE> struct kquant_pair
 {
   enum { SUBS = 2 };
   static __device__ inline float
   dot (const char *row, int64_t u, const int4 *q, const float2 *ds)
   {
-    return kquant_unit<TSR_TYPE_Q4_K> (row + u / 4 * 144, (int) (u % 4), q,
-                                       ds);
+    return kquant_unit<TYPE> (row + u / 4 * tsr_cuda_block_bytes (TYPE),
+                              (int) (u % 4), q, ds);
   }
 };
 
-template <> struct unit<TSR_TYPE_Q5_K>
-{
-  enum { SUBS = 2 };
-  static __device__ inline float
-  dot (const char *row, int64_t u, const int4 *q, const float2 *ds)
-  {
-    return kquant_unit<TSR_TYPE_Q5_K> (row + u / 4 * 176, (int) (u % 4), q,
-                                       ds);
-  }
-};
+template <> struct unit<TSR_TYPE_Q4_K> : kquant_pair<TSR_TYPE_Q4_K> {};
+template <> struct unit<TSR_TYPE_Q5_K> : kquant_pair<TSR_TYPE_Q5_K> {};
 
 /* q6_K: a unit is one 32-element sub-block j (8 a block) of 256
    elements, 210 bytes (rows of whole blocks are only 2-byte aligned,
@@ -430,7 +427,8 @@ template <> struct unit<TSR_TYPE_Q6_K>
   static __device__ inline float
   dot (const char *row, int64_t u, const int4 *q, const float2 *ds)
   {
-    const uint16_t *blk = (const uint16_t *) (row + u / 8 * 210);
+    const int bytes = tsr_cuda_block_bytes (TSR_TYPE_Q6_K);
+    const uint16_t *blk = (const uint16_t *) (row + u / 8 * bytes);
     const int j = (int) (u % 8), h = j / 4, t = j % 4;
     const uint16_t *ql = blk + (64 * h + 32 * (t % 2)) / 2;
     const uint16_t *qh = blk + (128 + 32 * h) / 2;

@@ -632,10 +632,13 @@ generate_parallel (tsr_session *s, const struct run_options *o,
   const int n = o->n_parallel, n_gen = o->n_predict;
   tsr_sampler *smp[TSR_SEQ_MAX] = { 0 };
   int32_t *ids = malloc ((size_t) n * (size_t) (n_gen + 1) * sizeof *ids);
+  /* Each sequence's next logits (ROWS), and a step's (OUT: the live
+     sequences' rows, in order).  */
   float *rows = malloc ((size_t) n * (size_t) n_vocab * sizeof *rows);
+  float *out = malloc ((size_t) n * (size_t) n_vocab * sizeof *out);
   int32_t tok[TSR_SEQ_MAX], seq[TSR_SEQ_MAX], len[TSR_SEQ_MAX] = { 0 };
   bool live[TSR_SEQ_MAX], want[TSR_SEQ_MAX];
-  int rc = ids && rows ? 0 : -1;
+  int rc = ids && rows && out ? 0 : -1;
   for (int q = 0; q < n && rc == 0; q++)
     {
       struct tsr_sampler_params sp = o->sampling;
@@ -685,18 +688,16 @@ generate_parallel (tsr_session *s, const struct run_options *o,
         break;
       struct tsr_batch b = { .n_tokens = k, .tokens = tok, .seq = seq,
                              .logits = want };
-      float *out = malloc ((size_t) k * (size_t) n_vocab * sizeof *out);
-      if (!out || tsr_session_decode_batch (s, &b, out) != TSR_OK)
+      if (tsr_session_decode_batch (s, &b, out) != TSR_OK)
         {
           fprintf (stderr, "%s: generation: %s\n", program,
-                   out ? tsr_last_error () : "out of memory");
+                   tsr_last_error ());
           rc = -1;
         }
       /* Row I's logits are sequence SEQ[I]'s next.  */
       for (int i = 0; i < k && rc == 0; i++)
         memcpy (rows + (size_t) seq[i] * n_vocab, out + (size_t) i * n_vocab,
                 (size_t) n_vocab * sizeof *rows);
-      free (out);
     }
   tm->gen_us = tt_now_us () - t0;
   for (int q = 0; q < n && rc == 0; q++)
@@ -720,6 +721,7 @@ generate_parallel (tsr_session *s, const struct run_options *o,
     tsr_sampler_free (smp[q]);
   free (ids);
   free (rows);
+  free (out);
   return rc;
 }
 

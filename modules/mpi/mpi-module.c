@@ -494,6 +494,24 @@ static const struct tsr_backend_iface mpi_backend_iface = {
 
 /* The communication interface.  */
 
+/* C's receive of failure messages and its communicators, freed (under
+   MPI_LOCK).  */
+static void
+drop_comms (struct mpi_comm *c)
+{
+  if (c->fail_posted)
+    {
+      /* A receive is cancelled locally (or has its message already).  */
+      MPI_Cancel (&c->fail_req);
+      MPI_Wait (&c->fail_req, MPI_STATUS_IGNORE);
+      c->fail_posted = false;
+    }
+  if (c->fail_comm != MPI_COMM_NULL)
+    MPI_Comm_free (&c->fail_comm);
+  if (c->comm != MPI_COMM_NULL)
+    MPI_Comm_free (&c->comm);
+}
+
 static int
 comm_open (const void *mpi_comm, int32_t id, double timeout, void **out,
            int *rank, int *size, tsr_backend **backend)
@@ -611,15 +629,7 @@ comm_open (const void *mpi_comm, int32_t id, double timeout, void **out,
          C: C stays allocated, and MPI up.  */
       if (!c->broken)
         {
-          if (c->fail_posted)
-            {
-              MPI_Cancel (&c->fail_req);
-              MPI_Wait (&c->fail_req, MPI_STATUS_IGNORE);
-            }
-          if (c->fail_comm != MPI_COMM_NULL)
-            MPI_Comm_free (&c->fail_comm);
-          if (c->comm != MPI_COMM_NULL)
-            MPI_Comm_free (&c->comm);
+          drop_comms (c);
           n_open--;
           free (c);
         }
@@ -646,14 +656,7 @@ comm_close (void *comm)
     return;
   pthread_mutex_lock (&mpi_lock);
   tsr_backend_free (c->backend);
-  if (c->fail_posted)
-    {
-      /* A receive is cancelled locally (or has its message already).  */
-      MPI_Cancel (&c->fail_req);
-      MPI_Wait (&c->fail_req, MPI_STATUS_IGNORE);
-    }
-  MPI_Comm_free (&c->fail_comm);
-  MPI_Comm_free (&c->comm);
+  drop_comms (c);
   free (c->sends);
   free (c->send_srcs);
   free (c);

@@ -39,6 +39,63 @@ rates_of (const struct bench_result *r)
   return x;
 }
 
+/* Roofline efficiency.  */
+
+/* The compute peak of case C in GOP/s (0: none), and its name.  */
+static double
+compute_peak (const struct bench_roofs *roofs, const struct bench_case *c,
+              const char **name)
+{
+  if (c->kind->op == TSR_OP_MUL_MAT || c->kind->op == TSR_OP_MUL_MAT_ID)
+    {
+      const struct tsr_type_traits *tr = tsr_type_traits (c->type);
+      if (tr && tr->is_quantized)
+        {
+          *name = "dot8";
+          return roofs->peaks.dot8;
+        }
+    }
+  *name = "fma";
+  return roofs->peaks.fma;
+}
+
+double
+bench_efficiency (const struct bench_roofs *roofs,
+                  const struct bench_device *d, const struct bench_case *c,
+                  const struct bench_result *r, const char **bound)
+{
+  *bound = NULL;
+  if (!roofs || roofs->read <= 0 || r->status != BENCH_OK
+      || r->us_median <= 0
+      || tsr_device_get_type (d->dev) != TSR_DEVICE_CPU)
+    return 0;
+  const char *name;
+  double peak = compute_peak (roofs, c, &name);
+  /* Microseconds at each roof: GB/s and GOP/s are bytes and operations
+     per nanosecond.  */
+  double us_memory = r->cost.bytes / roofs->read / 1e3;
+  double us_compute = r->cost.flops > 0 && peak > 0
+                      ? r->cost.flops / peak / 1e3 : 0;
+  *bound = us_compute > us_memory ? name : "memory";
+  return (us_compute > us_memory ? us_compute : us_memory) / r->us_median;
+}
+
+double
+bench_roof_gflops (const struct bench_roofs *roofs,
+                   const struct bench_case *c, double n)
+{
+  const char *name;
+  /* A product's operations and bytes are affine in N: from N = 1 and
+     2, at any real N, so that the roofline is a smooth curve.  */
+  struct bench_cost c1 = c->kind->cost (c->type, c->m, c->k, 1);
+  struct bench_cost c2 = c->kind->cost (c->type, c->m, c->k, 2);
+  double flops = c1.flops + (n - 1) * (c2.flops - c1.flops);
+  double bytes = c1.bytes + (n - 1) * (c2.bytes - c1.bytes);
+  double peak = compute_peak (roofs, c, &name);
+  double memory = bytes > 0 ? flops / bytes * roofs->read : 0;
+  return peak > 0 && peak < memory ? peak : memory;
+}
+
 /* V with at least two decimals and three significant digits, so that
    a small positive number never reads as 0; "-" for 0.  */
 static const char *
@@ -63,8 +120,9 @@ table_rate (FILE *f, int width, double v)
 }
 
 static void
-table_result (FILE *f, const struct bench_case *c,
-              const struct bench_result *r)
+table_result (FILE *f, const struct bench_device *d,
+              const struct bench_case *c, const struct bench_result *r,
+              const struct bench_roofs *roofs)
 {
   struct rates x = rates_of (r);
   char k[24] = "-";
@@ -82,20 +140,33 @@ table_result (FILE *f, const struct bench_case *c,
   table_rate (f, 9, x.gflops);
   table_rate (f, 8, x.gbps);
   table_rate (f, 8, x.weight_gbps);
+  if (roofs)
+    {
+      const char *bound;
+      double e = bench_efficiency (roofs, d, c, r, &bound);
+      if (e > 0)
+        fprintf (f, " %5.1f %6s", 100 * e, bound);
+      else
+        fprintf (f, " %5s %6s", "-", "-");
+    }
   fprintf (f, "\n");
 }
 
 static void
-table_device (FILE *f, const struct bench_device *d)
+table_device (FILE *f, const struct bench_device *d,
+              const struct bench_roofs *roofs)
 {
   char threads[32] = "the backend's default";
   if (d->threads > 0)
     snprintf (threads, sizeof threads, "%d", d->threads);
   fprintf (f, "== %s (threads: %s): %s\n", tsr_device_name (d->dev), threads,
            tsr_device_description (d->dev));
-  fprintf (f, "%-15s %-6s %6s %6s %6s %5s %5s %12s %9s %8s %8s\n", "op",
+  fprintf (f, "%-15s %-6s %6s %6s %6s %5s %5s %12s %9s %8s %8s", "op",
            "type", "m", "k", "n", "nodes", "runs", "us/run", "GFLOP/s",
            "GB/s", "wGB/s");
+  if (roofs)
+    fprintf (f, " %5s %6s", "roof%", "bound");
+  fprintf (f, "\n");
 }
 
 /* CSV (RFC 4180).  */
@@ -127,9 +198,11 @@ csv_number (FILE *f, double v)
 
 static void
 csv_result (FILE *f, const struct bench_device *d, const struct bench_case *c,
-            const struct bench_result *r)
+            const struct bench_result *r, const struct bench_roofs *roofs)
 {
   struct rates x = rates_of (r);
+  const char *bound;
+  double e = bench_efficiency (roofs, d, c, r, &bound);
   csv_string (f, tsr_device_name (d->dev));
   fprintf (f, ",%s,%s,%" PRId64 ",", c->kind->name, tsr_type_name (c->type),
            c->m);
@@ -146,6 +219,10 @@ csv_result (FILE *f, const struct bench_device *d, const struct bench_case *c,
   csv_number (f, x.gflops);
   csv_number (f, x.gbps);
   csv_number (f, x.weight_gbps);
+  if (e > 0)
+    fprintf (f, ",%.4f,%s", e, bound);
+  else
+    fprintf (f, ",,");
   fputc (',', f);
   csv_string (f, r->msg);
   fputc ('\n', f);
@@ -195,9 +272,12 @@ json_begin (FILE *f, const struct bench_device *devs, size_t n_devs)
 
 static void
 json_result (FILE *f, const struct bench_device *d,
-             const struct bench_case *c, const struct bench_result *r)
+             const struct bench_case *c, const struct bench_result *r,
+             const struct bench_roofs *roofs)
 {
   struct rates x = rates_of (r);
+  const char *bound;
+  double e = bench_efficiency (roofs, d, c, r, &bound);
   fprintf (f, "%s\n    { \"device\": ", json_first ? "" : ",");
   json_first = false;
   json_string (f, tsr_device_name (d->dev));
@@ -217,6 +297,11 @@ json_result (FILE *f, const struct bench_device *d,
       json_number (f, "gflops", x.gflops);
       json_number (f, "gbps", x.gbps);
       json_number (f, "weight_gbps", x.weight_gbps);
+      if (e > 0)
+        fprintf (f, ", \"roofline_efficiency\": %.4f, \"bound\": \"%s\"",
+                 e, bound);
+      else
+        fprintf (f, ", \"roofline_efficiency\": null, \"bound\": null");
     }
   else
     {
@@ -234,7 +319,7 @@ bench_report_begin (FILE *f, enum bench_format fmt,
 {
   if (fmt == BENCH_CSV)
     fprintf (f, "device,op,type,m,k,n,nodes,threads,status,runs,us_median,"
-             "us_min,gflops,gbps,weight_gbps,reason\n");
+             "us_min,gflops,gbps,weight_gbps,efficiency,bound,reason\n");
   else if (fmt == BENCH_JSON)
     json_begin (f, devs, n_devs);
   fflush (f);
@@ -242,7 +327,8 @@ bench_report_begin (FILE *f, enum bench_format fmt,
 
 void
 bench_report_device (FILE *f, enum bench_format fmt,
-                     const struct bench_device *d)
+                     const struct bench_device *d,
+                     const struct bench_roofs *roofs)
 {
   static bool first = true;
   if (fmt != BENCH_TABLE)
@@ -250,7 +336,7 @@ bench_report_device (FILE *f, enum bench_format fmt,
   if (!first)
     fputc ('\n', f);
   first = false;
-  table_device (f, d);
+  table_device (f, d, roofs);
   fflush (f);
 }
 
@@ -258,49 +344,96 @@ void
 bench_report_result (FILE *f, enum bench_format fmt,
                      const struct bench_device *d,
                      const struct bench_case *c,
-                     const struct bench_result *r)
+                     const struct bench_result *r,
+                     const struct bench_roofs *roofs)
 {
   if (fmt == BENCH_TABLE)
-    table_result (f, c, r);
+    table_result (f, d, c, r, roofs);
   else if (fmt == BENCH_CSV)
-    csv_result (f, d, c, r);
+    csv_result (f, d, c, r, roofs);
   else
-    json_result (f, d, c, r);
+    json_result (f, d, c, r, roofs);
   fflush (f);
 }
 
 void
-bench_report_end (FILE *f, enum bench_format fmt, double roof, int threads,
-                  double peak, const char *peak_unit)
+bench_report_end (FILE *f, enum bench_format fmt,
+                  const struct bench_roofs *roofs)
 {
+  const struct bench_peaks *p = roofs ? &roofs->peaks : NULL;
   if (fmt == BENCH_JSON)
     {
       fprintf (f, "\n  ]");
-      if (roof > 0)
-        fprintf (f, ",\n  \"read_roof_gb_per_s\": %.2f", roof);
-      if (peak > 0)
-        fprintf (f, ",\n  \"fma_peak_gflops\": %.1f", peak);
+      if (roofs)
+        {
+          fprintf (f, ",\n  \"roof_threads\": %d", roofs->threads);
+          fprintf (f, ",\n  \"read_roof_gb_per_s\": %.2f", roofs->read);
+          fprintf (f, ",\n  \"read_roof_after_gb_per_s\": %.2f",
+                   roofs->read_after);
+          fprintf (f, ",\n  \"isa_level\": ");
+          json_string (f, p->level);
+          fprintf (f, ",\n  \"fma_peak_gflops\": %.1f", p->fma);
+          fprintf (f, ",\n  \"fma_unit\": ");
+          json_string (f, p->fma_unit);
+          if (p->dot8 > 0)
+            {
+              fprintf (f, ",\n  \"dot8_peak_gops\": %.1f", p->dot8);
+              fprintf (f, ",\n  \"dot8_unit\": ");
+              json_string (f, p->dot8_unit);
+            }
+          else
+            fprintf (f, ",\n  \"dot8_peak_gops\": null,\n  "
+                     "\"dot8_unit\": null");
+        }
       fprintf (f, "\n}\n");
     }
   else if (fmt == BENCH_CSV)
     {
-      if (roof > 0)
-        fprintf (f, "host,read,u64,0,0,0,0,%d,ok,5,,,,%.2f,,read bandwidth "
-                 "(roof)\n", threads, roof);
-      if (peak > 0)
-        fprintf (f, "host,fma,f32,0,0,0,0,%d,ok,3,,,%.1f,,,f32 FMA peak "
-                 "(%s)\n", threads, peak, peak_unit);
+      if (roofs)
+        {
+          fprintf (f, "host,read,u64,0,0,0,0,%d,ok,5,,,,%.2f,,,,read "
+                   "bandwidth before the cases (roof)\n", roofs->threads,
+                   roofs->read);
+          fprintf (f, "host,read,u64,0,0,0,0,%d,ok,5,,,,%.2f,,,,read "
+                   "bandwidth after the cases\n", roofs->threads,
+                   roofs->read_after);
+          char what[128];
+          snprintf (what, sizeof what, "%s peak (ISA level %s)",
+                    p->fma_unit, p->level);
+          fprintf (f, "host,fma,f32,0,0,0,0,%d,ok,3,,,%.1f,,,,,",
+                   roofs->threads, p->fma);
+          csv_string (f, what);
+          fputc ('\n', f);
+          if (p->dot8 > 0)
+            {
+              snprintf (what, sizeof what, "%s peak (ISA level %s)",
+                        p->dot8_unit, p->level);
+              fprintf (f, "host,dot8,i8,0,0,0,0,%d,ok,3,,,%.1f,,,,,",
+                       roofs->threads, p->dot8);
+              csv_string (f, what);
+              fputc ('\n', f);
+            }
+        }
     }
-  else
+  else if (roofs)
     {
-      if (roof > 0)
-        fprintf (f, "\nhost read bandwidth (roof): %.1f GB/s (%d threads, 1 "
-                 "GiB read, best of 5 passes, better of before and after)\n",
-                 roof, threads);
-      if (peak > 0)
-        fprintf (f, "%shost f32 FMA peak: %.1f GFLOP/s (%d threads, %s, "
-                 "best of 3 passes)\n", roof > 0 ? "" : "\n", peak,
-                 threads, peak_unit);
+      fprintf (f, "\nhost read bandwidth (roof): %.1f GB/s before the "
+               "cases, %.1f after (%d threads, 1 GiB read, best of 5 "
+               "passes)\n", roofs->read, roofs->read_after, roofs->threads);
+      fprintf (f, "host f32 FMA peak: %.1f GFLOP/s (%d threads, %s, ISA "
+               "level %s, best of 3 passes)\n", p->fma, roofs->threads,
+               p->fma_unit, p->level);
+      if (p->dot8 > 0)
+        fprintf (f, "host 8-bit dot-product peak: %.1f GOP/s (%d threads, "
+                 "%s, ISA level %s, best of 3 passes)\n", p->dot8,
+                 roofs->threads, p->dot8_unit, p->level);
+      else
+        fprintf (f, "host 8-bit dot-product peak: none (the kernels of "
+                 "ISA level %s have no 8-bit dot-product instructions)\n",
+                 p->level);
+      fprintf (f, "roof%%: the time at the roof that bounds the case "
+               "(bytes / read roof before the cases, or operations / "
+               "peak) over the median time\n");
     }
   fflush (f);
 }

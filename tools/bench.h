@@ -116,18 +116,82 @@ struct bench_device
   int threads;         /* set with --threads; 0: the backend's own */
 };
 
+/* The host's roofs, measured in the same run as the cases.  */
+struct bench_peaks
+{
+  char level[32];          /* the CPU ISA level whose instructions they
+                              are for ("v4-vnni") */
+  double fma;              /* f32 multiply-add peak, GFLOP/s */
+  const char *fma_unit;    /* its instructions */
+  double dot8;             /* 8-bit dot-product peak, GOP/s; 0: the
+                              level's kernels have no such instructions */
+  const char *dot8_unit;
+};
+
+/* The peaks of the instructions of ISA level LEVEL (the CPU device's
+   level, as its description names it; NULL or one this build or CPU
+   does not know: the best level the CPU runs) on THREADS threads
+   (bench-peaks.c).  */
+void bench_peaks_measure (const char *level, int threads,
+                          struct bench_peaks *p);
+
+struct bench_roofs
+{
+  int threads;             /* of the measurements */
+  double read;             /* read bandwidth before the cases, GB/s */
+  double read_after;       /* and after them (0: not yet) */
+  struct bench_peaks peaks;
+};
+
+/* The roofline efficiency of result R of case C on device D: the time
+   the case would take at the roof that bounds it, max (bytes / read
+   roof, operations / peak), over its median time; the peak is the FMA
+   one for f32, f16 and bf16 weights and attention, the 8-bit
+   dot-product one for quantized weights (their activations are
+   quantized to 8 bits).  *BOUND names the roof ("memory", "fma",
+   "dot8").  0 where it does not apply: no roofs, a device that is not
+   the host's CPU, a case that did not run.  */
+double bench_efficiency (const struct bench_roofs *roofs,
+                         const struct bench_device *d,
+                         const struct bench_case *c,
+                         const struct bench_result *r, const char **bound);
+
+/* The operations per second at the roofs of matrix-product case C
+   with N columns (any real N >= 1) instead of its own: min (peak,
+   operations / (bytes / read roof)), in GFLOP/s (bench-report.c).  */
+double bench_roof_gflops (const struct bench_roofs *roofs,
+                          const struct bench_case *c, double n);
+
+/* ROOFS: NULL when not measured (no efficiency column; nothing printed
+   at the end).  */
 void bench_report_begin (FILE *f, enum bench_format fmt,
                          const struct bench_device *devs, size_t n_devs);
 void bench_report_device (FILE *f, enum bench_format fmt,
-                          const struct bench_device *d);
+                          const struct bench_device *d,
+                          const struct bench_roofs *roofs);
 void bench_report_result (FILE *f, enum bench_format fmt,
                           const struct bench_device *d,
                           const struct bench_case *c,
-                          const struct bench_result *r);
-/* ROOF: the host's read bandwidth in GB/s measured with THREADS
-   threads (0: not measured, nothing printed).  */
-void bench_report_end (FILE *f, enum bench_format fmt, double roof,
-                       int threads, double peak, const char *peak_unit);
+                          const struct bench_result *r,
+                          const struct bench_roofs *roofs);
+void bench_report_end (FILE *f, enum bench_format fmt,
+                       const struct bench_roofs *roofs);
+
+/* One plotted result.  */
+struct bench_point
+{
+  const struct bench_device *dev;
+  struct bench_case c;
+  struct bench_result r;
+};
+
+/* Writes the mul_mat results among PTS as a roofline chart in SVG to
+   PATH: GFLOP/s against N on logarithmic axes, a line per device, type
+   and m, k, with the memory roof of each type and m, k and the compute
+   peaks drawn (bench-plot.c).  0, or -1 with a message on stderr.  */
+int bench_plot_svg (const char *path, const char *program,
+                    const struct bench_point *pts, size_t n,
+                    const struct bench_roofs *roofs);
 
 /* tessera-bench -o all_reduce (bench-comm.c): all_reduce of SIZES[i]
    floats (N_SIZES 0: the default sizes) over the ranks of the MPI job,

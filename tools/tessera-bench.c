@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -41,7 +42,8 @@ struct options
   enum bench_format format;
   bool quick;
   bool sweep_n;                 /* --sweep-n: mul_mat over SWEEP_N */
-  bool roof;                    /* --roof: measure the read bandwidth */
+  bool roof;                    /* --roof: measure the roofs */
+  const char *plot;             /* --plot=FILE: roofline chart (SVG) */
   bool repack;                  /* --repack: weights in the extra buft */
 };
 
@@ -133,10 +135,17 @@ usage (FILE *f)
            "extra buffer\n"
            "                             type (CPU_REPACK: rows "
            "interleaved)\n"
-           "      --roof                 also measure the host's read "
-           "bandwidth (a\n"
-           "                             1 GiB buffer), the roof of the "
-           "GB/s figures\n"
+           "      --roof                 also measure the host's roofs: "
+           "its read\n"
+           "                             bandwidth (a 1 GiB buffer), "
+           "f32 FMA and 8-bit\n"
+           "                             dot-product peaks; the CPU's "
+           "cases get their\n"
+           "                             roofline efficiency (roof%%)\n"
+           "      --plot=FILE.svg        draw the mul_mat results as a "
+           "roofline chart\n"
+           "                             (GFLOP/s against N; implies "
+           "--roof)\n"
            "  -h, --help                 display this help and exit\n"
            "  -V, --version              output version information and "
            "exit\n\n", program, BENCH_MIN_RUNS, MIN_US / 1e6,
@@ -237,7 +246,7 @@ parse_shape (struct options *o, const char *arg)
   o->shapes[o->n_shapes++] = (struct shape) { s.v[0], s.v[1], s.v[2] };
 }
 
-enum { OPT_SWEEP_N = 256, OPT_REPACK };
+enum { OPT_SWEEP_N = 256, OPT_REPACK, OPT_PLOT };
 
 static void
 parse_options (int argc, char **argv, struct options *o)
@@ -255,6 +264,7 @@ parse_options (int argc, char **argv, struct options *o)
     { "sweep-n", no_argument, NULL, OPT_SWEEP_N },
     { "repack", no_argument, NULL, OPT_REPACK },
     { "roof", no_argument, NULL, 'R' },
+    { "plot", required_argument, NULL, OPT_PLOT },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 }
@@ -309,9 +319,16 @@ parse_options (int argc, char **argv, struct options *o)
         break;
       case OPT_SWEEP_N:
         o->sweep_n = true;
+        o->roof = true;
         break;
       case OPT_REPACK:
         o->repack = true;
+        break;
+      case OPT_PLOT:
+        if (!*optarg)
+          tt_usage_error (program, "%s", "--plot needs a file name");
+        o->plot = optarg;
+        o->roof = true;
         break;
       default:
         tt_common_option (program, c, usage);
@@ -452,6 +469,45 @@ open_devices (const struct options *o, size_t *n_out, int *status)
   return d;
 }
 
+/* The host's roofs for the cases: on as many threads as the CPU device
+   runs (--threads, else the count its description states), for the
+   instructions of its ISA level (which its description names too:
+   "CPU: <model>, 2 threads, ISA level v4-vnni (...)").  */
+static void
+measure_roofs (const struct options *o, const struct bench_device *d,
+               size_t n_dev, struct bench_roofs *roofs)
+{
+  char level[32] = "";
+  int threads = o->threads;
+  for (size_t k = 0; k < n_dev; k++)
+    {
+      const char *desc = tsr_device_description (d[k].dev), *p;
+      if (tsr_device_get_type (d[k].dev) != TSR_DEVICE_CPU || !desc)
+        continue;
+      if ((p = strstr (desc, "ISA level ")))
+        sscanf (p + strlen ("ISA level "), "%31[^ (,;]", level);
+      for (p = desc; threads <= 0 && (p = strchr (p, ',')); p++)
+        {
+          int n;
+          char word[8];
+          if (sscanf (p + 1, " %d %7s", &n, word) == 2
+              && strncmp (word, "thread", 6) == 0 && n > 0)
+            threads = n;
+        }
+      break;
+    }
+  if (threads <= 0)
+    {
+      long n = sysconf (_SC_NPROCESSORS_ONLN);
+      threads = n > 0 && n <= 256 ? (int) n : 1;
+    }
+  roofs->threads = threads > 256 ? 256 : threads;
+  roofs->read_after = 0;
+  bench_peaks_measure (level[0] ? level : NULL, roofs->threads,
+                       &roofs->peaks);
+  roofs->read = tt_read_bandwidth (roofs->threads);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -496,33 +552,41 @@ main (int argc, char **argv)
     .seed = 1,
     .repack = o.repack
   };
-  /* The roof: the host's read bandwidth, before and after the cases
-     (the better of the two: the machine may be shared).  */
-  int roof_threads = o.threads > 0 ? o.threads : 2;
-  double roof = o.roof ? tt_read_bandwidth (roof_threads) : 0;
+  /* The roofs, before the cases, so that each case's efficiency comes
+     with it; the read bandwidth again after them, which shows whether
+     the machine was as quiet at the end.  */
+  struct bench_roofs roofs_store, *roofs = NULL;
+  if (o.roof)
+    {
+      roofs = &roofs_store;
+      measure_roofs (&o, d, n_dev, roofs);
+    }
+  struct bench_point *pts = NULL;
+  size_t n_pts = 0;
+  if (o.plot && !(pts = calloc (n_dev * l.n, sizeof *pts)))
+    exit (1);
   bench_report_begin (stdout, o.format, d, n_dev);
   for (size_t k = 0; k < n_dev; k++)
     {
-      bench_report_device (stdout, o.format, &d[k]);
+      bench_report_device (stdout, o.format, &d[k], roofs);
       for (size_t i = 0; i < l.n; i++)
         {
           struct bench_result r;
           bench_run (&l.cases[i], d[k].be, &timing, &r);
-          bench_report_result (stdout, o.format, &d[k], &l.cases[i], &r);
+          bench_report_result (stdout, o.format, &d[k], &l.cases[i], &r,
+                               roofs);
           if (r.status == BENCH_ERROR)
             status = 1;
+          if (pts)
+            pts[n_pts++] = (struct bench_point) { &d[k], l.cases[i], r };
         }
     }
-  if (o.roof)
-    {
-      double after = tt_read_bandwidth (roof_threads);
-      roof = after > roof ? after : roof;
-    }
-  /* With --roof or --sweep-n: the FMA peak too, after the cases.  */
-  const char *peak_unit = "";
-  double peak = o.roof || o.sweep_n ? tt_fma_peak (roof_threads, &peak_unit)
-                                    : 0;
-  bench_report_end (stdout, o.format, roof, roof_threads, peak, peak_unit);
+  if (roofs)
+    roofs->read_after = tt_read_bandwidth (roofs->threads);
+  bench_report_end (stdout, o.format, roofs);
+  if (o.plot && bench_plot_svg (o.plot, program, pts, n_pts, roofs) != 0)
+    status = 1;
+  free (pts);
 
   for (size_t k = 0; k < n_dev; k++)
     tsr_backend_free (d[k].be);

@@ -112,12 +112,6 @@ double tt_read_bandwidth (int threads);
    value, or the mean of the two middle ones for an even N.  */
 double tt_median (double *v, int n);
 
-/* The f32 multiply-add peak in GFLOP/s on THREADS threads at once:
-   independent chains of fused multiply-adds in the widest vectors the
-   CPU has (AVX-512, AVX2 + FMA; plain multiplies and adds elsewhere),
-   the best of several passes.  *UNIT names the vectors used.  */
-double tt_fma_peak (int threads, const char **unit);
-
 /* The read bandwidth of BE's own memory in GB/s: BE sums a 1 GiB f32
    tensor in its buffer type, the best of several passes.  For devices
    that are not the host.  0 when it cannot be measured.  */

@@ -209,6 +209,32 @@ tsr_cpu_qdot_x8_kernel (tsr_type type)
     default: return NULL;
     }
 }
+/* Plain weights of TYPE packed group by group as they are used
+   (tsr_cpu_x8_pack) for the repacked dots: their kernel, and in *GROUP
+   the bytes of a group's block of 32 elements; NULL where this level
+   has no vector code for the packing (TSR_CPU_REPACK_PACK) or the
+   layout (q4_0 and q5_0 need TSR_CPU_REPACK_Q4_0, q8_0 and iq4_nl
+   TSR_CPU_REPACK_Q8_0), or the type has no such packing.  */
+static inline tsr_cpu_qdot_fn
+tsr_cpu_qdot_x8p_kernel (tsr_type type, size_t *group)
+{
+  int level = tsr_cpu_repack_level ();
+  *group = type == TSR_TYPE_Q4_0 ? 144 : 272;
+  if (!(level & TSR_CPU_REPACK_PACK))
+    return NULL;
+  switch (type)
+    {
+    case TSR_TYPE_Q4_0:
+      return level & TSR_CPU_REPACK_Q4_0 ? tsr_cpu_vec_dot_q4_0x8_q8_0 : NULL;
+    case TSR_TYPE_Q5_0:
+      return level & TSR_CPU_REPACK_Q4_0 ? tsr_cpu_vec_dot_q5_0x8_q8_0 : NULL;
+    case TSR_TYPE_Q8_0:
+    case TSR_TYPE_IQ4_NL:
+      return level & TSR_CPU_REPACK_Q8_0 ? tsr_cpu_vec_dot_q8_0x8_q8_0 : NULL;
+    default:
+      return NULL;
+    }
+}
 /* Up to TSR_CPU_WEIGHT_TILE consecutive weight rows as f32, for dot
    products (mul_mat, mul_mat_id).  */
 #define TSR_CPU_WEIGHT_TILE 16

@@ -173,6 +173,9 @@ TSR_CPU_ROW_TO_F32 (mxfp4)
 #define TSR_CPU_REPACK_Q4_0 1
 #define TSR_CPU_REPACK_Q8_0 2
 #define TSR_CPU_REPACK_Q4_K 4
+/* Not a type: tsr_cpu_x8_pack has vector code (plain rows are packed
+   for the repacked dots as they are used, cpu-ops-matmul.c).  */
+#define TSR_CPU_REPACK_PACK 16
 #define TSR_CPU_REPACK_Q6_K 8
 
 static inline int64_t
@@ -259,6 +262,19 @@ TSR_CPU_VEC_DOT_Q8 (mxfp4)
    additions.  */
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q4_0x8_q8_0)
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q8_0x8_q8_0)
+/* q5_0 rows in the q8_0 layout of tsr_cpu_x8_pack (their 5-bit values,
+   the offset of 16 applied in integers).  */
+TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q5_0x8_q8_0)
+/* NR <= TSR_CPU_REPACK_ROWS plain rows of TYPE (q4_0, q8_0, q5_0 or
+   iq4_nl), K elements, at X, BX bytes apart, into one group at DST in
+   the layout of the repacked dots: q4_0's for q4_0 (GROUP bytes a
+   block: 144), q8_0's for the others (272), iq4_nl's table values
+   plus 128 as q8_0's values plus 128, q5_0's stored values 0..31;
+   rows NR and after are zero.  So plain weights take the repacked
+   kernels, and their order of additions.  */
+TSR_MODULE_HIDDEN void tsr_cpu_x8_pack (tsr_type type, int64_t k,
+                                        const void *x, size_t bx, int nr,
+                                        void *dst);
 /* q4_K and q6_K weights so repacked, with q8_K activations
    (cpu-vec-k.h).  */
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q4_Kx8_q8_K)

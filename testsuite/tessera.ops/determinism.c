@@ -1,0 +1,244 @@
+/* Reproducible matrix products on the CPU, as the manual promises them
+   ("Reproducible results"), bit for bit, at the ISA level the CPU
+   backend runs (cpu.exp runs this program at every level):
+   - every weight type: the same results with 1, 2, 3 and 16 threads,
+     at n = 1, 7 and 80 columns (the integer dots, the GEMM);
+   - weights the CPU_REPACK buffer type repacks (q4_0; q8_0 with VNNI;
+     q4_K and q6_K with AVX-512BW): the 512 columns computed at once
+     equal them computed in batches of 1, 7 and 64 columns;
+   - plain q4_0, q5_0 (and with VNNI q8_0, iq4_nl) at levels with
+     AVX2 or AVX-512, which are packed for the repacked kernels as they are
+     used from 4 columns on: batches of 4, 7 (the last one 8) and 64
+     columns agree with 512 at once, and plain q4_0 and q8_0 equal the
+     repacked ones there.
+   Where the level has no CPU_REPACK, or no packing, those parts are
+   UNSUPPORTED, named.  The inputs are random; the comparisons are of
+   the bytes of the results.  */
+#include "ops-test.h"
+
+#define K 256     /* one super-block of the k-quants */
+#define M 24      /* three groups of 8 rows */
+#define N 512
+
+static float x_all[N * K];
+
+/* W (TYPE, K x M, in a buffer of BUFT, or the backend's when BUFT is
+   NULL) times columns [J0, J0 + NJ) of x_all, on BE: into OUT (NJ x
+   M, column-major like the result).  */
+static int
+product (tsr_backend *be, tsr_buffer_type *buft, tsr_type type,
+         const void *w, int64_t j0, int64_t nj, float *out)
+{
+  tsr_context *ctx = tsr_context_new (true);
+  tsr_buffer *wbuf = NULL;
+  tsr_tensor *a = tsr_new_tensor_2d (ctx, type, K, M);
+  tsr_tensor *b = tsr_new_tensor_2d (ctx, TSR_TYPE_F32, K, nj);
+  tsr_tensor *r = a && b ? tsr_mul_mat (ctx, a, b) : NULL;
+  tsr_graph *g = NULL;
+  tsr_gallocr *ga = NULL;
+  int st = r ? TSR_OK : TSR_ERR_INVALID_ARG;
+  if (st == TSR_OK && buft)
+    {
+      wbuf = tsr_buffer_type_alloc (buft,
+                                    tsr_buffer_type_alloc_size (buft, a));
+      st = wbuf ? tsr_buffer_place_tensor (wbuf, a, 0) : TSR_ERR_NO_MEMORY;
+    }
+  if (st == TSR_OK)
+    st = ot_allocate (be, ctx, r, &g, &ga);
+  if (st == TSR_OK)
+    st = tsr_tensor_set (a, w, 0, tsr_nbytes (a));
+  if (st == TSR_OK)
+    st = tsr_tensor_set (b, x_all + j0 * K, 0, tsr_nbytes (b));
+  if (st == TSR_OK)
+    st = tsr_backend_graph_compute (be, g);
+  if (st == TSR_OK)
+    st = tsr_tensor_get (r, out, 0, tsr_nbytes (r));
+  tsr_gallocr_free (ga);
+  if (wbuf)
+    tsr_buffer_free (wbuf);
+  tsr_context_free (ctx);
+  return st;
+}
+
+/* The 512 columns in batches of BSIZE into OUT, the last one shorter,
+   or, where it would be shorter than LEAST, longer.  */
+static int
+in_batches (tsr_backend *be, tsr_buffer_type *buft, tsr_type type,
+            const void *w, int64_t bsize, int64_t least, float *out)
+{
+  int st = TSR_OK;
+  for (int64_t j0 = 0, nj; st == TSR_OK && j0 < N; j0 += nj)
+    {
+      nj = j0 + bsize < N ? bsize : N - j0;
+      if (N - j0 - nj < least)
+        nj = N - j0;
+      st = product (be, buft, type, w, j0, nj, out + j0 * M);
+    }
+  return st;
+}
+
+/* The elements of A and B (N x M) whose bytes differ.  */
+static int64_t
+differing (const float *a, const float *b, int64_t n)
+{
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; i++)
+    bad += memcmp (&a[i], &b[i], sizeof (float)) != 0;
+  return bad;
+}
+
+static unsigned char *
+random_weights (tsr_type type)
+{
+  float *f = malloc ((size_t) K * M * sizeof *f);
+  unsigned char *q = malloc (tsr_row_size (type, K) * M);
+  for (int64_t i = 0; i < K * M; i++)
+    f[i] = tsr_test_uniform (-1.0f, 1.0f);
+  for (int64_t r = 0; r < M; r++)
+    tsr_quantize_row (type, f + r * K, q + r * tsr_row_size (type, K), K);
+  free (f);
+  return q;
+}
+
+/* The ISA level the CPU backend runs at, from its description.  */
+static void
+cpu_level (tsr_backend *be, char *level, size_t n)
+{
+  const char *d = tsr_device_description (tsr_backend_device (be));
+  const char *p = d ? strstr (d, "ISA level ") : NULL;
+  snprintf (level, n, "%s", "");
+  if (p)
+    sscanf (p + strlen ("ISA level "), "%31[^ (,;]", level);
+}
+
+int
+main (void)
+{
+  static const tsr_type types[] = {
+    TSR_TYPE_F32, TSR_TYPE_F16, TSR_TYPE_BF16, TSR_TYPE_Q8_0, TSR_TYPE_Q4_0,
+    TSR_TYPE_Q4_1, TSR_TYPE_Q5_0, TSR_TYPE_Q5_1, TSR_TYPE_Q2_K,
+    TSR_TYPE_Q3_K, TSR_TYPE_Q4_K, TSR_TYPE_Q5_K, TSR_TYPE_Q6_K,
+    TSR_TYPE_IQ4_NL, TSR_TYPE_IQ4_XS, TSR_TYPE_MXFP4
+  };
+  const int n_types = (int) (sizeof types / sizeof *types);
+  tsr_backend *be = ot_backend ();
+  if (!be)
+    return TSR_TEST_EXIT ();
+  tsr_test_seed (35);
+  for (int64_t i = 0; i < N * K; i++)
+    x_all[i] = tsr_test_uniform (-1.0f, 1.0f);
+  float *want = malloc ((size_t) N * M * sizeof *want);
+  float *got = malloc ((size_t) N * M * sizeof *got);
+  float *repacked = malloc ((size_t) N * M * sizeof *repacked);
+  char level[32];
+  cpu_level (be, level, sizeof level);
+
+  /* Threads.  */
+  static const int threads[] = { 2, 3, 16 };
+  static const int64_t ns[] = { 1, 7, 80 };
+  for (int t = 0; t < n_types; t++)
+    {
+      unsigned char *w = random_weights (types[t]);
+      for (int i = 0; i < 3; i++)
+        {
+          int64_t bad = 0;
+          int st = tsr_backend_set_n_threads (be, 1);
+          if (st == TSR_OK)
+            st = product (be, NULL, types[t], w, 0, ns[i], want);
+          for (int h = 0; st == TSR_OK && h < 3; h++)
+            {
+              st = tsr_backend_set_n_threads (be, threads[h]);
+              if (st == TSR_OK)
+                st = product (be, NULL, types[t], w, 0, ns[i], got);
+              if (st == TSR_OK)
+                bad += differing (want, got, ns[i] * M);
+            }
+          CHECK (st == TSR_OK && bad == 0,
+                 "%s, n = %ld: 1, 2, 3 and 16 threads bit-identical (%s; "
+                 "%ld elements differ)", tsr_type_name (types[t]),
+                 (long) ns[i], st == TSR_OK ? "computed" : tsr_last_error (),
+                 (long) bad);
+        }
+      free (w);
+    }
+  tsr_backend_set_n_threads (be, 2);
+
+  /* Repacked weights: any batches.  */
+  tsr_buffer_type *repack = NULL;
+  if (!tsr_device_extra_buffer_types (tsr_backend_device (be), &repack, 1))
+    repack = NULL;
+  static const tsr_type packs[] = { TSR_TYPE_Q4_0, TSR_TYPE_Q8_0,
+                                    TSR_TYPE_Q4_K, TSR_TYPE_Q6_K };
+  for (int t = 0; t < 4; t++)
+    {
+      const char *name = tsr_type_name (packs[t]);
+      if (!repack || !tsr_buffer_type_repacks (repack, packs[t], K, M))
+        {
+          tsr_test_unsupported ("%s: CPU_REPACK does not repack it at level "
+                                "%s", name, level);
+          continue;
+        }
+      unsigned char *w = random_weights (packs[t]);
+      int st = in_batches (be, repack, packs[t], w, N, 1, want);
+      static const int64_t bs[] = { 1, 7, 64 };
+      for (int i = 0; st == TSR_OK && i < 3; i++)
+        {
+          st = in_batches (be, repack, packs[t], w, bs[i], 1, got);
+          int64_t bad = st == TSR_OK ? differing (want, got, N * M) : -1;
+          CHECK (bad == 0, "%s repacked: batches of %ld equal the %d "
+                 "columns at once (%ld elements differ)", name,
+                 (long) bs[i], N, (long) bad);
+        }
+      if (st != TSR_OK)
+        CHECK (0, "%s repacked: computes: %s", name, tsr_last_error ());
+      free (w);
+    }
+
+  /* Plain weights packed as they are used.  */
+  bool avx2 = strcmp (level, "v3") == 0 || strcmp (level, "v3-vnni") == 0
+              || strcmp (level, "v4") == 0 || strcmp (level, "v4-vnni") == 0;
+  bool vnni = strcmp (level, "v3-vnni") == 0
+              || strcmp (level, "v4-vnni") == 0;
+  static const tsr_type plains[] = { TSR_TYPE_Q4_0, TSR_TYPE_Q5_0,
+                                     TSR_TYPE_Q8_0, TSR_TYPE_IQ4_NL };
+  for (int t = 0; t < 4; t++)
+    {
+      const char *name = tsr_type_name (plains[t]);
+      if (!avx2 || (t >= 2 && !vnni))
+        {
+          tsr_test_unsupported ("plain %s: not packed for the repacked "
+                                "kernels at level %s", name, level);
+          continue;
+        }
+      unsigned char *w = random_weights (plains[t]);
+      int st = in_batches (be, NULL, plains[t], w, N, 4, want);
+      static const int64_t bs[] = { 4, 7, 64 };
+      for (int i = 0; st == TSR_OK && i < 3; i++)
+        {
+          st = in_batches (be, NULL, plains[t], w, bs[i], 4, got);
+          int64_t bad = st == TSR_OK ? differing (want, got, N * M) : -1;
+          CHECK (bad == 0, "plain %s: batches of %ld (none under 4) equal "
+                 "the %d columns at once (%ld elements differ)", name,
+                 (long) bs[i], N, (long) bad);
+        }
+      if (st == TSR_OK && plains[t] != TSR_TYPE_Q5_0
+          && plains[t] != TSR_TYPE_IQ4_NL && repack
+          && tsr_buffer_type_repacks (repack, plains[t], K, M))
+        {
+          st = in_batches (be, repack, plains[t], w, N, 1, repacked);
+          int64_t bad = st == TSR_OK ? differing (want, repacked, N * M)
+                                     : -1;
+          CHECK (bad == 0, "plain %s equals repacked %s, bit for bit (%ld "
+                 "elements differ)", name, name, (long) bad);
+        }
+      if (st != TSR_OK)
+        CHECK (0, "plain %s: computes: %s", name, tsr_last_error ());
+      free (w);
+    }
+
+  free (want);
+  free (got);
+  free (repacked);
+  tsr_backend_free (be);
+  return TSR_TEST_EXIT ();
+}

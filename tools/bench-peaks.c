@@ -56,261 +56,144 @@ static volatile int32_t peak_sink_i;
    no longer knows the value.  */
 #if defined(__GNUC__)
 #define OPAQUE(v) __asm__ volatile ("" : "+x" (v))
-#define OPAQUE_NEON(v) __asm__ volatile ("" : "+w" (v))
 #endif
 
 typedef double peak_fn (long iters);
 
-static double
-fma_plain (long iters)
-{
-  volatile float mv = 0.999999f, av = 1e-6f;
-  const float m = mv, a = av;
-  float sum = 0;
-#define DECL(c) float acc##c = (float) (c);
-#define STEP(c) acc##c = acc##c * m + a;
-#define SUM(c) sum += acc##c;
-  REP8 (DECL)
-  for (long it = 0; it < iters; it++)
-    {
-      REP8 (STEP)
-    }
-  REP8 (SUM)
-#undef DECL
-#undef STEP
-#undef SUM
-  peak_sink_f = sum;
-  return 2.0 * 8 * (double) iters;
-}
+/* A peak function NAME (with attributes ATTR): SETUP, then REP (DECL)
+   declares the chains, each step runs REP (STEP), and REP (SUM) folds
+   the chains into SINK_VAR, which goes to SINK; OPS operations a
+   step.  DECL, STEP and SUM are function-like macros of the chain's
+   number.  */
+#define PEAK(name, attr, REP, setup, DECL, STEP, SUM, sink_var, sink, ops) \
+  attr static double                                                    \
+  name (long iters)                                                     \
+  {                                                                     \
+    setup                                                               \
+    REP (DECL)                                                          \
+    for (long it = 0; it < iters; it++)                                 \
+      {                                                                 \
+        REP (STEP)                                                      \
+      }                                                                 \
+    REP (SUM)                                                           \
+    sink = sink_var;                                                    \
+    return (ops) * (double) iters;                                      \
+  }
+
+/* A vector's lanes added into SUM through memory (the 256-bit and
+   128-bit vectors have no reduction intrinsic).  */
+#define LANES_INTO(sum, store, type, lanes, v)                          \
+  {                                                                     \
+    type l_[lanes];                                                     \
+    store (l_, v);                                                      \
+    for (int k_ = 0; k_ < (lanes); k_++)                                \
+      sum += l_[k_];                                                    \
+  }
+
+#define PLAIN_DECL(c) float acc##c = (float) (c);
+#define PLAIN_STEP(c) acc##c = acc##c * m + a;
+#define PLAIN_SUM(c) sum += acc##c;
+PEAK (fma_plain, , REP8,
+      volatile float mv = 0.999999f; volatile float av = 1e-6f;
+      const float m = mv; const float a = av; float sum = 0;,
+      PLAIN_DECL, PLAIN_STEP, PLAIN_SUM, sum, peak_sink_f, 2.0 * 8)
 
 #ifdef HAVE_X86_TARGET_ATTRIBUTE
 #include <immintrin.h>
 
-__attribute__ ((target ("avx512f"))) static double
-fma_avx512 (long iters)
-{
-  const __m512 m = _mm512_set1_ps (0.999999f), a = _mm512_set1_ps (1e-6f);
-  float sum = 0;
-#define DECL(c) __m512 acc##c = _mm512_set1_ps ((float) (c));
-#define STEP(c) acc##c = _mm512_fmadd_ps (acc##c, m, a);
-#define SUM(c) sum += _mm512_reduce_add_ps (acc##c);
-  REP16 (DECL)
-  for (long it = 0; it < iters; it++)
-    {
-      REP16 (STEP)
-    }
-  REP16 (SUM)
-#undef DECL
-#undef STEP
-#undef SUM
-  peak_sink_f = sum;
-  return 2.0 * 16 * 16 * (double) iters;
-}
+#define F512_DECL(c) __m512 acc##c = _mm512_set1_ps ((float) (c));
+#define F512_STEP(c) acc##c = _mm512_fmadd_ps (acc##c, m, a);
+#define F512_SUM(c) sum += _mm512_reduce_add_ps (acc##c);
+PEAK (fma_avx512, __attribute__ ((target ("avx512f"))), REP16,
+      const __m512 m = _mm512_set1_ps (0.999999f);
+      const __m512 a = _mm512_set1_ps (1e-6f); float sum = 0;,
+      F512_DECL, F512_STEP, F512_SUM, sum, peak_sink_f, 2.0 * 16 * 16)
 
-__attribute__ ((target ("avx2,fma"))) static double
-fma_avx2 (long iters)
-{
-  const __m256 m = _mm256_set1_ps (0.999999f), a = _mm256_set1_ps (1e-6f);
-  float lanes[8], sum = 0;
-#define DECL(c) __m256 acc##c = _mm256_set1_ps ((float) (c));
-#define STEP(c) acc##c = _mm256_fmadd_ps (acc##c, m, a);
-#define SUM(c)                                                          \
-  _mm256_storeu_ps (lanes, acc##c);                                     \
-  for (int k = 0; k < 8; k++)                                           \
-    sum += lanes[k];
-  REP12 (DECL)
-  for (long it = 0; it < iters; it++)
-    {
-      REP12 (STEP)
-    }
-  REP12 (SUM)
-#undef DECL
-#undef STEP
-#undef SUM
-  peak_sink_f = sum;
-  return 2.0 * 8 * 12 * (double) iters;
-}
+#define F256_DECL(c) __m256 acc##c = _mm256_set1_ps ((float) (c));
+#define F256_STEP(c) acc##c = _mm256_fmadd_ps (acc##c, m, a);
+#define F256_SUM(c) LANES_INTO (sum, _mm256_storeu_ps, float, 8, acc##c)
+PEAK (fma_avx2, __attribute__ ((target ("avx2,fma"))), REP12,
+      const __m256 m = _mm256_set1_ps (0.999999f);
+      const __m256 a = _mm256_set1_ps (1e-6f); float sum = 0;,
+      F256_DECL, F256_STEP, F256_SUM, sum, peak_sink_f, 2.0 * 8 * 12)
 
 /* SSE has no fused multiply-add: a multiply and an add per lane.  */
-static double
-fma_sse (long iters)
-{
-  const __m128 m = _mm_set1_ps (0.999999f), a = _mm_set1_ps (1e-6f);
-  float lanes[4], sum = 0;
-#define DECL(c) __m128 acc##c = _mm_set1_ps ((float) (c));
-#define STEP(c) acc##c = _mm_add_ps (_mm_mul_ps (acc##c, m), a);
-#define SUM(c)                                                          \
-  _mm_storeu_ps (lanes, acc##c);                                        \
-  for (int k = 0; k < 4; k++)                                           \
-    sum += lanes[k];
-  REP12 (DECL)
-  for (long it = 0; it < iters; it++)
-    {
-      REP12 (STEP)
-    }
-  REP12 (SUM)
-#undef DECL
-#undef STEP
-#undef SUM
-  peak_sink_f = sum;
-  return 2.0 * 4 * 12 * (double) iters;
-}
+#define F128_DECL(c) __m128 acc##c = _mm_set1_ps ((float) (c));
+#define F128_STEP(c) acc##c = _mm_add_ps (_mm_mul_ps (acc##c, m), a);
+#define F128_SUM(c) LANES_INTO (sum, _mm_storeu_ps, float, 4, acc##c)
+PEAK (fma_sse, , REP12,
+      const __m128 m = _mm_set1_ps (0.999999f);
+      const __m128 a = _mm_set1_ps (1e-6f); float sum = 0;,
+      F128_DECL, F128_STEP, F128_SUM, sum, peak_sink_f, 2.0 * 4 * 12)
 
 /* vpmaddubsw (32 or 64 unsigned-by-signed byte products, summed in
    pairs to 16-bit) then vpmaddwd by ones (to 32-bit) then vpaddd: the
    sequence the AVX2 and AVX-512BW kernels use.  The byte operand is
    made opaque at every step, or the compiler would compute the two
    products once, outside the loop.  */
-__attribute__ ((target ("avx2"))) static double
-dot8_avx2 (long iters)
-{
-  __m256i x = _mm256_set1_epi8 (3);
-  const __m256i ones = _mm256_set1_epi16 (1);
-  const __m256i w0 = _mm256_set1_epi8 (-5), w1 = _mm256_set1_epi8 (7);
-  int32_t lanes[8], sum = 0;
-#define DECL(c) __m256i acc##c = _mm256_set1_epi32 (c);
-#define STEP(c)                                                         \
+#define I256_DECL(c) __m256i acc##c = _mm256_set1_epi32 (c);
+#define U256_STEP(c)                                                    \
   OPAQUE (x);                                                           \
   acc##c = _mm256_add_epi32 (acc##c, _mm256_madd_epi16                  \
                              (_mm256_maddubs_epi16 (x, (c) & 1 ? w1 : w0), \
                               ones));
-#define SUM(c)                                                          \
-  _mm256_storeu_si256 ((__m256i *) lanes, acc##c);                      \
-  for (int k = 0; k < 8; k++)                                           \
-    sum += lanes[k];
-  REP8 (DECL)
-  for (long it = 0; it < iters; it++)
-    {
-      REP8 (STEP)
-    }
-  REP8 (SUM)
-#undef DECL
-#undef STEP
-#undef SUM
-  peak_sink_i = sum;
-  return 2.0 * 32 * 8 * (double) iters;
-}
+#define STORE256I(p, v) _mm256_storeu_si256 ((__m256i *) (p), v)
+#define I256_SUM(c) LANES_INTO (sum, STORE256I, int32_t, 8, acc##c)
+PEAK (dot8_avx2, __attribute__ ((target ("avx2"))), REP8,
+      __m256i x = _mm256_set1_epi8 (3);
+      const __m256i ones = _mm256_set1_epi16 (1);
+      const __m256i w0 = _mm256_set1_epi8 (-5);
+      const __m256i w1 = _mm256_set1_epi8 (7); int32_t sum = 0;,
+      I256_DECL, U256_STEP, I256_SUM, sum, peak_sink_i, 2.0 * 32 * 8)
 
-__attribute__ ((target ("avx512f,avx512bw"))) static double
-dot8_avx512bw (long iters)
-{
-  __m512i x = _mm512_set1_epi8 (3);
-  const __m512i ones = _mm512_set1_epi16 (1);
-  const __m512i w0 = _mm512_set1_epi8 (-5), w1 = _mm512_set1_epi8 (7);
-  int32_t sum = 0;
-#define DECL(c) __m512i acc##c = _mm512_set1_epi32 (c);
-#define STEP(c)                                                         \
+#define I512_DECL(c) __m512i acc##c = _mm512_set1_epi32 (c);
+#define U512_STEP(c)                                                    \
   OPAQUE (x);                                                           \
   acc##c = _mm512_add_epi32 (acc##c, _mm512_madd_epi16                  \
                              (_mm512_maddubs_epi16 (x, (c) & 1 ? w1 : w0), \
                               ones));
-#define SUM(c) sum += _mm512_reduce_add_epi32 (acc##c);
-  REP16 (DECL)
-  for (long it = 0; it < iters; it++)
-    {
-      REP16 (STEP)
-    }
-  REP16 (SUM)
-#undef DECL
-#undef STEP
-#undef SUM
-  peak_sink_i = sum;
-  return 2.0 * 64 * 16 * (double) iters;
-}
+#define I512_SUM(c) sum += _mm512_reduce_add_epi32 (acc##c);
+PEAK (dot8_avx512bw, __attribute__ ((target ("avx512f,avx512bw"))), REP16,
+      __m512i x = _mm512_set1_epi8 (3);
+      const __m512i ones = _mm512_set1_epi16 (1);
+      const __m512i w0 = _mm512_set1_epi8 (-5);
+      const __m512i w1 = _mm512_set1_epi8 (7); int32_t sum = 0;,
+      I512_DECL, U512_STEP, I512_SUM, sum, peak_sink_i, 2.0 * 64 * 16)
 
 #ifdef HAVE_X86_VNNI_TARGET_ATTRIBUTE
 /* vpdpbusd: 4 byte products summed into each 32-bit lane.  */
-__attribute__ ((target ("avx512f,avx512vnni"))) static double
-dot8_vnni512 (long iters)
-{
-  const __m512i x = _mm512_set1_epi8 (3), w = _mm512_set1_epi8 (-5);
-  int32_t sum = 0;
-#define DECL(c) __m512i acc##c = _mm512_set1_epi32 (c);
-#define STEP(c) acc##c = _mm512_dpbusd_epi32 (acc##c, x, w);
-#define SUM(c) sum += _mm512_reduce_add_epi32 (acc##c);
-  REP16 (DECL)
-  for (long it = 0; it < iters; it++)
-    {
-      REP16 (STEP)
-    }
-  REP16 (SUM)
-#undef DECL
-#undef STEP
-#undef SUM
-  peak_sink_i = sum;
-  return 2.0 * 64 * 16 * (double) iters;
-}
+#define V512_STEP(c) acc##c = _mm512_dpbusd_epi32 (acc##c, x, w);
+PEAK (dot8_vnni512, __attribute__ ((target ("avx512f,avx512vnni"))), REP16,
+      const __m512i x = _mm512_set1_epi8 (3);
+      const __m512i w = _mm512_set1_epi8 (-5); int32_t sum = 0;,
+      I512_DECL, V512_STEP, I512_SUM, sum, peak_sink_i, 2.0 * 64 * 16)
 
-__attribute__ ((target ("avxvnni"))) static double
-dot8_vnni256 (long iters)
-{
-  const __m256i x = _mm256_set1_epi8 (3), w = _mm256_set1_epi8 (-5);
-  int32_t lanes[8], sum = 0;
-#define DECL(c) __m256i acc##c = _mm256_set1_epi32 (c);
-#define STEP(c) acc##c = _mm256_dpbusd_avx_epi32 (acc##c, x, w);
-#define SUM(c)                                                          \
-  _mm256_storeu_si256 ((__m256i *) lanes, acc##c);                      \
-  for (int k = 0; k < 8; k++)                                           \
-    sum += lanes[k];
-  REP12 (DECL)
-  for (long it = 0; it < iters; it++)
-    {
-      REP12 (STEP)
-    }
-  REP12 (SUM)
-#undef DECL
-#undef STEP
-#undef SUM
-  peak_sink_i = sum;
-  return 2.0 * 32 * 12 * (double) iters;
-}
+#define V256_STEP(c) acc##c = _mm256_dpbusd_avx_epi32 (acc##c, x, w);
+PEAK (dot8_vnni256, __attribute__ ((target ("avxvnni"))), REP12,
+      const __m256i x = _mm256_set1_epi8 (3);
+      const __m256i w = _mm256_set1_epi8 (-5); int32_t sum = 0;,
+      I256_DECL, V256_STEP, I256_SUM, sum, peak_sink_i, 2.0 * 32 * 12)
 #endif /* HAVE_X86_VNNI_TARGET_ATTRIBUTE */
 #endif /* HAVE_X86_TARGET_ATTRIBUTE */
 
 #if defined(__aarch64__) && defined(__ARM_NEON) && defined(__GNUC__)
-static double
-fma_neon (long iters)
-{
-  const float32x4_t m = vdupq_n_f32 (0.999999f), a = vdupq_n_f32 (1e-6f);
-  float sum = 0;
-#define DECL(c) float32x4_t acc##c = vdupq_n_f32 ((float) (c));
-#define STEP(c) acc##c = vfmaq_f32 (a, acc##c, m);
-#define SUM(c) sum += vaddvq_f32 (acc##c);
-  REP16 (DECL)
-  for (long it = 0; it < iters; it++)
-    {
-      REP16 (STEP)
-    }
-  REP16 (SUM)
-#undef DECL
-#undef STEP
-#undef SUM
-  peak_sink_f = sum;
-  return 2.0 * 4 * 16 * (double) iters;
-}
+#define FNEON_DECL(c) float32x4_t acc##c = vdupq_n_f32 ((float) (c));
+#define FNEON_STEP(c) acc##c = vfmaq_f32 (a, acc##c, m);
+#define FNEON_SUM(c) sum += vaddvq_f32 (acc##c);
+PEAK (fma_neon, , REP16,
+      const float32x4_t m = vdupq_n_f32 (0.999999f);
+      const float32x4_t a = vdupq_n_f32 (1e-6f); float sum = 0;,
+      FNEON_DECL, FNEON_STEP, FNEON_SUM, sum, peak_sink_f, 2.0 * 4 * 16)
 
 #ifdef HAVE_ARM_DOTPROD_TARGET_ATTRIBUTE
 /* sdot: 4 signed byte products summed into each 32-bit lane.  */
-__attribute__ ((target ("arch=armv8.2-a+dotprod"))) static double
-dot8_sdot (long iters)
-{
-  const int8x16_t x = vdupq_n_s8 (3), w = vdupq_n_s8 (-5);
-  int32_t sum = 0;
-#define DECL(c) int32x4_t acc##c = vdupq_n_s32 (c);
-#define STEP(c) acc##c = vdotq_s32 (acc##c, x, w);
-#define SUM(c) sum += vaddvq_s32 (acc##c);
-  REP16 (DECL)
-  for (long it = 0; it < iters; it++)
-    {
-      REP16 (STEP)
-    }
-  REP16 (SUM)
-#undef DECL
-#undef STEP
-#undef SUM
-  peak_sink_i = sum;
-  return 2.0 * 16 * 16 * (double) iters;
-}
+#define SDOT_DECL(c) int32x4_t acc##c = vdupq_n_s32 (c);
+#define SDOT_STEP(c) acc##c = vdotq_s32 (acc##c, x, w);
+#define SDOT_SUM(c) sum += vaddvq_s32 (acc##c);
+PEAK (dot8_sdot, __attribute__ ((target ("arch=armv8.2-a+dotprod"))), REP16,
+      const int8x16_t x = vdupq_n_s8 (3);
+      const int8x16_t w = vdupq_n_s8 (-5); int32_t sum = 0;,
+      SDOT_DECL, SDOT_STEP, SDOT_SUM, sum, peak_sink_i, 2.0 * 16 * 16)
 #endif
 #endif /* __aarch64__ */
 

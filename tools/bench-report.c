@@ -356,6 +356,20 @@ bench_report_result (FILE *f, enum bench_format fmt,
   fflush (f);
 }
 
+/* A host,OP_TYPE row of a peak: VALUE in the gflops field, its
+   instructions in reason.  */
+static void
+csv_peak (FILE *f, const char *op_type, int threads, double value,
+          const char *unit, const char *level)
+{
+  char what[128];
+  snprintf (what, sizeof what, "%s peak (ISA level %s)", unit, level);
+  fprintf (f, "host,%s,0,0,0,0,%d,ok,3,,,%.1f,,,,,", op_type, threads,
+           value);
+  csv_string (f, what);
+  fputc ('\n', f);
+}
+
 void
 bench_report_end (FILE *f, enum bench_format fmt,
                   const struct bench_roofs *roofs)
@@ -397,22 +411,11 @@ bench_report_end (FILE *f, enum bench_format fmt,
           fprintf (f, "host,read,u64,0,0,0,0,%d,ok,5,,,,%.2f,,,,read "
                    "bandwidth after the cases\n", roofs->threads,
                    roofs->read_after);
-          char what[128];
-          snprintf (what, sizeof what, "%s peak (ISA level %s)",
-                    p->fma_unit, p->level);
-          fprintf (f, "host,fma,f32,0,0,0,0,%d,ok,3,,,%.1f,,,,,",
-                   roofs->threads, p->fma);
-          csv_string (f, what);
-          fputc ('\n', f);
+          csv_peak (f, "fma,f32", roofs->threads, p->fma, p->fma_unit,
+                    p->level);
           if (p->dot8 > 0)
-            {
-              snprintf (what, sizeof what, "%s peak (ISA level %s)",
-                        p->dot8_unit, p->level);
-              fprintf (f, "host,dot8,i8,0,0,0,0,%d,ok,3,,,%.1f,,,,,",
-                       roofs->threads, p->dot8);
-              csv_string (f, what);
-              fputc ('\n', f);
-            }
+            csv_peak (f, "dot8,i8", roofs->threads, p->dot8, p->dot8_unit,
+                      p->level);
         }
     }
   else if (roofs)

@@ -558,54 +558,6 @@ x8_pack_ref (tsr_type type, int64_t k, const unsigned char *x, size_t bx,
     }
 }
 
-#if defined(__AVX512BW__)
-/* The 8 rows' f16 scales of block J to O.  */
-static inline __attribute__ ((always_inline)) void
-x8_scales (const unsigned char *x, size_t bx, size_t bb, int64_t j,
-           unsigned char *o)
-{
-  const unsigned char *p = x + j * bb;
-  for (int r = 0; r < ROWS; r++)
-    memcpy (o + 2 * r, p + (size_t) r * bx, 2);
-}
-
-static void
-x8_pack_512 (tsr_type type, int64_t k, const unsigned char *x, size_t bx,
-             unsigned char *dst)
-{
-  const int64_t nb = k / 32;
-  const int q8 = type != TSR_TYPE_Q4_0;
-  const int src = type == TSR_TYPE_Q4_0 ? SRC_Q4_0
-                  : type == TSR_TYPE_Q8_0 ? SRC_Q8_0
-                  : type == TSR_TYPE_Q5_0 ? SRC_Q5_0 : SRC_IQ4_NL;
-  const size_t bb = type == TSR_TYPE_Q8_0 ? 34 : type == TSR_TYPE_Q5_0 ? 22
-                                                                      : 18;
-  for (int64_t j = 0; j < nb; j++)
-    {
-      unsigned char *o = dst + j * GROUP_BLOCK (q8);
-      __m512i w[4];
-      /* The rows stream from memory side by side: each prefetched
-         ahead, a line at a time (the hardware alone left the packing
-         waiting on memory: q8_0, 4096 x 14336, n = 4, 3.9 -> 1.9 ms).  */
-      if ((j * bb) / 64 != ((j + 1) * bb) / 64 || j == 0)
-        for (int r = 0; r < ROWS; r++)
-          _mm_prefetch ((const char *) x + (size_t) r * bx + j * bb
-                        + TSR_CPU_PREFETCH_AHEAD, _MM_HINT_T0);
-      x8_plain512 (src, x, bx, j, w);
-      x8_scales (x, bx, bb, j, o);
-      if (q8)
-        for (int s = 0; s < 4; s++)
-          _mm512_storeu_si512 (o + 16 + 64 * s, w[s]);
-      else
-        {
-          _mm512_storeu_si512 (o + 16, _mm512_or_si512
-                                       (w[0], _mm512_slli_epi16 (w[1], 4)));
-          _mm512_storeu_si512 (o + 80, _mm512_or_si512
-                                       (w[2], _mm512_slli_epi16 (w[3], 4)));
-        }
-    }
-}
-#endif
 
 #if defined(__AVX2__) && !defined(__AVX512BW__)
 /* Rows 4H .. 4H + 3 of x8_plain512's vectors: their bytes 32H ..
@@ -683,8 +635,13 @@ x8_plain256 (const int src, const unsigned char *x, size_t bx, int64_t j,
     }
 }
 
+#endif
+
+#if defined(__AVX2__)
+/* 8 rows: each block's vectors built in registers (x8_plain512, or
+   x8_plain256 a half at a time) and stored.  */
 static void
-x8_pack_256 (tsr_type type, int64_t k, const unsigned char *x, size_t bx,
+x8_pack_vec (tsr_type type, int64_t k, const unsigned char *x, size_t bx,
              unsigned char *dst)
 {
   const int64_t nb = k / 32;
@@ -697,13 +654,29 @@ x8_pack_256 (tsr_type type, int64_t k, const unsigned char *x, size_t bx,
   for (int64_t j = 0; j < nb; j++)
     {
       unsigned char *o = dst + j * GROUP_BLOCK (q8);
-      /* As x8_pack_512.  */
+      /* The rows stream from memory side by side: each prefetched
+         ahead, a line at a time (the hardware alone left the packing
+         waiting on memory: q8_0, 4096 x 14336, n = 4, 3.9 -> 1.9 ms).  */
       if ((j * bb) / 64 != ((j + 1) * bb) / 64 || j == 0)
         for (int r = 0; r < ROWS; r++)
           _mm_prefetch ((const char *) x + (size_t) r * bx + j * bb
                         + TSR_CPU_PREFETCH_AHEAD, _MM_HINT_T0);
       for (int r = 0; r < ROWS; r++)
         memcpy (o + 2 * r, x + (size_t) r * bx + j * bb, 2);
+#if defined(__AVX512BW__)
+      __m512i w[4];
+      x8_plain512 (src, x, bx, j, w);
+      if (q8)
+        for (int s = 0; s < 4; s++)
+          _mm512_storeu_si512 (o + 16 + 64 * s, w[s]);
+      else
+        {
+          _mm512_storeu_si512 (o + 16, _mm512_or_si512
+                                       (w[0], _mm512_slli_epi16 (w[1], 4)));
+          _mm512_storeu_si512 (o + 80, _mm512_or_si512
+                                       (w[2], _mm512_slli_epi16 (w[3], 4)));
+        }
+#else
       for (int h = 0; h < 2; h++)
         {
           __m256i w[4];
@@ -722,6 +695,7 @@ x8_pack_256 (tsr_type type, int64_t k, const unsigned char *x, size_t bx,
                                    (w[2], _mm256_slli_epi16 (w[3], 4)));
             }
         }
+#endif
     }
 }
 #endif
@@ -730,16 +704,10 @@ void
 TSR_CPU_LEVEL_FN (x8_pack) (tsr_type type, int64_t k, const void *x,
                             size_t bx, int nr, void *dst)
 {
-#if defined(__AVX512BW__)
+#if defined(__AVX2__)
   if (nr == ROWS)
     {
-      x8_pack_512 (type, k, x, bx, dst);
-      return;
-    }
-#elif defined(__AVX2__)
-  if (nr == ROWS)
-    {
-      x8_pack_256 (type, k, x, bx, dst);
+      x8_pack_vec (type, k, x, bx, dst);
       return;
     }
 #endif

@@ -87,6 +87,31 @@ differing (const float *a, const float *b, int64_t n)
   return bad;
 }
 
+/* W (TYPE in BUFT, or plain when NULL): the 512 columns at once into
+   WANT, then in batches of each of BS[0..2] (none under LEAST),
+   compared; a check line each.  Status of the computations.  */
+static int
+check_batches (tsr_backend *be, tsr_buffer_type *buft, tsr_type type,
+               const void *w, const int64_t *bs, int64_t least, float *want)
+{
+  float *got = malloc ((size_t) N * M * sizeof *got);
+  int st = in_batches (be, buft, type, w, N, least, want);
+  for (int i = 0; st == TSR_OK && i < 3; i++)
+    {
+      st = in_batches (be, buft, type, w, bs[i], least, got);
+      int64_t bad = st == TSR_OK ? differing (want, got, N * M) : -1;
+      CHECK (bad == 0, "%s %s: batches of %ld%s equal the %d columns at "
+             "once (%ld elements differ)", buft ? "repacked" : "plain",
+             tsr_type_name (type), (long) bs[i],
+             least > 1 ? " (none under 4)" : "", N, (long) bad);
+    }
+  if (st != TSR_OK)
+    CHECK (0, "%s %s: computes: %s", buft ? "repacked" : "plain",
+           tsr_type_name (type), tsr_last_error ());
+  free (got);
+  return st;
+}
+
 static unsigned char *
 random_weights (tsr_type type)
 {
@@ -179,18 +204,8 @@ main (void)
           continue;
         }
       unsigned char *w = random_weights (packs[t]);
-      int st = in_batches (be, repack, packs[t], w, N, 1, want);
       static const int64_t bs[] = { 1, 7, 64 };
-      for (int i = 0; st == TSR_OK && i < 3; i++)
-        {
-          st = in_batches (be, repack, packs[t], w, bs[i], 1, got);
-          int64_t bad = st == TSR_OK ? differing (want, got, N * M) : -1;
-          CHECK (bad == 0, "%s repacked: batches of %ld equal the %d "
-                 "columns at once (%ld elements differ)", name,
-                 (long) bs[i], N, (long) bad);
-        }
-      if (st != TSR_OK)
-        CHECK (0, "%s repacked: computes: %s", name, tsr_last_error ());
+      check_batches (be, repack, packs[t], w, bs, 1, want);
       free (w);
     }
 
@@ -211,16 +226,8 @@ main (void)
           continue;
         }
       unsigned char *w = random_weights (plains[t]);
-      int st = in_batches (be, NULL, plains[t], w, N, 4, want);
       static const int64_t bs[] = { 4, 7, 64 };
-      for (int i = 0; st == TSR_OK && i < 3; i++)
-        {
-          st = in_batches (be, NULL, plains[t], w, bs[i], 4, got);
-          int64_t bad = st == TSR_OK ? differing (want, got, N * M) : -1;
-          CHECK (bad == 0, "plain %s: batches of %ld (none under 4) equal "
-                 "the %d columns at once (%ld elements differ)", name,
-                 (long) bs[i], N, (long) bad);
-        }
+      int st = check_batches (be, NULL, plains[t], w, bs, 4, want);
       if (st == TSR_OK && plains[t] != TSR_TYPE_Q5_0
           && plains[t] != TSR_TYPE_IQ4_NL && repack
           && tsr_buffer_type_repacks (repack, plains[t], K, M))
@@ -229,10 +236,10 @@ main (void)
           int64_t bad = st == TSR_OK ? differing (want, repacked, N * M)
                                      : -1;
           CHECK (bad == 0, "plain %s equals repacked %s, bit for bit (%ld "
-                 "elements differ)", name, name, (long) bad);
+                 "elements differ%s%s)", name, name, (long) bad,
+                 st == TSR_OK ? "" : "; ",
+                 st == TSR_OK ? "" : tsr_last_error ());
         }
-      if (st != TSR_OK)
-        CHECK (0, "plain %s: computes: %s", name, tsr_last_error ());
       free (w);
     }
 

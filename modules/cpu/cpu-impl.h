@@ -213,26 +213,29 @@ tsr_cpu_qdot_x8_kernel (tsr_type type)
    (tsr_cpu_x8_pack) for the repacked dots: their kernel, and in *GROUP
    the bytes of a group's block of 32 elements; NULL where this level
    has no vector code for the packing (TSR_CPU_REPACK_PACK) or the
-   layout (q4_0 and q5_0 need TSR_CPU_REPACK_Q4_0, q8_0 and iq4_nl
-   TSR_CPU_REPACK_Q8_0), or the type has no such packing.  */
+   layout (q4_0, q4_1, q5_0 and q5_1 need TSR_CPU_REPACK_Q4_0, q8_0,
+   iq4_nl and mxfp4 TSR_CPU_REPACK_Q8_0), or the type has no such
+   packing.  */
 static inline tsr_cpu_qdot_fn
 tsr_cpu_qdot_x8p_kernel (tsr_type type, size_t *group)
 {
   int level = tsr_cpu_repack_level ();
-  *group = type == TSR_TYPE_Q4_0 ? 144 : 272;
+  /* Values up to 31 suit pmaddubsw; values plus 128 need VNNI.  */
+  bool small = level & TSR_CPU_REPACK_Q4_0, big = level & TSR_CPU_REPACK_Q8_0;
+  *group = type == TSR_TYPE_Q4_0 ? 144 : type == TSR_TYPE_Q4_1 ? 160
+           : type == TSR_TYPE_Q5_1 || type == TSR_TYPE_MXFP4 ? 288 : 272;
   if (!(level & TSR_CPU_REPACK_PACK))
     return NULL;
   switch (type)
     {
-    case TSR_TYPE_Q4_0:
-      return level & TSR_CPU_REPACK_Q4_0 ? tsr_cpu_vec_dot_q4_0x8_q8_0 : NULL;
-    case TSR_TYPE_Q5_0:
-      return level & TSR_CPU_REPACK_Q4_0 ? tsr_cpu_vec_dot_q5_0x8_q8_0 : NULL;
+    case TSR_TYPE_Q4_0: return small ? tsr_cpu_vec_dot_q4_0x8_q8_0 : NULL;
+    case TSR_TYPE_Q4_1: return small ? tsr_cpu_vec_dot_q4_1x8_q8_0 : NULL;
+    case TSR_TYPE_Q5_0: return small ? tsr_cpu_vec_dot_q5_0x8_q8_0 : NULL;
+    case TSR_TYPE_Q5_1: return small ? tsr_cpu_vec_dot_q5_1x8_q8_0 : NULL;
     case TSR_TYPE_Q8_0:
-    case TSR_TYPE_IQ4_NL:
-      return level & TSR_CPU_REPACK_Q8_0 ? tsr_cpu_vec_dot_q8_0x8_q8_0 : NULL;
-    default:
-      return NULL;
+    case TSR_TYPE_IQ4_NL: return big ? tsr_cpu_vec_dot_q8_0x8_q8_0 : NULL;
+    case TSR_TYPE_MXFP4: return big ? tsr_cpu_vec_dot_mxfp4x8_q8_0 : NULL;
+    default: return NULL;
     }
 }
 /* Up to TSR_CPU_WEIGHT_TILE consecutive weight rows as f32, for dot

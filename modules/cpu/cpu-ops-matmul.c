@@ -6,8 +6,8 @@
  *
  * Three ways, by weight type and n:
  * - block types and n < QDOT_MAX_N, weights repacked in the CPU_REPACK
- *   buffer at every n, and plain q4_0, q8_0, q5_0 and iq4_nl weights
- *   from X8P_MIN_N columns where the level can pack them: integer dots
+ *   buffer at every n, and plain weights of the blocks of 32 from
+ *   X8P_MIN_N columns where the level can pack them: integer dots
  *   (cpu-qdot.c,
  *   cpu-qdot-32.c; cpu-kquant.c for the super-block types, whose
  *   activations are quantized to q8_K instead of q8_0).  A prepare pass quantizes every activation row
@@ -24,17 +24,19 @@
  *   at 512; q4_K dots about 270 against 140 at 64, 250 at 256, 275 at
  *   512), so QDOT_MAX_N and QDOT_MAX_N_K.
  *   Repacked weights (cpu-repack.c) go through register tiles of 8 rows
- *   by up to 8 columns (cpu-qdot-x8.c) at every n; plain q4_0, q8_0,
- *   q5_0 and iq4_nl weights take the same kernels from X8P_MIN_N
- *   columns where the level has them (AVX2, AVX-512; q8_0 and iq4_nl
- *   with VNNI), each thread packing the 8-row groups of its tile of
+ *   by up to 8 columns (cpu-qdot-x8.c) at every n; plain weights of
+ *   the blocks of 32 take the same kernels from X8P_MIN_N columns where
+ *   the level has them (AVX2, AVX-512; q8_0, iq4_nl and mxfp4 with
+ *   VNNI), each thread packing the 8-row groups of its tile of
  *   rows into its scratch once for all the columns (tsr_cpu_x8_pack),
  *   which leaves them with the repacked weights' results bit for bit
  *   and outruns both the plain dots and the f32 GEMM (two cores, v4-vnni,
  *   4096 x 14336, GFLOP/s at n = 16 / 64 / 512: q4_0 329 / 310 / 430
  *   -> 659 / 1,050 / 1,148, q8_0 330 / 329 / 430 -> 516 / 940 / 1,101,
  *   q5_0 323 / 320 / 409 -> 559 / 914 / 1,073, iq4_nl 330 / 330 / 439
- *   -> 677 / 976 / 1,130; 50-54% of the 8-bit dot-product peak at 512).
+ *   -> 677 / 976 / 1,130, q4_1 350 / - / 425 -> 670 / 924 / 991, q5_1
+ *   320 / - / 450 -> 531 / 826 / 826, mxfp4 324 / - / 460 -> 625 / 926
+ *   / 1,072; 41-54% of the 8-bit dot-product peak at 512).
  * - otherwise, n >= GEMM_MIN_N (F32_GEMM_MIN_N, HALF_GEMM_MIN_N for
  *   float weights): a packed GEMM (cpu-gemm.c).  Per batch
  *   the product is cut into blocks of IB weight rows by JB activation
@@ -98,8 +100,8 @@ tsr_cpu_mul_mat_supports (const tsr_tensor *dst)
          || (tsr_cpu_is_quant (a->type) && tsr_cpu_dense_rows (a));
 }
 
-/* Plain weights whose type the repacked dots' layout holds (q4_0,
-   q8_0, q5_0, iq4_nl), at least X8P_MIN_N columns: packed group by
+/* Plain weights whose type the repacked dots' layout holds (the
+   blocks of 32), at least X8P_MIN_N columns: packed group by
    group into the scratch as they are used and computed by the
    repacked kernels (tsr_cpu_x8_pack).  The kernel, and in *GROUP the
    bytes of a group's block; NULL otherwise.  */

@@ -1,5 +1,5 @@
 /* cpu-qdot-x8.c - integer dots of q4_0, q8_0, q4_K and q6_K weights
- * (and of q5_0 and iq4_nl packed as they are used) repacked in groups
+ * (and of every block type of 32 packed as it is used) repacked in groups
  * of 8 rows (the CPU_REPACK buffer type; the layout
  * is described in cpu-repack.c) with q8_0 activations (cpu-vec.h; q8_K
  * for q4_K and q6_K, cpu-vec-k.h), compiled once per ISA level.
@@ -24,10 +24,14 @@
  * Plain weights take the same kernels (cpu-ops-matmul.c): q4_0 and
  * q8_0 rows packed as the buffer type packs them, q5_0 rows in q8_0's
  * layout with their stored values 0..31 (offset multiplier 2: -16 times
- * the activation sums) and iq4_nl rows in q8_0's with their table
- * values plus 128, by tsr_cpu_x8_pack, which builds a group's block in
- * vector registers (8 rows' 16 or 32 bytes, transposed by quadwords)
- * where the level has AVX2 or AVX-512.
+ * the activation sums), iq4_nl and mxfp4 rows in q8_0's with their
+ * table values plus 128 (mxfp4's halved E8M0 scales as f32, which f16
+ * cannot hold), q4_1 and q5_1 rows in q4_0's and q8_0's with their
+ * values unshifted and their f16 minimums after the scales, each row's
+ * minimum times the activation block's scaled sum added in its even
+ * lane; by tsr_cpu_x8_pack, which builds a group's block in vector
+ * registers (8 rows' 16 or 32 bytes, transposed by quadwords) where the
+ * level has AVX2 or AVX-512.
  * q4_K (AVX-512BW only; the reference elsewhere): per super-block of
  * 256 and group j of 32, the same 4 step sums S_j (from zero), times
  * the 6-bit scale sc_j of each row (decoded for 8 rows at once from the
@@ -56,11 +60,21 @@
 #endif
 
 #define ROWS TSR_CPU_REPACK_ROWS
-/* Bytes of a group's block.  Its offset multiplier OM of the
-   activations' -8 sums is 1 for q4_0 (values 0..15 less 8), 16 for
-   q8_0 and iq4_nl packed as q8_0 (values plus 128), 2 for q5_0 packed
-   in the q8_0 layout (values 0..31 less 16).  */
-#define GROUP_BLOCK(q8) ((q8) ? ROWS * 34 : ROWS * 18)
+/* A group's block: EXT 0, the 8 rows' f16 scales then the vectors
+   (at 16); X8_MINS, the f16 scales, the rows' f16 minimums (at 16),
+   then the vectors (at 32), for q4_1 and q5_1; X8_F32S, the scales as
+   f32 (mxfp4's E8M0 ones outrange f16), then the vectors (at 32).  Two
+   vectors of nibbles (not Q8) or four of bytes (Q8).  The offset
+   multiplier OM of the activations' -8 sums is 1 for q4_0 (values
+   0..15 less 8), 16 for q8_0, and iq4_nl and mxfp4 packed as q8_0
+   (values plus 128), 2 for q5_0 packed in the q8_0 layout (values
+   0..31 less 16), 0 for q4_1 and q5_1 (their values with no offset,
+   the minimum times the activation block's sum added in f32).  */
+#define X8_MINS 1
+#define X8_F32S 2
+#define GROUP_VEC(ext) ((ext) ? 32 : 16)
+#define GROUP_BYTES(q8, ext) (GROUP_VEC (ext) + ((q8) ? 256 : 128))
+#define GROUP_BLOCK(q8) GROUP_BYTES (q8, 0)
 
 #if defined(__AVX512VNNI__) || defined(__AVXVNNI__)
 #define X8_VNNI 1
@@ -72,18 +86,23 @@
 static inline void
 x8_group_ref (int64_t k, const unsigned char *g, const int NY,
               const void *const *y, float *out, int ny_out, const int q8,
-              const int om)
+              const int om, const int ext)
 {
   const int64_t nb = k / 32;
+  const int vo = GROUP_VEC (ext);
   float acc[ROWS][TSR_CPU_QDOT_MAX_COLS] = { { 0 } };
 
   for (int64_t j = 0; j < nb; j++)
     {
-      const unsigned char *o = g + j * GROUP_BLOCK (q8);
+      const unsigned char *o = g + j * GROUP_BYTES (q8, ext);
       const int64_t at = tsr_cpu_qact_pos (j, 0);
       for (int r = 0; r < ROWS; r++)
         {
-          float dw = fp16_to_f32 (load_fp16 ((const char *) o + 2 * r));
+          float dw;
+          if (ext == X8_F32S)
+            memcpy (&dw, o + 4 * r, sizeof dw);
+          else
+            dw = fp16_to_f32 (load_fp16 ((const char *) o + 2 * r));
           for (int c = 0; c < NY; c++)
             {
               const int8_t *a = (const int8_t *) y[c] + at;
@@ -98,18 +117,22 @@ x8_group_ref (int64_t k, const unsigned char *g, const int NY,
                     int w[4];
                     if (q8)
                       for (int v = 0; v < 4; v++)
-                        w[v] = o[16 + 64 * v + lane];
+                        w[v] = o[vo + 64 * v + lane];
                     else
                       {
-                        w[0] = o[16 + lane] & 15;
-                        w[1] = o[16 + lane] >> 4;
-                        w[2] = o[80 + lane] & 15;
-                        w[3] = o[80 + lane] >> 4;
+                        w[0] = o[vo + lane] & 15;
+                        w[1] = o[vo + lane] >> 4;
+                        w[2] = o[vo + 64 + lane] & 15;
+                        w[3] = o[vo + 64 + lane] >> 4;
                       }
                     s += w[0] * a[e] + w[1] * a[8 + e] + w[2] * a[64 + e]
                          + w[3] * a[72 + e];
                   }
               acc[r][c] += dw * tsr_cpu_qact_scales (y[c], k)[j] * (float) s;
+              if (ext == X8_MINS)
+                acc[r][c] += fp16_to_f32 (load_fp16 ((const char *) o + 16
+                                                     + 2 * r))
+                             * tsr_cpu_qact_sums (y[c], k)[j];
             }
         }
     }
@@ -146,29 +169,89 @@ x8_pairs512 (const void *p)
 }
 #endif
 
-/* Which plain rows x8_plain512 packs.  */
-enum { SRC_Q4_0, SRC_Q8_0, SRC_Q5_0, SRC_IQ4_NL };
+/* What tsr_cpu_x8_pack reads of a plain block of a type it packs: the
+   block's bytes, where its values (or nibbles), fifth bits (QH >= 0)
+   and scales are, the value table (NULL: none), and the group's
+   layout (Q8, OM, EXT as x8_group takes them).  */
+struct x8_src
+{
+  int bb, qs, qh, q8, om, ext;
+  const int8_t *table;
+};
 
 static const int8_t x8_iq4nl_values[16] = {
   -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113
 };
+/* Twice the E2M1 values (the scale is halved to match).  */
+static const int8_t x8_mxfp4_values[16] = {
+  0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12
+};
+
+static inline struct x8_src
+x8_src_of (tsr_type type)
+{
+  switch (type)
+    {
+    case TSR_TYPE_Q8_0:
+      return (struct x8_src) { 34, 2, -1, 1, 16, 0, NULL };
+    case TSR_TYPE_Q5_0:
+      return (struct x8_src) { 22, 6, 2, 1, 2, 0, NULL };
+    case TSR_TYPE_IQ4_NL:
+      return (struct x8_src) { 18, 2, -1, 1, 16, 0, x8_iq4nl_values };
+    case TSR_TYPE_Q4_1:
+      return (struct x8_src) { 20, 4, -1, 0, 0, X8_MINS, NULL };
+    case TSR_TYPE_Q5_1:
+      return (struct x8_src) { 24, 8, 4, 1, 0, X8_MINS, NULL };
+    case TSR_TYPE_MXFP4:
+      return (struct x8_src) { 17, 1, -1, 1, 16, X8_F32S, x8_mxfp4_values };
+    default:                    /* q4_0 */
+      return (struct x8_src) { 18, 2, -1, 0, 1, 0, NULL };
+    }
+}
+
+/* mxfp4's scale 2^(e - 127), halved (its values are doubled), from its
+   bits (subnormal for e < 2), as the reference computes it.  */
+static inline float
+x8_e8m0_half (unsigned char e)
+{
+  uint32_t u = e < 2 ? 0x00200000u << e : (uint32_t) (e - 1) << 23;
+  float f;
+  memcpy (&f, &u, sizeof f);
+  return f;
+}
+
+/* Row R's scale (and minimum) of block BLK into the group's block O.  */
+static inline void
+x8_scale_into (const struct x8_src *d, const unsigned char *blk, int r,
+               unsigned char *o)
+{
+  if (d->ext == X8_F32S)
+    {
+      float f = x8_e8m0_half (blk[0]);
+      memcpy (o + 4 * r, &f, sizeof f);
+      return;
+    }
+  memcpy (o + 2 * r, blk, 2);
+  if (d->ext == X8_MINS)
+    memcpy (o + 16 + 2 * r, blk + 2, 2);
+}
+
 
 #if defined(__AVX512BW__)
-/* Block J of 8 plain rows of SRC at X (BX bytes apart) as the 4 vectors
-   of values the kernels take (W[s]: elements 8s .. 8s + 7 of row r in
-   quadword r, which is lanes 2r and 2r + 1), as tsr_cpu_x8_pack
-   stores them (q4_0's in two vectors of nibbles).  */
+/* Block J of 8 plain rows described by D at X (BX bytes apart) as the 4
+   vectors of values the kernels take (W[s]: elements 8s .. 8s + 7 of
+   row r in quadword r, which is lanes 2r and 2r + 1), as
+   tsr_cpu_x8_pack stores them (nibble layouts in two vectors).  */
 static inline __attribute__ ((always_inline)) void
-x8_plain512 (const int src, const unsigned char *x, size_t bx, int64_t j,
-             __m512i *w)
+x8_plain512 (const struct x8_src *d, const unsigned char *x, size_t bx,
+             int64_t j, __m512i *w)
 {
   const __m512i m4 = _mm512_set1_epi8 (15), top = _mm512_set1_epi8 (-128);
-  const size_t bb = src == SRC_Q8_0 ? 34 : src == SRC_Q5_0 ? 22 : 18;
-  const unsigned char *p = x + j * bb + (src == SRC_Q5_0 ? 6 : 2);
-  if (src == SRC_Q8_0)
+  const unsigned char *p = x + j * d->bb + d->qs;
+  if (d->q8 && d->qh < 0 && !d->table)
     {
-      /* Each row's 32 values as quadwords q0..q3, two rows a vector,
-         then quadword s of every row gathered into W[s].  */
+      /* q8_0: each row's 32 values as quadwords q0..q3, two rows a
+         vector, then quadword s of every row gathered into W[s].  */
       __m512i z[4];
       for (int i = 0; i < 4; i++)
         z[i] = _mm512_inserti64x4
@@ -197,18 +280,16 @@ x8_plain512 (const int src, const unsigned char *x, size_t bx, int64_t j,
                                                          p));
   __m512i hi = _mm512_castsi128_si512 (_mm_loadu_si128 ((const __m128i *)
                                                          (p + 4 * bx)));
-  lo = _mm512_inserti32x4 (lo, _mm_loadu_si128 ((const __m128i *)
-                                                (p + bx)), 1);
-  hi = _mm512_inserti32x4 (hi, _mm_loadu_si128 ((const __m128i *)
-                                                (p + 5 * bx)), 1);
-  lo = _mm512_inserti32x4 (lo, _mm_loadu_si128 ((const __m128i *)
-                                                (p + 2 * bx)), 2);
-  hi = _mm512_inserti32x4 (hi, _mm_loadu_si128 ((const __m128i *)
-                                                (p + 6 * bx)), 2);
-  lo = _mm512_inserti32x4 (lo, _mm_loadu_si128 ((const __m128i *)
-                                                (p + 3 * bx)), 3);
-  hi = _mm512_inserti32x4 (hi, _mm_loadu_si128 ((const __m128i *)
-                                                (p + 7 * bx)), 3);
+#define X8_ROW_INTO(v, r, i)                                            \
+  v = _mm512_inserti32x4 (v, _mm_loadu_si128 ((const __m128i *)         \
+                                              (p + (r) * bx)), i)
+  X8_ROW_INTO (lo, 1, 1);
+  X8_ROW_INTO (hi, 5, 1);
+  X8_ROW_INTO (lo, 2, 2);
+  X8_ROW_INTO (hi, 6, 2);
+  X8_ROW_INTO (lo, 3, 3);
+  X8_ROW_INTO (hi, 7, 3);
+#undef X8_ROW_INTO
   __m512i a = _mm512_permutex2var_epi64
                 (lo, _mm512_set_epi64 (14, 12, 10, 8, 6, 4, 2, 0), hi);
   __m512i b = _mm512_permutex2var_epi64
@@ -217,7 +298,7 @@ x8_plain512 (const int src, const unsigned char *x, size_t bx, int64_t j,
   w[1] = _mm512_and_si512 (b, m4);
   w[2] = _mm512_and_si512 (_mm512_srli_epi16 (a, 4), m4);
   w[3] = _mm512_and_si512 (_mm512_srli_epi16 (b, 4), m4);
-  if (src == SRC_Q5_0)
+  if (d->qh >= 0)
     {
       /* The fifth bits: byte s of a row's qh holds those of elements
          8s .. 8s + 7, one per byte of the row's quadword of W[s].  */
@@ -226,7 +307,7 @@ x8_plain512 (const int src, const unsigned char *x, size_t bx, int64_t j,
       for (int r = 0; r < ROWS; r++)
         {
           uint32_t h = load_le32 ((const char *) x + (size_t) r * bx
-                                  + j * bb + 2);
+                                  + j * d->bb + d->qh);
           for (int s = 0; s < 4; s++)
             qh[s] |= (uint64_t) ((h >> 8 * s) & 255) << 8 * r;
         }
@@ -234,14 +315,23 @@ x8_plain512 (const int src, const unsigned char *x, size_t bx, int64_t j,
         w[s] = _mm512_or_si512 (w[s], _mm512_maskz_mov_epi8
                                         ((__mmask64) qh[s], sixteen));
     }
-  else if (src == SRC_IQ4_NL)
+  else if (d->table)
     {
       const __m512i table = _mm512_broadcast_i32x4
-                              (_mm_loadu_si128 ((const __m128i *)
-                                                x8_iq4nl_values));
+                              (_mm_loadu_si128 ((const __m128i *) d->table));
       for (int s = 0; s < 4; s++)
         w[s] = _mm512_add_epi8 (_mm512_shuffle_epi8 (table, w[s]), top);
     }
+}
+
+/* The 8 rows' f32 values at P, row r's in lanes 2r and 2r + 1.  */
+static inline __attribute__ ((always_inline)) __m512
+x8_pairs512_f32 (const void *p)
+{
+  const __m512i pairs = _mm512_set_epi32 (7, 7, 6, 6, 5, 5, 4, 4,
+                                          3, 3, 2, 2, 1, 1, 0, 0);
+  return _mm512_permutexvar_ps (pairs, _mm512_castps256_ps512
+                                       (_mm256_loadu_ps ((const float *) p)));
 }
 
 /* The 4 step sums of one column against the 4 weight vectors, from
@@ -270,19 +360,20 @@ x8_sum512 (__m512i w0, __m512i w1, __m512i w2, __m512i w3, const int8_t *a,
 static inline __attribute__ ((always_inline)) void
 x8_group (int64_t k, const unsigned char *g, const int NY,
           const void *const *y, float *out, int ny_out, const int q8,
-          const int om)
+          const int om, const int ext)
 {
   const int64_t nb = k / 32;
+  const int vo = GROUP_VEC (ext);
   const __m512i m4 = _mm512_set1_epi8 (15);
   const int8_t *q[TSR_CPU_QDOT_MAX_COLS];
-  const float *dy[TSR_CPU_QDOT_MAX_COLS];
+  const float *dy[TSR_CPU_QDOT_MAX_COLS], *sy[TSR_CPU_QDOT_MAX_COLS];
   const int32_t *oy[TSR_CPU_QDOT_MAX_COLS];
   __m512 acc[TSR_CPU_QDOT_MAX_COLS];
 
   /* Values plus 128 overflow pmaddubsw's pairs without VNNI.  */
   if (q8 && om == 16 && !X8_VNNI)
     {
-      x8_group_ref (k, g, NY, y, out, ny_out, q8, om);
+      x8_group_ref (k, g, NY, y, out, ny_out, q8, om, ext);
       return;
     }
   TSR_CPU_UNROLL
@@ -290,31 +381,36 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
     {
       q[c] = y[c];
       dy[c] = tsr_cpu_qact_scales (y[c], k);
+      sy[c] = tsr_cpu_qact_sums (y[c], k);
       oy[c] = tsr_cpu_qact_offset8 (y[c], k);
       acc[c] = _mm512_setzero_ps ();
     }
   for (int64_t j = 0; j < nb; j++)
     {
-      const unsigned char *o = g + j * GROUP_BLOCK (q8);
+      const unsigned char *o = g + j * GROUP_BYTES (q8, ext);
       __m512i w0, w1, w2, w3;
-      qdot_prefetch ((const char *) o, GROUP_BLOCK (q8));
+      qdot_prefetch ((const char *) o, GROUP_BYTES (q8, ext));
       if (q8)
         {
-          w0 = _mm512_loadu_si512 (o + 16);
-          w1 = _mm512_loadu_si512 (o + 80);
-          w2 = _mm512_loadu_si512 (o + 144);
-          w3 = _mm512_loadu_si512 (o + 208);
+          w0 = _mm512_loadu_si512 (o + vo);
+          w1 = _mm512_loadu_si512 (o + vo + 64);
+          w2 = _mm512_loadu_si512 (o + vo + 128);
+          w3 = _mm512_loadu_si512 (o + vo + 192);
         }
       else
         {
-          __m512i v0 = _mm512_loadu_si512 (o + 16);
-          __m512i v1 = _mm512_loadu_si512 (o + 80);
+          __m512i v0 = _mm512_loadu_si512 (o + vo);
+          __m512i v1 = _mm512_loadu_si512 (o + vo + 64);
           w0 = _mm512_and_si512 (v0, m4);
           w1 = _mm512_and_si512 (_mm512_srli_epi16 (v0, 4), m4);
           w2 = _mm512_and_si512 (v1, m4);
           w3 = _mm512_and_si512 (_mm512_srli_epi16 (v1, 4), m4);
         }
-      __m512 dw = x8_pairs512 (o);
+      __m512 dw = ext == X8_F32S ? x8_pairs512_f32 (o) : x8_pairs512 (o);
+      /* The minimums in the even lanes only: once a row.  */
+      __m512 mw = ext == X8_MINS
+                  ? _mm512_maskz_mov_ps (0x5555, x8_pairs512 (o + 16))
+                  : _mm512_setzero_ps ();
       const int64_t at = tsr_cpu_qact_pos (j, 0);
 
       TSR_CPU_UNROLL
@@ -327,6 +423,8 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
           acc[c] = _mm512_fmadd_ps (_mm512_mul_ps (dw,
                                                    _mm512_set1_ps (dy[c][j])),
                                     f, acc[c]);
+          if (ext == X8_MINS)
+            acc[c] = _mm512_fmadd_ps (mw, _mm512_set1_ps (sy[c][j]), acc[c]);
         }
     }
   x8_store512 (acc, NY, out, ny_out);
@@ -359,13 +457,14 @@ x8_sum256 (__m256i w0, __m256i w1, __m256i w2, __m256i w3, const int8_t *a,
 static inline __attribute__ ((always_inline)) void
 x8_half (int64_t k, const unsigned char *g, int h, const int NY,
          const void *const *y, float *out, int ny_out, const int q8,
-         const int om)
+         const int om, const int ext)
 {
   const int64_t nb = k / 32;
+  const int vo = GROUP_VEC (ext);
   const __m256i m4 = _mm256_set1_epi8 (15);
   const __m256i pairs = _mm256_set_epi32 (3, 3, 2, 2, 1, 1, 0, 0);
   const int8_t *q[TSR_CPU_QDOT_MAX_COLS];
-  const float *dy[TSR_CPU_QDOT_MAX_COLS];
+  const float *dy[TSR_CPU_QDOT_MAX_COLS], *sy[TSR_CPU_QDOT_MAX_COLS];
   const int32_t *oy[TSR_CPU_QDOT_MAX_COLS];
   __m256 acc[TSR_CPU_QDOT_MAX_COLS];
 
@@ -374,16 +473,17 @@ x8_half (int64_t k, const unsigned char *g, int h, const int NY,
     {
       q[c] = y[c];
       dy[c] = tsr_cpu_qact_scales (y[c], k);
+      sy[c] = tsr_cpu_qact_sums (y[c], k);
       oy[c] = tsr_cpu_qact_offset8 (y[c], k);
       acc[c] = _mm256_setzero_ps ();
     }
   for (int64_t j = 0; j < nb; j++)
     {
-      const unsigned char *o = g + j * GROUP_BLOCK (q8);
-      const unsigned char *v = o + 16 + 32 * h;
+      const unsigned char *o = g + j * GROUP_BYTES (q8, ext);
+      const unsigned char *v = o + vo + 32 * h;
       __m256i w0, w1, w2, w3;
       if (h == 0)
-        qdot_prefetch ((const char *) o, GROUP_BLOCK (q8));
+        qdot_prefetch ((const char *) o, GROUP_BYTES (q8, ext));
       if (q8)
         {
           w0 = _mm256_loadu_si256 ((const __m256i *) v);
@@ -400,10 +500,21 @@ x8_half (int64_t k, const unsigned char *g, int h, const int NY,
           w2 = _mm256_and_si256 (v1, m4);
           w3 = _mm256_and_si256 (_mm256_srli_epi16 (v1, 4), m4);
         }
-      __m128 d4 = _mm_cvtph_ps (_mm_loadl_epi64 ((const __m128i *)
-                                                 (o + 8 * h)));
+      __m128 d4 = ext == X8_F32S
+                  ? _mm_loadu_ps ((const float *) (o + 16 * h))
+                  : _mm_cvtph_ps (_mm_loadl_epi64 ((const __m128i *)
+                                                   (o + 8 * h)));
       __m256 dw = _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (d4),
                                             pairs);
+      /* The minimums in the even lanes only: once a row.  */
+      __m256 mw = _mm256_setzero_ps ();
+      if (ext == X8_MINS)
+        mw = _mm256_blend_ps (_mm256_permutevar8x32_ps
+                              (_mm256_castps128_ps256
+                               (_mm_cvtph_ps (_mm_loadl_epi64
+                                              ((const __m128i *)
+                                               (o + 16 + 8 * h)))), pairs),
+                              mw, 0xaa);
       const int64_t at = tsr_cpu_qact_pos (j, 0);
 
       TSR_CPU_UNROLL
@@ -416,6 +527,8 @@ x8_half (int64_t k, const unsigned char *g, int h, const int NY,
           acc[c] = _mm256_fmadd_ps (_mm256_mul_ps (dw,
                                                    _mm256_set1_ps (dy[c][j])),
                                     f, acc[c]);
+          if (ext == X8_MINS)
+            acc[c] = _mm256_fmadd_ps (mw, _mm256_set1_ps (sy[c][j]), acc[c]);
         }
     }
   for (int c = 0; c < NY; c++)
@@ -430,16 +543,16 @@ x8_half (int64_t k, const unsigned char *g, int h, const int NY,
 static inline __attribute__ ((always_inline)) void
 x8_group (int64_t k, const unsigned char *g, const int NY,
           const void *const *y, float *out, int ny_out, const int q8,
-          const int om)
+          const int om, const int ext)
 {
   /* Values plus 128 overflow pmaddubsw's pairs without VNNI.  */
   if (q8 && om == 16 && !X8_VNNI)
     {
-      x8_group_ref (k, g, NY, y, out, ny_out, q8, om);
+      x8_group_ref (k, g, NY, y, out, ny_out, q8, om, ext);
       return;
     }
-  x8_half (k, g, 0, NY, y, out, ny_out, q8, om);
-  x8_half (k, g, 1, NY, y, out, ny_out, q8, om);
+  x8_half (k, g, 0, NY, y, out, ny_out, q8, om, ext);
+  x8_half (k, g, 1, NY, y, out, ny_out, q8, om, ext);
 }
 #else
 #define x8_group x8_group_ref
@@ -464,9 +577,12 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
         default: CALL (8); break;                                       \
         }                                                               \
     }
-#define Q4_0_GROUP(N) x8_group (k, g, N, y, o, ny, 0, 1)
-#define Q8_0_GROUP(N) x8_group (k, g, N, y, o, ny, 1, 16)
-#define Q5_0_GROUP(N) x8_group (k, g, N, y, o, ny, 1, 2)
+#define Q4_0_GROUP(N) x8_group (k, g, N, y, o, ny, 0, 1, 0)
+#define Q8_0_GROUP(N) x8_group (k, g, N, y, o, ny, 1, 16, 0)
+#define Q5_0_GROUP(N) x8_group (k, g, N, y, o, ny, 1, 2, 0)
+#define Q4_1_GROUP(N) x8_group (k, g, N, y, o, ny, 0, 0, X8_MINS)
+#define Q5_1_GROUP(N) x8_group (k, g, N, y, o, ny, 1, 0, X8_MINS)
+#define MXFP4_GROUP(N) x8_group (k, g, N, y, o, ny, 1, 16, X8_F32S)
 
 void
 TSR_CPU_LEVEL_FN (vec_dot_q4_0x8_q8_0) (int64_t k, const void *x, size_t bx,
@@ -492,6 +608,30 @@ TSR_CPU_LEVEL_FN (vec_dot_q5_0x8_q8_0) (int64_t k, const void *x, size_t bx,
   X8_ROWS (Q5_0_GROUP)
 }
 
+void
+TSR_CPU_LEVEL_FN (vec_dot_q4_1x8_q8_0) (int64_t k, const void *x, size_t bx,
+                                        int nr, int ny, const void *const *y,
+                                        float *out)
+{
+  X8_ROWS (Q4_1_GROUP)
+}
+
+void
+TSR_CPU_LEVEL_FN (vec_dot_q5_1x8_q8_0) (int64_t k, const void *x, size_t bx,
+                                        int nr, int ny, const void *const *y,
+                                        float *out)
+{
+  X8_ROWS (Q5_1_GROUP)
+}
+
+void
+TSR_CPU_LEVEL_FN (vec_dot_mxfp4x8_q8_0) (int64_t k, const void *x, size_t bx,
+                                         int nr, int ny,
+                                         const void *const *y, float *out)
+{
+  X8_ROWS (MXFP4_GROUP)
+}
+
 /* Plain rows into one group of the layout, for products of weights
    that are not stored repacked (cpu-ops-matmul.c): the group the
    buffer type would have made of q4_0 and q8_0 rows, and of q5_0 and
@@ -505,38 +645,32 @@ x8_pack_ref (tsr_type type, int64_t k, const unsigned char *x, size_t bx,
              int nr, unsigned char *dst)
 {
   const int64_t nb = k / 32;
-  const int q8 = type != TSR_TYPE_Q4_0;
-  const size_t bb = type == TSR_TYPE_Q8_0 ? 34 : type == TSR_TYPE_Q5_0 ? 22
-                                                                      : 18;
+  const struct x8_src d = x8_src_of (type);
+  const int vo = GROUP_VEC (d.ext);
   for (int64_t j = 0; j < nb; j++)
     {
-      unsigned char *o = dst + j * GROUP_BLOCK (q8);
+      unsigned char *o = dst + j * GROUP_BYTES (d.q8, d.ext);
+      memset (o, 0, (size_t) vo);
       for (int r = 0; r < ROWS; r++)
         {
-          const unsigned char *blk = x + (size_t) r * bx + j * bb;
+          const unsigned char *blk = x + (size_t) r * bx + j * d.bb;
           unsigned char v[32];
-          if (r >= nr)
+          memset (v, 0, sizeof v);
+          if (r < nr)
             {
-              memset (o + 2 * r, 0, 2);
-              memset (v, 0, sizeof v);
-            }
-          else
-            {
-              memcpy (o + 2 * r, blk, 2);
+              x8_scale_into (&d, blk, r, o);
               for (int e = 0; e < 32; e++)
                 {
-                  int nib = type == TSR_TYPE_Q8_0 ? 0
-                            : type == TSR_TYPE_Q5_0
-                              ? (e < 16 ? blk[6 + e] & 15 : blk[6 + e - 16] >> 4)
-                              : (e < 16 ? blk[2 + e] & 15 : blk[2 + e - 16] >> 4);
-                  if (type == TSR_TYPE_Q8_0)
-                    v[e] = (unsigned char) (blk[2 + e] ^ 0x80);
-                  else if (type == TSR_TYPE_Q5_0)
+                  int nib = e < 16 ? blk[d.qs + e] & 15
+                                   : blk[d.qs + e - 16] >> 4;
+                  if (d.q8 && d.qh < 0 && !d.table)
+                    v[e] = (unsigned char) (blk[d.qs + e] ^ 0x80);
+                  else if (d.qh >= 0)
                     v[e] = (unsigned char) (nib | ((load_le32 ((const char *)
-                                                               blk + 2)
+                                                               blk + d.qh)
                                                     >> e) & 1) << 4);
-                  else if (type == TSR_TYPE_IQ4_NL)
-                    v[e] = (unsigned char) (x8_iq4nl_values[nib] + 128);
+                  else if (d.table)
+                    v[e] = (unsigned char) (d.table[nib] + 128);
                   else
                     v[e] = (unsigned char) nib;
                 }
@@ -545,32 +679,30 @@ x8_pack_ref (tsr_type type, int64_t k, const unsigned char *x, size_t bx,
             for (int b = 0; b < 4; b++)
               {
                 int at = (2 * r + h) * 4 + b, e = 4 * h + b;
-                if (q8)
+                if (d.q8)
                   for (int s8 = 0; s8 < 4; s8++)
-                    o[16 + 64 * s8 + at] = v[8 * s8 + e];
+                    o[vo + 64 * s8 + at] = v[8 * s8 + e];
                 else
                   {
-                    o[16 + at] = (unsigned char) (v[e] | v[8 + e] << 4);
-                    o[80 + at] = (unsigned char) (v[16 + e] | v[24 + e] << 4);
+                    o[vo + at] = (unsigned char) (v[e] | v[8 + e] << 4);
+                    o[vo + 64 + at] = (unsigned char) (v[16 + e]
+                                                       | v[24 + e] << 4);
                   }
               }
         }
     }
 }
 
-
 #if defined(__AVX2__) && !defined(__AVX512BW__)
 /* Rows 4H .. 4H + 3 of x8_plain512's vectors: their bytes 32H ..
    32H + 31.  */
 static inline __attribute__ ((always_inline)) void
-x8_plain256 (const int src, const unsigned char *x, size_t bx, int64_t j,
-             int h, __m256i *w)
+x8_plain256 (const struct x8_src *d, const unsigned char *x, size_t bx,
+             int64_t j, int h, __m256i *w)
 {
   const __m256i m4 = _mm256_set1_epi8 (15), top = _mm256_set1_epi8 (-128);
-  const size_t bb = src == SRC_Q8_0 ? 34 : src == SRC_Q5_0 ? 22 : 18;
-  const unsigned char *p = x + (size_t) (4 * h) * bx + j * bb
-                           + (src == SRC_Q5_0 ? 6 : 2);
-  if (src == SRC_Q8_0)
+  const unsigned char *p = x + (size_t) (4 * h) * bx + j * d->bb + d->qs;
+  if (d->q8 && d->qh < 0 && !d->table)
     {
       /* A 4 x 4 transpose of quadwords.  */
       __m256i r[4];
@@ -598,7 +730,7 @@ x8_plain256 (const int src, const unsigned char *x, size_t bx, int64_t j,
   w[1] = _mm256_and_si256 (b, m4);
   w[2] = _mm256_and_si256 (_mm256_srli_epi16 (a, 4), m4);
   w[3] = _mm256_and_si256 (_mm256_srli_epi16 (b, 4), m4);
-  if (src == SRC_Q5_0)
+  if (d->qh >= 0)
     {
       /* The fifth bits, as x8_plain512's: bit 8i + b of M[s] for byte
          b of row i's quadword, spread to bytes of 16.  */
@@ -611,7 +743,7 @@ x8_plain256 (const int src, const unsigned char *x, size_t bx, int64_t j,
       for (int i = 0; i < 4; i++)
         {
           uint32_t qh = load_le32 ((const char *) x + (size_t) (4 * h + i)
-                                   * bx + j * bb + 2);
+                                   * bx + j * d->bb + d->qh);
           for (int s = 0; s < 4; s++)
             mq[s] |= ((qh >> 8 * s) & 255) << 8 * i;
         }
@@ -625,16 +757,14 @@ x8_plain256 (const int src, const unsigned char *x, size_t bx, int64_t j,
                                            sixteen));
         }
     }
-  else if (src == SRC_IQ4_NL)
+  else if (d->table)
     {
       const __m256i table = _mm256_broadcastsi128_si256
-                              (_mm_loadu_si128 ((const __m128i *)
-                                                x8_iq4nl_values));
+                              (_mm_loadu_si128 ((const __m128i *) d->table));
       for (int s = 0; s < 4; s++)
         w[s] = _mm256_add_epi8 (_mm256_shuffle_epi8 (table, w[s]), top);
     }
 }
-
 #endif
 
 #if defined(__AVX2__)
@@ -645,15 +775,12 @@ x8_pack_vec (tsr_type type, int64_t k, const unsigned char *x, size_t bx,
              unsigned char *dst)
 {
   const int64_t nb = k / 32;
-  const int q8 = type != TSR_TYPE_Q4_0;
-  const int src = type == TSR_TYPE_Q4_0 ? SRC_Q4_0
-                  : type == TSR_TYPE_Q8_0 ? SRC_Q8_0
-                  : type == TSR_TYPE_Q5_0 ? SRC_Q5_0 : SRC_IQ4_NL;
-  const size_t bb = type == TSR_TYPE_Q8_0 ? 34 : type == TSR_TYPE_Q5_0 ? 22
-                                                                      : 18;
+  const struct x8_src d = x8_src_of (type);
+  const int vo = GROUP_VEC (d.ext);
+  const size_t bb = (size_t) d.bb;
   for (int64_t j = 0; j < nb; j++)
     {
-      unsigned char *o = dst + j * GROUP_BLOCK (q8);
+      unsigned char *o = dst + j * GROUP_BYTES (d.q8, d.ext);
       /* The rows stream from memory side by side: each prefetched
          ahead, a line at a time (the hardware alone left the packing
          waiting on memory: q8_0, 4096 x 14336, n = 4, 3.9 -> 1.9 ms).  */
@@ -662,35 +789,36 @@ x8_pack_vec (tsr_type type, int64_t k, const unsigned char *x, size_t bx,
           _mm_prefetch ((const char *) x + (size_t) r * bx + j * bb
                         + TSR_CPU_PREFETCH_AHEAD, _MM_HINT_T0);
       for (int r = 0; r < ROWS; r++)
-        memcpy (o + 2 * r, x + (size_t) r * bx + j * bb, 2);
+        x8_scale_into (&d, x + (size_t) r * bx + j * bb, r, o);
 #if defined(__AVX512BW__)
       __m512i w[4];
-      x8_plain512 (src, x, bx, j, w);
-      if (q8)
+      x8_plain512 (&d, x, bx, j, w);
+      if (d.q8)
         for (int s = 0; s < 4; s++)
-          _mm512_storeu_si512 (o + 16 + 64 * s, w[s]);
+          _mm512_storeu_si512 (o + vo + 64 * s, w[s]);
       else
         {
-          _mm512_storeu_si512 (o + 16, _mm512_or_si512
+          _mm512_storeu_si512 (o + vo, _mm512_or_si512
                                        (w[0], _mm512_slli_epi16 (w[1], 4)));
-          _mm512_storeu_si512 (o + 80, _mm512_or_si512
-                                       (w[2], _mm512_slli_epi16 (w[3], 4)));
+          _mm512_storeu_si512 (o + vo + 64, _mm512_or_si512
+                                            (w[2],
+                                             _mm512_slli_epi16 (w[3], 4)));
         }
 #else
       for (int h = 0; h < 2; h++)
         {
           __m256i w[4];
-          x8_plain256 (src, x, bx, j, h, w);
-          if (q8)
+          x8_plain256 (&d, x, bx, j, h, w);
+          if (d.q8)
             for (int s = 0; s < 4; s++)
-              _mm256_storeu_si256 ((__m256i *) (o + 16 + 64 * s + 32 * h),
+              _mm256_storeu_si256 ((__m256i *) (o + vo + 64 * s + 32 * h),
                                    w[s]);
           else
             {
-              _mm256_storeu_si256 ((__m256i *) (o + 16 + 32 * h),
+              _mm256_storeu_si256 ((__m256i *) (o + vo + 32 * h),
                                    _mm256_or_si256
                                    (w[0], _mm256_slli_epi16 (w[1], 4)));
-              _mm256_storeu_si256 ((__m256i *) (o + 80 + 32 * h),
+              _mm256_storeu_si256 ((__m256i *) (o + vo + 64 + 32 * h),
                                    _mm256_or_si256
                                    (w[2], _mm256_slli_epi16 (w[3], 4)));
             }

@@ -263,15 +263,23 @@ TSR_CPU_VEC_DOT_Q8 (mxfp4)
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q4_0x8_q8_0)
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q8_0x8_q8_0)
 /* q5_0 rows in the q8_0 layout of tsr_cpu_x8_pack (their 5-bit values,
-   the offset of 16 applied in integers).  */
+   the offset of 16 applied in integers); q4_1 (q4_0's layout) and q5_1
+   (q8_0's, values 0..31) with the rows' minimums after their scales,
+   times the activation blocks' sums; mxfp4 (q8_0's, table values plus
+   128) with f32 scales.  */
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q5_0x8_q8_0)
-/* NR <= TSR_CPU_REPACK_ROWS plain rows of TYPE (q4_0, q8_0, q5_0 or
-   iq4_nl), K elements, at X, BX bytes apart, into one group at DST in
-   the layout of the repacked dots: q4_0's for q4_0 (GROUP bytes a
-   block: 144), q8_0's for the others (272), iq4_nl's table values
-   plus 128 as q8_0's values plus 128, q5_0's stored values 0..31;
-   rows NR and after are zero.  So plain weights take the repacked
-   kernels, and their order of additions.  */
+TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q4_1x8_q8_0)
+TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q5_1x8_q8_0)
+TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_mxfp4x8_q8_0)
+/* NR <= TSR_CPU_REPACK_ROWS plain rows of TYPE (a block type of 32
+   but q8_1), K elements, at X, BX bytes apart, into one group at DST in
+   the layout of the repacked dots (cpu-qdot-x8.c): q4_0's for q4_0 and
+   q4_1 (bytes a block: 144, 160 with q4_1's minimums), q8_0's for the
+   others (272; 288 with q5_1's minimums or mxfp4's f32 scales),
+   iq4_nl's and mxfp4's table values plus 128 as q8_0's values plus
+   128, q5_0's and q5_1's stored values 0..31; rows NR and after are
+   zero.  So plain weights take the repacked kernels, and their order
+   of additions.  */
 TSR_MODULE_HIDDEN void tsr_cpu_x8_pack (tsr_type type, int64_t k,
                                         const void *x, size_t bx, int nr,
                                         void *dst);

@@ -6,8 +6,9 @@
    - weights the CPU_REPACK buffer type repacks (q4_0; q8_0 with VNNI;
      q4_K and q6_K with AVX-512BW): the 512 columns computed at once
      equal them computed in batches of 1, 7 and 64 columns;
-   - plain q4_0, q5_0 (and with VNNI q8_0, iq4_nl) at levels with
-     AVX2 or AVX-512, which are packed for the repacked kernels as they are
+   - plain q4_0, q4_1, q5_0, q5_1 (and with VNNI q8_0, iq4_nl, mxfp4)
+     at levels with AVX2 or AVX-512, which are packed for the repacked
+     kernels as they are
      used from 4 columns on: batches of 4, 7 (the last one 8) and 64
      columns agree with 512 at once, and plain q4_0 and q8_0 equal the
      repacked ones there.
@@ -214,12 +215,15 @@ main (void)
               || strcmp (level, "v4") == 0 || strcmp (level, "v4-vnni") == 0;
   bool vnni = strcmp (level, "v3-vnni") == 0
               || strcmp (level, "v4-vnni") == 0;
-  static const tsr_type plains[] = { TSR_TYPE_Q4_0, TSR_TYPE_Q5_0,
-                                     TSR_TYPE_Q8_0, TSR_TYPE_IQ4_NL };
-  for (int t = 0; t < 4; t++)
+  /* Values up to 31 first (pmaddubsw), then those that need VNNI.  */
+  static const tsr_type plains[] = { TSR_TYPE_Q4_0, TSR_TYPE_Q4_1,
+                                     TSR_TYPE_Q5_0, TSR_TYPE_Q5_1,
+                                     TSR_TYPE_Q8_0, TSR_TYPE_IQ4_NL,
+                                     TSR_TYPE_MXFP4 };
+  for (int t = 0; t < 7; t++)
     {
       const char *name = tsr_type_name (plains[t]);
-      if (!avx2 || (t >= 2 && !vnni))
+      if (!avx2 || (t >= 4 && !vnni))
         {
           tsr_test_unsupported ("plain %s: not packed for the repacked "
                                 "kernels at level %s", name, level);
@@ -228,8 +232,7 @@ main (void)
       unsigned char *w = random_weights (plains[t]);
       static const int64_t bs[] = { 4, 7, 64 };
       int st = check_batches (be, NULL, plains[t], w, bs, 4, want);
-      if (st == TSR_OK && plains[t] != TSR_TYPE_Q5_0
-          && plains[t] != TSR_TYPE_IQ4_NL && repack
+      if (st == TSR_OK && repack
           && tsr_buffer_type_repacks (repack, plains[t], K, M))
         {
           st = in_batches (be, repack, plains[t], w, N, 1, repacked);

@@ -253,8 +253,8 @@ main (void)
       check_mm (be, types[t], 96, 5, 3, 2, 1, 6, 1, B_CONTIGUOUS);
       check_mm (be, types[t], 64, 4, 2, 1, 1, 3, 1, B_PERMUTED_BATCHES);
     }
-  /* Plain q8_0, q4_0, q5_0 and iq4_nl weights packed in groups of 8
-     rows as they are used (n >= 4, AVX2 and AVX-512 levels): a partial last
+  /* Plain weights of the block types packed in groups of 8 rows as
+     they are used (n >= 4, AVX2 and AVX-512 levels): a partial last
      group (13 rows, 21 with batches), a tile of 16 and more.  */
   for (int t = 3; t < n_types; t++)
     {

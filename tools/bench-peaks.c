@@ -43,7 +43,9 @@
 
 /* Where the passes' results go, so that they are computed.  */
 static volatile float peak_sink_f;
-static volatile int32_t peak_sink_i;
+/* Unsigned: the integer chains wrap, and their lanes are added with
+   wrapping too (in int, an overflow would be undefined).  */
+static volatile uint32_t peak_sink_i;
 
 /* Chains as named variables (an array would live in memory): REPn (X)
    expands X (0) ... X (n - 1).  */
@@ -138,12 +140,12 @@ PEAK (fma_sse, , REP12,
                              (_mm256_maddubs_epi16 (x, (c) & 1 ? w1 : w0), \
                               ones));
 #define STORE256I(p, v) _mm256_storeu_si256 ((__m256i *) (p), v)
-#define I256_SUM(c) LANES_INTO (sum, STORE256I, int32_t, 8, acc##c)
+#define I256_SUM(c) LANES_INTO (sum, STORE256I, uint32_t, 8, acc##c)
 PEAK (dot8_avx2, __attribute__ ((target ("avx2"))), REP8,
       __m256i x = _mm256_set1_epi8 (3);
       const __m256i ones = _mm256_set1_epi16 (1);
       const __m256i w0 = _mm256_set1_epi8 (-5);
-      const __m256i w1 = _mm256_set1_epi8 (7); int32_t sum = 0;,
+      const __m256i w1 = _mm256_set1_epi8 (7); uint32_t sum = 0;,
       I256_DECL, U256_STEP, I256_SUM, sum, peak_sink_i, 2.0 * 32 * 8)
 
 #define I512_DECL(c) __m512i acc##c = _mm512_set1_epi32 (c);
@@ -152,12 +154,13 @@ PEAK (dot8_avx2, __attribute__ ((target ("avx2"))), REP8,
   acc##c = _mm512_add_epi32 (acc##c, _mm512_madd_epi16                  \
                              (_mm512_maddubs_epi16 (x, (c) & 1 ? w1 : w0), \
                               ones));
-#define I512_SUM(c) sum += _mm512_reduce_add_epi32 (acc##c);
+#define STORE512I(p, v) _mm512_storeu_si512 (p, v)
+#define I512_SUM(c) LANES_INTO (sum, STORE512I, uint32_t, 16, acc##c)
 PEAK (dot8_avx512bw, __attribute__ ((target ("avx512f,avx512bw"))), REP16,
       __m512i x = _mm512_set1_epi8 (3);
       const __m512i ones = _mm512_set1_epi16 (1);
       const __m512i w0 = _mm512_set1_epi8 (-5);
-      const __m512i w1 = _mm512_set1_epi8 (7); int32_t sum = 0;,
+      const __m512i w1 = _mm512_set1_epi8 (7); uint32_t sum = 0;,
       I512_DECL, U512_STEP, I512_SUM, sum, peak_sink_i, 2.0 * 64 * 16)
 
 #ifdef HAVE_X86_VNNI_TARGET_ATTRIBUTE
@@ -165,13 +168,13 @@ PEAK (dot8_avx512bw, __attribute__ ((target ("avx512f,avx512bw"))), REP16,
 #define V512_STEP(c) acc##c = _mm512_dpbusd_epi32 (acc##c, x, w);
 PEAK (dot8_vnni512, __attribute__ ((target ("avx512f,avx512vnni"))), REP16,
       const __m512i x = _mm512_set1_epi8 (3);
-      const __m512i w = _mm512_set1_epi8 (-5); int32_t sum = 0;,
+      const __m512i w = _mm512_set1_epi8 (-5); uint32_t sum = 0;,
       I512_DECL, V512_STEP, I512_SUM, sum, peak_sink_i, 2.0 * 64 * 16)
 
 #define V256_STEP(c) acc##c = _mm256_dpbusd_avx_epi32 (acc##c, x, w);
 PEAK (dot8_vnni256, __attribute__ ((target ("avxvnni"))), REP12,
       const __m256i x = _mm256_set1_epi8 (3);
-      const __m256i w = _mm256_set1_epi8 (-5); int32_t sum = 0;,
+      const __m256i w = _mm256_set1_epi8 (-5); uint32_t sum = 0;,
       I256_DECL, V256_STEP, I256_SUM, sum, peak_sink_i, 2.0 * 32 * 12)
 #endif /* HAVE_X86_VNNI_TARGET_ATTRIBUTE */
 #endif /* HAVE_X86_TARGET_ATTRIBUTE */
@@ -189,10 +192,10 @@ PEAK (fma_neon, , REP16,
 /* sdot: 4 signed byte products summed into each 32-bit lane.  */
 #define SDOT_DECL(c) int32x4_t acc##c = vdupq_n_s32 (c);
 #define SDOT_STEP(c) acc##c = vdotq_s32 (acc##c, x, w);
-#define SDOT_SUM(c) sum += vaddvq_s32 (acc##c);
+#define SDOT_SUM(c) sum += vaddvq_u32 (vreinterpretq_u32_s32 (acc##c));
 PEAK (dot8_sdot, __attribute__ ((target ("arch=armv8.2-a+dotprod"))), REP16,
       const int8x16_t x = vdupq_n_s8 (3);
-      const int8x16_t w = vdupq_n_s8 (-5); int32_t sum = 0;,
+      const int8x16_t w = vdupq_n_s8 (-5); uint32_t sum = 0;,
       SDOT_DECL, SDOT_STEP, SDOT_SUM, sum, peak_sink_i, 2.0 * 16 * 16)
 #endif
 #endif /* __aarch64__ */

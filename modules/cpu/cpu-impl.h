@@ -216,6 +216,10 @@ tsr_cpu_qdot_x8_kernel (tsr_type type)
    layout (q4_0, q4_1, q5_0 and q5_1 need TSR_CPU_REPACK_Q4_0, q8_0,
    iq4_nl and mxfp4 TSR_CPU_REPACK_Q8_0), or the type has no such
    packing.  */
+/* Plain weights are packed from this many activation rows on
+   (mul_mat, and mul_mat_id per expert): below, the plain dots are
+   faster.  */
+#define TSR_CPU_X8P_MIN_N 4
 static inline tsr_cpu_qdot_fn
 tsr_cpu_qdot_x8p_kernel (tsr_type type, size_t *group)
 {

@@ -7,7 +7,7 @@
  * Three ways, by weight type and n:
  * - block types and n < QDOT_MAX_N, weights repacked in the CPU_REPACK
  *   buffer at every n, and plain weights of the blocks of 32 from
- *   X8P_MIN_N columns where the level can pack them: integer dots
+ *   TSR_CPU_X8P_MIN_N columns where the level can pack them: integer dots
  *   (cpu-qdot.c,
  *   cpu-qdot-32.c; cpu-kquant.c for the super-block types, whose
  *   activations are quantized to q8_K instead of q8_0).  A prepare pass quantizes every activation row
@@ -25,7 +25,7 @@
  *   512), so QDOT_MAX_N and QDOT_MAX_N_K.
  *   Repacked weights (cpu-repack.c) go through register tiles of 8 rows
  *   by up to 8 columns (cpu-qdot-x8.c) at every n; plain weights of
- *   the blocks of 32 take the same kernels from X8P_MIN_N columns where
+ *   the blocks of 32 take the same kernels from TSR_CPU_X8P_MIN_N columns where
  *   the level has them (AVX2, AVX-512; q8_0, iq4_nl and mxfp4 with
  *   VNNI), each thread packing the 8-row groups of its tile of
  *   rows into its scratch once for all the columns (tsr_cpu_x8_pack),
@@ -101,17 +101,16 @@ tsr_cpu_mul_mat_supports (const tsr_tensor *dst)
 }
 
 /* Plain weights whose type the repacked dots' layout holds (the
-   blocks of 32), at least X8P_MIN_N columns: packed group by
+   blocks of 32), at least TSR_CPU_X8P_MIN_N columns: packed group by
    group into the scratch as they are used and computed by the
    repacked kernels (tsr_cpu_x8_pack).  The kernel, and in *GROUP the
    bytes of a group's block; NULL otherwise.  */
-#define X8P_MIN_N 4
 static tsr_cpu_qdot_fn
 x8p_kernel (const tsr_tensor *dst, size_t *group)
 {
   const tsr_tensor *a = dst->src[0];
 
-  if (tsr_cpu_repacked (a) || dst->src[1]->ne[1] < X8P_MIN_N
+  if (tsr_cpu_repacked (a) || dst->src[1]->ne[1] < TSR_CPU_X8P_MIN_N
       || a->nb[0] != tsr_type_traits (a->type)->type_size)
     return NULL;
   return tsr_cpu_qdot_x8p_kernel (a->type, group);

@@ -156,6 +156,11 @@ main (void)
   /* Many units of work for several threads.  */
   check_mmid (be, TSR_TYPE_Q4_0, 128, 200, 9, 4, 50, 0, NT_DENSE);
   check_mmid (be, TSR_TYPE_Q5_1, 96, 70, 6, 3, 20, 0, NT_DENSE);
+  /* Block types with enough tokens an expert (here 12) that its plain
+     rows are packed for the repacked dots (AVX2 and AVX-512 levels), a
+     partial last group of rows (21).  */
+  for (int t = 3; t < n_types; t++)
+    check_mmid (be, types[t], 96, 21, 4, 2, 24, 0, NT_DENSE);
   check_bad_id (be, 4);
   check_bad_id (be, -2);
   tsr_backend_free (be);

@@ -226,8 +226,8 @@ tsr_cpu_qdot_x8p_kernel (tsr_type type, size_t *group)
   int level = tsr_cpu_repack_level ();
   /* Values up to 31 suit pmaddubsw; values plus 128 need VNNI.  */
   bool small = level & TSR_CPU_REPACK_Q4_0, big = level & TSR_CPU_REPACK_Q8_0;
-  *group = type == TSR_TYPE_Q4_0 ? 144 : type == TSR_TYPE_Q4_1 ? 160
-           : type == TSR_TYPE_Q5_1 || type == TSR_TYPE_MXFP4 ? 288 : 272;
+  struct tsr_cpu_x8_layout l = tsr_cpu_x8_layout_of (type);
+  *group = tsr_cpu_x8_group_bytes (l.q8, l.ext);
   if (!(level & TSR_CPU_REPACK_PACK))
     return NULL;
   switch (type)

@@ -135,11 +135,6 @@ half (tsr_fp16_t h)
   return fp16_to_f32 (h);
 }
 
-/* The published iq4_nl / iq4_xs value table.  */
-static const int8_t iq4_values[16] = {
-  -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113
-};
-
 /* Decoders in plain C.  Bit positions: see lib/types/types-kquant.c.  */
 
 /* q2_K and q3_K: element 32 c + l of half h is bits 2c of byte 32 h + l.  */
@@ -285,8 +280,9 @@ decode_iq4_xs (const void *blk, struct sb *s)
       s->bias[2 * j] = s->bias[2 * j + 1] = 0;
       for (int l = 0; l < 16; l++)
         {
-          s->w[32 * j + l] = (uint8_t) iq4_values[b->qs[16 * j + l] & 15];
-          s->w[32 * j + 16 + l] = (uint8_t) iq4_values[b->qs[16 * j + l] >> 4];
+          const uint8_t q = b->qs[16 * j + l];
+          s->w[32 * j + l] = (uint8_t) tsr_cpu_iq4nl_values[q & 15];
+          s->w[32 * j + 16 + l] = (uint8_t) tsr_cpu_iq4nl_values[q >> 4];
         }
     }
   s->d = half (b->d);
@@ -646,7 +642,7 @@ decode_iq4_xs_r (const void *blk, struct sbv *v)
   const struct tsr_block_iq4_xs *b = blk;
   const __m512i mag = _mm512_abs_epi8 (_mm512_broadcast_i32x4
                                        (_mm_loadu_si128 ((const __m128i *)
-                                                         iq4_values)));
+                                                         tsr_cpu_iq4nl_values)));
   const __m512i m4 = _mm512_set1_epi8 (0x0f), m8 = _mm512_set1_epi8 (8);
   const __m512i shift = _mm512_setr_epi64 (0, 0, 0x0004000400040004,
                                            0x0004000400040004, 0, 0,
@@ -963,7 +959,7 @@ decode_iq4_xs_r (const void *blk, struct sbv *v)
 {
   const struct tsr_block_iq4_xs *b = blk;
   const __m256i table = _mm256_broadcastsi128_si256
-    (_mm_loadu_si128 ((const __m128i *) iq4_values));
+    (_mm_loadu_si128 ((const __m128i *) tsr_cpu_iq4nl_values));
   const __m128i m4 = _mm_set1_epi8 (0x0f);
 
   UNROLL

@@ -94,14 +94,6 @@ is_table (int t)
   return t == IQ4_NL || t == MXFP4;
 }
 
-/* The formats' value tables (as lib/types/types-iq.c has them).  iq4_nl's
-   entries 0..7 are negative.  */
-static const int8_t kvalues_iq4nl[16] = {
-  -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113
-};
-static const int8_t kvalues_mxfp4[16] = {
-  0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12
-};
 #if defined(__AVX512BW__)
 static const int8_t magnitudes_iq4nl[16] = {
   127, 104, 83, 65, 49, 35, 22, 10, 1, 13, 25, 38, 53, 69, 89, 113
@@ -116,21 +108,14 @@ static const int8_t shifted_mxfp4[16] = {
 static inline const int8_t *
 table_of (int t)
 {
-  return t == IQ4_NL ? kvalues_iq4nl : kvalues_mxfp4;
-}
-
-/* mxfp4's scale 2^(e - 127) times one half, built from its bits
-   (subnormal for e < 2), as the reference does.  */
-static inline float
-e8m0_half (uint8_t e)
-{
-  return bits_to_f32 (e < 2 ? 0x00200000u << e : (uint32_t) (e - 1) << 23);
+  return t == IQ4_NL ? tsr_cpu_iq4nl_values : tsr_cpu_mxfp4_values;
 }
 
 static inline float
 block_d (int t, const char *b)
 {
-  return t == MXFP4 ? e8m0_half ((uint8_t) b[0]) : fp16_to_f32 (load_fp16 (b));
+  return t == MXFP4 ? tsr_cpu_e8m0_half ((uint8_t) b[0])
+                    : fp16_to_f32 (load_fp16 (b));
 }
 
 static inline float
@@ -292,7 +277,7 @@ row_to_f32 (int t, int64_t n, float *y, const char *x)
     && defined(__F16C__)
 
 /* mxfp4's halved E8M0 scales of the exponent bytes E (one per lane),
-   as e8m0_half.  */
+   as tsr_cpu_e8m0_half.  */
 static inline __m512
 e8m0_half16 (__m512i e)
 {

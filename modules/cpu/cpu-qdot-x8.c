@@ -60,21 +60,12 @@
 #endif
 
 #define ROWS TSR_CPU_REPACK_ROWS
-/* A group's block: EXT 0, the 8 rows' f16 scales then the vectors
-   (at 16); X8_MINS, the f16 scales, the rows' f16 minimums (at 16),
-   then the vectors (at 32), for q4_1 and q5_1; X8_F32S, the scales as
-   f32 (mxfp4's E8M0 ones outrange f16), then the vectors (at 32).  Two
-   vectors of nibbles (not Q8) or four of bytes (Q8).  The offset
-   multiplier OM of the activations' -8 sums is 1 for q4_0 (values
-   0..15 less 8), 16 for q8_0, and iq4_nl and mxfp4 packed as q8_0
-   (values plus 128), 2 for q5_0 packed in the q8_0 layout (values
-   0..31 less 16), 0 for q4_1 and q5_1 (their values with no offset,
-   the minimum times the activation block's sum added in f32).  */
-#define X8_MINS 1
-#define X8_F32S 2
-#define GROUP_VEC(ext) ((ext) ? 32 : 16)
-#define GROUP_BYTES(q8, ext) (GROUP_VEC (ext) + ((q8) ? 256 : 128))
-#define GROUP_BLOCK(q8) GROUP_BYTES (q8, 0)
+/* A group's block (Q8, OM, EXT): as struct tsr_cpu_x8_layout says
+   (cpu-vec.h).  q4_1's and q5_1's minimums (TSR_CPU_X8_MINS) times the
+   activation block's scaled sum are added in f32; mxfp4's E8M0 scales
+   outrange f16 (TSR_CPU_X8_F32S).  */
+#define GROUP_VEC(ext) tsr_cpu_x8_vectors_at (ext)
+#define GROUP_BYTES(q8, ext) tsr_cpu_x8_group_bytes (q8, ext)
 
 #if defined(__AVX512VNNI__) || defined(__AVXVNNI__)
 #define X8_VNNI 1
@@ -99,7 +90,7 @@ x8_group_ref (int64_t k, const unsigned char *g, const int NY,
       for (int r = 0; r < ROWS; r++)
         {
           float dw;
-          if (ext == X8_F32S)
+          if (ext == TSR_CPU_X8_F32S)
             memcpy (&dw, o + 4 * r, sizeof dw);
           else
             dw = fp16_to_f32 (load_fp16 ((const char *) o + 2 * r));
@@ -129,7 +120,7 @@ x8_group_ref (int64_t k, const unsigned char *g, const int NY,
                          + w[3] * a[72 + e];
                   }
               acc[r][c] += dw * tsr_cpu_qact_scales (y[c], k)[j] * (float) s;
-              if (ext == X8_MINS)
+              if (ext == TSR_CPU_X8_MINS)
                 acc[r][c] += fp16_to_f32 (load_fp16 ((const char *) o + 16
                                                      + 2 * r))
                              * tsr_cpu_qact_sums (y[c], k)[j];
@@ -169,86 +160,51 @@ x8_pairs512 (const void *p)
 }
 #endif
 
-/* What tsr_cpu_x8_pack reads of a plain block of a type it packs: the
-   block's bytes, where its values (or nibbles), fifth bits (QH >= 0)
-   and scales are, the value table (NULL: none), and the group's
-   layout (Q8, OM, EXT as x8_group takes them).  */
-struct x8_src
+/* The value table of a packed type's nibbles (NULL: the values are
+   the nibbles, or bytes), and whether its values are bytes (q8_0's).  */
+static inline const int8_t *
+x8_table_of (tsr_type type)
 {
-  int bb, qs, qh, q8, om, ext;
-  const int8_t *table;
-};
-
-static const int8_t x8_iq4nl_values[16] = {
-  -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113
-};
-/* Twice the E2M1 values (the scale is halved to match).  */
-static const int8_t x8_mxfp4_values[16] = {
-  0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12
-};
-
-static inline struct x8_src
-x8_src_of (tsr_type type)
-{
-  switch (type)
-    {
-    case TSR_TYPE_Q8_0:
-      return (struct x8_src) { 34, 2, -1, 1, 16, 0, NULL };
-    case TSR_TYPE_Q5_0:
-      return (struct x8_src) { 22, 6, 2, 1, 2, 0, NULL };
-    case TSR_TYPE_IQ4_NL:
-      return (struct x8_src) { 18, 2, -1, 1, 16, 0, x8_iq4nl_values };
-    case TSR_TYPE_Q4_1:
-      return (struct x8_src) { 20, 4, -1, 0, 0, X8_MINS, NULL };
-    case TSR_TYPE_Q5_1:
-      return (struct x8_src) { 24, 8, 4, 1, 0, X8_MINS, NULL };
-    case TSR_TYPE_MXFP4:
-      return (struct x8_src) { 17, 1, -1, 1, 16, X8_F32S, x8_mxfp4_values };
-    default:                    /* q4_0 */
-      return (struct x8_src) { 18, 2, -1, 0, 1, 0, NULL };
-    }
+  return type == TSR_TYPE_IQ4_NL ? tsr_cpu_iq4nl_values
+         : type == TSR_TYPE_MXFP4 ? tsr_cpu_mxfp4_values : NULL;
 }
 
-/* mxfp4's scale 2^(e - 127), halved (its values are doubled), from its
-   bits (subnormal for e < 2), as the reference computes it.  */
-static inline float
-x8_e8m0_half (unsigned char e)
+static inline bool
+x8_bytes (const struct tsr_cpu_x8_layout *d, const int8_t *table)
 {
-  uint32_t u = e < 2 ? 0x00200000u << e : (uint32_t) (e - 1) << 23;
-  float f;
-  memcpy (&f, &u, sizeof f);
-  return f;
+  return d->q8 && d->qh < 0 && !table;
 }
 
 /* Row R's scale (and minimum) of block BLK into the group's block O.  */
 static inline void
-x8_scale_into (const struct x8_src *d, const unsigned char *blk, int r,
-               unsigned char *o)
+x8_scale_into (const struct tsr_cpu_x8_layout *d, const unsigned char *blk,
+               int r, unsigned char *o)
 {
-  if (d->ext == X8_F32S)
+  if (d->ext == TSR_CPU_X8_F32S)
     {
-      float f = x8_e8m0_half (blk[0]);
+      float f = tsr_cpu_e8m0_half (blk[0]);
       memcpy (o + 4 * r, &f, sizeof f);
       return;
     }
   memcpy (o + 2 * r, blk, 2);
-  if (d->ext == X8_MINS)
+  if (d->ext == TSR_CPU_X8_MINS)
     memcpy (o + 16 + 2 * r, blk + 2, 2);
 }
 
 
 #if defined(__AVX512BW__)
-/* Block J of 8 plain rows described by D at X (BX bytes apart) as the 4
+/* Block J of 8 plain rows described by D (and TABLE) at X (BX bytes
+   apart) as the 4
    vectors of values the kernels take (W[s]: elements 8s .. 8s + 7 of
    row r in quadword r, which is lanes 2r and 2r + 1), as
    tsr_cpu_x8_pack stores them (nibble layouts in two vectors).  */
 static inline __attribute__ ((always_inline)) void
-x8_plain512 (const struct x8_src *d, const unsigned char *x, size_t bx,
-             int64_t j, __m512i *w)
+x8_plain512 (const struct tsr_cpu_x8_layout *d, const int8_t *table,
+             const unsigned char *x, size_t bx, int64_t j, __m512i *w)
 {
   const __m512i m4 = _mm512_set1_epi8 (15), top = _mm512_set1_epi8 (-128);
   const unsigned char *p = x + j * d->bb + d->qs;
-  if (d->q8 && d->qh < 0 && !d->table)
+  if (x8_bytes (d, table))
     {
       /* q8_0: each row's 32 values as quadwords q0..q3, two rows a
          vector, then quadword s of every row gathered into W[s].  */
@@ -315,12 +271,12 @@ x8_plain512 (const struct x8_src *d, const unsigned char *x, size_t bx,
         w[s] = _mm512_or_si512 (w[s], _mm512_maskz_mov_epi8
                                         ((__mmask64) qh[s], sixteen));
     }
-  else if (d->table)
+  else if (table)
     {
-      const __m512i table = _mm512_broadcast_i32x4
-                              (_mm_loadu_si128 ((const __m128i *) d->table));
+      const __m512i tv = _mm512_broadcast_i32x4
+                           (_mm_loadu_si128 ((const __m128i *) table));
       for (int s = 0; s < 4; s++)
-        w[s] = _mm512_add_epi8 (_mm512_shuffle_epi8 (table, w[s]), top);
+        w[s] = _mm512_add_epi8 (_mm512_shuffle_epi8 (tv, w[s]), top);
     }
 }
 
@@ -406,9 +362,9 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
           w2 = _mm512_and_si512 (v1, m4);
           w3 = _mm512_and_si512 (_mm512_srli_epi16 (v1, 4), m4);
         }
-      __m512 dw = ext == X8_F32S ? x8_pairs512_f32 (o) : x8_pairs512 (o);
+      __m512 dw = ext == TSR_CPU_X8_F32S ? x8_pairs512_f32 (o) : x8_pairs512 (o);
       /* The minimums in the even lanes only: once a row.  */
-      __m512 mw = ext == X8_MINS
+      __m512 mw = ext == TSR_CPU_X8_MINS
                   ? _mm512_maskz_mov_ps (0x5555, x8_pairs512 (o + 16))
                   : _mm512_setzero_ps ();
       const int64_t at = tsr_cpu_qact_pos (j, 0);
@@ -423,7 +379,7 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
           acc[c] = _mm512_fmadd_ps (_mm512_mul_ps (dw,
                                                    _mm512_set1_ps (dy[c][j])),
                                     f, acc[c]);
-          if (ext == X8_MINS)
+          if (ext == TSR_CPU_X8_MINS)
             acc[c] = _mm512_fmadd_ps (mw, _mm512_set1_ps (sy[c][j]), acc[c]);
         }
     }
@@ -500,7 +456,7 @@ x8_half (int64_t k, const unsigned char *g, int h, const int NY,
           w2 = _mm256_and_si256 (v1, m4);
           w3 = _mm256_and_si256 (_mm256_srli_epi16 (v1, 4), m4);
         }
-      __m128 d4 = ext == X8_F32S
+      __m128 d4 = ext == TSR_CPU_X8_F32S
                   ? _mm_loadu_ps ((const float *) (o + 16 * h))
                   : _mm_cvtph_ps (_mm_loadl_epi64 ((const __m128i *)
                                                    (o + 8 * h)));
@@ -508,7 +464,7 @@ x8_half (int64_t k, const unsigned char *g, int h, const int NY,
                                             pairs);
       /* The minimums in the even lanes only: once a row.  */
       __m256 mw = _mm256_setzero_ps ();
-      if (ext == X8_MINS)
+      if (ext == TSR_CPU_X8_MINS)
         mw = _mm256_blend_ps (_mm256_permutevar8x32_ps
                               (_mm256_castps128_ps256
                                (_mm_cvtph_ps (_mm_loadl_epi64
@@ -527,7 +483,7 @@ x8_half (int64_t k, const unsigned char *g, int h, const int NY,
           acc[c] = _mm256_fmadd_ps (_mm256_mul_ps (dw,
                                                    _mm256_set1_ps (dy[c][j])),
                                     f, acc[c]);
-          if (ext == X8_MINS)
+          if (ext == TSR_CPU_X8_MINS)
             acc[c] = _mm256_fmadd_ps (mw, _mm256_set1_ps (sy[c][j]), acc[c]);
         }
     }
@@ -577,12 +533,16 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
         default: CALL (8); break;                                       \
         }                                                               \
     }
-#define Q4_0_GROUP(N) x8_group (k, g, N, y, o, ny, 0, 1, 0)
-#define Q8_0_GROUP(N) x8_group (k, g, N, y, o, ny, 1, 16, 0)
-#define Q5_0_GROUP(N) x8_group (k, g, N, y, o, ny, 1, 2, 0)
-#define Q4_1_GROUP(N) x8_group (k, g, N, y, o, ny, 0, 0, X8_MINS)
-#define Q5_1_GROUP(N) x8_group (k, g, N, y, o, ny, 1, 0, X8_MINS)
-#define MXFP4_GROUP(N) x8_group (k, g, N, y, o, ny, 1, 16, X8_F32S)
+/* The group of type T's layout (constants once inlined).  */
+#define TYPE_GROUP(t, N)                                                \
+  x8_group (k, g, N, y, o, ny, tsr_cpu_x8_layout_of (t).q8,             \
+            tsr_cpu_x8_layout_of (t).om, tsr_cpu_x8_layout_of (t).ext)
+#define Q4_0_GROUP(N) TYPE_GROUP (TSR_TYPE_Q4_0, N)
+#define Q8_0_GROUP(N) TYPE_GROUP (TSR_TYPE_Q8_0, N)
+#define Q5_0_GROUP(N) TYPE_GROUP (TSR_TYPE_Q5_0, N)
+#define Q4_1_GROUP(N) TYPE_GROUP (TSR_TYPE_Q4_1, N)
+#define Q5_1_GROUP(N) TYPE_GROUP (TSR_TYPE_Q5_1, N)
+#define MXFP4_GROUP(N) TYPE_GROUP (TSR_TYPE_MXFP4, N)
 
 void
 TSR_CPU_LEVEL_FN (vec_dot_q4_0x8_q8_0) (int64_t k, const void *x, size_t bx,
@@ -634,18 +594,19 @@ TSR_CPU_LEVEL_FN (vec_dot_mxfp4x8_q8_0) (int64_t k, const void *x, size_t bx,
 
 /* Plain rows into one group of the layout, for products of weights
    that are not stored repacked (cpu-ops-matmul.c): the group the
-   buffer type would have made of q4_0 and q8_0 rows, and of q5_0 and
-   iq4_nl rows the q8_0 layout of their values (q5_0: the stored 5-bit
-   values, 0..31, with the offset of 16 left to the kernel; iq4_nl:
-   the table values plus 128), so that the same kernels, and the same
-   order of additions, serve them.  Rows NR .. 7 of the group are
-   zero.  */
+   buffer type would have made of q4_0 and q8_0 rows, and for the other
+   blocks of 32 the layout struct tsr_cpu_x8_layout gives them (the
+   values as the kernels take them: q5_0's and q5_1's 5-bit values,
+   iq4_nl's and mxfp4's table values plus 128), so that the same
+   kernels, and the same order of additions, serve them.  Rows NR .. 7
+   of the group are zero.  The reference, every value one by one.  */
 static inline void
 x8_pack_ref (tsr_type type, int64_t k, const unsigned char *x, size_t bx,
              int nr, unsigned char *dst)
 {
   const int64_t nb = k / 32;
-  const struct x8_src d = x8_src_of (type);
+  const struct tsr_cpu_x8_layout d = tsr_cpu_x8_layout_of (type);
+  const int8_t *table = x8_table_of (type);
   const int vo = GROUP_VEC (d.ext);
   for (int64_t j = 0; j < nb; j++)
     {
@@ -663,14 +624,14 @@ x8_pack_ref (tsr_type type, int64_t k, const unsigned char *x, size_t bx,
                 {
                   int nib = e < 16 ? blk[d.qs + e] & 15
                                    : blk[d.qs + e - 16] >> 4;
-                  if (d.q8 && d.qh < 0 && !d.table)
+                  if (x8_bytes (&d, table))
                     v[e] = (unsigned char) (blk[d.qs + e] ^ 0x80);
                   else if (d.qh >= 0)
                     v[e] = (unsigned char) (nib | ((load_le32 ((const char *)
                                                                blk + d.qh)
                                                     >> e) & 1) << 4);
-                  else if (d.table)
-                    v[e] = (unsigned char) (d.table[nib] + 128);
+                  else if (table)
+                    v[e] = (unsigned char) (table[nib] + 128);
                   else
                     v[e] = (unsigned char) nib;
                 }
@@ -697,12 +658,12 @@ x8_pack_ref (tsr_type type, int64_t k, const unsigned char *x, size_t bx,
 /* Rows 4H .. 4H + 3 of x8_plain512's vectors: their bytes 32H ..
    32H + 31.  */
 static inline __attribute__ ((always_inline)) void
-x8_plain256 (const struct x8_src *d, const unsigned char *x, size_t bx,
-             int64_t j, int h, __m256i *w)
+x8_plain256 (const struct tsr_cpu_x8_layout *d, const int8_t *table,
+             const unsigned char *x, size_t bx, int64_t j, int h, __m256i *w)
 {
   const __m256i m4 = _mm256_set1_epi8 (15), top = _mm256_set1_epi8 (-128);
   const unsigned char *p = x + (size_t) (4 * h) * bx + j * d->bb + d->qs;
-  if (d->q8 && d->qh < 0 && !d->table)
+  if (x8_bytes (d, table))
     {
       /* A 4 x 4 transpose of quadwords.  */
       __m256i r[4];
@@ -757,12 +718,12 @@ x8_plain256 (const struct x8_src *d, const unsigned char *x, size_t bx,
                                            sixteen));
         }
     }
-  else if (d->table)
+  else if (table)
     {
-      const __m256i table = _mm256_broadcastsi128_si256
-                              (_mm_loadu_si128 ((const __m128i *) d->table));
+      const __m256i tv = _mm256_broadcastsi128_si256
+                           (_mm_loadu_si128 ((const __m128i *) table));
       for (int s = 0; s < 4; s++)
-        w[s] = _mm256_add_epi8 (_mm256_shuffle_epi8 (table, w[s]), top);
+        w[s] = _mm256_add_epi8 (_mm256_shuffle_epi8 (tv, w[s]), top);
     }
 }
 #endif
@@ -775,7 +736,8 @@ x8_pack_vec (tsr_type type, int64_t k, const unsigned char *x, size_t bx,
              unsigned char *dst)
 {
   const int64_t nb = k / 32;
-  const struct x8_src d = x8_src_of (type);
+  const struct tsr_cpu_x8_layout d = tsr_cpu_x8_layout_of (type);
+  const int8_t *table = x8_table_of (type);
   const int vo = GROUP_VEC (d.ext);
   const size_t bb = (size_t) d.bb;
   for (int64_t j = 0; j < nb; j++)
@@ -792,7 +754,7 @@ x8_pack_vec (tsr_type type, int64_t k, const unsigned char *x, size_t bx,
         x8_scale_into (&d, x + (size_t) r * bx + j * bb, r, o);
 #if defined(__AVX512BW__)
       __m512i w[4];
-      x8_plain512 (&d, x, bx, j, w);
+      x8_plain512 (&d, table, x, bx, j, w);
       if (d.q8)
         for (int s = 0; s < 4; s++)
           _mm512_storeu_si512 (o + vo + 64 * s, w[s]);
@@ -808,7 +770,7 @@ x8_pack_vec (tsr_type type, int64_t k, const unsigned char *x, size_t bx,
       for (int h = 0; h < 2; h++)
         {
           __m256i w[4];
-          x8_plain256 (&d, x, bx, j, h, w);
+          x8_plain256 (&d, table, x, bx, j, h, w);
           if (d.q8)
             for (int s = 0; s < 4; s++)
               _mm256_storeu_si256 ((__m256i *) (o + vo + 64 * s + 32 * h),

@@ -42,6 +42,25 @@ load_le32 (const char *p)
          | (uint32_t) u[3] << 24;
 }
 
+/* The published value tables of iq4_nl (and iq4_xs) and mxfp4 (twice
+   the E2M1 values), as lib/types/types-iq.c has them: iq4_nl's entries
+   0..7 are negative.  */
+static const int8_t tsr_cpu_iq4nl_values[16] = {
+  -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113
+};
+static const int8_t tsr_cpu_mxfp4_values[16] = {
+  0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12
+};
+
+/* mxfp4's scale 2^(e - 127) times one half (its table values are
+   doubled), built from its bits (subnormal for e < 2), as the reference
+   does.  */
+static inline float
+tsr_cpu_e8m0_half (uint8_t e)
+{
+  return bits_to_f32 (e < 2 ? 0x00200000u << e : (uint32_t) (e - 1) << 23);
+}
+
 /* Weight bytes prefetched ahead of the ones being multiplied, every
    cache line of them.  gemv streams its weights from memory once; the
    hardware prefetchers alone did not keep two Zen 5 cores busy, and one

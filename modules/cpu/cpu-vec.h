@@ -173,10 +173,64 @@ TSR_CPU_ROW_TO_F32 (mxfp4)
 #define TSR_CPU_REPACK_Q4_0 1
 #define TSR_CPU_REPACK_Q8_0 2
 #define TSR_CPU_REPACK_Q4_K 4
+#define TSR_CPU_REPACK_Q6_K 8
 /* Not a type: tsr_cpu_x8_pack has vector code (plain rows are packed
    for the repacked dots as they are used, cpu-ops-matmul.c).  */
 #define TSR_CPU_REPACK_PACK 16
-#define TSR_CPU_REPACK_Q6_K 8
+
+/* How tsr_cpu_x8_pack packs a plain block of 32 of a type into a group
+   for the repacked dots (cpu-qdot-x8.c), the one description both the
+   packers and the kernels' callers read: the block's bytes BB, where
+   its values or nibbles (QS), fifth bits (QH; -1: none) and f16 scale
+   (at 0; the minimum at 2 with TSR_CPU_X8_MINS, mxfp4's E8M0 byte with
+   TSR_CPU_X8_F32S) are; and the group's block: four vectors of bytes
+   (Q8) or two of nibbles, the multiplier OM of the activations' -8
+   sums (1: q4_0's offset of 8; 16: values plus 128; 2: q5_0's offset
+   of 16; 0: none), and EXT, what comes before the vectors: 0, the 8
+   rows' f16 scales (16 bytes); TSR_CPU_X8_MINS, those and the rows'
+   f16 minimums (32); TSR_CPU_X8_F32S, the scales as f32 (32).  */
+#define TSR_CPU_X8_MINS 1
+#define TSR_CPU_X8_F32S 2
+
+struct tsr_cpu_x8_layout
+{
+  int bb, qs, qh, q8, om, ext;
+};
+
+static inline struct tsr_cpu_x8_layout
+tsr_cpu_x8_layout_of (tsr_type type)
+{
+  switch (type)
+    {
+    case TSR_TYPE_Q8_0:
+      return (struct tsr_cpu_x8_layout) { 34, 2, -1, 1, 16, 0 };
+    case TSR_TYPE_Q5_0:
+      return (struct tsr_cpu_x8_layout) { 22, 6, 2, 1, 2, 0 };
+    case TSR_TYPE_IQ4_NL:
+      return (struct tsr_cpu_x8_layout) { 18, 2, -1, 1, 16, 0 };
+    case TSR_TYPE_Q4_1:
+      return (struct tsr_cpu_x8_layout) { 20, 4, -1, 0, 0, TSR_CPU_X8_MINS };
+    case TSR_TYPE_Q5_1:
+      return (struct tsr_cpu_x8_layout) { 24, 8, 4, 1, 0, TSR_CPU_X8_MINS };
+    case TSR_TYPE_MXFP4:
+      return (struct tsr_cpu_x8_layout) { 17, 1, -1, 1, 16, TSR_CPU_X8_F32S };
+    default:                    /* q4_0 */
+      return (struct tsr_cpu_x8_layout) { 18, 2, -1, 0, 1, 0 };
+    }
+}
+
+/* Where a group's block's vectors start, and its bytes.  */
+static inline int
+tsr_cpu_x8_vectors_at (int ext)
+{
+  return ext ? 32 : 16;
+}
+
+static inline size_t
+tsr_cpu_x8_group_bytes (int q8, int ext)
+{
+  return (size_t) tsr_cpu_x8_vectors_at (ext) + (q8 ? 256 : 128);
+}
 
 static inline int64_t
 tsr_cpu_qact_blocks (int64_t k)

@@ -242,6 +242,16 @@ tsr_cpu_qdot_x8p_kernel (tsr_type type, size_t *group)
     default: return NULL;
     }
 }
+/* Rows [FIRST, LAST) (at most 16) of matrix (I2, I3) of plain weights
+   A into PACK as 8-row groups of GROUP bytes a block
+   (tsr_cpu_x8_pack), the last one padded with zero rows: the bytes a
+   packed row takes, the row stride the repacked kernels step by
+   (cpu-ops-matmul.c; mul_mat and mul_mat_id).  */
+TSR_MODULE_HIDDEN size_t tsr_cpu_x8_pack_rows (const tsr_tensor *a,
+                                               int64_t i2, int64_t i3,
+                                               int64_t first, int64_t last,
+                                               size_t group,
+                                               unsigned char *pack);
 /* Up to TSR_CPU_WEIGHT_TILE consecutive weight rows as f32, for dot
    products (mul_mat, mul_mat_id).  */
 #define TSR_CPU_WEIGHT_TILE 16

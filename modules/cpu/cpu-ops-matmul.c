@@ -419,8 +419,7 @@ mul_mat_qdots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   const int64_t tiles = (m + tile - 1) / tile;
   const tsr_cpu_qdot_fn qdot = packed ? tsr_cpu_qdot_x8_kernel (a->type)
                                : x8p ? x8p : tsr_cpu_qdot_kernel (a->type);
-  /* A packed group's bytes per row, as the kernels step by rows.  */
-  const size_t x8p_row = group / TSR_CPU_REPACK_ROWS * (size_t) (k / 32);
+  size_t x8p_row = 0;            /* a packed row's bytes */
   unsigned char *pack = c->scratch[ith];
   float out[QDOT_TILE * TSR_CPU_QDOT_MAX_COLS];
   int64_t u0, u1;
@@ -436,11 +435,9 @@ mul_mat_qdots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
 
       /* Plain weights to pack: the tile's rows, once for every
          column.  */
-      for (int64_t i = first; x8p && i < last; i += TSR_CPU_REPACK_ROWS)
-        tsr_cpu_x8_pack (a->type, k, tsr_cpu_at (a, 0, i, i2 / r2, i3 / r3),
-                         a->nb[1], last - i < TSR_CPU_REPACK_ROWS
-                                   ? (int) (last - i) : TSR_CPU_REPACK_ROWS,
-                         pack + (i - first) * x8p_row);
+      if (x8p)
+        x8p_row = tsr_cpu_x8_pack_rows (a, i2 / r2, i3 / r3, first, last,
+                                        group, pack);
 
       for (int64_t j0 = 0; j0 < n; j0 += TSR_CPU_QDOT_MAX_COLS)
         {
@@ -469,6 +466,21 @@ mul_mat_qdots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
         }
     }
   return TSR_OK;
+}
+
+size_t
+tsr_cpu_x8_pack_rows (const tsr_tensor *a, int64_t i2, int64_t i3,
+                      int64_t first, int64_t last, size_t group,
+                      unsigned char *pack)
+{
+  const size_t row = group / TSR_CPU_REPACK_ROWS * (size_t) (a->ne[0] / 32);
+
+  for (int64_t i = first; i < last; i += TSR_CPU_REPACK_ROWS)
+    tsr_cpu_x8_pack (a->type, a->ne[0], tsr_cpu_at (a, 0, i, i2, i3),
+                     a->nb[1], last - i < TSR_CPU_REPACK_ROWS
+                               ? (int) (last - i) : TSR_CPU_REPACK_ROWS,
+                     pack + (i - first) * row);
+  return row;
 }
 
 static inline float *

@@ -700,13 +700,7 @@ expert_qdots (tsr_tensor *dst, const void *act, int64_t x, int64_t first,
       if (n_x >= TSR_CPU_X8P_MIN_N)
         {
           pk.kernel = x8p;
-          pk.row = group / TSR_CPU_REPACK_ROWS * (size_t) (as->ne[0] / 32);
-          for (int64_t i = first; i < last; i += TSR_CPU_REPACK_ROWS)
-            tsr_cpu_x8_pack (as->type, as->ne[0], tsr_cpu_at (as, 0, i, x, 0),
-                             as->nb[1], last - i < TSR_CPU_REPACK_ROWS
-                                        ? (int) (last - i)
-                                        : TSR_CPU_REPACK_ROWS,
-                             pack + (i - first) * pk.row);
+          pk.row = tsr_cpu_x8_pack_rows (as, x, 0, first, last, group, pack);
         }
     }
 

@@ -227,6 +227,25 @@ tsr_cpu_qdot_x8p_kernel (tsr_type type, size_t *group)
   /* Values up to 31 suit pmaddubsw; values plus 128 need VNNI.  */
   bool small = level & TSR_CPU_REPACK_Q4_0, big = level & TSR_CPU_REPACK_Q8_0;
   struct tsr_cpu_x8_layout l = tsr_cpu_x8_layout_of (type);
+
+  if (tsr_cpu_is_kquant (type))
+    {
+      /* The packed super-blocks (cpu-vec-k.h), as bytes a block of
+         32 of a group.  */
+      *group = TSR_CPU_KP8_BYTES / 8;
+      if (!(level & TSR_CPU_REPACK_PACK_K))
+        return NULL;
+      switch (type)
+        {
+        case TSR_TYPE_Q2_K: return tsr_cpu_vec_dot_q2_Kp8_q8_K;
+        case TSR_TYPE_Q3_K: return tsr_cpu_vec_dot_q3_Kp8_q8_K;
+        case TSR_TYPE_Q4_K: return tsr_cpu_vec_dot_q4_Kp8_q8_K;
+        case TSR_TYPE_Q5_K: return tsr_cpu_vec_dot_q5_Kp8_q8_K;
+        case TSR_TYPE_Q6_K: return tsr_cpu_vec_dot_q6_Kp8_q8_K;
+        /* Values plus 128 need VNNI, as q8_0's.  */
+        default: return big ? tsr_cpu_vec_dot_iq4_xsp8_q8_K : NULL;
+        }
+    }
   *group = tsr_cpu_x8_group_bytes (l.q8, l.ext);
   if (!(level & TSR_CPU_REPACK_PACK))
     return NULL;
@@ -242,6 +261,38 @@ tsr_cpu_qdot_x8p_kernel (tsr_type type, size_t *group)
     default: return NULL;
     }
 }
+/* Plain weights of the super-block types: packed by tile from
+   TSR_CPU_KP8_MIN_N columns (tsr_cpu_qdot_x8p_kernel; the tile is
+   packed once for all its column passes); below, from
+   TSR_CPU_KF8_MIN_N, one pass of the kernel that packs each
+   super-block of 8 rows as it goes (the weights stream from memory
+   while the products run).  Below that the plain dots are faster (two
+   cores, v4-vnni, 4096 x 14336: at n = 4 they ran 421-539 GFLOP/s
+   against 308-373, at 6 both 350-460, at 8 331-484 against 413-538).
+   The f8 kernel of TYPE where this level has it, NULL otherwise.  */
+#define TSR_CPU_KP8_MIN_N 9
+#define TSR_CPU_KF8_MIN_N 6
+static inline tsr_cpu_qdot_fn
+tsr_cpu_qdot_f8_kernel (tsr_type type)
+{
+  int level = tsr_cpu_repack_level ();
+
+  if (!(level & TSR_CPU_REPACK_PACK_K))
+    return NULL;
+  switch (type)
+    {
+    case TSR_TYPE_Q2_K: return tsr_cpu_vec_dot_q2_Kf8_q8_K;
+    case TSR_TYPE_Q3_K: return tsr_cpu_vec_dot_q3_Kf8_q8_K;
+    case TSR_TYPE_Q4_K: return tsr_cpu_vec_dot_q4_Kf8_q8_K;
+    case TSR_TYPE_Q5_K: return tsr_cpu_vec_dot_q5_Kf8_q8_K;
+    case TSR_TYPE_Q6_K: return tsr_cpu_vec_dot_q6_Kf8_q8_K;
+    case TSR_TYPE_IQ4_XS:
+      return level & TSR_CPU_REPACK_Q8_0 ? tsr_cpu_vec_dot_iq4_xsf8_q8_K
+                                         : NULL;
+    default: return NULL;
+    }
+}
+
 /* Rows [FIRST, LAST) (at most 16) of matrix (I2, I3) of plain weights
    A into PACK as 8-row groups of GROUP bytes a block
    (tsr_cpu_x8_pack), the last one padded with zero rows: the bytes a

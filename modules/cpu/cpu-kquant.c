@@ -1364,3 +1364,594 @@ KTYPE_FNS (q4_K, KQ4)
 KTYPE_FNS (q5_K, KQ5)
 KTYPE_FNS (q6_K, KQ6)
 KTYPE_FNS (iq4_xs, KIQ4XS)
+
+
+/* The 8-row packed form of plain super-blocks (cpu-vec-k.h): mul_mat
+   packs a thread's tile of rows once for all its columns, then runs
+   register tiles of 8 rows by up to 8 columns over it.  Per
+   super-block and row the two exact integers of the plain dots (I: the
+   scaled products, and the biases of q3_K, q6_K and iq4_xs; B: the
+   minimums times the activation sums), then the f32 steps.  */
+#define P8 TSR_CPU_KP8_ROWS
+
+static inline enum ktype
+ktype_of (tsr_type type)
+{
+  switch (type)
+    {
+    case TSR_TYPE_Q2_K: return KQ2;
+    case TSR_TYPE_Q3_K: return KQ3;
+    case TSR_TYPE_Q4_K: return KQ4;
+    case TSR_TYPE_Q5_K: return KQ5;
+    case TSR_TYPE_Q6_K: return KQ6;
+    default: return KIQ4XS;
+    }
+}
+
+/* Where value E (< 256) of row R sits in a packed super-block.  */
+static inline size_t
+p8_value_at (int r, int e)
+{
+  return TSR_CPU_KP8_W + 64 * (size_t) (e / 8) + 8 * r + e % 8;
+}
+
+/* Row R's scale (resp. bias) of group of 16 G.  */
+static inline size_t
+p8_scale_at (int r, int g)
+{
+  return TSR_CPU_KP8_SC + 64 * (size_t) (g / 4) + 2 * (8 * (g % 4) + r);
+}
+
+static inline size_t
+p8_bias_at (int r, int g)
+{
+  int h = g / 8, s = g % 8 / 2, b = g % 2;
+  return TSR_CPU_KP8_BIAS + 64 * (size_t) s + 4 * (2 * r + h) + 2 * b;
+}
+
+#if !defined(__AVX512BW__)
+/* Decoded super-block S of row R into the packed one at O: its values
+   (iq4_xs: plus 128), scales, biases (iq4_xs: -128 times its scales)
+   and float factors.  */
+static void
+p8_put_ref (enum ktype t, const struct sb *s, int r, unsigned char *o)
+{
+  float dm = has_mins (t) ? -s->dmin : 0;
+
+  for (int e = 0; e < QK; e++)
+    o[p8_value_at (r, e)] = (uint8_t) (t == KIQ4XS ? s->w[e] ^ 0x80 : s->w[e]);
+  for (int g = 0; g < GROUPS; g++)
+    {
+      int16_t bias = t == KIQ4XS ? (int16_t) (-128 * s->sc[g]) : s->bias[g];
+      memcpy (o + p8_scale_at (r, g), &s->sc[g], 2);
+      memcpy (o + p8_bias_at (r, g), &bias, 2);
+    }
+  memcpy (o + TSR_CPU_KP8_D + 4 * r, &s->d, 4);
+  memcpy (o + TSR_CPU_KP8_DM + 4 * r, &dm, 4);
+}
+
+/* The reference pack: every field put one by one.  */
+static void
+p8_pack_ref (enum ktype t, int64_t k, const char *x, size_t bx, int nr,
+             unsigned char *dst)
+{
+  const size_t bytes = block_bytes (t);
+
+  memset (dst, 0, (size_t) (k / QK) * TSR_CPU_KP8_BYTES);
+  for (int64_t i = 0; i < k / QK; i++)
+    for (int r = 0; r < nr; r++)
+      {
+        struct sb s;
+        decode (t, x + (size_t) r * bx + (size_t) i * bytes, &s);
+        p8_put_ref (t, &s, r, dst + (size_t) i * TSR_CPU_KP8_BYTES);
+      }
+}
+
+#endif
+
+/* acc + i f, the step every kernel of the super-block types takes per
+   super-block (one rounding where the level has a fused multiply-add,
+   as the vector code does).  */
+static inline float
+p8_step (float acc, int32_t i, float f)
+{
+#if defined(FP_FAST_FMAF)
+  return fmaf ((float) i, f, acc);
+#else
+  return (float) i * f + acc;
+#endif
+}
+
+#if !defined(__AVX512BW__)
+/* The reference kernel: OUT[r NY_OUT + c] for the 8 rows of the packed
+   group G, or of the PNR plain rows at PLAIN (PBX bytes apart) packed
+   a super-block at a time, and NY columns.  */
+static void
+p8_group_ref (enum ktype t, int64_t k, const unsigned char *g,
+              const char *plain, size_t pbx, int pnr, int ny,
+              const void *const *y, float *out, int ny_out)
+{
+  float acc[P8][TSR_CPU_QDOT_MAX_COLS] = { { 0 } };
+  unsigned char sb[TSR_CPU_KP8_BYTES];
+
+  for (int64_t i = 0; i < k / QK; i++)
+    {
+      const unsigned char *o = g + (size_t) i * TSR_CPU_KP8_BYTES;
+      if (plain)
+        {
+          p8_pack_ref (t, QK, plain + (size_t) i * block_bytes (t), pbx, pnr,
+                       sb);
+          o = sb;
+        }
+      for (int r = 0; r < P8; r++)
+        for (int c = 0; c < ny; c++)
+          {
+            const int8_t *a = (const int8_t *) y[c] + QK * i;
+            const int16_t *ys = tsr_cpu_kact_sums (y[c], k) + GROUPS * i;
+            const float dy = tsr_cpu_kact_scales (y[c], k)[i];
+            int32_t isum = 0, bsum = 0;
+            float d, dm;
+            for (int gi = 0; gi < GROUPS; gi++)
+              {
+                int16_t sc, bias;
+                int32_t sg = 0;
+                memcpy (&sc, o + p8_scale_at (r, gi), 2);
+                memcpy (&bias, o + p8_bias_at (r, gi), 2);
+                for (int e = 16 * gi; e < 16 * gi + 16; e++)
+                  sg += o[p8_value_at (r, e)] * a[e];
+                isum += sc * sg;
+                if (has_mins (t))
+                  bsum += bias * ys[gi];
+                else
+                  isum += bias * ys[gi];
+              }
+            memcpy (&d, o + TSR_CPU_KP8_D + 4 * r, 4);
+            memcpy (&dm, o + TSR_CPU_KP8_DM + 4 * r, 4);
+            acc[r][c] = p8_step (acc[r][c], isum, d * dy);
+            if (has_mins (t))
+              acc[r][c] = p8_step (acc[r][c], bsum, dm * dy);
+          }
+    }
+  for (int r = 0; r < P8; r++)
+    for (int c = 0; c < ny; c++)
+      out[r * ny_out + c] = acc[r][c];
+}
+#endif
+
+#if defined(__AVX512BW__)
+/* Values of a group of 16 summed before their scale: within int16
+   (the vpdpwssd that applies the scale reads the low half), 8 products
+   for 5-bit values (8 x 31 x 127), 16 for q4_K's and 4 for q6_K's.
+   iq4_xs's values plus 128 overflow even 4: its groups of 32 are
+   scaled in int32 (vpmulld).  */
+static inline int
+p8_span (enum ktype t)
+{
+  return t == KQ6 ? 1 : t == KQ4 || t == KIQ4XS ? 4 : 2;
+}
+
+/* The 8 rows' values of a super-block, decoded into STAGE (row r at 256
+   r), packed: value vector v (of 32) holds 8 bytes of each row, a
+   transposition of 8 by 8 quadwords per 64 bytes.  */
+static inline void
+p8_put_values (const uint8_t (*stage)[QK], unsigned char *o)
+{
+  const __m512i lo = _mm512_setr_epi64 (0, 8, 2, 10, 4, 12, 6, 14);
+  const __m512i hi = _mm512_setr_epi64 (1, 9, 3, 11, 5, 13, 7, 15);
+  const __m512i lo2 = _mm512_setr_epi64 (0, 1, 8, 9, 4, 5, 12, 13);
+  const __m512i hi2 = _mm512_setr_epi64 (2, 3, 10, 11, 6, 7, 14, 15);
+  const __m512i lo4 = _mm512_setr_epi64 (0, 1, 2, 3, 8, 9, 10, 11);
+  const __m512i hi4 = _mm512_setr_epi64 (4, 5, 6, 7, 12, 13, 14, 15);
+
+  for (int c = 0; c < QK / 64; c++)
+    {
+      __m512i a[8], b[8];
+      UNROLL
+      for (int r = 0; r < 8; r++)
+        a[r] = _mm512_load_si512 (stage[r] + 64 * c);
+      /* Pairs of rows (b[r]: quadwords 0, 2, 4, 6 of rows r, r + 1;
+         b[r + 1] the odd ones), fours (a[r + j]: quadwords j and
+         4 + j of rows r..r + 3, j < 4), then all eight.  */
+      UNROLL
+      for (int r = 0; r < 8; r += 2)
+        {
+          b[r] = _mm512_permutex2var_epi64 (a[r], lo, a[r + 1]);
+          b[r + 1] = _mm512_permutex2var_epi64 (a[r], hi, a[r + 1]);
+        }
+      UNROLL
+      for (int r = 0; r < 8; r += 4)
+        UNROLL
+        for (int j = 0; j < 2; j++)
+          {
+            a[r + j] = _mm512_permutex2var_epi64 (b[r + j], lo2,
+                                                  b[r + 2 + j]);
+            a[r + 2 + j] = _mm512_permutex2var_epi64 (b[r + j], hi2,
+                                                      b[r + 2 + j]);
+          }
+      UNROLL
+      for (int j = 0; j < 4; j++)
+        {
+          b[j] = _mm512_permutex2var_epi64 (a[j], lo4, a[4 + j]);
+          b[4 + j] = _mm512_permutex2var_epi64 (a[j], hi4, a[4 + j]);
+        }
+      /* b[j]: quadword j of rows 0..7.  */
+      UNROLL
+      for (int j = 0; j < 8; j++)
+        _mm512_storeu_si512 (o + TSR_CPU_KP8_W + 64 * (8 * c + j), b[j]);
+    }
+}
+#endif
+
+#if defined(__AVX512BW__)
+/* The 16 int16 scales of a decoded super-block, groups of 16 in
+   order, from its per-pair scales (lane i of register q: group
+   4 q + i / 8).  */
+static inline __m256i
+p8_scales16 (const struct sbv *v)
+{
+  /* Words 0, 8, 16, 24 of each register.  */
+  const __m512i pick = _mm512_setr_epi32 (0x00080000, 0x00180010,
+                                          0x00280020, 0x00380030,
+                                          0, 0, 0, 0, 0, 0, 0, 0,
+                                          0, 0, 0, 0);
+  const __m512i join = _mm512_setr_epi32 (0x00010000, 0x00030002,
+                                          0x00050004, 0x00070006,
+                                          0x00210020, 0x00230022,
+                                          0x00250024, 0x00270026,
+                                          0, 0, 0, 0, 0, 0, 0, 0);
+  __m512i a = _mm512_permutex2var_epi16 (v->scr[0], pick, v->scr[1]);
+  __m512i b = _mm512_permutex2var_epi16 (v->scr[2], pick, v->scr[3]);
+  return _mm512_castsi512_si256 (_mm512_permutex2var_epi16 (a, join, b));
+}
+
+/* The 8 rows' 16 int16 (row r at 16 r of ROWS) as 4 vectors at DST:
+   word w of vector j comes from row r (w) % 4 of the first four rows
+   (the pair of vectors lo) or of the last four (hi), group g (j, w),
+   as IDX (j) says; HI the words from the last four.  */
+static inline void
+p8_put_words (const int16_t *rows, const __m512i *idx, __mmask32 hi,
+              unsigned char *dst)
+{
+  const __m512i r01 = _mm512_load_si512 (rows);
+  const __m512i r23 = _mm512_load_si512 (rows + 32);
+  const __m512i r45 = _mm512_load_si512 (rows + 64);
+  const __m512i r67 = _mm512_load_si512 (rows + 96);
+
+  UNROLL
+  for (int j = 0; j < 4; j++)
+    _mm512_storeu_si512 (dst + 64 * j, _mm512_mask_blend_epi16
+                         (hi, _mm512_permutex2var_epi16 (r01, idx[j], r23),
+                          _mm512_permutex2var_epi16 (r45, idx[j], r67)));
+}
+
+/* Where the scales and biases of the 8 rows go (p8_put_words).
+   Scales: word w of vector j is row w % 8 of group 4 j + w / 8; biases:
+   row w / 4 of group 8 (w / 2 % 2) + 2 j + w % 2.  Row r of group g is
+   word 16 (r % 4) + g of its pair of staged vectors.  */
+static const int16_t p8_scale_idx[4][32] = {
+  { 0, 16, 32, 48, 0, 16, 32, 48, 1, 17, 33, 49, 1, 17, 33, 49,
+    2, 18, 34, 50, 2, 18, 34, 50, 3, 19, 35, 51, 3, 19, 35, 51 },
+  { 4, 20, 36, 52, 4, 20, 36, 52, 5, 21, 37, 53, 5, 21, 37, 53,
+    6, 22, 38, 54, 6, 22, 38, 54, 7, 23, 39, 55, 7, 23, 39, 55 },
+  { 8, 24, 40, 56, 8, 24, 40, 56, 9, 25, 41, 57, 9, 25, 41, 57,
+    10, 26, 42, 58, 10, 26, 42, 58, 11, 27, 43, 59, 11, 27, 43, 59 },
+  { 12, 28, 44, 60, 12, 28, 44, 60, 13, 29, 45, 61, 13, 29, 45, 61,
+    14, 30, 46, 62, 14, 30, 46, 62, 15, 31, 47, 63, 15, 31, 47, 63 }
+};
+static const int16_t p8_bias_idx[4][32] = {
+  { 0, 1, 8, 9, 16, 17, 24, 25, 32, 33, 40, 41, 48, 49, 56, 57,
+    0, 1, 8, 9, 16, 17, 24, 25, 32, 33, 40, 41, 48, 49, 56, 57 },
+  { 2, 3, 10, 11, 18, 19, 26, 27, 34, 35, 42, 43, 50, 51, 58, 59,
+    2, 3, 10, 11, 18, 19, 26, 27, 34, 35, 42, 43, 50, 51, 58, 59 },
+  { 4, 5, 12, 13, 20, 21, 28, 29, 36, 37, 44, 45, 52, 53, 60, 61,
+    4, 5, 12, 13, 20, 21, 28, 29, 36, 37, 44, 45, 52, 53, 60, 61 },
+  { 6, 7, 14, 15, 22, 23, 30, 31, 38, 39, 46, 47, 54, 55, 62, 63,
+    6, 7, 14, 15, 22, 23, 30, 31, 38, 39, 46, 47, 54, 55, 62, 63 }
+};
+
+/* Super-block I of the NR plain rows at X (BX bytes apart) packed
+   into O: each row's super-block decoded in registers (as the plain
+   dots do), its values, scales and biases staged, then transposed for
+   the 8 rows at once.  */
+static inline __attribute__ ((always_inline)) void
+p8_pack_sb (enum ktype t, const char *x, size_t bx, int nr, int64_t i,
+            unsigned char *o)
+{
+  const size_t bytes = block_bytes (t);
+  _Alignas (64) uint8_t stage[P8][QK];
+  _Alignas (64) int16_t sc[P8][GROUPS], bias[P8][GROUPS];
+  __m512i sidx[4], bidx[4];
+  float d[P8], dm[P8];
+
+  UNROLL
+  for (int j = 0; j < 4; j++)
+    {
+      sidx[j] = _mm512_loadu_si512 (p8_scale_idx[j]);
+      bidx[j] = _mm512_loadu_si512 (p8_bias_idx[j]);
+    }
+  for (int r = 0; r < P8; r++)
+    {
+      struct sbv v;
+      if (r >= nr)
+        {
+          memset (stage[r], 0, QK);
+          memset (sc[r], 0, sizeof sc[r]);
+          memset (bias[r], 0, sizeof bias[r]);
+          d[r] = dm[r] = 0;
+          continue;
+        }
+      const char *blk = x + (size_t) r * bx + (size_t) i * bytes;
+      /* Eight rows' streams: the prefetchers alone left the decoder
+         waiting on memory most of the time.  */
+      qdot_prefetch (blk, bytes);
+      decode_regs (t, blk, &v);
+      UNROLL
+      for (int q = 0; q < 4; q++)
+        {
+          __m512i w = v.w[q];
+          if (t == KIQ4XS)
+            w = _mm512_xor_si512 (_mm512_mask_sub_epi8
+                                  (w, v.neg[q], _mm512_setzero_si512 (), w),
+                                  _mm512_set1_epi8 ((char) 0x80));
+          _mm512_store_si512 (stage[r] + 64 * q, w);
+        }
+      __m256i s16 = p8_scales16 (&v);
+      _mm256_store_si256 ((__m256i *) sc[r], s16);
+      _mm256_store_si256 ((__m256i *) bias[r],
+                          t == KIQ4XS
+                          ? _mm256_mullo_epi16 (s16, _mm256_set1_epi16 (-128))
+                          : v.bias);
+      d[r] = _mm_cvtss_f32 (v.dd);
+      dm[r] = has_mins (t) ? _mm_cvtss_f32 (_mm_movehdup_ps (v.dd)) : 0;
+    }
+  p8_put_values ((const uint8_t (*)[QK]) stage, o);
+  p8_put_words (&sc[0][0], sidx, 0xf0f0f0f0u, o + TSR_CPU_KP8_SC);
+  p8_put_words (&bias[0][0], bidx, 0xffff0000u, o + TSR_CPU_KP8_BIAS);
+  memcpy (o + TSR_CPU_KP8_D, d, sizeof d);
+  memcpy (o + TSR_CPU_KP8_DM, dm, sizeof dm);
+}
+
+/* Word w of a group's scale vector comes from word w / 4 (+ 8 (g % 4))
+   of its quarter of the scales: lane 2 r + h gets row r's.  */
+static const int16_t p8_scale_words[32] = {
+  0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3,
+  4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7
+};
+
+/* 8 activation bytes at A, broadcast.  */
+static inline __m512i
+p8_bcast (const int8_t *a)
+{
+  return _mm512_set1_epi64 (load_i64 (a));
+}
+
+static inline __attribute__ ((always_inline)) void
+p8_group (enum ktype t, int64_t k, const unsigned char *g, const char *plain,
+          size_t pbx, int pnr, const int NY, const void *const *y,
+          float *out, int ny_out)
+{
+  const int64_t nb = k / QK;
+  const int span = p8_span (t), step = span == 4 ? 2 : 1;
+  const __m512i words = _mm512_loadu_si512 (p8_scale_words);
+  /* Lane 2r + h of a bias step s: the activation sums of groups
+     8h + 2s, 8h + 2s + 1 (dword 4h + s of the 16 sums).  */
+  const __m512i halves = _mm512_setr_epi32 (0, 4, 0, 4, 0, 4, 0, 4,
+                                            0, 4, 0, 4, 0, 4, 0, 4);
+  const int8_t *q[TSR_CPU_QDOT_MAX_COLS];
+  const int16_t *bs[TSR_CPU_QDOT_MAX_COLS];
+  const float *dy[TSR_CPU_QDOT_MAX_COLS];
+  __m256 acc[TSR_CPU_QDOT_MAX_COLS];
+
+  UNROLL
+  for (int c = 0; c < NY; c++)
+    {
+      q[c] = y[c];
+      bs[c] = tsr_cpu_kact_sums (y[c], k);
+      dy[c] = tsr_cpu_kact_scales (y[c], k);
+      acc[c] = _mm256_setzero_ps ();
+    }
+  for (int64_t i = 0; i < nb; i++)
+    {
+      _Alignas (64) unsigned char sb[TSR_CPU_KP8_BYTES];
+      const unsigned char *o = g + (size_t) i * TSR_CPU_KP8_BYTES;
+      __m512i isum[TSR_CPU_QDOT_MAX_COLS];
+
+      if (plain)
+        {
+          /* Plain rows: this super-block packed here, in L1.  */
+          p8_pack_sb (t, plain, pbx, pnr, i, sb);
+          o = sb;
+        }
+
+      UNROLL
+      for (int c = 0; c < NY; c++)
+        isum[c] = _mm512_setzero_si512 ();
+      for (int gi = 0; gi < GROUPS; gi += step)
+        {
+          const __m512i quarter = _mm512_loadu_si512
+            (o + TSR_CPU_KP8_SC + 64 * (gi / 4));
+          const __m512i idx = _mm512_add_epi16
+            (words, _mm512_set1_epi16 ((short) (8 * (gi % 4))));
+          const unsigned char *wv = o + TSR_CPU_KP8_W + 128 * gi;
+          const int nv = 2 * step;
+          __m512i w[4], scv;
+
+#if defined(__AVX512VNNI__)
+          if (t == KIQ4XS)
+            scv = _mm512_srai_epi32 (_mm512_slli_epi32
+                                     (_mm512_permutexvar_epi16 (idx,
+                                                                quarter),
+                                      16), 16);
+          else
+            scv = _mm512_maskz_permutexvar_epi16 (0x55555555u,
+                                                  idx, quarter);
+#else
+          scv = _mm512_permutexvar_epi16 (idx, quarter);
+#endif
+          UNROLL
+          for (int v = 0; v < nv; v++)
+            w[v] = _mm512_loadu_si512 (wv + 64 * v);
+          UNROLL
+          for (int c = 0; c < NY; c++)
+            {
+              const int8_t *a = q[c] + QK * i + 16 * gi;
+#if defined(__AVX512VNNI__)
+              if (span == 1)
+                UNROLL
+                for (int v = 0; v < 2; v++)
+                  isum[c] = _mm512_dpwssd_epi32
+                    (isum[c], _mm512_dpbusd_epi32 (_mm512_setzero_si512 (),
+                                                   w[v], p8_bcast (a + 8 * v)),
+                     scv);
+              else
+                {
+                  __m512i s = _mm512_setzero_si512 ();
+                  UNROLL
+                  for (int v = 0; v < nv; v++)
+                    s = _mm512_dpbusd_epi32 (s, w[v], p8_bcast (a + 8 * v));
+                  isum[c] = t == KIQ4XS
+                            ? _mm512_add_epi32 (isum[c],
+                                                _mm512_mullo_epi32 (s, scv))
+                            : _mm512_dpwssd_epi32 (isum[c], s, scv);
+                }
+#else
+              UNROLL
+              for (int v = 0; v < nv; v++)
+                isum[c] = _mm512_add_epi32
+                  (isum[c], _mm512_madd_epi16 (_mm512_maddubs_epi16
+                                               (w[v], p8_bcast (a + 8 * v)),
+                                               scv));
+#endif
+            }
+        }
+
+      const __m256 dv = _mm256_loadu_ps ((const float *) (o + TSR_CPU_KP8_D));
+      const __m256 dmv = _mm256_loadu_ps ((const float *)
+                                          (o + TSR_CPU_KP8_DM));
+      UNROLL
+      for (int c = 0; c < NY; c++)
+        {
+          const __m512i ys = _mm512_broadcast_i64x4
+            (_mm256_loadu_si256 ((const __m256i *) (bs[c] + GROUPS * i)));
+          const __m256 dyc = _mm256_set1_ps (dy[c][i]);
+          __m512i b = has_mins (t) ? _mm512_setzero_si512 () : isum[c];
+
+          UNROLL
+          for (int s = 0; s < 4; s++)
+            {
+              __m512i av = _mm512_permutexvar_epi32
+                (_mm512_add_epi32 (halves, _mm512_set1_epi32 (s)), ys);
+              __m512i bv = _mm512_loadu_si512 (o + TSR_CPU_KP8_BIAS + 64 * s);
+#if defined(__AVX512VNNI__)
+              b = _mm512_dpwssd_epi32 (b, bv, av);
+#else
+              b = _mm512_add_epi32 (b, _mm512_madd_epi16 (bv, av));
+#endif
+            }
+          if (!has_mins (t))
+            isum[c] = b;
+          /* Row r: lanes 2r and 2r + 1.  */
+          __m256i i8 = _mm512_cvtepi64_epi32
+            (_mm512_add_epi32 (isum[c], _mm512_srli_epi64 (isum[c], 32)));
+          acc[c] = _mm256_fmadd_ps (_mm256_cvtepi32_ps (i8),
+                                    _mm256_mul_ps (dv, dyc), acc[c]);
+          if (has_mins (t))
+            {
+              __m256i b8 = _mm512_cvtepi64_epi32
+                (_mm512_add_epi32 (b, _mm512_srli_epi64 (b, 32)));
+              acc[c] = _mm256_fmadd_ps (_mm256_cvtepi32_ps (b8),
+                                        _mm256_mul_ps (dmv, dyc), acc[c]);
+            }
+        }
+    }
+  UNROLL
+  for (int c = 0; c < NY; c++)
+    {
+      float l[P8];
+      _mm256_storeu_ps (l, acc[c]);
+      for (int r = 0; r < P8; r++)
+        out[r * ny_out + c] = l[r];
+    }
+}
+#else
+#define p8_group(t, k, g, plain, pbx, pnr, NY, y, out, ny_out) \
+  p8_group_ref (t, k, g, plain, pbx, pnr, NY, y, out, ny_out)
+#endif
+
+/* The 8-row groups of NR rows at X: packed (BX bytes a packed row), or
+   with PLAIN, plain rows BX bytes apart packed a super-block at a time
+   (the last group's rows past NR zero).  */
+static inline __attribute__ ((always_inline)) void
+p8_rows (enum ktype t, int64_t k, const void *x, size_t bx, bool plain,
+         int nr, int ny, const void *const *y, float *out)
+{
+  for (int r0 = 0; r0 < nr; r0 += P8)
+    {
+      const char *xr = (const char *) x + (size_t) r0 * bx;
+      const unsigned char *g = plain ? NULL : (const unsigned char *) xr;
+      const char *p = plain ? xr : NULL;
+      int pnr = nr - r0 < P8 ? nr - r0 : P8;
+      float *o = out + r0 * ny;
+      switch (ny)
+        {
+        case 1: p8_group (t, k, g, p, bx, pnr, 1, y, o, ny); break;
+        case 2: p8_group (t, k, g, p, bx, pnr, 2, y, o, ny); break;
+        case 3: p8_group (t, k, g, p, bx, pnr, 3, y, o, ny); break;
+        case 4: p8_group (t, k, g, p, bx, pnr, 4, y, o, ny); break;
+        case 5: p8_group (t, k, g, p, bx, pnr, 5, y, o, ny); break;
+        case 6: p8_group (t, k, g, p, bx, pnr, 6, y, o, ny); break;
+        case 7: p8_group (t, k, g, p, bx, pnr, 7, y, o, ny); break;
+        default: p8_group (t, k, g, p, bx, pnr, 8, y, o, ny); break;
+        }
+    }
+}
+
+void
+TSR_CPU_LEVEL_FN (kp8_pack) (tsr_type type, int64_t k, const void *x,
+                             size_t bx, int nr, void *dst)
+{
+#if defined(__AVX512BW__)
+  /* One copy per type: the decoder's constants stay in registers.  */
+#define P8_PACK(t)                                                      \
+  for (int64_t i = 0; i < k / QK; i++)                                  \
+    p8_pack_sb (t, x, bx, nr, i, (unsigned char *) dst                  \
+                                 + (size_t) i * TSR_CPU_KP8_BYTES)
+  switch (ktype_of (type))
+    {
+    case KQ2: P8_PACK (KQ2); break;
+    case KQ3: P8_PACK (KQ3); break;
+    case KQ4: P8_PACK (KQ4); break;
+    case KQ5: P8_PACK (KQ5); break;
+    case KQ6: P8_PACK (KQ6); break;
+    default: P8_PACK (KIQ4XS); break;
+    }
+#undef P8_PACK
+#else
+  p8_pack_ref (ktype_of (type), k, x, bx, nr, dst);
+#endif
+}
+
+#define P8_FN(name, t)                                                  \
+  void                                                                  \
+  TSR_CPU_LEVEL_FN (vec_dot_##name##p8_q8_K) (int64_t k, const void *x, \
+                                              size_t bx, int nr, int ny, \
+                                              const void *const *y,     \
+                                              float *out)               \
+  {                                                                     \
+    p8_rows (t, k, x, bx, false, nr, ny, y, out);                       \
+  }                                                                     \
+  void                                                                  \
+  TSR_CPU_LEVEL_FN (vec_dot_##name##f8_q8_K) (int64_t k, const void *x, \
+                                              size_t bx, int nr, int ny, \
+                                              const void *const *y,     \
+                                              float *out)               \
+  {                                                                     \
+    p8_rows (t, k, x, bx, true, nr, ny, y, out);                        \
+  }
+
+P8_FN (q2_K, KQ2)
+P8_FN (q3_K, KQ3)
+P8_FN (q4_K, KQ4)
+P8_FN (q5_K, KQ5)
+P8_FN (q6_K, KQ6)
+P8_FN (iq4_xs, KIQ4XS)

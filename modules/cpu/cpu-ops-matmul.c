@@ -37,6 +37,18 @@
  *   -> 677 / 976 / 1,130, q4_1 350 / - / 425 -> 670 / 924 / 991, q5_1
  *   320 / - / 450 -> 531 / 826 / 826, mxfp4 324 / - / 460 -> 625 / 926
  *   / 1,072; 41-54% of the 8-bit dot-product peak at 512).
+ *   Plain weights of the super-block types (AVX-512; iq4_xs with VNNI)
+ *   are packed too (tsr_cpu_kp8_pack, cpu-vec-k.h: 8 rows' values as
+ *   bytes, their scales and biases transposed): from TSR_CPU_KF8_MIN_N
+ *   columns up to 8 by the f8 kernels, which pack each super-block of
+ *   8 rows into L1 as they go (one pass: the weights stream from
+ *   memory while the products run), from TSR_CPU_KP8_MIN_N a thread's
+ *   tile at once for all its column passes; both sum as the repacked
+ *   q4_K and q6_K kernels do (two cores, v4-vnni, GFLOP/s at n = 8 /
+ *   64 / 512: q2_K 383 / 389 / 469 -> 529 / 713 / 796, q3_K 367 / 385
+ *   / 472 -> 463 / 719 / 819, q4_K 356 / 371 / 467 -> 503 / 776 / 900,
+ *   q5_K 370 / 372 / 468 -> 410 / 708 / 798, q6_K 279 / 350 / 481 ->
+ *   436 / 655 / 713, iq4_xs 480 / 485 / 477 -> 504 / 820 / 908).
  * - otherwise, n >= GEMM_MIN_N (F32_GEMM_MIN_N, HALF_GEMM_MIN_N for
  *   float weights): a packed GEMM (cpu-gemm.c).  Per batch
  *   the product is cut into blocks of IB weight rows by JB activation
@@ -110,7 +122,9 @@ x8p_kernel (const tsr_tensor *dst, size_t *group)
 {
   const tsr_tensor *a = dst->src[0];
 
-  if (tsr_cpu_repacked (a) || dst->src[1]->ne[1] < TSR_CPU_X8P_MIN_N
+  if (tsr_cpu_repacked (a)
+      || dst->src[1]->ne[1] < (tsr_cpu_is_kquant (a->type)
+                               ? TSR_CPU_KP8_MIN_N : TSR_CPU_X8P_MIN_N)
       || a->nb[0] != tsr_type_traits (a->type)->type_size)
     return NULL;
   return tsr_cpu_qdot_x8p_kernel (a->type, group);
@@ -417,8 +431,11 @@ mul_mat_qdots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
      rows.  */
   const int64_t tile = (tsr_cpu_qdot_tile (m, batches, nth) + g - 1) / g * g;
   const int64_t tiles = (m + tile - 1) / tile;
+  const tsr_cpu_qdot_fn f8 = n >= TSR_CPU_KF8_MIN_N
+                             ? tsr_cpu_qdot_f8_kernel (a->type) : NULL;
   const tsr_cpu_qdot_fn qdot = packed ? tsr_cpu_qdot_x8_kernel (a->type)
-                               : x8p ? x8p : tsr_cpu_qdot_kernel (a->type);
+                               : x8p ? x8p
+                               : f8 ? f8 : tsr_cpu_qdot_kernel (a->type);
   size_t x8p_row = 0;            /* a packed row's bytes */
   unsigned char *pack = c->scratch[ith];
   float out[QDOT_TILE * TSR_CPU_QDOT_MAX_COLS];
@@ -476,10 +493,17 @@ tsr_cpu_x8_pack_rows (const tsr_tensor *a, int64_t i2, int64_t i3,
   const size_t row = group / TSR_CPU_REPACK_ROWS * (size_t) (a->ne[0] / 32);
 
   for (int64_t i = first; i < last; i += TSR_CPU_REPACK_ROWS)
-    tsr_cpu_x8_pack (a->type, a->ne[0], tsr_cpu_at (a, 0, i, i2, i3),
-                     a->nb[1], last - i < TSR_CPU_REPACK_ROWS
-                               ? (int) (last - i) : TSR_CPU_REPACK_ROWS,
-                     pack + (i - first) * row);
+    {
+      const void *x = tsr_cpu_at (a, 0, i, i2, i3);
+      int nr = last - i < TSR_CPU_REPACK_ROWS ? (int) (last - i)
+                                              : TSR_CPU_REPACK_ROWS;
+      if (tsr_cpu_is_kquant (a->type))
+        tsr_cpu_kp8_pack (a->type, a->ne[0], x, a->nb[1], nr,
+                          pack + (i - first) * row);
+      else
+        tsr_cpu_x8_pack (a->type, a->ne[0], x, a->nb[1], nr,
+                         pack + (i - first) * row);
+    }
   return row;
 }
 

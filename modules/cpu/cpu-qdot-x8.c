@@ -33,21 +33,22 @@
  * registers (8 rows' 16 or 32 bytes, transposed by quadwords) where the
  * level has AVX2 or AVX-512.
  * q4_K (AVX-512BW only; the reference elsewhere): per super-block of
- * 256 and group j of 32, the same 4 step sums S_j (from zero), times
- * the 6-bit scale sc_j of each row (decoded for 8 rows at once from the
- * packed bytes, as pair lanes of floats) summed in f32 over the 8
- * groups; the minimums m_j times the activation group sums A_j (from
- * the q8_K sums of 16) in the even lanes; then d dy times the first
- * less dmin dy times the second.  Every product and the integer sums are
- * exact in f32 up to the sum over groups (below 2^25).
+ * 256 and group j of 32, the same 4 step sums S_j (from zero, within
+ * int16: 16 products of 4-bit values by bytes), times the 6-bit scale
+ * sc_j of each row (decoded for 8 rows at once from the packed bytes)
+ * in one vpdpwssd, summed in int32 over the 8 groups: I; the minimums
+ * m_j times the activation group sums A_j (from the q8_K sums of 16):
+ * B; each row's two lanes added; then acc = fma (I, d dy, acc) and acc
+ * = fma (B, -dmin dy, acc), the steps of the packed plain super-blocks
+ * (cpu-vec-k.h), whose results these are, bit for bit.
  * q6_K (likewise): per group of 32 the 6-bit values (0..63) rebuilt
  * from a vector of low nibbles and one of high pairs, two sums of 16
- * (one per scale), each times its row's int8 scale in f32; the offset
- * of 32 comes in once per super-block as 32 sum_g sc_g A_g (vpdpwssd
- * of the scales with the q8_K sums of 16); then d dy times the
- * difference.  */
+ * (one per scale), each times its row's int8 scale in int32 (vpmulld:
+ * the sums outgrow int16); less 32 sum_g sc_g A_g (vpdpwssd of the
+ * scales with the q8_K sums of 16): I; then acc = fma (I, d dy, acc).  */
 #include <config.h>
 
+#include <math.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -821,8 +822,23 @@ k4_scales (const unsigned char *o, int r, int *sc, int *m)
     }
 }
 
-/* The reference: per super-block d dy sum_j sc_j S_j - dmin dy sum_j
-   m_j A_j, S_j the integer dot of group j, A_j its activation sum.  */
+/* acc + i f with one rounding where the level has a fused
+   multiply-add: per super-block, as every kernel of the super-block
+   types steps (cpu-vec-k.h).  */
+static inline float
+k_step (float acc, int32_t i, float f)
+{
+#if defined(FP_FAST_FMAF)
+  return fmaf ((float) i, f, acc);
+#else
+  return (float) i * f + acc;
+#endif
+}
+
+/* The reference: per super-block the exact integers I = sum_j sc_j S_j
+   and B = sum_j m_j A_j (S_j the integer dot of group j, A_j its
+   activation sum), then acc = fma (I, d dy, acc), acc = fma (B, -dmin
+   dy, acc).  */
 static inline void
 k4_group_ref (int64_t k, const unsigned char *g, const int NY,
               const void *const *y, float *out, int ny_out)
@@ -863,7 +879,8 @@ k4_group_ref (int64_t k, const unsigned char *g, const int NY,
                   msum += m[j] * (bs[2 * j] + bs[2 * j + 1]);
                 }
               float dy = tsr_cpu_kact_scales (y[c], k)[i];
-              acc[r][c] += d * dy * (float) sum - dmin * dy * (float) msum;
+              acc[r][c] = k_step (k_step (acc[r][c], sum, d * dy), msum,
+                                  -dmin * dy);
             }
         }
     }
@@ -900,7 +917,7 @@ k4_sum512 (__m512i w0, __m512i w1, __m512i w2, __m512i w3, const int8_t *a)
    ACC zeroed.  */
 static inline __attribute__ ((always_inline)) void
 k_columns (int64_t k, const int NY, const void *const *y, const int8_t **q,
-           const int16_t **bs, const float **dy, __m512 *acc)
+           const int16_t **bs, const float **dy, __m256 *acc)
 {
   TSR_CPU_UNROLL
   for (int c = 0; c < NY; c++)
@@ -908,7 +925,7 @@ k_columns (int64_t k, const int NY, const void *const *y, const int8_t **q,
       q[c] = y[c];
       bs[c] = tsr_cpu_kact_sums (y[c], k);
       dy[c] = tsr_cpu_kact_scales (y[c], k);
-      acc[c] = _mm512_setzero_ps ();
+      acc[c] = _mm256_setzero_ps ();
     }
 }
 
@@ -925,6 +942,28 @@ k4_act_sums (const int16_t *bs, int64_t *even, int64_t *odd)
   __m256i p = _mm256_packs_epi32 (a, a);
   *even = _mm256_extract_epi64 (p, 0);
   *odd = _mm256_extract_epi64 (p, 2);
+}
+
+/* Rows' lane pairs (2r, 2r + 1) of X summed, as the 8 rows' floats.  */
+static inline __m256
+k_rows_ps (__m512i x)
+{
+  return _mm256_cvtepi32_ps (_mm512_cvtepi64_epi32
+                             (_mm512_add_epi32 (x, _mm512_srli_epi64 (x,
+                                                                      32))));
+}
+
+/* Row r's result of column c: lane r of ACC[c].  */
+static inline __attribute__ ((always_inline)) void
+k_store256 (const __m256 *acc, const int NY, float *out, int ny_out)
+{
+  for (int c = 0; c < NY; c++)
+    {
+      float l[ROWS];
+      _mm256_storeu_ps (l, acc[c]);
+      for (int r = 0; r < ROWS; r++)
+        out[r * ny_out + c] = l[r];
+    }
 }
 
 static inline __attribute__ ((always_inline)) void
@@ -946,16 +985,17 @@ k4_group (int64_t k, const unsigned char *g, const int NY,
   const int8_t *q[TSR_CPU_QDOT_MAX_COLS];
   const int16_t *bs[TSR_CPU_QDOT_MAX_COLS];
   const float *dy[TSR_CPU_QDOT_MAX_COLS];
-  __m512 acc[TSR_CPU_QDOT_MAX_COLS];
+  __m256 acc[TSR_CPU_QDOT_MAX_COLS];
 
   k_columns (k, NY, y, q, bs, dy, acc);
   for (int64_t i = 0; i < nb; i++)
     {
       const unsigned char *o = g + i * ROWS * 144;
-      __m512 t[TSR_CPU_QDOT_MAX_COLS];
+      __m512i t[TSR_CPU_QDOT_MAX_COLS];
       qdot_prefetch ((const char *) o, ROWS * 144);
-      __m512 dw = x8_pairs512 (o);
-      __m512 dmw = x8_pairs512 (o + 16);
+      const __m256 dw = _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) o));
+      const __m256 dmw = _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *)
+                                                           (o + 16)));
       __m256i p0 = _mm256_loadu_si256 ((const __m256i *) (o + 32));
       __m256i p1 = _mm256_loadu_si256 ((const __m256i *) (o + 64));
       __m256i p2 = _mm256_loadu_si256 ((const __m256i *) (o + 96));
@@ -985,7 +1025,7 @@ k4_group (int64_t k, const unsigned char *g, const int NY,
 
       TSR_CPU_UNROLL
       for (int c = 0; c < NY; c++)
-        t[c] = _mm512_setzero_ps ();
+        t[c] = _mm512_setzero_si512 ();
       for (int j = 0; j < 8; j++)
         {
           const unsigned char *v = o + 128 + 128 * j;
@@ -995,16 +1035,24 @@ k4_group (int64_t k, const unsigned char *g, const int NY,
           __m512i w1 = _mm512_and_si512 (_mm512_srli_epi16 (v0, 4), m4);
           __m512i w2 = _mm512_and_si512 (v1, m4);
           __m512i w3 = _mm512_and_si512 (_mm512_srli_epi16 (v1, 4), m4);
-          __m512 scv = _mm512_cvtepi32_ps
-            (_mm512_and_si512 (_mm512_srli_epi32 (j < 4 ? s03 : s47,
-                                                  8 * (j % 4)), byte));
+          /* The group's scale of each row in the low half of its lanes:
+             the int16 multiplier of the group sum (16 products of 4-bit
+             values by bytes: within int16).  */
+          __m512i sci = _mm512_and_si512 (_mm512_srli_epi32 (j < 4 ? s03
+                                                                    : s47,
+                                                             8 * (j % 4)),
+                                          byte);
 
           TSR_CPU_UNROLL
           for (int c = 0; c < NY; c++)
-            t[c] = _mm512_fmadd_ps (_mm512_cvtepi32_ps
-                                    (k4_sum512 (w0, w1, w2, w3,
-                                                q[c] + 256 * i + 32 * j)),
-                                    scv, t[c]);
+            {
+              __m512i sj = k4_sum512 (w0, w1, w2, w3, q[c] + 256 * i + 32 * j);
+#if defined(__AVX512VNNI__)
+              t[c] = _mm512_dpwssd_epi32 (t[c], sj, sci);
+#else
+              t[c] = _mm512_add_epi32 (t[c], _mm512_madd_epi16 (sj, sci));
+#endif
+            }
         }
       TSR_CPU_UNROLL
       for (int c = 0; c < NY; c++)
@@ -1020,13 +1068,14 @@ k4_group (int64_t k, const unsigned char *g, const int NY,
           __m512i mm = _mm512_add_epi32 (_mm512_madd_epi16 (meven, ve),
                                          _mm512_madd_epi16 (modd, vo));
 #endif
-          __m512 dyc = _mm512_set1_ps (dy[c][i]);
-          acc[c] = _mm512_fmadd_ps (t[c], _mm512_mul_ps (dw, dyc), acc[c]);
-          acc[c] = _mm512_fnmadd_ps (_mm512_cvtepi32_ps (mm),
-                                     _mm512_mul_ps (dmw, dyc), acc[c]);
+          __m256 dyc = _mm256_set1_ps (dy[c][i]);
+          acc[c] = _mm256_fmadd_ps (k_rows_ps (t[c]), _mm256_mul_ps (dw, dyc),
+                                    acc[c]);
+          acc[c] = _mm256_fnmadd_ps (k_rows_ps (mm), _mm256_mul_ps (dmw, dyc),
+                                     acc[c]);
         }
     }
-  x8_store512 (acc, NY, out, ny_out);
+  k_store256 (acc, NY, out, ny_out);
 }
 #else
 #define k4_group k4_group_ref
@@ -1093,7 +1142,7 @@ k6_group_ref (int64_t k, const unsigned char *g, const int NY,
               for (int q = 0; q < 16; q++)
                 off += sc[q] * bs[q];
               float dy = tsr_cpu_kact_scales (y[c], k)[i];
-              acc[r][c] += d * dy * (float) (sum - 32 * off);
+              acc[r][c] = k_step (acc[r][c], sum - 32 * off, d * dy);
             }
         }
     }
@@ -1118,16 +1167,16 @@ k6_group (int64_t k, const unsigned char *g, const int NY,
   const int8_t *q[TSR_CPU_QDOT_MAX_COLS];
   const int16_t *bs[TSR_CPU_QDOT_MAX_COLS];
   const float *dy[TSR_CPU_QDOT_MAX_COLS];
-  __m512 acc[TSR_CPU_QDOT_MAX_COLS];
+  __m256 acc[TSR_CPU_QDOT_MAX_COLS];
 
   k_columns (k, NY, y, q, bs, dy, acc);
   for (int64_t i = 0; i < nb; i++)
     {
       const unsigned char *o = g + i * ROWS * 210;
-      __m512 t[TSR_CPU_QDOT_MAX_COLS];
+      __m512i t[TSR_CPU_QDOT_MAX_COLS];
       __m512i sc[4];
       qdot_prefetch ((const char *) o, ROWS * 210);
-      __m512 dw = x8_pairs512 (o);
+      const __m256 dw = _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) o));
       /* Vector s: lane 2r + h holds row r's scales 8h + 2s and
          8h + 2s + 1 as int16.  */
       for (int s = 0; s < 4; s++)
@@ -1135,7 +1184,7 @@ k6_group (int64_t k, const unsigned char *g, const int NY,
                                       ((const __m256i *) (o + 16 + 32 * s)));
       TSR_CPU_UNROLL
       for (int c = 0; c < NY; c++)
-        t[c] = _mm512_setzero_ps ();
+        t[c] = _mm512_setzero_si512 ();
       for (int j = 0; j < 8; j++)
         {
           const unsigned char *v = o + 144 + 192 * j;
@@ -1160,9 +1209,10 @@ k6_group (int64_t k, const unsigned char *g, const int NY,
           /* Scales 2j and 2j + 1 of row r in lanes 2r and 2r + 1.  */
           __m512i sp = _mm512_permutexvar_epi32 (j < 4 ? from_h0 : from_h1,
                                                  sc[j % 4]);
-          __m512 sca = _mm512_cvtepi32_ps (_mm512_srai_epi32
-                                           (_mm512_slli_epi32 (sp, 16), 16));
-          __m512 scb = _mm512_cvtepi32_ps (_mm512_srai_epi32 (sp, 16));
+          /* As int32 (two sums of 8 products of 6-bit values by bytes
+             outgrow int16: vpmulld).  */
+          __m512i sca = _mm512_srai_epi32 (_mm512_slli_epi32 (sp, 16), 16);
+          __m512i scb = _mm512_srai_epi32 (sp, 16);
 
           TSR_CPU_UNROLL
           for (int c = 0; c < NY; c++)
@@ -1171,8 +1221,9 @@ k6_group (int64_t k, const unsigned char *g, const int NY,
               __m512i sa = k_sum2_512 (_mm512_setzero_si512 (), w0, w1, a);
               __m512i sb = k_sum2_512 (_mm512_setzero_si512 (), w2, w3,
                                        a + 16);
-              t[c] = _mm512_fmadd_ps (_mm512_cvtepi32_ps (sa), sca, t[c]);
-              t[c] = _mm512_fmadd_ps (_mm512_cvtepi32_ps (sb), scb, t[c]);
+              t[c] = _mm512_add_epi32 (t[c], _mm512_add_epi32
+                                       (_mm512_mullo_epi32 (sa, sca),
+                                        _mm512_mullo_epi32 (sb, scb)));
             }
         }
       TSR_CPU_UNROLL
@@ -1194,14 +1245,14 @@ k6_group (int64_t k, const unsigned char *g, const int NY,
               off = _mm512_add_epi32 (off, _mm512_madd_epi16 (sc[s], av));
 #endif
             }
-          __m512 tt = _mm512_fnmadd_ps (_mm512_cvtepi32_ps (off),
-                                        _mm512_set1_ps (32), t[c]);
-          acc[c] = _mm512_fmadd_ps (tt, _mm512_mul_ps
-                                        (dw, _mm512_set1_ps (dy[c][i])),
+          __m512i tt = _mm512_sub_epi32 (t[c], _mm512_slli_epi32 (off, 5));
+          acc[c] = _mm256_fmadd_ps (k_rows_ps (tt), _mm256_mul_ps
+                                                     (dw, _mm256_set1_ps
+                                                            (dy[c][i])),
                                     acc[c]);
         }
     }
-  x8_store512 (acc, NY, out, ny_out);
+  k_store256 (acc, NY, out, ny_out);
 }
 #else
 #define k6_group k6_group_ref
@@ -1222,7 +1273,8 @@ TSR_CPU_LEVEL_FN (repack_level) (void)
 {
 #if defined(__AVX512BW__)
   return TSR_CPU_REPACK_Q4_0 | TSR_CPU_REPACK_Q4_K | TSR_CPU_REPACK_Q6_K
-         | TSR_CPU_REPACK_PACK | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 : 0);
+         | TSR_CPU_REPACK_PACK | TSR_CPU_REPACK_PACK_K
+         | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 : 0);
 #elif defined(__AVX2__)
   return TSR_CPU_REPACK_Q4_0 | TSR_CPU_REPACK_PACK
          | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 : 0);

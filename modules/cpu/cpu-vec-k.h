@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <tessera/types.h>
+
 #include <tessera/module.h> /* TSR_MODULE_HIDDEN */
 
 static inline size_t
@@ -59,6 +61,62 @@ TSR_CPU_KDOT (q5_K)
 TSR_CPU_KDOT (q6_K)
 TSR_CPU_KDOT (iq4_xs)
 #undef TSR_CPU_KDOT
+
+/* Plain rows of the super-block types packed 8 at a time for register
+   tiles of 8 rows by up to 8 columns (mul_mat and mul_mat_id pack a
+   thread's tile of rows as they use it, tsr_cpu_kp8_pack).  Per
+   super-block, TSR_CPU_KP8_BYTES for the 8 rows:
+     KP8_D     8 f32: each row's d;
+     KP8_DM    8 f32: -dmin (q2_K, q4_K, q5_K), else 0;
+     KP8_SC    16 x 8 int16: the scale of group of 16 g of row r at
+               16 g + 2 r;
+     KP8_BIAS  4 vectors of 64 bytes: int16 pair lane 2 r + h of vector
+               s holds row r's biases of groups 8 h + 2 s, 8 h + 2 s + 1
+               (q2_K, q4_K, q5_K: the minimums; q3_K, q6_K: -4 and -32
+               times the scales; iq4_xs: -128 times them);
+     KP8_W     32 vectors of 64 bytes: vector v holds elements 8 v ..
+               8 v + 7 of row r in bytes 8 r .. 8 r + 7, as unsigned
+               bytes: the stored integers (0..63, offsets not
+               subtracted), iq4_xs's table values plus 128.
+   The dot of row r with an activation row, per super-block: I = sum_g
+   sc_g sum (w y) (plus sum_g bias_g Y_g for the types without
+   minimums) and B = sum_g bias_g Y_g (the others), two exact int32,
+   then acc = fma (I, d dy, acc), acc = fma (B, -dmin dy, acc) (one
+   rounding each): the integers the plain dots compute, and the steps
+   of the repacked q4_K and q6_K kernels (cpu-qdot-x8.c), whose results
+   these are, bit for bit.  The plain dots (few columns) add the same
+   integers in another order (in lanes), which is cheaper per
+   super-block: a canonical order there cost 5-17% of the generation
+   speed of q3_K and q5_K models.  */
+#define TSR_CPU_KP8_ROWS 8
+#define TSR_CPU_KP8_D 0
+#define TSR_CPU_KP8_DM 32
+#define TSR_CPU_KP8_SC 64
+#define TSR_CPU_KP8_BIAS 320
+#define TSR_CPU_KP8_W 576
+#define TSR_CPU_KP8_BYTES 2624
+
+/* NR <= 8 plain rows of TYPE (a super-block type), K elements, at X,
+   BX bytes apart, into one packed group at DST (K / 256 super-blocks
+   of TSR_CPU_KP8_BYTES); rows NR and after are zero.  */
+TSR_MODULE_HIDDEN void tsr_cpu_kp8_pack (tsr_type type, int64_t k,
+                                         const void *x, size_t bx, int nr,
+                                         void *dst);
+/* OUT[r NY + c] for the packed rows at X (groups of 8, BX bytes a
+   row), as tsr_cpu_vec_dot_q4_K_q8_K and the others; the f8 kernels
+   take NR plain rows (BX bytes apart) and pack each super-block of 8
+   of them as they go, into L1 (for a single pass over the weights,
+   NY <= 8).  Both compute the same sums.  */
+#define TSR_CPU_KP8DOT(type) \
+  TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_##type##p8_q8_K) \
+  TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_##type##f8_q8_K)
+TSR_CPU_KP8DOT (q2_K)
+TSR_CPU_KP8DOT (q3_K)
+TSR_CPU_KP8DOT (q4_K)
+TSR_CPU_KP8DOT (q5_K)
+TSR_CPU_KP8DOT (q6_K)
+TSR_CPU_KP8DOT (iq4_xs)
+#undef TSR_CPU_KP8DOT
 
 /* N (a multiple of 256) elements of the named type X to f32: the bits
    tsr_dequantize_row gives, by the same float operations.  The one

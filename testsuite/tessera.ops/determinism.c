@@ -11,13 +11,19 @@
      kernels as they are
      used from 4 columns on: batches of 4, 7 (the last one 8) and 64
      columns agree with 512 at once, and plain q4_0 and q8_0 equal the
-     repacked ones there.
+     repacked ones there;
+   - plain q2_K, q3_K, q4_K, q5_K, q6_K (and with VNNI iq4_xs) at
+     levels with AVX-512BW, packed from 6 columns on (a super-block at
+     a time up to 8 columns, a tile for all the columns above), which
+     sums as the repacked q4_K and q6_K do: batches of 6, 7 and 64
+     columns (none under 6) agree with 512 at once, and plain q4_K and
+     q6_K equal the repacked ones.
    Where the level has no CPU_REPACK, or no packing, those parts are
    UNSUPPORTED, named.  The inputs are random; the comparisons are of
    the bytes of the results.  */
 #include "ops-test.h"
 
-#define K 256     /* one super-block of the k-quants */
+#define K 512     /* two super-blocks of the k-quants */
 #define M 24      /* three groups of 8 rows */
 #define N 512
 
@@ -101,10 +107,12 @@ check_batches (tsr_backend *be, tsr_buffer_type *buft, tsr_type type,
     {
       st = in_batches (be, buft, type, w, bs[i], least, got);
       int64_t bad = st == TSR_OK ? differing (want, got, N * M) : -1;
+      char none[32] = "";
+      if (least > 1)
+        snprintf (none, sizeof none, " (none under %ld)", (long) least);
       CHECK (bad == 0, "%s %s: batches of %ld%s equal the %d columns at "
              "once (%ld elements differ)", buft ? "repacked" : "plain",
-             tsr_type_name (type), (long) bs[i],
-             least > 1 ? " (none under 4)" : "", N, (long) bad);
+             tsr_type_name (type), (long) bs[i], none, N, (long) bad);
     }
   if (st != TSR_OK)
     CHECK (0, "%s %s: computes: %s", buft ? "repacked" : "plain",
@@ -236,6 +244,37 @@ main (void)
           && tsr_buffer_type_repacks (repack, plains[t], K, M))
         {
           st = in_batches (be, repack, plains[t], w, N, 1, repacked);
+          int64_t bad = st == TSR_OK ? differing (want, repacked, N * M)
+                                     : -1;
+          CHECK (bad == 0, "plain %s equals repacked %s, bit for bit (%ld "
+                 "elements differ%s%s)", name, name, (long) bad,
+                 st == TSR_OK ? "" : "; ",
+                 st == TSR_OK ? "" : tsr_last_error ());
+        }
+      free (w);
+    }
+
+  /* Plain super-block types, packed: both ways sum alike.  */
+  bool avx512 = strcmp (level, "v4") == 0 || strcmp (level, "v4-vnni") == 0;
+  static const tsr_type kplains[] = { TSR_TYPE_Q2_K, TSR_TYPE_Q3_K,
+                                      TSR_TYPE_Q4_K, TSR_TYPE_Q5_K,
+                                      TSR_TYPE_Q6_K, TSR_TYPE_IQ4_XS };
+  for (int t = 0; t < 6; t++)
+    {
+      const char *name = tsr_type_name (kplains[t]);
+      if (!avx512 || (kplains[t] == TSR_TYPE_IQ4_XS && !vnni))
+        {
+          tsr_test_unsupported ("plain %s: no packed super-blocks at level "
+                                "%s", name, level);
+          continue;
+        }
+      unsigned char *w = random_weights (kplains[t]);
+      static const int64_t bs[] = { 6, 7, 64 };
+      int st = check_batches (be, NULL, kplains[t], w, bs, 6, want);
+      if (st == TSR_OK && repack
+          && tsr_buffer_type_repacks (repack, kplains[t], K, M))
+        {
+          st = in_batches (be, repack, kplains[t], w, N, 1, repacked);
           int64_t bad = st == TSR_OK ? differing (want, repacked, N * M)
                                      : -1;
           CHECK (bad == 0, "plain %s equals repacked %s, bit for bit (%ld "

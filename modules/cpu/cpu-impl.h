@@ -272,12 +272,25 @@ tsr_cpu_qdot_x8p_kernel (tsr_type type, size_t *group)
    The f8 kernel of TYPE where this level has it, NULL otherwise.  */
 #define TSR_CPU_KP8_MIN_N 9
 #define TSR_CPU_KF8_MIN_N 6
+/* Where the level has no f8 kernels (AVX2), the tiles from this many
+   columns, the plain dots below (two cores, 4096 x 14336, v3-vnni,
+   GFLOP/s at n = 32 / 64 / 512: plain dots 265-322 / 262-316, GEMM
+   229-232; tiles 250-290 / 301-363 / 358-440).  */
+#define TSR_CPU_KP8_MIN_N_TILE 64
+/* The columns from which plain super-block weights are packed by tile
+   at this level.  */
+static inline int64_t
+tsr_cpu_kp8_min_n (void)
+{
+  return tsr_cpu_repack_level () & TSR_CPU_REPACK_PACK_KF
+         ? TSR_CPU_KP8_MIN_N : TSR_CPU_KP8_MIN_N_TILE;
+}
 static inline tsr_cpu_qdot_fn
 tsr_cpu_qdot_f8_kernel (tsr_type type)
 {
   int level = tsr_cpu_repack_level ();
 
-  if (!(level & TSR_CPU_REPACK_PACK_K))
+  if (!(level & TSR_CPU_REPACK_PACK_KF))
     return NULL;
   switch (type)
     {

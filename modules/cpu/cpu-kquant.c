@@ -1,7 +1,9 @@
 /* cpu-kquant.c - the super-block types q2_K, q3_K, q4_K, q5_K, q6_K and
  * iq4_xs: the q8_K activation quantizer, integer dot products with q8_K
- * activations and row dequantization, compiled once per ISA level (see
- * cpu-vec.c for how; the activation layout is in cpu-vec-k.h).
+ * activations, row dequantization, and (at the end) plain rows packed
+ * 8 at a time for register tiles (cpu-vec-k.h), compiled once per ISA
+ * level (see cpu-vec.c for how; the activation layout is in
+ * cpu-vec-k.h).
  *
  * Every type is first decoded, one super-block of 256 elements at a
  * time, into one common form (struct sb): each element's stored integer
@@ -1518,7 +1520,6 @@ p8_group_ref (enum ktype t, int64_t k, const unsigned char *g,
 }
 #endif
 
-#if defined(__AVX512BW__)
 /* Values of a group of 16 summed before their scale: within int16
    (the vpdpwssd that applies the scale reads the low half), 8 products
    for 5-bit values (8 x 31 x 127), 16 for q4_K's and 4 for q6_K's.
@@ -1530,6 +1531,7 @@ p8_span (enum ktype t)
   return t == KQ6 ? 1 : t == KQ4 || t == KIQ4XS ? 4 : 2;
 }
 
+#if defined(__AVX512BW__)
 /* The 8 rows' values of a super-block, decoded into STAGE (row r at 256
    r), packed: value vector v (of 32) holds 8 bytes of each row, a
    transposition of 8 by 8 quadwords per 64 bytes.  */
@@ -1873,6 +1875,205 @@ p8_group (enum ktype t, int64_t k, const unsigned char *g, const char *plain,
         out[r * ny_out + c] = l[r];
     }
 }
+#elif defined(KQ_REGS)
+/* AVX2 (v3, v3-vnni): the tile packed from the register decoders'
+   super-blocks (decode_wide) a quadword of values at a time, then each
+   half of a group (4 rows, 32 bytes of each 64-byte vector) over up to
+   4 columns at a time: 16 vector registers hold no more.  The plain
+   f8 pass is AVX-512's only.  */
+static inline __attribute__ ((always_inline)) void
+p8_pack_v3 (enum ktype t, int64_t k, const char *x, size_t bx, int nr,
+            unsigned char *dst)
+{
+  const size_t bytes = block_bytes (t);
+  const uint64_t flip = t == KIQ4XS ? 0x8080808080808080ull : 0;
+
+  memset (dst, 0, (size_t) (k / QK) * TSR_CPU_KP8_BYTES);
+  for (int64_t i = 0; i < k / QK; i++)
+    {
+      unsigned char *o = dst + (size_t) i * TSR_CPU_KP8_BYTES;
+      for (int r = 0; r < nr; r++)
+        {
+          const char *blk = x + (size_t) r * bx + (size_t) i * bytes;
+          struct sb sbk;
+          float dm;
+          qdot_prefetch (blk, bytes);
+          decode_wide (t, blk, &sbk);
+          for (int v = 0; v < QK / 8; v++)
+            {
+              uint64_t q;
+              memcpy (&q, sbk.w + 8 * v, 8);
+              q ^= flip;
+              memcpy (o + TSR_CPU_KP8_W + 64 * v + 8 * r, &q, 8);
+            }
+          for (int g = 0; g < GROUPS; g++)
+            {
+              int16_t bias = t == KIQ4XS ? (int16_t) (-128 * sbk.sc[g])
+                                         : sbk.bias[g];
+              memcpy (o + p8_scale_at (r, g), &sbk.sc[g], 2);
+              memcpy (o + p8_bias_at (r, g), &bias, 2);
+            }
+          /* decode_wide gives dmin with its sign (d - dmin min).  */
+          dm = has_mins (t) ? -sbk.dmin : 0;
+          memcpy (o + TSR_CPU_KP8_D + 4 * r, &sbk.d, 4);
+          memcpy (o + TSR_CPU_KP8_DM + 4 * r, &dm, 4);
+        }
+    }
+}
+
+/* Rows 4 H .. 4 H + 3 of the packed group G by NC (1..4) columns.  */
+static inline __attribute__ ((always_inline)) void
+p8_half_v3 (enum ktype t, int64_t k, const unsigned char *g, int h,
+            const int NC, const void *const *y, float *out, int ny_out)
+{
+  const int64_t nb = k / QK;
+  const int span = p8_span (t), step = span == 4 ? 2 : 1;
+  const __m256i halves = _mm256_setr_epi32 (0, 4, 0, 4, 0, 4, 0, 4);
+  __m128 acc[4];
+
+  UNROLL
+  for (int c = 0; c < NC; c++)
+    acc[c] = _mm_setzero_ps ();
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const unsigned char *o = g + (size_t) i * TSR_CPU_KP8_BYTES;
+      __m256i isum[4];
+
+      UNROLL
+      for (int c = 0; c < NC; c++)
+        isum[c] = _mm256_setzero_si256 ();
+      for (int gi = 0; gi < GROUPS; gi += step)
+        {
+          /* The 4 rows' scales of group GI, each twice (lanes 2r + h),
+             zero-extended (the vpdpwssd form), sign-extended (vpmulld),
+             or in both halves (pmaddwd of pair sums).  */
+          const __m128i s4 = _mm_loadl_epi64 ((const __m128i *)
+                                              (o + TSR_CPU_KP8_SC + 16 * gi
+                                               + 8 * h));
+          const __m128i s8 = _mm_unpacklo_epi16 (s4, s4);
+          __m256i scv;
+          __m256i w[4];
+#if defined(__AVXVNNI__)
+          scv = t == KIQ4XS ? _mm256_cvtepi16_epi32 (s8)
+                            : _mm256_cvtepu16_epi32 (s8);
+#else
+          scv = _mm256_cvtepu16_epi32 (s8);
+          scv = _mm256_or_si256 (scv, _mm256_slli_epi32 (scv, 16));
+#endif
+          UNROLL
+          for (int v = 0; v < 2 * step; v++)
+            w[v] = _mm256_loadu_si256 ((const __m256i *)
+                                       (o + TSR_CPU_KP8_W
+                                        + 64 * (2 * gi + v) + 32 * h));
+          UNROLL
+          for (int c = 0; c < NC; c++)
+            {
+              const int8_t *a = (const int8_t *) y[c] + QK * i + 16 * gi;
+#if defined(__AVXVNNI__)
+              __m256i sg = _mm256_setzero_si256 ();
+              if (span == 1)
+                UNROLL
+                for (int v = 0; v < 2; v++)
+                  isum[c] = _mm256_dpwssd_avx_epi32
+                    (isum[c], _mm256_dpbusd_avx_epi32
+                                (_mm256_setzero_si256 (), w[v],
+                                 _mm256_set1_epi64x (load_i64 (a + 8 * v))),
+                     scv);
+              else
+                {
+                  UNROLL
+                  for (int v = 0; v < 2 * step; v++)
+                    sg = _mm256_dpbusd_avx_epi32
+                      (sg, w[v], _mm256_set1_epi64x (load_i64 (a + 8 * v)));
+                  isum[c] = t == KIQ4XS
+                            ? _mm256_add_epi32 (isum[c],
+                                                _mm256_mullo_epi32 (sg, scv))
+                            : _mm256_dpwssd_avx_epi32 (isum[c], sg, scv);
+                }
+#else
+              UNROLL
+              for (int v = 0; v < 2 * step; v++)
+                isum[c] = _mm256_add_epi32
+                  (isum[c], _mm256_madd_epi16
+                              (_mm256_maddubs_epi16
+                               (w[v], _mm256_set1_epi64x (load_i64 (a + 8 * v))),
+                               scv));
+#endif
+            }
+        }
+
+      const __m128 dv = _mm_loadu_ps ((const float *)
+                                      (o + TSR_CPU_KP8_D + 16 * h));
+      const __m128 dmv = _mm_loadu_ps ((const float *)
+                                       (o + TSR_CPU_KP8_DM + 16 * h));
+      UNROLL
+      for (int c = 0; c < NC; c++)
+        {
+          const __m256i ys = _mm256_loadu_si256
+            ((const __m256i *) (tsr_cpu_kact_sums (y[c], k) + GROUPS * i));
+          const __m128 dyc = _mm_set1_ps (tsr_cpu_kact_scales (y[c], k)[i]);
+          __m256i b = has_mins (t) ? _mm256_setzero_si256 () : isum[c];
+
+          UNROLL
+          for (int s2 = 0; s2 < 4; s2++)
+            {
+              __m256i av = _mm256_permutevar8x32_epi32
+                (ys, _mm256_add_epi32 (halves, _mm256_set1_epi32 (s2)));
+              __m256i bv = _mm256_loadu_si256
+                ((const __m256i *) (o + TSR_CPU_KP8_BIAS + 64 * s2 + 32 * h));
+#if defined(__AVXVNNI__)
+              b = _mm256_dpwssd_avx_epi32 (b, bv, av);
+#else
+              b = _mm256_add_epi32 (b, _mm256_madd_epi16 (bv, av));
+#endif
+            }
+          if (!has_mins (t))
+            isum[c] = b;
+          /* Row r: lanes 2r and 2r + 1 (pairs of each 128-bit half).  */
+          __m256i ip = _mm256_permute4x64_epi64
+            (_mm256_hadd_epi32 (isum[c], isum[c]), _MM_SHUFFLE (3, 1, 2, 0));
+          acc[c] = _mm_fmadd_ps (_mm_cvtepi32_ps (_mm256_castsi256_si128 (ip)),
+                                 _mm_mul_ps (dv, dyc), acc[c]);
+          if (has_mins (t))
+            {
+              __m256i bp = _mm256_permute4x64_epi64
+                (_mm256_hadd_epi32 (b, b), _MM_SHUFFLE (3, 1, 2, 0));
+              acc[c] = _mm_fmadd_ps (_mm_cvtepi32_ps
+                                     (_mm256_castsi256_si128 (bp)),
+                                     _mm_mul_ps (dmv, dyc), acc[c]);
+            }
+        }
+    }
+  UNROLL
+  for (int c = 0; c < NC; c++)
+    {
+      float l[4];
+      _mm_storeu_ps (l, acc[c]);
+      for (int r = 0; r < 4; r++)
+        out[(4 * h + r) * ny_out + c] = l[r];
+    }
+}
+
+static inline __attribute__ ((always_inline)) void
+p8_group_v3 (enum ktype t, int64_t k, const unsigned char *g, int ny,
+             const void *const *y, float *out, int ny_out)
+{
+  for (int h = 0; h < 2; h++)
+    for (int c0 = 0; c0 < ny; c0 += 4)
+      switch (ny - c0 < 4 ? ny - c0 : 4)
+        {
+        case 1: p8_half_v3 (t, k, g, h, 1, y + c0, out + c0, ny_out); break;
+        case 2: p8_half_v3 (t, k, g, h, 2, y + c0, out + c0, ny_out); break;
+        case 3: p8_half_v3 (t, k, g, h, 3, y + c0, out + c0, ny_out); break;
+        default: p8_half_v3 (t, k, g, h, 4, y + c0, out + c0, ny_out); break;
+        }
+}
+
+/* No plain pass at this level (tsr_cpu_qdot_f8_kernel: NULL): the
+   reference serves it.  */
+#define p8_group(t, k, g, plain, pbx, pnr, NY, y, out, ny_out)          \
+  ((plain) ? p8_group_ref (t, k, g, plain, pbx, pnr, NY, y, out, ny_out) \
+           : p8_group_v3 (t, k, g, NY, y, out, ny_out))
 #else
 #define p8_group(t, k, g, plain, pbx, pnr, NY, y, out, ny_out) \
   p8_group_ref (t, k, g, plain, pbx, pnr, NY, y, out, ny_out)
@@ -1926,6 +2127,16 @@ TSR_CPU_LEVEL_FN (kp8_pack) (tsr_type type, int64_t k, const void *x,
     default: P8_PACK (KIQ4XS); break;
     }
 #undef P8_PACK
+#elif defined(KQ_REGS)
+  switch (ktype_of (type))
+    {
+    case KQ2: p8_pack_v3 (KQ2, k, x, bx, nr, dst); break;
+    case KQ3: p8_pack_v3 (KQ3, k, x, bx, nr, dst); break;
+    case KQ4: p8_pack_v3 (KQ4, k, x, bx, nr, dst); break;
+    case KQ5: p8_pack_v3 (KQ5, k, x, bx, nr, dst); break;
+    case KQ6: p8_pack_v3 (KQ6, k, x, bx, nr, dst); break;
+    default: p8_pack_v3 (KIQ4XS, k, x, bx, nr, dst); break;
+    }
 #else
   p8_pack_ref (ktype_of (type), k, x, bx, nr, dst);
 #endif

@@ -124,7 +124,7 @@ x8p_kernel (const tsr_tensor *dst, size_t *group)
 
   if (tsr_cpu_repacked (a)
       || dst->src[1]->ne[1] < (tsr_cpu_is_kquant (a->type)
-                               ? TSR_CPU_KP8_MIN_N : TSR_CPU_X8P_MIN_N)
+                               ? tsr_cpu_kp8_min_n () : TSR_CPU_X8P_MIN_N)
       || a->nb[0] != tsr_type_traits (a->type)->type_size)
     return NULL;
   return tsr_cpu_qdot_x8p_kernel (a->type, group);

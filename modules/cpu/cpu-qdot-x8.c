@@ -1274,9 +1274,9 @@ TSR_CPU_LEVEL_FN (repack_level) (void)
 #if defined(__AVX512BW__)
   return TSR_CPU_REPACK_Q4_0 | TSR_CPU_REPACK_Q4_K | TSR_CPU_REPACK_Q6_K
          | TSR_CPU_REPACK_PACK | TSR_CPU_REPACK_PACK_K
-         | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 : 0);
+         | TSR_CPU_REPACK_PACK_KF | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 : 0);
 #elif defined(__AVX2__)
-  return TSR_CPU_REPACK_Q4_0 | TSR_CPU_REPACK_PACK
+  return TSR_CPU_REPACK_Q4_0 | TSR_CPU_REPACK_PACK | TSR_CPU_REPACK_PACK_K
          | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 : 0);
 #else
   return 0;

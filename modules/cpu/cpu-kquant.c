@@ -1744,14 +1744,7 @@ p8_group (enum ktype t, int64_t k, const unsigned char *g, const char *plain,
   const float *dy[TSR_CPU_QDOT_MAX_COLS];
   __m256 acc[TSR_CPU_QDOT_MAX_COLS];
 
-  UNROLL
-  for (int c = 0; c < NY; c++)
-    {
-      q[c] = y[c];
-      bs[c] = tsr_cpu_kact_sums (y[c], k);
-      dy[c] = tsr_cpu_kact_scales (y[c], k);
-      acc[c] = _mm256_setzero_ps ();
-    }
+  qdot_kcolumns (k, NY, y, q, bs, dy, acc);
   for (int64_t i = 0; i < nb; i++)
     {
       _Alignas (64) unsigned char sb[TSR_CPU_KP8_BYTES];

@@ -913,22 +913,6 @@ k4_sum512 (__m512i w0, __m512i w1, __m512i w2, __m512i w3, const int8_t *a)
                      w2, w3, a + 16);
 }
 
-/* The q8_K rows Y of NY columns: their values, sums of 16 and scales;
-   ACC zeroed.  */
-static inline __attribute__ ((always_inline)) void
-k_columns (int64_t k, const int NY, const void *const *y, const int8_t **q,
-           const int16_t **bs, const float **dy, __m256 *acc)
-{
-  TSR_CPU_UNROLL
-  for (int c = 0; c < NY; c++)
-    {
-      q[c] = y[c];
-      bs[c] = tsr_cpu_kact_sums (y[c], k);
-      dy[c] = tsr_cpu_kact_scales (y[c], k);
-      acc[c] = _mm256_setzero_ps ();
-    }
-}
-
 /* The activation group sums A_j (j < 8) of super-block I of a q8_K row
    Y, as int16 in two 64-bit values: *EVEN = A0, A2, A4, A6 and *ODD =
    A1, A3, A5, A7 (low to high), matching the minimum pairs below.  */
@@ -987,7 +971,7 @@ k4_group (int64_t k, const unsigned char *g, const int NY,
   const float *dy[TSR_CPU_QDOT_MAX_COLS];
   __m256 acc[TSR_CPU_QDOT_MAX_COLS];
 
-  k_columns (k, NY, y, q, bs, dy, acc);
+  qdot_kcolumns (k, NY, y, q, bs, dy, acc);
   for (int64_t i = 0; i < nb; i++)
     {
       const unsigned char *o = g + i * ROWS * 144;
@@ -1169,7 +1153,7 @@ k6_group (int64_t k, const unsigned char *g, const int NY,
   const float *dy[TSR_CPU_QDOT_MAX_COLS];
   __m256 acc[TSR_CPU_QDOT_MAX_COLS];
 
-  k_columns (k, NY, y, q, bs, dy, acc);
+  qdot_kcolumns (k, NY, y, q, bs, dy, acc);
   for (int64_t i = 0; i < nb; i++)
     {
       const unsigned char *o = g + i * ROWS * 210;

@@ -145,6 +145,25 @@ qdot_hsum128 (__m128 a, __m128 b)
 }
 #endif
 
+/* The q8_K rows Y of NY columns (cpu-vec-k.h): their values, sums of
+   16 and scales; ACC zeroed (the super-block types' tile kernels).  */
+#if defined(__AVX__)
+static inline __attribute__ ((always_inline)) void
+qdot_kcolumns (int64_t k, const int NY, const void *const *y,
+               const int8_t **q, const int16_t **bs, const float **dy,
+               __m256 *acc)
+{
+  TSR_CPU_UNROLL
+  for (int c = 0; c < NY; c++)
+    {
+      q[c] = y[c];
+      bs[c] = tsr_cpu_kact_sums (y[c], k);
+      dy[c] = tsr_cpu_kact_scales (y[c], k);
+      acc[c] = _mm256_setzero_ps ();
+    }
+}
+#endif
+
 /* The products of unsigned bytes A by signed bytes B plus those of C by
    D, summed in fours into int32 lanes.  With VNNI (levels v3-vnni and
    v4-vnni) two vpdpbusd; otherwise pmaddubsw into int16 pairs, then

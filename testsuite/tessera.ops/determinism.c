@@ -122,6 +122,24 @@ check_batches (tsr_backend *be, tsr_buffer_type *buft, tsr_type type,
   return st;
 }
 
+/* Where REPACK repacks TYPE: W in it gives WANT (the plain weights'
+   512 columns at once), bit for bit; a check line.  REPACKED: room for
+   the result.  */
+static void
+check_equals_repacked (tsr_backend *be, tsr_buffer_type *repack,
+                       tsr_type type, const void *w, const float *want,
+                       float *repacked)
+{
+  const char *name = tsr_type_name (type);
+  if (!repack || !tsr_buffer_type_repacks (repack, type, K, M))
+    return;
+  int st = in_batches (be, repack, type, w, N, 1, repacked);
+  int64_t bad = st == TSR_OK ? differing (want, repacked, N * M) : -1;
+  CHECK (bad == 0, "plain %s equals repacked %s, bit for bit (%ld "
+         "elements differ%s%s)", name, name, (long) bad,
+         st == TSR_OK ? "" : "; ", st == TSR_OK ? "" : tsr_last_error ());
+}
+
 static unsigned char *
 random_weights (tsr_type type)
 {
@@ -241,17 +259,8 @@ main (void)
       unsigned char *w = random_weights (plains[t]);
       static const int64_t bs[] = { 4, 7, 64 };
       int st = check_batches (be, NULL, plains[t], w, bs, 4, want);
-      if (st == TSR_OK && repack
-          && tsr_buffer_type_repacks (repack, plains[t], K, M))
-        {
-          st = in_batches (be, repack, plains[t], w, N, 1, repacked);
-          int64_t bad = st == TSR_OK ? differing (want, repacked, N * M)
-                                     : -1;
-          CHECK (bad == 0, "plain %s equals repacked %s, bit for bit (%ld "
-                 "elements differ%s%s)", name, name, (long) bad,
-                 st == TSR_OK ? "" : "; ",
-                 st == TSR_OK ? "" : tsr_last_error ());
-        }
+      if (st == TSR_OK)
+        check_equals_repacked (be, repack, plains[t], w, want, repacked);
       free (w);
     }
 
@@ -274,17 +283,8 @@ main (void)
       unsigned char *w = random_weights (kplains[t]);
       const int64_t bs[] = { kleast, kleast + 1, avx512 ? 64 : 128 };
       int st = check_batches (be, NULL, kplains[t], w, bs, kleast, want);
-      if (st == TSR_OK && repack
-          && tsr_buffer_type_repacks (repack, kplains[t], K, M))
-        {
-          st = in_batches (be, repack, kplains[t], w, N, 1, repacked);
-          int64_t bad = st == TSR_OK ? differing (want, repacked, N * M)
-                                     : -1;
-          CHECK (bad == 0, "plain %s equals repacked %s, bit for bit (%ld "
-                 "elements differ%s%s)", name, name, (long) bad,
-                 st == TSR_OK ? "" : "; ",
-                 st == TSR_OK ? "" : tsr_last_error ());
-        }
+      if (st == TSR_OK)
+        check_equals_repacked (be, repack, kplains[t], w, want, repacked);
       free (w);
     }
 

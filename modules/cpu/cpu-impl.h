@@ -270,8 +270,16 @@ tsr_cpu_qdot_x8p_kernel (tsr_type type, size_t *group)
    cores, v4-vnni, 4096 x 14336: at n = 4 they ran 421-539 GFLOP/s
    against 308-373, at 6 both 350-460, at 8 331-484 against 413-538).
    The f8 kernel of TYPE where this level has it, NULL otherwise.  */
-#define TSR_CPU_KP8_MIN_N 9
-#define TSR_CPU_KF8_MIN_N 6
+/* 16: on a model's rows of 2048 elements the tiles at 9 columns (8 +
+   1) ran at 274 against the plain dots' 455-497 GFLOP/s, at 16 at
+   589-600 against 520-576.  */
+#define TSR_CPU_KP8_MIN_N 16
+/* Off (the tiles' threshold): on a model's rows of 2048 elements the f8
+   pass ran below the plain dots (8192 x 2048, n = 6 and 8: 401-463
+   against 485-556 GFLOP/s; 8 sequences of a Q5_K_M model decoded
+   together: steps of 49.6-50.3 against 47.6-47.8 ms), above them on
+   long rows (2048 x 8192: 408-413 against 356-362).  */
+#define TSR_CPU_KF8_MIN_N 16
 /* Where the level has no f8 kernels (AVX2), the tiles from this many
    columns, the plain dots below (two cores, 4096 x 14336, v3-vnni,
    GFLOP/s at n = 32 / 64 / 512: plain dots 265-322 / 262-316, GEMM

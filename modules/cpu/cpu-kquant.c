@@ -1684,8 +1684,13 @@ p8_pack_sb (enum ktype t, const char *x, size_t bx, int nr, int64_t i,
         }
       const char *blk = x + (size_t) r * bx + (size_t) i * bytes;
       /* Eight rows' streams: the prefetchers alone left the decoder
-         waiting on memory most of the time.  */
+         waiting on memory most of the time.  Ahead in the row (long
+         rows), and the same super-block of the next group's row (short
+         rows, a model's 2048 elements: 2 KiB ahead is the next rows,
+         already being read).  */
       qdot_prefetch (blk, bytes);
+      for (size_t l = 0; l < bytes + 63; l += 64)
+        _mm_prefetch (blk + P8 * bx + l, _MM_HINT_T1);
       decode_regs (t, blk, &v);
       UNROLL
       for (int q = 0; q < 4; q++)

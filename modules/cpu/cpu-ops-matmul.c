@@ -39,16 +39,16 @@
  *   / 1,072; 41-54% of the 8-bit dot-product peak at 512).
  *   Plain weights of the super-block types (AVX-512; iq4_xs with VNNI)
  *   are packed too (tsr_cpu_kp8_pack, cpu-vec-k.h: 8 rows' values as
- *   bytes, their scales and biases transposed): from TSR_CPU_KF8_MIN_N
- *   columns up to 8 by the f8 kernels, which pack each super-block of
- *   8 rows into L1 as they go (one pass: the weights stream from
- *   memory while the products run), from TSR_CPU_KP8_MIN_N a thread's
- *   tile at once for all its column passes; both sum as the repacked
- *   q4_K and q6_K kernels do (two cores, v4-vnni, GFLOP/s at n = 8 /
- *   64 / 512: q2_K 383 / 389 / 469 -> 529 / 713 / 796, q3_K 367 / 385
- *   / 472 -> 463 / 719 / 819, q4_K 356 / 371 / 467 -> 503 / 776 / 900,
- *   q5_K 370 / 372 / 468 -> 410 / 708 / 798, q6_K 279 / 350 / 481 ->
- *   436 / 655 / 713, iq4_xs 480 / 485 / 477 -> 504 / 820 / 908).
+ *   bytes, their scales and biases transposed): from
+ *   TSR_CPU_KP8_MIN_N columns a thread's tile at once for all its
+ *   column passes (the f8 kernels, which pack each super-block of 8
+ *   rows into L1 as one pass goes, from TSR_CPU_KF8_MIN_N: off, see
+ *   there); both sum as the repacked q4_K and q6_K kernels do (two
+ *   cores, v4-vnni, GFLOP/s at n = 16 / 64 / 512: q2_K 391 / 389 / 469
+ *   -> 538 / 713 / 796, q3_K 364 / 385 / 472 -> 532 / 719 / 819, q4_K
+ *   369 / 371 / 467 -> 590 / 776 / 900, q5_K 367 / 372 / 468 -> 503 /
+ *   708 / 798, q6_K 322 / 350 / 481 -> 482 / 655 / 713, iq4_xs 472 /
+ *   485 / 477 -> 553 / 820 / 908).
  * - otherwise, n >= GEMM_MIN_N (F32_GEMM_MIN_N, HALF_GEMM_MIN_N for
  *   float weights): a packed GEMM (cpu-gemm.c).  Per batch
  *   the product is cut into blocks of IB weight rows by JB activation

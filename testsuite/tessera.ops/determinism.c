@@ -13,10 +13,9 @@
      columns agree with 512 at once, and plain q4_0 and q8_0 equal the
      repacked ones there;
    - plain q2_K, q3_K, q4_K, q5_K, q6_K (and with VNNI iq4_xs) at
-     levels with AVX-512BW, packed from 6 columns on (a super-block at
-     a time up to 8 columns, a tile for all the columns above), which
-     sums as the repacked q4_K and q6_K do: batches of 6, 7 and 64
-     columns (none under 6) agree with 512 at once, and plain q4_K and
+     levels with AVX-512BW, packed by tile from 16 columns on, which
+     sums as the repacked q4_K and q6_K do: batches of 16, 17 and 64
+     columns (none under 16) agree with 512 at once, and plain q4_K and
      q6_K equal the repacked ones; at levels with AVX2, packed by tile
      from 64 columns: batches of 64, 65 and 128 (none under 64).
    Where the level has no CPU_REPACK, or no packing, those parts are
@@ -265,9 +264,9 @@ main (void)
     }
 
   /* Plain super-block types, packed: both ways sum alike (AVX-512
-     from 6 columns, AVX2 from 64).  */
+     from 16 columns, AVX2 from 64).  */
   bool avx512 = strcmp (level, "v4") == 0 || strcmp (level, "v4-vnni") == 0;
-  int64_t kleast = avx512 ? 6 : 64;
+  int64_t kleast = avx512 ? 16 : 64;
   static const tsr_type kplains[] = { TSR_TYPE_Q2_K, TSR_TYPE_Q3_K,
                                       TSR_TYPE_Q4_K, TSR_TYPE_Q5_K,
                                       TSR_TYPE_Q6_K, TSR_TYPE_IQ4_XS };

@@ -262,25 +262,19 @@ tsr_cpu_qdot_x8p_kernel (tsr_type type, size_t *group)
     }
 }
 /* Plain weights of the super-block types: packed by tile from
-   TSR_CPU_KP8_MIN_N columns (tsr_cpu_qdot_x8p_kernel; the tile is
-   packed once for all its column passes); below, from
-   TSR_CPU_KF8_MIN_N, one pass of the kernel that packs each
-   super-block of 8 rows as it goes (the weights stream from memory
-   while the products run).  Below that the plain dots are faster (two
-   cores, v4-vnni, 4096 x 14336: at n = 4 they ran 421-539 GFLOP/s
-   against 308-373, at 6 both 350-460, at 8 331-484 against 413-538).
-   The f8 kernel of TYPE where this level has it, NULL otherwise.  */
-/* 16: on a model's rows of 2048 elements the tiles at 9 columns (8 +
-   1) ran at 274 against the plain dots' 455-497 GFLOP/s, at 16 at
-   589-600 against 520-576.  */
+   tsr_cpu_kp8_min_n () columns (tsr_cpu_qdot_x8p_kernel; the tile is
+   packed once for all its column passes); below, the plain dots.
+   With AVX-512 from TSR_CPU_KP8_MIN_N: on a model's rows of 2048
+   elements the tiles at 9 columns (8 + 1) ran at 274 against the plain
+   dots' 455-497 GFLOP/s, at 16 at 589-600 against 520-576 (two cores,
+   v4-vnni).  A one-pass variant that packed each super-block of 8 rows
+   into L1 as the pass went was tried for 6-15 columns and removed: it
+   beat the plain dots on long rows (2048 x 8192: 408-413 against
+   356-362) but lost on a model's rows of 2048 (8192 x 2048, n = 6 and
+   8: 401-463 against 485-556; 8 sequences of a Q5_K_M model: steps of
+   49.6-50.3 against 47.6-47.8 ms).  */
 #define TSR_CPU_KP8_MIN_N 16
-/* Off (the tiles' threshold): on a model's rows of 2048 elements the f8
-   pass ran below the plain dots (8192 x 2048, n = 6 and 8: 401-463
-   against 485-556 GFLOP/s; 8 sequences of a Q5_K_M model decoded
-   together: steps of 49.6-50.3 against 47.6-47.8 ms), above them on
-   long rows (2048 x 8192: 408-413 against 356-362).  */
-#define TSR_CPU_KF8_MIN_N 16
-/* Where the level has no f8 kernels (AVX2), the tiles from this many
+/* With AVX2 (no TSR_CPU_REPACK_PACK_K16), the tiles from this many
    columns, the plain dots below (two cores, 4096 x 14336, v3-vnni,
    GFLOP/s at n = 32 / 64 / 512: plain dots 265-322 / 262-316, GEMM
    229-232; tiles 250-290 / 301-363 / 358-440).  */
@@ -290,28 +284,8 @@ tsr_cpu_qdot_x8p_kernel (tsr_type type, size_t *group)
 static inline int64_t
 tsr_cpu_kp8_min_n (void)
 {
-  return tsr_cpu_repack_level () & TSR_CPU_REPACK_PACK_KF
+  return tsr_cpu_repack_level () & TSR_CPU_REPACK_PACK_K16
          ? TSR_CPU_KP8_MIN_N : TSR_CPU_KP8_MIN_N_TILE;
-}
-static inline tsr_cpu_qdot_fn
-tsr_cpu_qdot_f8_kernel (tsr_type type)
-{
-  int level = tsr_cpu_repack_level ();
-
-  if (!(level & TSR_CPU_REPACK_PACK_KF))
-    return NULL;
-  switch (type)
-    {
-    case TSR_TYPE_Q2_K: return tsr_cpu_vec_dot_q2_Kf8_q8_K;
-    case TSR_TYPE_Q3_K: return tsr_cpu_vec_dot_q3_Kf8_q8_K;
-    case TSR_TYPE_Q4_K: return tsr_cpu_vec_dot_q4_Kf8_q8_K;
-    case TSR_TYPE_Q5_K: return tsr_cpu_vec_dot_q5_Kf8_q8_K;
-    case TSR_TYPE_Q6_K: return tsr_cpu_vec_dot_q6_Kf8_q8_K;
-    case TSR_TYPE_IQ4_XS:
-      return level & TSR_CPU_REPACK_Q8_0 ? tsr_cpu_vec_dot_iq4_xsf8_q8_K
-                                         : NULL;
-    default: return NULL;
-    }
 }
 
 /* Rows [FIRST, LAST) (at most 16) of matrix (I2, I3) of plain weights

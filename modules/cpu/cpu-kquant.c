@@ -1411,7 +1411,7 @@ p8_bias_at (int r, int g)
   return TSR_CPU_KP8_BIAS + 64 * (size_t) s + 4 * (2 * r + h) + 2 * b;
 }
 
-#if !defined(__AVX512BW__)
+#if !defined(KQ_REGS)
 /* Decoded super-block S of row R into the packed one at O: its values
    (iq4_xs: plus 128), scales, biases (iq4_xs: -128 times its scales)
    and float factors.  */
@@ -1464,27 +1464,18 @@ p8_step (float acc, int32_t i, float f)
 #endif
 }
 
-#if !defined(__AVX512BW__)
+#if !defined(KQ_REGS)
 /* The reference kernel: OUT[r NY_OUT + c] for the 8 rows of the packed
-   group G, or of the PNR plain rows at PLAIN (PBX bytes apart) packed
-   a super-block at a time, and NY columns.  */
+   group G and NY columns.  */
 static void
-p8_group_ref (enum ktype t, int64_t k, const unsigned char *g,
-              const char *plain, size_t pbx, int pnr, int ny,
+p8_group_ref (enum ktype t, int64_t k, const unsigned char *g, int ny,
               const void *const *y, float *out, int ny_out)
 {
   float acc[P8][TSR_CPU_QDOT_MAX_COLS] = { { 0 } };
-  unsigned char sb[TSR_CPU_KP8_BYTES];
 
   for (int64_t i = 0; i < k / QK; i++)
     {
       const unsigned char *o = g + (size_t) i * TSR_CPU_KP8_BYTES;
-      if (plain)
-        {
-          p8_pack_ref (t, QK, plain + (size_t) i * block_bytes (t), pbx, pnr,
-                       sb);
-          o = sb;
-        }
       for (int r = 0; r < P8; r++)
         for (int c = 0; c < ny; c++)
           {
@@ -1654,23 +1645,17 @@ static const int16_t p8_bias_idx[4][32] = {
 /* Super-block I of the NR plain rows at X (BX bytes apart) packed
    into O: each row's super-block decoded in registers (as the plain
    dots do), its values, scales and biases staged, then transposed for
-   the 8 rows at once.  */
+   the 8 rows at once (SIDX and BIDX: p8_scale_idx and p8_bias_idx,
+   loaded once by the caller).  */
 static inline __attribute__ ((always_inline)) void
 p8_pack_sb (enum ktype t, const char *x, size_t bx, int nr, int64_t i,
-            unsigned char *o)
+            const __m512i *sidx, const __m512i *bidx, unsigned char *o)
 {
   const size_t bytes = block_bytes (t);
   _Alignas (64) uint8_t stage[P8][QK];
   _Alignas (64) int16_t sc[P8][GROUPS], bias[P8][GROUPS];
-  __m512i sidx[4], bidx[4];
   float d[P8], dm[P8];
 
-  UNROLL
-  for (int j = 0; j < 4; j++)
-    {
-      sidx[j] = _mm512_loadu_si512 (p8_scale_idx[j]);
-      bidx[j] = _mm512_loadu_si512 (p8_bias_idx[j]);
-    }
   for (int r = 0; r < P8; r++)
     {
       struct sbv v;
@@ -1733,9 +1718,8 @@ p8_bcast (const int8_t *a)
 }
 
 static inline __attribute__ ((always_inline)) void
-p8_group (enum ktype t, int64_t k, const unsigned char *g, const char *plain,
-          size_t pbx, int pnr, const int NY, const void *const *y,
-          float *out, int ny_out)
+p8_group (enum ktype t, int64_t k, const unsigned char *g, const int NY,
+          const void *const *y, float *out, int ny_out)
 {
   const int64_t nb = k / QK;
   const int span = p8_span (t), step = span == 4 ? 2 : 1;
@@ -1752,16 +1736,8 @@ p8_group (enum ktype t, int64_t k, const unsigned char *g, const char *plain,
   qdot_kcolumns (k, NY, y, q, bs, dy, acc);
   for (int64_t i = 0; i < nb; i++)
     {
-      _Alignas (64) unsigned char sb[TSR_CPU_KP8_BYTES];
       const unsigned char *o = g + (size_t) i * TSR_CPU_KP8_BYTES;
       __m512i isum[TSR_CPU_QDOT_MAX_COLS];
-
-      if (plain)
-        {
-          /* Plain rows: this super-block packed here, in L1.  */
-          p8_pack_sb (t, plain, pbx, pnr, i, sb);
-          o = sb;
-        }
 
       UNROLL
       for (int c = 0; c < NY; c++)
@@ -1877,8 +1853,7 @@ p8_group (enum ktype t, int64_t k, const unsigned char *g, const char *plain,
 /* AVX2 (v3, v3-vnni): the tile packed from the register decoders'
    super-blocks (decode_wide) a quadword of values at a time, then each
    half of a group (4 rows, 32 bytes of each 64-byte vector) over up to
-   4 columns at a time: 16 vector registers hold no more.  The plain
-   f8 pass is AVX-512's only.  */
+   4 columns at a time: 16 vector registers hold no more.  */
 static inline __attribute__ ((always_inline)) void
 p8_pack_v3 (enum ktype t, int64_t k, const char *x, size_t bx, int nr,
             unsigned char *dst)
@@ -2067,40 +2042,31 @@ p8_group_v3 (enum ktype t, int64_t k, const unsigned char *g, int ny,
         }
 }
 
-/* No plain pass at this level (tsr_cpu_qdot_f8_kernel: NULL): the
-   reference serves it.  */
-#define p8_group(t, k, g, plain, pbx, pnr, NY, y, out, ny_out)          \
-  ((plain) ? p8_group_ref (t, k, g, plain, pbx, pnr, NY, y, out, ny_out) \
-           : p8_group_v3 (t, k, g, NY, y, out, ny_out))
+#define p8_group p8_group_v3
 #else
-#define p8_group(t, k, g, plain, pbx, pnr, NY, y, out, ny_out) \
-  p8_group_ref (t, k, g, plain, pbx, pnr, NY, y, out, ny_out)
+#define p8_group p8_group_ref
 #endif
 
-/* The 8-row groups of NR rows at X: packed (BX bytes a packed row), or
-   with PLAIN, plain rows BX bytes apart packed a super-block at a time
-   (the last group's rows past NR zero).  */
+/* The packed 8-row groups of NR rows (a multiple of 8) at X, BX bytes
+   a packed row.  */
 static inline __attribute__ ((always_inline)) void
-p8_rows (enum ktype t, int64_t k, const void *x, size_t bx, bool plain,
-         int nr, int ny, const void *const *y, float *out)
+p8_rows (enum ktype t, int64_t k, const void *x, size_t bx, int nr, int ny,
+         const void *const *y, float *out)
 {
   for (int r0 = 0; r0 < nr; r0 += P8)
     {
-      const char *xr = (const char *) x + (size_t) r0 * bx;
-      const unsigned char *g = plain ? NULL : (const unsigned char *) xr;
-      const char *p = plain ? xr : NULL;
-      int pnr = nr - r0 < P8 ? nr - r0 : P8;
+      const unsigned char *g = (const unsigned char *) x + (size_t) r0 * bx;
       float *o = out + r0 * ny;
       switch (ny)
         {
-        case 1: p8_group (t, k, g, p, bx, pnr, 1, y, o, ny); break;
-        case 2: p8_group (t, k, g, p, bx, pnr, 2, y, o, ny); break;
-        case 3: p8_group (t, k, g, p, bx, pnr, 3, y, o, ny); break;
-        case 4: p8_group (t, k, g, p, bx, pnr, 4, y, o, ny); break;
-        case 5: p8_group (t, k, g, p, bx, pnr, 5, y, o, ny); break;
-        case 6: p8_group (t, k, g, p, bx, pnr, 6, y, o, ny); break;
-        case 7: p8_group (t, k, g, p, bx, pnr, 7, y, o, ny); break;
-        default: p8_group (t, k, g, p, bx, pnr, 8, y, o, ny); break;
+        case 1: p8_group (t, k, g, 1, y, o, ny); break;
+        case 2: p8_group (t, k, g, 2, y, o, ny); break;
+        case 3: p8_group (t, k, g, 3, y, o, ny); break;
+        case 4: p8_group (t, k, g, 4, y, o, ny); break;
+        case 5: p8_group (t, k, g, 5, y, o, ny); break;
+        case 6: p8_group (t, k, g, 6, y, o, ny); break;
+        case 7: p8_group (t, k, g, 7, y, o, ny); break;
+        default: p8_group (t, k, g, 8, y, o, ny); break;
         }
     }
 }
@@ -2113,8 +2079,16 @@ TSR_CPU_LEVEL_FN (kp8_pack) (tsr_type type, int64_t k, const void *x,
   /* One copy per type: the decoder's constants stay in registers.  */
 #define P8_PACK(t)                                                      \
   for (int64_t i = 0; i < k / QK; i++)                                  \
-    p8_pack_sb (t, x, bx, nr, i, (unsigned char *) dst                  \
-                                 + (size_t) i * TSR_CPU_KP8_BYTES)
+    p8_pack_sb (t, x, bx, nr, i, sidx, bidx, (unsigned char *) dst      \
+                                             + (size_t) i               \
+                                               * TSR_CPU_KP8_BYTES)
+  __m512i sidx[4], bidx[4];
+
+  for (int j = 0; j < 4; j++)
+    {
+      sidx[j] = _mm512_loadu_si512 (p8_scale_idx[j]);
+      bidx[j] = _mm512_loadu_si512 (p8_bias_idx[j]);
+    }
   switch (ktype_of (type))
     {
     case KQ2: P8_PACK (KQ2); break;
@@ -2147,15 +2121,7 @@ TSR_CPU_LEVEL_FN (kp8_pack) (tsr_type type, int64_t k, const void *x,
                                               const void *const *y,     \
                                               float *out)               \
   {                                                                     \
-    p8_rows (t, k, x, bx, false, nr, ny, y, out);                       \
-  }                                                                     \
-  void                                                                  \
-  TSR_CPU_LEVEL_FN (vec_dot_##name##f8_q8_K) (int64_t k, const void *x, \
-                                              size_t bx, int nr, int ny, \
-                                              const void *const *y,     \
-                                              float *out)               \
-  {                                                                     \
-    p8_rows (t, k, x, bx, true, nr, ny, y, out);                        \
+    p8_rows (t, k, x, bx, nr, ny, y, out);                              \
   }
 
 P8_FN (q2_K, KQ2)

@@ -41,9 +41,7 @@
  *   are packed too (tsr_cpu_kp8_pack, cpu-vec-k.h: 8 rows' values as
  *   bytes, their scales and biases transposed): from
  *   TSR_CPU_KP8_MIN_N columns a thread's tile at once for all its
- *   column passes (the f8 kernels, which pack each super-block of 8
- *   rows into L1 as one pass goes, from TSR_CPU_KF8_MIN_N: off, see
- *   there); both sum as the repacked q4_K and q6_K kernels do (two
+ *   column passes; they sum as the repacked q4_K and q6_K kernels do (two
  *   cores, v4-vnni, GFLOP/s at n = 16 / 64 / 512: q2_K 391 / 389 / 469
  *   -> 538 / 713 / 796, q3_K 364 / 385 / 472 -> 532 / 719 / 819, q4_K
  *   369 / 371 / 467 -> 590 / 776 / 900, q5_K 367 / 372 / 468 -> 503 /
@@ -431,11 +429,8 @@ mul_mat_qdots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
      rows.  */
   const int64_t tile = (tsr_cpu_qdot_tile (m, batches, nth) + g - 1) / g * g;
   const int64_t tiles = (m + tile - 1) / tile;
-  const tsr_cpu_qdot_fn f8 = n >= TSR_CPU_KF8_MIN_N
-                             ? tsr_cpu_qdot_f8_kernel (a->type) : NULL;
   const tsr_cpu_qdot_fn qdot = packed ? tsr_cpu_qdot_x8_kernel (a->type)
-                               : x8p ? x8p
-                               : f8 ? f8 : tsr_cpu_qdot_kernel (a->type);
+                               : x8p ? x8p : tsr_cpu_qdot_kernel (a->type);
   size_t x8p_row = 0;            /* a packed row's bytes */
   unsigned char *pack = c->scratch[ith];
   float out[QDOT_TILE * TSR_CPU_QDOT_MAX_COLS];

@@ -673,8 +673,7 @@ expert_qdot_rows (tsr_tensor *dst, int64_t x, int64_t first, int64_t last,
 /* Quantized weights: the integer dots of rows [FIRST, LAST) of expert X
    with every (slot, token) that chose it, up to TSR_CPU_QDOT_MAX_COLS
    of them per pass over the rows; with TSR_CPU_X8P_MIN_N or more
-   (the super-block types: TSR_CPU_KF8_MIN_N with AVX-512,
-   TSR_CPU_KP8_MIN_N_TILE with AVX2) and a kernel X8P for
+   (the super-block types: tsr_cpu_kp8_min_n ()) and a kernel X8P for
    the type (block types of 32, AVX2 or AVX-512: 8 experts of 4096 x
    4096, 512 tokens, 2 a token, two cores: q4_0 341 -> 771 GFLOP/s,
    q8_0 349 -> 734, mxfp4 330 -> 789; super-block types, AVX-512), the
@@ -699,9 +698,8 @@ expert_qdots (tsr_tensor *dst, const void *act, int64_t x, int64_t first,
       for (int64_t t = 0; t < ids->ne[1]; t++)
         for (int64_t e = 0; e < ids->ne[0]; e++)
           n_x += load_i32 (tsr_cpu_at (ids, e, t, 0, 0)) == x;
-      int64_t least = !tsr_cpu_is_kquant (as->type) ? TSR_CPU_X8P_MIN_N
-                      : tsr_cpu_repack_level () & TSR_CPU_REPACK_PACK_KF
-                      ? TSR_CPU_KF8_MIN_N : TSR_CPU_KP8_MIN_N_TILE;
+      int64_t least = tsr_cpu_is_kquant (as->type) ? tsr_cpu_kp8_min_n ()
+                      : TSR_CPU_X8P_MIN_N;
       if (n_x >= least)
         {
           pk.kernel = x8p;

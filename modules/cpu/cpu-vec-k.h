@@ -103,13 +103,9 @@ TSR_MODULE_HIDDEN void tsr_cpu_kp8_pack (tsr_type type, int64_t k,
                                          const void *x, size_t bx, int nr,
                                          void *dst);
 /* OUT[r NY + c] for the packed rows at X (groups of 8, BX bytes a
-   row), as tsr_cpu_vec_dot_q4_K_q8_K and the others; the f8 kernels
-   take NR plain rows (BX bytes apart) and pack each super-block of 8
-   of them as they go, into L1 (for a single pass over the weights,
-   NY <= 8).  Both compute the same sums.  */
+   row), as tsr_cpu_vec_dot_q4_K_q8_K and the others.  */
 #define TSR_CPU_KP8DOT(type) \
-  TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_##type##p8_q8_K) \
-  TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_##type##f8_q8_K)
+  TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_##type##p8_q8_K)
 TSR_CPU_KP8DOT (q2_K)
 TSR_CPU_KP8DOT (q3_K)
 TSR_CPU_KP8DOT (q4_K)

@@ -179,10 +179,10 @@ TSR_CPU_ROW_TO_F32 (mxfp4)
 #define TSR_CPU_REPACK_PACK 16
 /* Not a type either: plain rows of the super-block types are packed
    likewise (tsr_cpu_kp8_pack, cpu-vec-k.h) with vector code; with
-   TSR_CPU_REPACK_PACK_KF, a super-block at a time too, as a pass goes
-   (the f8 kernels).  */
+   TSR_CPU_REPACK_PACK_K16 (AVX-512) from TSR_CPU_KP8_MIN_N columns,
+   otherwise from TSR_CPU_KP8_MIN_N_TILE (cpu-impl.h).  */
 #define TSR_CPU_REPACK_PACK_K 32
-#define TSR_CPU_REPACK_PACK_KF 64
+#define TSR_CPU_REPACK_PACK_K16 64
 
 /* How tsr_cpu_x8_pack packs a plain block of 32 of a type into a group
    for the repacked dots (cpu-qdot-x8.c), the one description both the

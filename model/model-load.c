@@ -1058,9 +1058,20 @@ want_globals (tsr_model *m, int gpu_layers)
   /* Pipeline: the embedding on the first stage, the output on the
      last.  */
   hp->tied_output = tsr_gguf_find_tensor (m->gguf, "output.weight") < 0;
+  /* A tied embedding that is also this rank's output matrix, whole,
+     where both run: declared as the output's matrices are (want_split),
+     so the backend's extra buffer type may repack it, which speeds up
+     the output product as much as the layers' (its get_rows reads the
+     repacked rows).  */
+  bool shared = hp->tied_output && first_stage (m) && last_stage (m)
+                && !tensor_parallel (m) && m->out_backend == m->embd_backend;
   if (first_stage (m))
-    m->tok_embd = want_tensor (m, m->embd_backend, "token_embd.weight",
-                               hp->n_embd, hp->n_vocab, false, false, &st);
+    m->tok_embd = shared
+                  ? want_split (m, m->embd_backend, "token_embd.weight",
+                                hp->n_embd, hp->n_vocab, false, false, 1,
+                                hp->n_vocab, &st)
+                  : want_tensor (m, m->embd_backend, "token_embd.weight",
+                                 hp->n_embd, hp->n_vocab, false, false, &st);
   if (last_stage (m))
     {
       m->out_norm = want_tensor (m, m->out_backend, "output_norm.weight",

@@ -120,6 +120,14 @@ TSR_MODULE_HIDDEN bool tsr_cpu_repack_holds (tsr_buffer_type *buft,
 TSR_MODULE_HIDDEN bool tsr_cpu_repacked (const tsr_tensor *t);
 TSR_MODULE_HIDDEN tsr_buffer_type *tsr_cpu_repack_buffer_type (tsr_device *dev);
 TSR_MODULE_HIDDEN bool tsr_cpu_is_repack_buft (const tsr_buffer_type *buft);
+/* Row R (< 8) of the repacked group of 8 rows at GROUP (the bytes the
+   8 rows of T take, from the first's) as T->ne[0] floats at Y: what
+   get_rows reads from repacked weights (a tied embedding that is also
+   the output matrix).  */
+#define TSR_CPU_REPACK_MAX_BLOCK 256    /* >= a repacked type's block bytes */
+TSR_MODULE_HIDDEN void tsr_cpu_repack_row_to_f32 (const tsr_tensor *t,
+                                                  const void *group, int r,
+                                                  float *y);
 /* cpu-ops-matmul.c */
 TSR_CPU_DECLARE_TYPED_OP (mul_mat);
 TSR_MODULE_HIDDEN size_t tsr_cpu_mul_mat_scratch (const tsr_tensor *dst);

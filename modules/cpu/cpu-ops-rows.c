@@ -186,6 +186,8 @@ tsr_cpu_get_rows (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   const tsr_tensor *a = dst->src[0], *rows = dst->src[1];
   const int64_t n = a->ne[0];
   float *buf = c->scratch[ith];
+  /* Repacked weights (CPU_REPACK): rows in interleaved groups.  */
+  const bool packed = tsr_cpu_repacked (a);
   int64_t r0, r1;
 
   tsr_cpu_split (tsr_cpu_nrows (dst), ith, nth, &r0, &r1);
@@ -204,9 +206,17 @@ tsr_cpu_get_rows (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
                              dst->name, (long) idx, (long long) i,
                              (long long) j, (long long) l, rows->name,
                              (long long) a->ne[1], a->name);
-      tsr_cpu_row_to_f32 (a->type, tsr_cpu_at (a, 0, idx, j % a->ne[2],
-                                               l % a->ne[3]),
-                          a->nb[0], y, n);
+      if (packed)
+        /* The group that holds row IDX, in the bytes its rows take.  */
+        tsr_cpu_repack_row_to_f32 (a, tsr_cpu_at (a, 0, idx / TSR_CPU_REPACK_ROWS
+                                                     * TSR_CPU_REPACK_ROWS,
+                                                  j % a->ne[2],
+                                                  l % a->ne[3]),
+                                   (int) (idx % TSR_CPU_REPACK_ROWS), y);
+      else
+        tsr_cpu_row_to_f32 (a->type, tsr_cpu_at (a, 0, idx, j % a->ne[2],
+                                                 l % a->ne[3]),
+                            a->nb[0], y, n);
       put_row (dst, r, y);
     }
   return TSR_OK;

@@ -97,10 +97,13 @@ tsr_cpu_supports_op (const tsr_tensor *op)
   if (tsr_op_get_kind (op->op) == TSR_OP_KIND_VIEW)
     return true;                /* nothing to compute */
   /* Repacked weights (CPU_REPACK) hold another layout: mul_mat reads
-     them (and checks how), no other op.  */
+     them (and checks how), and get_rows a whole matrix's rows (a tied
+     embedding); no other op.  */
   if (op->op != TSR_OP_MUL_MAT)
     for (int i = 0; i < TSR_MAX_SRC; i++)
-      if (op->src[i] && tsr_cpu_repacked (op->src[i]))
+      if (op->src[i] && tsr_cpu_repacked (op->src[i])
+          && !(op->op == TSR_OP_GET_ROWS && i == 0
+               && !op->src[0]->view_src))
         return false;
   entry = tsr_cpu_op_get (op->op);
   return entry && (!entry->supports || entry->supports (op));

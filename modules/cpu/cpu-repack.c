@@ -51,8 +51,10 @@
  * is only partly written being read back, changed and packed again.
  * The buffer is not "host" memory to the core (the bytes are not the
  * tensor's plain bytes), so nothing reads them but this module; the CPU
- * backend computes mul_mat from them and refuses every other op that
- * would read them (tsr_cpu_repacked, cpu-ops.c).
+ * backend computes mul_mat from them, and get_rows (a tied embedding
+ * that is also the output matrix: tsr_cpu_repack_row_to_f32), and
+ * refuses every other op that would read them (tsr_cpu_repacked,
+ * cpu-ops.c).
  *
  * The buffer type is offered (tsr_device_extra_buffer_types) where the
  * CPU's ISA level has vector code for the repacked dots (AVX2 and
@@ -133,16 +135,18 @@ pack_group_q4_K (unsigned char *dst, const unsigned char *src, size_t row,
     }
 }
 
+/* (The unpackers write rows R0 .. R1 - 1 of the group, row R at DST +
+   (R - R0) ROW.)  */
 static void
 unpack_group_q4_K (unsigned char *dst, const unsigned char *src, size_t row,
-                   int64_t nb)
+                   int64_t nb, int r0, int r1)
 {
   for (int64_t i = 0; i < nb; i++)
     {
       const unsigned char *o = src + i * GROUP_ROWS * Q4K_BYTES;
-      for (int r = 0; r < GROUP_ROWS; r++)
+      for (int r = r0; r < r1; r++)
         {
-          unsigned char *blk = dst + r * row + i * Q4K_BYTES;
+          unsigned char *blk = dst + (r - r0) * row + i * Q4K_BYTES;
           unsigned char *qs = blk + 16;
           memcpy (blk, o + 2 * r, 2);
           memcpy (blk + 2, o + 16 + 2 * r, 2);
@@ -225,14 +229,14 @@ pack_group_q6_K (unsigned char *dst, const unsigned char *src, size_t row,
 
 static void
 unpack_group_q6_K (unsigned char *dst, const unsigned char *src, size_t row,
-                   int64_t nb)
+                   int64_t nb, int r0, int r1)
 {
   for (int64_t i = 0; i < nb; i++)
     {
       const unsigned char *o = src + i * GROUP_ROWS * Q6K_BYTES;
-      for (int r = 0; r < GROUP_ROWS; r++)
+      for (int r = r0; r < r1; r++)
         {
-          unsigned char *blk = dst + r * row + i * Q6K_BYTES;
+          unsigned char *blk = dst + (r - r0) * row + i * Q6K_BYTES;
           memcpy (blk + 208, o + 2 * r, 2);
           for (int s = 0; s < 4; s++)
             for (int h = 0; h < 2; h++)
@@ -310,29 +314,30 @@ pack_group (tsr_type type, unsigned char *dst, const unsigned char *src,
     }
 }
 
-/* The inverse: one group at SRC to 8 plain rows at DST.  */
+/* The inverse: rows R0 .. R1 - 1 of the group at SRC to plain rows at
+   DST (row R at DST + (R - R0) ROW).  */
 static void
-unpack_group (tsr_type type, unsigned char *dst, const unsigned char *src,
-              size_t row, int64_t nb)
+unpack_rows (tsr_type type, unsigned char *dst, const unsigned char *src,
+             size_t row, int64_t nb, int r0, int r1)
 {
   const bool q8 = type == TSR_TYPE_Q8_0;
   if (type == TSR_TYPE_Q4_K)
     {
-      unpack_group_q4_K (dst, src, row, nb);
+      unpack_group_q4_K (dst, src, row, nb, r0, r1);
       return;
     }
   if (type == TSR_TYPE_Q6_K)
     {
-      unpack_group_q6_K (dst, src, row, nb);
+      unpack_group_q6_K (dst, src, row, nb, r0, r1);
       return;
     }
   const size_t bb = tsr_type_traits (type)->type_size;
   for (int64_t j = 0; j < nb; j++)
     {
       const unsigned char *o = src + j * GROUP_ROWS * bb;
-      for (int r = 0; r < GROUP_ROWS; r++)
+      for (int r = r0; r < r1; r++)
         {
-          unsigned char *blk = dst + r * row + j * bb;
+          unsigned char *blk = dst + (r - r0) * row + j * bb;
           unsigned char *qs = blk + 2;
           memcpy (blk, o + 2 * r, 2);
           for (int h = 0; h < 2; h++)
@@ -353,6 +358,37 @@ unpack_group (tsr_type type, unsigned char *dst, const unsigned char *src,
                 qs[8 + e] = (unsigned char) ((v0 >> 4) | (v1 >> 4) << 4);
               }
         }
+    }
+}
+
+/* One group at SRC to its 8 plain rows at DST.  */
+static void
+unpack_group (tsr_type type, unsigned char *dst, const unsigned char *src,
+              size_t row, int64_t nb)
+{
+  unpack_rows (type, dst, src, row, nb, 0, GROUP_ROWS);
+}
+
+void
+tsr_cpu_repack_row_to_f32 (const tsr_tensor *t, const void *group, int r,
+                           float *y)
+{
+  const struct tsr_type_traits *tr = tsr_type_traits (t->type);
+  const int64_t nb = t->ne[0] / tr->block_size;
+  _Alignas (16) unsigned char blk[TSR_CPU_REPACK_MAX_BLOCK];
+
+  _Static_assert (Q6K_BYTES <= TSR_CPU_REPACK_MAX_BLOCK,
+                  "the largest repacked block fits");
+
+  /* A block at a time: a group's block j is the 8 rows' blocks j.  */
+  for (int64_t j = 0; j < nb; j++)
+    {
+      unpack_rows (t->type, blk, (const unsigned char *) group
+                                 + (size_t) j * GROUP_ROWS * tr->type_size,
+                   tr->type_size, 1, r, r + 1);
+      tsr_cpu_row_to_f32 (t->type, (const char *) blk, tr->type_size,
+                          y + j * tr->block_size,
+                          tr->block_size);
     }
 }
 

@@ -29,9 +29,14 @@
      and q6_K:
      not among the n here), plus the rounding of the activations to
      q8_0, |w_i| d_y / 2 per element;
-   - other ops reading repacked weights (get_rows), a view of them, and
-     writes through a view are refused with an error, never computed on
-     the repacked bytes.  */
+   - get_rows of repacked weights (a tied embedding that is also the
+     output matrix) gives every row, at each of the 8 places in its
+     group, in each batch of weights, as the reference dequantizes the
+     plain row (tsr_dequantize_row), bit for bit, and computes on the
+     CPU backend (which supports it);
+   - other ops reading repacked weights (cast), get_rows and mul_mat of
+     a view of them, and writes through a view are refused with an
+     error, never computed on the repacked bytes.  */
 #include "ops-test.h"
 
 static tsr_buffer_type *
@@ -406,6 +411,79 @@ check_mul_mat (tsr_backend *be, tsr_buffer_type *buft, tsr_type type,
   free (x);
 }
 
+/* get_rows of K x M (x B) weights of TYPE in BUFT: each batch's rows
+   in a shuffled order, some twice, against the reference's
+   dequantization of the plain rows.  */
+static void
+check_get_rows (tsr_backend *be, tsr_buffer_type *buft, tsr_type type,
+                int64_t k, int64_t m, int64_t batch)
+{
+  char what[96];
+  snprintf (what, sizeof what, "get_rows %s [%ld, %ld, %ld]",
+            tsr_type_name (type), (long) k, (long) m, (long) batch);
+  const int64_t n = m + 3;
+  const size_t row = tsr_row_size (type, k);
+  unsigned char *w = random_rows (type, k * m * batch);
+  int32_t *idv = malloc ((size_t) (n * batch) * sizeof *idv);
+  float *got = malloc ((size_t) (k * n * batch) * sizeof *got);
+  float *want = malloc ((size_t) k * sizeof *want);
+  for (int64_t bi = 0; bi < batch; bi++)
+    {
+      int32_t *ix = idv + bi * n;
+      for (int64_t i = 0; i < m; i++)
+        ix[i] = (int32_t) i;
+      for (int64_t i = m - 1; i > 0; i--)
+        {
+          int64_t j = rand () % (i + 1);
+          int32_t t = ix[i];
+          ix[i] = ix[j];
+          ix[j] = t;
+        }
+      for (int64_t i = m; i < n; i++)
+        ix[i] = (int32_t) (rand () % m);
+    }
+  tsr_context *ctx = tsr_context_new (true);
+  tsr_buffer *buf = NULL;
+  tsr_tensor *a = placed (ctx, buft, type, k, m, batch, &buf);
+  tsr_tensor *ids = tsr_new_tensor_2d (ctx, TSR_TYPE_I32, n, batch);
+  tsr_tensor *r = a && ids ? tsr_get_rows (ctx, a, ids) : NULL;
+  tsr_graph *g = NULL;
+  tsr_gallocr *ga = NULL;
+  CHECK (r && tsr_backend_supports_op (be, r),
+         "%s: repacked weights, supported by the CPU backend", what);
+  int st = r ? ot_allocate (be, ctx, r, &g, &ga) : TSR_ERR_INVALID_ARG;
+  if (st == TSR_OK)
+    st = tsr_tensor_set (a, w, 0, row * (size_t) (m * batch));
+  if (st == TSR_OK)
+    st = tsr_tensor_set (ids, idv, 0, tsr_nbytes (ids));
+  if (st == TSR_OK)
+    st = tsr_backend_graph_compute (be, g);
+  if (st == TSR_OK)
+    st = tsr_tensor_get (r, got, 0, tsr_nbytes (r));
+  CHECK (st == TSR_OK, "%s: computes (%s)", what,
+         st == TSR_OK ? "ok" : tsr_last_error ());
+  int64_t bad = -1;
+  for (int64_t bi = 0; st == TSR_OK && bad < 0 && bi < batch; bi++)
+    for (int64_t i = 0; bad < 0 && i < n; i++)
+      {
+        tsr_dequantize_row (type, w + (size_t) (bi * m + idv[bi * n + i])
+                                      * row, want, k);
+        if (memcmp (want, got + (bi * n + i) * k, (size_t) k * sizeof *want))
+          bad = bi * n + i;
+      }
+  CHECK (st == TSR_OK && bad < 0, "%s: every row (%ld picks) as the "
+         "reference dequantizes it, bit for bit%s", what,
+         (long) (n * batch), bad < 0 ? "" : " (a pick differs)");
+  tsr_gallocr_free (ga);
+  if (buf)
+    tsr_buffer_free (buf);
+  tsr_context_free (ctx);
+  free (want);
+  free (got);
+  free (idv);
+  free (w);
+}
+
 /* Ops that cannot read the repacked bytes are refused.  */
 static void
 check_refusals (tsr_backend *be, tsr_buffer_type *buft)
@@ -414,10 +492,14 @@ check_refusals (tsr_backend *be, tsr_buffer_type *buft)
   tsr_context *ctx = tsr_context_new (true);
   tsr_buffer *buf = NULL;
   tsr_tensor *a = placed (ctx, buft, TSR_TYPE_Q4_0, k, m, 1, &buf);
+  tsr_tensor *sq = a ? tsr_cast (ctx, a, TSR_TYPE_F32) : NULL;
+  CHECK (sq && !tsr_backend_supports_op (be, sq),
+         "cast of repacked weights: not supported by the CPU backend");
+  tsr_tensor *v = a ? tsr_view_2d (ctx, a, k, 8, a->nb[1], 0) : NULL;
   tsr_tensor *ids = tsr_new_tensor_1d (ctx, TSR_TYPE_I32, 2);
-  tsr_tensor *rows = a ? tsr_get_rows (ctx, a, ids) : NULL;
+  tsr_tensor *rows = v ? tsr_get_rows (ctx, v, ids) : NULL;
   CHECK (rows && !tsr_backend_supports_op (be, rows),
-         "get_rows of repacked weights: not supported by the CPU backend");
+         "get_rows of a view of repacked weights: not supported");
   if (rows)
     {
       tsr_graph *g = NULL;
@@ -429,11 +511,10 @@ check_refusals (tsr_backend *be, tsr_buffer_type *buft)
       if (st == TSR_OK)
         st = tsr_backend_graph_compute (be, g);
       CHECK (st != TSR_OK && *tsr_last_error (),
-             "get_rows of repacked weights: compute refuses (%s)",
+             "get_rows of a view of repacked weights: compute refuses (%s)",
              tsr_last_error ());
       tsr_gallocr_free (ga);
     }
-  tsr_tensor *v = a ? tsr_view_2d (ctx, a, k, 8, a->nb[1], 0) : NULL;
   tsr_tensor *x = tsr_new_tensor_2d (ctx, TSR_TYPE_F32, k, 1);
   tsr_tensor *mm = v ? tsr_mul_mat (ctx, v, x) : NULL;
   CHECK (mm && !tsr_backend_supports_op (be, mm),
@@ -519,6 +600,11 @@ main (void)
       check_mul_mat (be, buft, mtypes[t], 33 * k0 / 32 * 32, 40, 7, 1);
       check_mul_mat (be, buft, mtypes[t], 4096, 64, 12, 1);
       check_mul_mat (be, buft, mtypes[t], 4 * k0, 16, 5, 3);  /* batched */
+      if (tsr_buffer_type_repacks (buft, mtypes[t], 2 * k0, 24))
+        {
+          check_get_rows (be, buft, mtypes[t], 2 * k0, 24, 1);
+          check_get_rows (be, buft, mtypes[t], k0, 16, 3);  /* batched */
+        }
     }
   check_refusals (be, buft);
 

@@ -1235,17 +1235,16 @@ decode_regs (enum ktype t, const void *blk, struct sbv *v)
 }
 #endif
 
+/* Super-blocks [J0, J1) of the row at X (K elements) dotted with the
+   NY columns Y, into ACC.  */
 static inline __attribute__ ((always_inline)) void
-kdot (enum ktype t, int64_t k, const char *x, const int ny,
-      const void *const *y, float *out)
+kdot_range (enum ktype t, int64_t k, const char *x, int64_t j0, int64_t j1,
+            const int ny, const void *const *y, struct acc *acc)
 {
   const size_t bytes = block_bytes (t);
-  struct acc acc[TSR_CPU_QDOT_MAX_COLS];
 
-  UNROLL
-  for (int c = 0; c < ny; c++)
-    acc_zero (&acc[c]);
-  for (int64_t j = 0; j < k / QK; j++, x += bytes)
+  x += (size_t) j0 * bytes;
+  for (int64_t j = j0; j < j1; j++, x += bytes)
     {
       qdot_prefetch (x, bytes);
 #ifdef KQ_REGS
@@ -1259,9 +1258,67 @@ kdot (enum ktype t, int64_t k, const char *x, const int ny,
               acc);
 #endif
     }
+}
+
+static inline __attribute__ ((always_inline)) void
+kdot (enum ktype t, int64_t k, const char *x, const int ny,
+      const void *const *y, float *out)
+{
+  struct acc acc[TSR_CPU_QDOT_MAX_COLS];
+
+  UNROLL
+  for (int c = 0; c < ny; c++)
+    acc_zero (&acc[c]);
+  kdot_range (t, k, x, 0, k / QK, ny, y, acc);
   UNROLL
   for (int c = 0; c < ny; c++)
     out[c] = acc_sum (&acc[c]);
+}
+
+/* The NR rows at X (BX bytes apart) by NY columns, row r's results at
+   OUT + r NY.  With several columns of long rows, KDOT_KC super-blocks
+   of every row (up to KDOT_RC rows) at a time, each row's accumulators
+   kept in memory between the chunks, so that the columns' chunks (8
+   columns of 2048 elements: about 19 KiB) are read from L1 by every
+   row instead of streaming whole columns through it from L2 for each
+   row (4096 x 14336, n = 8: 375 GFLOP/s for q4_K against 565 on rows
+   of 2048).  Each accumulator takes the same steps in the same order
+   either way: the results are the same bits.  */
+#define KDOT_KC 8
+#define KDOT_RC 16
+static inline __attribute__ ((always_inline)) void
+kdot_rows (enum ktype t, int64_t k, const char *x, size_t bx, int nr,
+           const int ny, const void *const *y, float *out)
+{
+  const int64_t nb = k / QK;
+
+  if (ny == 1 || nr == 1 || nb <= KDOT_KC)
+    {
+      for (int r = 0; r < nr; r++)
+        kdot (t, k, x + (size_t) r * bx, ny, y, out + r * ny);
+      return;
+    }
+  for (int r0 = 0; r0 < nr; r0 += KDOT_RC)
+    {
+      const int rn = nr - r0 < KDOT_RC ? nr - r0 : KDOT_RC;
+      struct acc acc[KDOT_RC][TSR_CPU_QDOT_MAX_COLS];
+
+      for (int r = 0; r < rn; r++)
+        UNROLL
+        for (int c = 0; c < ny; c++)
+          acc_zero (&acc[r][c]);
+      for (int64_t j0 = 0; j0 < nb; j0 += KDOT_KC)
+        {
+          const int64_t j1 = nb - j0 < KDOT_KC ? nb : j0 + KDOT_KC;
+          for (int r = 0; r < rn; r++)
+            kdot_range (t, k, x + (size_t) (r0 + r) * bx, j0, j1, ny, y,
+                        acc[r]);
+        }
+      for (int r = 0; r < rn; r++)
+        UNROLL
+        for (int c = 0; c < ny; c++)
+          out[(r0 + r) * ny + c] = acc_sum (&acc[r][c]);
+    }
 }
 
 
@@ -1350,8 +1407,17 @@ krow (enum ktype t, int64_t n, float *y, const char *x)
                                             const void *const *y,       \
                                             float *out)                 \
   {                                                                     \
-    TSR_CPU_DISPATCH_ROWS (kdot, t, k, (const char *) x, bx, nr, ny, y, \
-                           out);                                        \
+    switch (ny)                                                         \
+      {                                                                 \
+      case 1: kdot_rows (t, k, (const char *) x, bx, nr, 1, y, out); break; \
+      case 2: kdot_rows (t, k, (const char *) x, bx, nr, 2, y, out); break; \
+      case 3: kdot_rows (t, k, (const char *) x, bx, nr, 3, y, out); break; \
+      case 4: kdot_rows (t, k, (const char *) x, bx, nr, 4, y, out); break; \
+      case 5: kdot_rows (t, k, (const char *) x, bx, nr, 5, y, out); break; \
+      case 6: kdot_rows (t, k, (const char *) x, bx, nr, 6, y, out); break; \
+      case 7: kdot_rows (t, k, (const char *) x, bx, nr, 7, y, out); break; \
+      default: kdot_rows (t, k, (const char *) x, bx, nr, 8, y, out); break; \
+      }                                                                 \
   }                                                                     \
   void                                                                  \
   TSR_CPU_LEVEL_FN (row_##name##_to_f32) (int64_t n, float *y,          \

@@ -17,7 +17,10 @@
      sums as the repacked q4_K and q6_K do: batches of 16, 17 and 64
      columns (none under 16) agree with 512 at once, and plain q4_K and
      q6_K equal the repacked ones; at levels with AVX2, packed by tile
-     from 64 columns: batches of 64, 65 and 128 (none under 64).
+     from 64 columns: batches of 64, 65 and 128 (none under 64);
+   - below the packing (15 columns), plain super-block weights of long
+     rows (20 super-blocks, which the plain dots take in chunks): each
+     column's results equal the column's alone.
    Where the level has no CPU_REPACK, or no packing, those parts are
    UNSUPPORTED, named.  The inputs are random; the comparisons are of
    the bytes of the results.  */
@@ -29,17 +32,17 @@
 
 static float x_all[N * K];
 
-/* W (TYPE, K x M, in a buffer of BUFT, or the backend's when BUFT is
-   NULL) times columns [J0, J0 + NJ) of x_all, on BE: into OUT (NJ x
+/* W (TYPE, KW x M, in a buffer of BUFT, or the backend's when BUFT is
+   NULL) times the NJ columns of KW floats at X, on BE: into OUT (NJ x
    M, column-major like the result).  */
 static int
-product (tsr_backend *be, tsr_buffer_type *buft, tsr_type type,
-         const void *w, int64_t j0, int64_t nj, float *out)
+product_k (tsr_backend *be, tsr_buffer_type *buft, tsr_type type,
+           const void *w, int64_t kw, const float *x, int64_t nj, float *out)
 {
   tsr_context *ctx = tsr_context_new (true);
   tsr_buffer *wbuf = NULL;
-  tsr_tensor *a = tsr_new_tensor_2d (ctx, type, K, M);
-  tsr_tensor *b = tsr_new_tensor_2d (ctx, TSR_TYPE_F32, K, nj);
+  tsr_tensor *a = tsr_new_tensor_2d (ctx, type, kw, M);
+  tsr_tensor *b = tsr_new_tensor_2d (ctx, TSR_TYPE_F32, kw, nj);
   tsr_tensor *r = a && b ? tsr_mul_mat (ctx, a, b) : NULL;
   tsr_graph *g = NULL;
   tsr_gallocr *ga = NULL;
@@ -55,7 +58,7 @@ product (tsr_backend *be, tsr_buffer_type *buft, tsr_type type,
   if (st == TSR_OK)
     st = tsr_tensor_set (a, w, 0, tsr_nbytes (a));
   if (st == TSR_OK)
-    st = tsr_tensor_set (b, x_all + j0 * K, 0, tsr_nbytes (b));
+    st = tsr_tensor_set (b, x, 0, tsr_nbytes (b));
   if (st == TSR_OK)
     st = tsr_backend_graph_compute (be, g);
   if (st == TSR_OK)
@@ -65,6 +68,14 @@ product (tsr_backend *be, tsr_buffer_type *buft, tsr_type type,
     tsr_buffer_free (wbuf);
   tsr_context_free (ctx);
   return st;
+}
+
+/* Columns [J0, J0 + NJ) of x_all (K x M weights).  */
+static int
+product (tsr_backend *be, tsr_buffer_type *buft, tsr_type type,
+         const void *w, int64_t j0, int64_t nj, float *out)
+{
+  return product_k (be, buft, type, w, K, x_all + j0 * K, nj, out);
 }
 
 /* The 512 columns in batches of BSIZE into OUT, the last one shorter,
@@ -139,17 +150,52 @@ check_equals_repacked (tsr_backend *be, tsr_buffer_type *repack,
          st == TSR_OK ? "" : "; ", st == TSR_OK ? "" : tsr_last_error ());
 }
 
+/* M random rows of KW elements of TYPE.  */
+static unsigned char *
+random_weights_k (tsr_type type, int64_t kw)
+{
+  float *f = malloc ((size_t) (kw * M) * sizeof *f);
+  unsigned char *q = malloc (tsr_row_size (type, kw) * M);
+  for (int64_t i = 0; i < kw * M; i++)
+    f[i] = tsr_test_uniform (-1.0f, 1.0f);
+  for (int64_t r = 0; r < M; r++)
+    tsr_quantize_row (type, f + r * kw, q + r * tsr_row_size (type, kw), kw);
+  free (f);
+  return q;
+}
+
 static unsigned char *
 random_weights (tsr_type type)
 {
-  float *f = malloc ((size_t) K * M * sizeof *f);
-  unsigned char *q = malloc (tsr_row_size (type, K) * M);
-  for (int64_t i = 0; i < K * M; i++)
-    f[i] = tsr_test_uniform (-1.0f, 1.0f);
-  for (int64_t r = 0; r < M; r++)
-    tsr_quantize_row (type, f + r * K, q + r * tsr_row_size (type, K), K);
-  free (f);
-  return q;
+  return random_weights_k (type, K);
+}
+
+/* Plain super-block weights below the packing (15 columns at every
+   level) of rows long enough that the plain dots go through them in
+   chunks (KLONG: 20 super-blocks, three chunks of up to 8): each
+   column's results are those of the column alone (n = 1, one pass over
+   each row), bit for bit.  */
+#define KLONG (20 * 256)
+#define NLONG 15
+_Static_assert (NLONG * KLONG <= N * K, "x_all holds the long columns");
+static void
+check_long_rows (tsr_backend *be, tsr_type type)
+{
+  unsigned char *w = random_weights_k (type, KLONG);
+  float *all = malloc ((size_t) (NLONG * M) * sizeof *all);
+  float *one = malloc ((size_t) (NLONG * M) * sizeof *one);
+  int st = product_k (be, NULL, type, w, KLONG, x_all, NLONG, all);
+  for (int64_t j = 0; st == TSR_OK && j < NLONG; j++)
+    st = product_k (be, NULL, type, w, KLONG, x_all + j * KLONG, 1,
+                    one + j * M);
+  int64_t bad = st == TSR_OK ? differing (all, one, NLONG * M) : -1;
+  CHECK (bad == 0, "plain %s, rows of %d: %d columns at once equal each "
+         "alone (%ld elements differ%s%s)", tsr_type_name (type), KLONG,
+         NLONG, (long) bad, st == TSR_OK ? "" : "; ",
+         st == TSR_OK ? "" : tsr_last_error ());
+  free (one);
+  free (all);
+  free (w);
 }
 
 /* The ISA level the CPU backend runs at, from its description.  */
@@ -286,6 +332,9 @@ main (void)
         check_equals_repacked (be, repack, kplains[t], w, want, repacked);
       free (w);
     }
+
+  for (int t = 0; t < 6; t++)
+    check_long_rows (be, kplains[t]);
 
   free (want);
   free (got);

@@ -470,10 +470,16 @@ mul_mat_qdots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
               else
                 qdot (k, tsr_cpu_at (a, 0, i0, i2 / r2, i3 / r3), a->nb[1],
                       nr, ny, ys, out);
-              for (int r = 0; r < nr; r++)
-                for (int y = 0; y < ny; y++)
-                  *(float *) tsr_cpu_at (dst, i0 + r, j0 + y, i2, i3)
-                    = out[r * ny + y];
+              /* A column's rows are adjacent in dst: one line each
+                 (the other order stored across ny lines at a time,
+                 4% of a 32-sequence decode step).  */
+              for (int y = 0; y < ny; y++)
+                {
+                  char *d = tsr_cpu_at (dst, i0, j0 + y, i2, i3);
+                  for (int r = 0; r < nr; r++)
+                    *(float *) (d + (size_t) r * dst->nb[0])
+                      = out[r * ny + y];
+                }
             }
         }
     }

@@ -1,7 +1,9 @@
 /* flash_attn_ext against a two-pass double-precision softmax: f32 and
    f16 keys and values, grouped heads (n_head a multiple of
    n_head_kv), d_v != d, masks in f32 and f16 with broadcast heads,
-   -inf entries and fully masked rows (zeros), large scores, permuted
+   -inf entries (causal, or scattered as several sequences' cells
+   interleave in a cache) and fully masked rows (zeros), large scores,
+   permuted
    (non-contiguous) q, k and v, and enough rows for several threads;
    soft-capped scores (tsr_flash_attn_ext_softcap: c tanh (s / c)
    before the mask) with caps that bend them, strongly or barely; a
@@ -10,6 +12,8 @@
 
 /* The soft-cap of the cases being run (0: tsr_flash_attn_ext).  */
 static float cap;
+/* Masks hide all but every third cell (shifted per row) as well.  */
+static int scatter;
 
 struct shape
 {
@@ -77,7 +81,8 @@ fill_mask (tsr_tensor *m, int full)
   OT_FOR_EACH (m, j, iq, i2, i3)
     {
       double v = tsr_test_uniform (-2.0f, 1.0f);
-      if (j > iq + 2 + i2 || (full && iq == 1))
+      if (j > iq + 2 + i2 || (full && iq == 1)
+          || (scatter && (j + iq) % 3 != 0))
         v = -INFINITY;
       ot_set (m, j, iq, i2, i3, v);
     }
@@ -90,13 +95,14 @@ check_attn (tsr_backend *be, struct shape s, tsr_type kt, tsr_type vt,
 {
   char desc[260];
   snprintf (desc, sizeof desc, "flash_attn_ext d %ld d_v %ld n_q %ld n_kv "
-            "%ld heads %ld/%ld batch %ld, k %s v %s, mask %s%s%s%s, scale %g"
-            ", soft-cap %g",
+            "%ld heads %ld/%ld batch %ld, k %s v %s, mask %s%s%s%s%s, "
+            "scale %g, soft-cap %g",
             (long) s.d, (long) s.dv, (long) s.nq, (long) s.nkv, (long) s.nh,
             (long) s.nhkv, (long) s.nb, tsr_type_name (kt),
             tsr_type_name (vt), mt == TSR_TYPE_COUNT ? "none"
                                 : tsr_type_name (mt),
-            m2 > 1 ? " per head" : "", full ? " with a masked row" : "",
+            m2 > 1 ? " per head" : "", scatter ? " scattered" : "",
+            full ? " with a masked row" : "",
             permuted ? ", permuted" : "", (double) scale, (double) cap);
   tsr_context *ctx = tsr_context_new (false);
   tsr_tensor *q = attn_operand (ctx, TSR_TYPE_F32, s.d, s.nq, s.nh, s.nb,
@@ -164,6 +170,14 @@ main (void)
                   F16, 1, 1, 1, 0.125f, 2.0f);
     }
   cap = 0;
+  /* Scattered visible cells, the mask broadcast over heads and per
+     head, 100 keys (not a multiple of 8).  */
+  scatter = 1;
+  check_attn (be, (struct shape) { 64, 64, 33, 100, 16, 4, 1 }, F16, F16,
+              F32, 1, 0, 0, 0.125f, 2.0f);
+  check_attn (be, (struct shape) { 64, 64, 9, 100, 8, 2, 1 }, F16, F16,
+              F32, 8, 1, 0, 0.125f, 2.0f);
+  scatter = 0;
   {
     tsr_context *ctx = tsr_context_new (true);
     tsr_tensor *q = tsr_new_tensor_3d (ctx, TSR_TYPE_F32, 8, 2, 2);

@@ -362,8 +362,42 @@ attn_scores (const tsr_tensor *dst, const struct attn_unit *u,
   const tsr_tensor *q = dst->src[0], *k = dst->src[1];
   const float scale = tsr_get_op_param_f32 (dst, 0);
   const float cap = tsr_get_op_param_f32 (dst, 1);
+  const int64_t nj = nl - b0 < ATTN_BLOCK ? nl - b0 : ATTN_BLOCK;
+  bool whole = k->type == TSR_TYPE_F16 && k->nb[0] == sizeof (tsr_fp16_t);
 
-  for (int64_t i = 0; i < ATTN_BLOCK; i++)
+  /* Every row sees the block's keys (decoding: the rows of a unit are
+     one query row's heads), dense f16 keys: their dots in one call.  */
+  for (int a = 0; whole && a < nr; a++)
+    whole = w->len[rs[a]] >= b0 + nj;
+  if (whole)
+    {
+      const float *qs[ATTN_ROWS];
+      float *outs[ATTN_ROWS];
+      for (int a = 0; a < nr; a++)
+        {
+          qs[a] = w->qf[rs[a]];
+          outs[a] = w->s[rs[a]];
+        }
+      tsr_cpu_vec_dot_f16_keys (q->ne[0], tsr_cpu_at (k, 0, 0, u->hk, u->b),
+                                k->nb[1], l + b0, (int) nj, nr, qs, outs);
+      for (int a = 0; a < nr; a++)
+        {
+          int r = rs[a];
+          for (int64_t i = 0; i < ATTN_BLOCK; i++)
+            {
+              float dot = i < nj ? w->s[r][i] : 0;
+              float mval = i < nj ? w->mv[r][b0 + i] : -INFINITY;
+              if (cap > 0)
+                {
+                  w->mrow[r][i] = mval;
+                  w->s[r][i] = i < nj ? scale * dot / cap : 0;
+                }
+              else
+                w->s[r][i] = i < nj ? scale * dot + mval : -INFINITY;
+            }
+        }
+    }
+  for (int64_t i = 0; !whole && i < ATTN_BLOCK; i++)
     {
       const float *qs[ATTN_ROWS];
       float dots[ATTN_ROWS];
@@ -465,6 +499,25 @@ attn_walk (tsr_tensor *dst, const struct attn_unit *u, struct attn_rows *w,
               m[a] = bm;
             }
           sum[a] += tsr_cpu_vec_exp_sub_f32 (ATTN_BLOCK, s, s, m[a]);
+        }
+      if (v->type == TSR_TYPE_F16 && v->nb[0] == sizeof (tsr_fp16_t))
+        {
+          /* Dense f16 values: the block's in one call, each row's
+             accumulator in registers over them.  */
+          float *accs[ATTN_ROWS];
+          const float *ws[ATTN_ROWS];
+          int na = 0;
+          for (int a = 0; a < nr; a++)
+            if (!skip[a])
+              {
+                accs[na] = w->acc[rs[a]];
+                ws[na++] = w->s[rs[a]];
+              }
+          if (na > 0)
+            tsr_cpu_vec_mad_f16_keys (dv, accs, na,
+                                      tsr_cpu_at (v, 0, 0, u->hk, u->b),
+                                      v->nb[1], l + b0, (int) nj, ws);
+          continue;
         }
       for (int64_t j = 0; j < nj; j++)
         {

@@ -483,6 +483,110 @@ TSR_CPU_LEVEL_FN (vec_mad_f16_rows) (int64_t n, float *const *y, int nr,
 #endif
 }
 
+/* The key lists of attention: the f16 rows at X + IDX[j] XS bytes, j <
+   NK.  Dots: row j with each of the NR rows Y, OUT[r][j], each as
+   vec_dot_f16_rows computes it.  Sums: Y[r] += A[r][j] row j for every
+   j in order whose A[r][j] is not 0, element by element the operations
+   vec_mad_f16_rows takes for one row j after another, with the
+   accumulators held in registers over the keys a vector of elements at
+   a time.  */
+#define KEY_ROW(x, xs, idx, j) \
+  ((const tsr_fp16_t *) ((x) + (size_t) (idx)[j] * (xs)))
+#ifdef VF
+static inline __attribute__ ((always_inline)) void
+dot_f16_keys (int64_t n, const char *x, size_t xs, const int32_t *idx,
+              int nk, const int nr, const float *const *y, float *const *out)
+{
+  for (int j = 0; j < nk; j++)
+    {
+      float d[TSR_CPU_F16_ROWS];
+      dot_f16_rows (n, KEY_ROW (x, xs, idx, j), nr, y, d);
+      TSR_CPU_UNROLL
+      for (int r = 0; r < nr; r++)
+        out[r][j] = d[r];
+    }
+}
+
+static inline __attribute__ ((always_inline)) void
+mad_f16_keys (int64_t n, float *const *y, const int nr, const char *x,
+              size_t xs, const int32_t *idx, int nk, const float *const *a)
+{
+  int64_t i = 0;
+
+  for (; i + VF_WIDTH <= n; i += VF_WIDTH)
+    {
+      VF acc[TSR_CPU_F16_ROWS];
+      TSR_CPU_UNROLL
+      for (int r = 0; r < nr; r++)
+        acc[r] = VF_LOAD (y[r] + i);
+      for (int j = 0; j < nk; j++)
+        {
+          VF v = LOAD_F16 (KEY_ROW (x, xs, idx, j) + i);
+          TSR_CPU_UNROLL
+          for (int r = 0; r < nr; r++)
+            if (a[r][j] != 0)
+              acc[r] = VF_FMA (VF_SET1 (a[r][j]), v, acc[r]);
+        }
+      TSR_CPU_UNROLL
+      for (int r = 0; r < nr; r++)
+        VF_STORE (y[r] + i, acc[r]);
+    }
+  for (int j = 0; i < n && j < nk; j++)
+    for (int64_t e = i; e < n; e++)
+      {
+        float w = fp16_to_f32 (KEY_ROW (x, xs, idx, j)[e]);
+        TSR_CPU_UNROLL
+        for (int r = 0; r < nr; r++)
+          if (a[r][j] != 0)
+            y[r][e] += a[r][j] * w;
+      }
+}
+#endif
+
+void
+TSR_CPU_LEVEL_FN (vec_dot_f16_keys) (int64_t n, const char *x, size_t xs,
+                                     const int32_t *idx, int nk, int nr,
+                                     const float *const *y, float *const *out)
+{
+#ifdef VF
+  switch (nr)
+    {
+    case 1: dot_f16_keys (n, x, xs, idx, nk, 1, y, out); break;
+    case 2: dot_f16_keys (n, x, xs, idx, nk, 2, y, out); break;
+    case 3: dot_f16_keys (n, x, xs, idx, nk, 3, y, out); break;
+    default: dot_f16_keys (n, x, xs, idx, nk, 4, y, out); break;
+    }
+#else
+  for (int j = 0; j < nk; j++)
+    for (int r = 0; r < nr; r++)
+      out[r][j] = dot_widened (n, KEY_ROW (x, xs, idx, j), y[r], false);
+#endif
+}
+
+void
+TSR_CPU_LEVEL_FN (vec_mad_f16_keys) (int64_t n, float *const *y, int nr,
+                                     const char *x, size_t xs,
+                                     const int32_t *idx, int nk,
+                                     const float *const *a)
+{
+#ifdef VF
+  switch (nr)
+    {
+    case 1: mad_f16_keys (n, y, 1, x, xs, idx, nk, a); break;
+    case 2: mad_f16_keys (n, y, 2, x, xs, idx, nk, a); break;
+    case 3: mad_f16_keys (n, y, 3, x, xs, idx, nk, a); break;
+    default: mad_f16_keys (n, y, 4, x, xs, idx, nk, a); break;
+    }
+#else
+  for (int j = 0; j < nk; j++)
+    for (int r = 0; r < nr; r++)
+      if (a[r][j] != 0)
+        TSR_CPU_LEVEL_FN (vec_mad_f16) (n, y[r], KEY_ROW (x, xs, idx, j),
+                                        a[r][j]);
+#endif
+}
+#undef KEY_ROW
+
 static inline float
 bf16_to_f32 (tsr_bf16_t h)
 {

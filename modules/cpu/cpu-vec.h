@@ -98,6 +98,20 @@ TSR_MODULE_HIDDEN void tsr_cpu_vec_dot_f16_rows (int64_t n, const tsr_fp16_t *x,
 TSR_MODULE_HIDDEN void tsr_cpu_vec_mad_f16_rows (int64_t n, float *const *y,
                                               int nr, const tsr_fp16_t *x,
                                               const float *a);
+/* The same over a list of NK f16 rows (keys or values), row j at X +
+   IDX[j] XS bytes: OUT[r][j] = tsr_cpu_vec_dot_f16_rows' OUT[r] for
+   row j, and Y[r] += A[r][j] row j for each j in order whose weight
+   A[r][j] is not 0, bit for bit the one-row calls one after another
+   (attention: a block of a row's visible keys in one call).  */
+TSR_MODULE_HIDDEN void tsr_cpu_vec_dot_f16_keys (int64_t n, const char *x,
+                                              size_t xs, const int32_t *idx,
+                                              int nk, int nr,
+                                              const float *const *y,
+                                              float *const *out);
+TSR_MODULE_HIDDEN void tsr_cpu_vec_mad_f16_keys (int64_t n, float *const *y,
+                                              int nr, const char *x,
+                                              size_t xs, const int32_t *idx,
+                                              int nk, const float *const *a);
 
 /* The dots of MR (1 to 4) weight rows X[r], of TYPE f32, f16 or bf16,
    with NC (1 to TSR_CPU_DOT_TILE_NC) f32 rows Y[c], into

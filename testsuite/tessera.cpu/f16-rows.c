@@ -5,7 +5,11 @@
    flash attention computes the same whichever it calls: checked bit
    for bit, for 1..4 rows and lengths around the vector widths and the
    double-precision block of the dot (2048 elements), with infinities
-   and NaN among the values.  The single-row dot is also checked
+   and NaN among the values.  The kernels over a list of key rows
+   (vec_dot_f16_keys, vec_mad_f16_keys: rows picked by index, in a
+   shuffled order, some twice, at a stride) give the bits of the
+   _rows kernels called key after key, zero weights skipped (an
+   infinite value with a zero weight leaves the sum finite).  The single-row dot is also checked
    against a double-precision sum (|err| <= 1e-6 sum |x y|).  */
 #include <math.h>
 #include <stdint.h>
@@ -22,6 +26,11 @@ typedef void (*dot_rows_fn) (int64_t, const tsr_fp16_t *, int,
 typedef void (*mad_fn) (int64_t, float *, const tsr_fp16_t *, float);
 typedef void (*mad_rows_fn) (int64_t, float *const *, int,
                              const tsr_fp16_t *, const float *);
+typedef void (*dot_keys_fn) (int64_t, const char *, size_t, const int32_t *,
+                             int, int, const float *const *, float *const *);
+typedef void (*mad_keys_fn) (int64_t, float *const *, int, const char *,
+                             size_t, const int32_t *, int,
+                             const float *const *);
 
 struct level
 {
@@ -30,6 +39,8 @@ struct level
   dot_rows_fn dot_rows;
   mad_fn mad;
   mad_rows_fn mad_rows;
+  dot_keys_fn dot_keys;
+  mad_keys_fn mad_keys;
 };
 
 #define LEVEL(s, level_name)                                            \
@@ -41,9 +52,18 @@ struct level
                                 float);                                 \
   void tsr_cpu_vec_mad_f16_rows_##s (int64_t, float *const *, int,      \
                                      const tsr_fp16_t *, const float *); \
+  void tsr_cpu_vec_dot_f16_keys_##s (int64_t, const char *, size_t,     \
+                                     const int32_t *, int, int,         \
+                                     const float *const *,              \
+                                     float *const *);                   \
+  void tsr_cpu_vec_mad_f16_keys_##s (int64_t, float *const *, int,      \
+                                     const char *, size_t,              \
+                                     const int32_t *, int,              \
+                                     const float *const *);             \
   static const struct level level_##s = {                              \
     level_name, tsr_cpu_vec_dot_f16_##s, tsr_cpu_vec_dot_f16_rows_##s,  \
-    tsr_cpu_vec_mad_f16_##s, tsr_cpu_vec_mad_f16_rows_##s };
+    tsr_cpu_vec_mad_f16_##s, tsr_cpu_vec_mad_f16_rows_##s,              \
+    tsr_cpu_vec_dot_f16_keys_##s, tsr_cpu_vec_mad_f16_keys_##s };
 TSR_TEST_EACH_LEVEL (LEVEL)
 #define LEVEL_ENTRY(s, level_name) &level_##s,
 static const struct level *const levels[] = {
@@ -127,6 +147,86 @@ check_level (const struct level *lv)
          "double sum (%d outside)", lv->name, ref_bad);
 }
 
+/* The key-list kernels against the _rows ones key after key.  */
+enum { KEYS = 40, PICKS = 23, KEY_LEN = 136 };
+static tsr_fp16_t keys[KEYS][KEY_LEN];
+static float kw[ROWS][PICKS], kout[ROWS][PICKS];
+
+static void
+check_keys (const struct level *lv)
+{
+  static const int klens[] = { 1, 16, 33, 64, 100, 128 };
+  int dot_diff = 0, mad_diff = 0, nonfinite = 0;
+
+  for (size_t t = 0; t < sizeof klens / sizeof *klens; t++)
+    {
+      const int n = klens[t];
+      int32_t idx[PICKS];
+      for (int j = 0; j < KEYS; j++)
+        for (int i = 0; i < n; i++)
+          keys[j][i] = tsr_fp32_to_fp16 ((float) tsr_test_uniform (-2, 2));
+      keys[5][n - 1] = tsr_fp32_to_fp16 (INFINITY);
+      for (int j = 0; j < PICKS; j++)
+        idx[j] = (int32_t) ((j * 17 + 3) % KEYS);   /* 5 is picked */
+      idx[PICKS - 1] = idx[0];
+      for (int r = 0; r < ROWS; r++)
+        for (int i = 0; i < n; i++)
+          {
+            y[r][i] = (float) tsr_test_uniform (-2, 2);
+            acc[r][i] = acc1[r][i] = (float) tsr_test_uniform (-1, 1);
+          }
+      for (int nr = 1; nr <= ROWS; nr++)
+        {
+          const float *ys[ROWS], *ws[ROWS];
+          float *accs[ROWS], *outs[ROWS];
+          for (int r = 0; r < nr; r++)
+            {
+              ys[r] = y[r];
+              ws[r] = kw[r];
+              accs[r] = acc[r];
+              outs[r] = kout[r];
+              for (int j = 0; j < PICKS; j++)
+                /* Key 5 (an infinite value) weighs 0 for all rows.  */
+                kw[r][j] = idx[j] == 5 || (j + r) % 5 == 0
+                           ? 0 : (float) tsr_test_uniform (-1, 1);
+            }
+          lv->dot_keys (n, (const char *) keys, sizeof keys[0], idx, PICKS,
+                        nr, ys, outs);
+          lv->mad_keys (n, accs, nr, (const char *) keys, sizeof keys[0],
+                        idx, PICKS, ws);
+          for (int j = 0; j < PICKS; j++)
+            {
+              float one[ROWS], wj[ROWS];
+              float *a1[ROWS];
+              int na = 0;
+              lv->dot_rows (n, keys[idx[j]], nr, ys, one);
+              for (int r = 0; r < nr; r++)
+                dot_diff += memcmp (&one[r], &kout[r][j], sizeof one[r])
+                            != 0;
+              for (int r = 0; r < nr; r++)
+                if (kw[r][j] != 0)
+                  {
+                    a1[na] = acc1[r];
+                    wj[na++] = kw[r][j];
+                  }
+              if (na > 0)
+                lv->mad_rows (n, a1, na, keys[idx[j]], wj);
+            }
+          for (int r = 0; r < nr; r++)
+            {
+              mad_diff += memcmp (acc[r], acc1[r], n * sizeof **acc) != 0;
+              for (int i = 0; i < n; i++)
+                nonfinite += !isfinite (acc[r][i]);
+            }
+        }
+    }
+  CHECK (dot_diff == 0, "level %s: vec_dot_f16_keys gives vec_dot_f16_rows' "
+         "bits key after key (%d differences)", lv->name, dot_diff);
+  CHECK (mad_diff == 0 && nonfinite == 0, "level %s: vec_mad_f16_keys gives "
+         "vec_mad_f16_rows' bits key after key, zero weights skipped (%d "
+         "differences, %d non-finite sums)", lv->name, mad_diff, nonfinite);
+}
+
 int
 main (void)
 {
@@ -139,6 +239,7 @@ main (void)
         continue;
       tsr_test_seed (5);
       check_level (lv);
+      check_keys (lv);
       tested++;
     }
   CHECK (tested > 0, "some level was tested (%d)", tested);

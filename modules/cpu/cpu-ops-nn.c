@@ -218,15 +218,17 @@ tsr_cpu_set_rows (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
 /* flash_attn_ext: src q, k, v, mask.  */
 
 /* Work is dealt in units of up to ATTN_ROWS query rows that share a
-   key and value head (the rows of a head, then the next head of the
-   group), so that each key and value row is read from memory once for
-   all of them and is still in L1 for the next.  Each row walks the
-   keys its mask lets it see (its visible keys, in order): an online
-   softmax over blocks of ATTN_BLOCK of them -- the block's scores
-   (vector dot products), their maximum, the rescaling of the row's sum
-   and accumulator when the maximum grows, exp (score - maximum), then
-   the weighted values added to the accumulator; f32, the sums of the
-   weights in double.  A row's arithmetic depends on its visible keys
+   key and value head (a query row's heads of the group, then the next
+   query row's), so that each key and value row is read from memory
+   once for all of them and is still in L1 for the next.  Each row walks
+   the keys its mask lets it see (its visible keys, in order; found once
+   for the rows of a unit that read one mask row): an online softmax
+   over blocks of ATTN_BLOCK of them -- the block's scores (vector dot
+   products; dense f16 keys a block in one call), their maximum, the
+   rescaling of the row's sum and accumulator when the maximum grows,
+   exp (score - maximum), then the weighted values added to the
+   accumulator (dense f16 values a block in one call); f32, the sums of
+   the weights in double.  A row's arithmetic depends on its visible keys
    and their order only, not on where they lie among hidden ones nor on
    the other rows of its unit: a row of a sequence decoded among other
    sequences (whose cells lie between its own) gets, bit for bit, what

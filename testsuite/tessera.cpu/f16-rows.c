@@ -9,7 +9,10 @@
    (vec_dot_f16_keys, vec_mad_f16_keys: rows picked by index, in a
    shuffled order, some twice, at a stride) give the bits of the
    _rows kernels called key after key, zero weights skipped (an
-   infinite value with a zero weight leaves the sum finite).  The single-row dot is also checked
+   infinite value with a zero weight leaves the sum finite).  The
+   conversion of rows to f16 (the key and value cache's writes) gives
+   tsr_fp32_to_fp16's bits for every exponent, with rounding ties,
+   subnormals, overflow, infinities and NaN.  The single-row dot is also checked
    against a double-precision sum (|err| <= 1e-6 sum |x y|).  */
 #include <math.h>
 #include <stdint.h>
@@ -28,6 +31,7 @@ typedef void (*mad_rows_fn) (int64_t, float *const *, int,
                              const tsr_fp16_t *, const float *);
 typedef void (*dot_keys_fn) (int64_t, const char *, size_t, const int32_t *,
                              int, int, const float *const *, float *const *);
+typedef void (*to_f16_fn) (int64_t, tsr_fp16_t *, const float *);
 typedef void (*mad_keys_fn) (int64_t, float *const *, int, const char *,
                              size_t, const int32_t *, int,
                              const float *const *);
@@ -41,6 +45,7 @@ struct level
   mad_rows_fn mad_rows;
   dot_keys_fn dot_keys;
   mad_keys_fn mad_keys;
+  to_f16_fn to_f16;
 };
 
 #define LEVEL(s, level_name)                                            \
@@ -60,10 +65,13 @@ struct level
                                      const char *, size_t,              \
                                      const int32_t *, int,              \
                                      const float *const *);             \
+  void tsr_cpu_row_f32_to_f16_##s (int64_t, tsr_fp16_t *,               \
+                                   const float *);                      \
   static const struct level level_##s = {                              \
     level_name, tsr_cpu_vec_dot_f16_##s, tsr_cpu_vec_dot_f16_rows_##s,  \
     tsr_cpu_vec_mad_f16_##s, tsr_cpu_vec_mad_f16_rows_##s,              \
-    tsr_cpu_vec_dot_f16_keys_##s, tsr_cpu_vec_mad_f16_keys_##s };
+    tsr_cpu_vec_dot_f16_keys_##s, tsr_cpu_vec_mad_f16_keys_##s,         \
+    tsr_cpu_row_f32_to_f16_##s };
 TSR_TEST_EACH_LEVEL (LEVEL)
 #define LEVEL_ENTRY(s, level_name) &level_##s,
 static const struct level *const levels[] = {
@@ -145,6 +153,40 @@ check_level (const struct level *lv)
          "bits for 1..%d rows (%d differences)", lv->name, ROWS, mad_diff);
   CHECK (ref_bad == 0, "level %s: vec_dot_f16 within 1e-6 sum |x y| of a "
          "double sum (%d outside)", lv->name, ref_bad);
+}
+
+/* Rows of floats to f16 against tsr_fp32_to_fp16, bit for bit: every
+   exponent with random significands, values at and around rounding
+   ties, the subnormal range, overflow, infinities and NaN (signalling
+   and quiet), in rows of 61 (vector bodies and a tail).  */
+static void
+check_to_f16 (const struct level *lv)
+{
+  enum { LEN = 61, ROUNDS = 600 };
+  float v[LEN];
+  tsr_fp16_t got[LEN];
+  int diff = 0;
+
+  for (int t = 0; t < ROUNDS; t++)
+    {
+      for (int i = 0; i < LEN; i++)
+        {
+          uint32_t u = (uint32_t) rand () << 16 ^ (uint32_t) rand ();
+          int kind = (t + i) % 4;
+          if (kind == 1)        /* a half's tie: 13 low bits 0x1000 */
+            u = (u & ~0x1fffu) | 0x1000u;
+          else if (kind == 2)   /* the subnormal and underflow range */
+            u = (u & 0x807fffffu) | (uint32_t) (96 + rand () % 18) << 23;
+          else if (kind == 3)   /* near the top, infinities and NaN */
+            u = (u & 0x807fffffu) | (uint32_t) (140 + rand () % 116) << 23;
+          memcpy (&v[i], &u, sizeof u);
+        }
+      lv->to_f16 (LEN, got, v);
+      for (int i = 0; i < LEN; i++)
+        diff += got[i] != tsr_fp32_to_fp16 (v[i]);
+    }
+  CHECK (diff == 0, "level %s: row_f32_to_f16 gives tsr_fp32_to_fp16's bits "
+         "(%d of %d differ)", lv->name, diff, ROUNDS * LEN);
 }
 
 /* The key-list kernels against the _rows ones key after key.  */
@@ -240,6 +282,7 @@ main (void)
       tsr_test_seed (5);
       check_level (lv);
       check_keys (lv);
+      check_to_f16 (lv);
       tested++;
     }
   CHECK (tested > 0, "some level was tested (%d)", tested);

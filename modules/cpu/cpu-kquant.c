@@ -74,6 +74,77 @@ TSR_CPU_LEVEL_FN (quantize_act_q8_K) (int64_t k, void *y, const float *x)
 
   for (int64_t j = 0; j < k / QK; j++, x += QK, q += QK)
     {
+#if defined(__AVX512F__)
+      /* The same steps 16 at a time, a group of 16 a vector: max_ps
+         returns its second operand for a NaN (skipped, as fmaxf does);
+         a value not above -127 (NaN too) is -127, one from 127 up is
+         127, the others rounded to nearest even (cvtps in the default
+         rounding mode, as lrintf).  */
+      const __m512 sign = _mm512_set1_ps (-0.0f);
+      __m512 m = _mm512_setzero_ps ();
+      for (int g = 0; g < GROUPS; g++)
+        m = _mm512_max_ps (_mm512_andnot_ps (sign, _mm512_loadu_ps
+                                                   (x + 16 * g)), m);
+      float amax = _mm512_reduce_max_ps (m);
+      float id = amax > 0 && isfinite (amax) ? 127 / amax : 0;
+      d[j] = id > 0 ? amax / 127 : 0;
+      const __m512 vid = _mm512_set1_ps (id);
+      const __m512 lo = _mm512_set1_ps (-127.0f), hi = _mm512_set1_ps (127.0f);
+      for (int g = 0; g < GROUPS; g++)
+        {
+          __m512 v = _mm512_mul_ps (_mm512_loadu_ps (x + 16 * g), vid);
+          v = _mm512_mask_mov_ps (lo, _mm512_cmp_ps_mask (v, lo, _CMP_GT_OQ),
+                                  v);
+          v = _mm512_mask_mov_ps (v, _mm512_cmp_ps_mask (v, hi, _CMP_GE_OQ),
+                                  hi);
+          __m512i qi = _mm512_cvtps_epi32 (v);
+          _mm_storeu_si128 ((__m128i *) (q + 16 * g),
+                            _mm512_cvtepi32_epi8 (qi));
+          sums[j * GROUPS + g] = (int16_t) _mm512_reduce_add_epi32 (qi);
+        }
+#elif defined(__AVX2__)
+      /* As AVX-512, 8 at a time.  */
+      const __m256 sign = _mm256_set1_ps (-0.0f);
+      __m256 m = _mm256_setzero_ps ();
+      for (int i = 0; i < QK; i += 8)
+        m = _mm256_max_ps (_mm256_andnot_ps (sign, _mm256_loadu_ps (x + i)),
+                           m);
+      __m128 m4 = _mm_max_ps (_mm256_castps256_ps128 (m),
+                              _mm256_extractf128_ps (m, 1));
+      m4 = _mm_max_ps (m4, _mm_movehl_ps (m4, m4));
+      m4 = _mm_max_ss (m4, _mm_movehdup_ps (m4));
+      float amax = _mm_cvtss_f32 (m4);
+      float id = amax > 0 && isfinite (amax) ? 127 / amax : 0;
+      d[j] = id > 0 ? amax / 127 : 0;
+      const __m256 vid = _mm256_set1_ps (id);
+      const __m256 lo = _mm256_set1_ps (-127.0f), hi = _mm256_set1_ps (127.0f);
+      for (int g = 0; g < GROUPS; g++)
+        {
+          __m256i qi[2];
+          for (int h = 0; h < 2; h++)
+            {
+              __m256 v = _mm256_mul_ps (_mm256_loadu_ps (x + 16 * g + 8 * h),
+                                        vid);
+              v = _mm256_blendv_ps (lo, v, _mm256_cmp_ps (v, lo, _CMP_GT_OQ));
+              v = _mm256_blendv_ps (v, hi, _mm256_cmp_ps (v, hi, _CMP_GE_OQ));
+              qi[h] = _mm256_cvtps_epi32 (v);
+            }
+          /* Packs work within 128-bit lanes: 0-3 8-11 4-7 12-15 as
+             words, then bytes 0-3 8-11 .. of the low lane and 4-7 12-15
+             of the high one; put them in order.  */
+          __m256i w16 = _mm256_packs_epi32 (qi[0], qi[1]);
+          __m128i b = _mm_packs_epi16 (_mm256_castsi256_si128 (w16),
+                                       _mm256_extracti128_si256 (w16, 1));
+          b = _mm_shuffle_epi32 (b, 0xd8);
+          _mm_storeu_si128 ((__m128i *) (q + 16 * g), b);
+          __m256i t = _mm256_add_epi32 (qi[0], qi[1]);
+          __m128i s4 = _mm_add_epi32 (_mm256_castsi256_si128 (t),
+                                      _mm256_extracti128_si256 (t, 1));
+          s4 = _mm_add_epi32 (s4, _mm_shuffle_epi32 (s4, 0x4e));
+          s4 = _mm_add_epi32 (s4, _mm_shuffle_epi32 (s4, 0xb1));
+          sums[j * GROUPS + g] = (int16_t) _mm_cvtsi128_si32 (s4);
+        }
+#else
       float amax = 0;
       for (int i = 0; i < QK; i++)
         amax = fmaxf (amax, fabsf (x[i]));
@@ -89,6 +160,7 @@ TSR_CPU_LEVEL_FN (quantize_act_q8_K) (int64_t k, void *y, const float *x)
             }
           sums[j * GROUPS + g] = (int16_t) sum;
         }
+#endif
     }
 }
 

@@ -207,12 +207,14 @@ tsr_cpu_get_rows (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
                              (long long) j, (long long) l, rows->name,
                              (long long) a->ne[1], a->name);
       if (packed)
-        /* The group that holds row IDX, in the bytes its rows take.  */
-        tsr_cpu_repack_row_to_f32 (a, tsr_cpu_at (a, 0, idx / TSR_CPU_REPACK_ROWS
-                                                     * TSR_CPU_REPACK_ROWS,
-                                                  j % a->ne[2],
-                                                  l % a->ne[3]),
-                                   (int) (idx % TSR_CPU_REPACK_ROWS), y);
+        {
+          /* The group that holds row IDX, in the bytes its rows take.  */
+          const int in_group = (int) (idx % TSR_CPU_REPACK_ROWS);
+          tsr_cpu_repack_row_to_f32 (a, tsr_cpu_at (a, 0, idx - in_group,
+                                                    j % a->ne[2],
+                                                    l % a->ne[3]),
+                                     in_group, y);
+        }
       else
         tsr_cpu_row_to_f32 (a->type, tsr_cpu_at (a, 0, idx, j % a->ne[2],
                                                  l % a->ne[3]),

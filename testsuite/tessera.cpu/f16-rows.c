@@ -12,8 +12,9 @@
    infinite value with a zero weight leaves the sum finite).  The
    conversion of rows to f16 (the key and value cache's writes) gives
    tsr_fp32_to_fp16's bits for every exponent, with rounding ties,
-   subnormals, overflow, infinities and NaN.  The single-row dot is also checked
-   against a double-precision sum (|err| <= 1e-6 sum |x y|).  */
+   subnormals, overflow, infinities and NaN.  The single-row dot is
+   also checked against a double-precision sum (|err| <= 1e-6 sum
+   |x y|).  */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>

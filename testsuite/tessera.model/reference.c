@@ -19,8 +19,9 @@
    case runs twice: repacked (the default: the model's description
    counts the matrices in CPU_REPACK, every matrix of the file that
    CPU_REPACK takes, a tied embedding too, as it is also the output)
-   and with no_repack (it names no CPU_REPACK); both against the reference, and their logits within
-   the reference's tolerance of each other.  (Each product agrees with
+   and with no_repack (it names no CPU_REPACK); both against the
+   reference, and their logits within the reference's tolerance of each
+   other.  (Each product agrees with
    the plain one to f32 rounding, tessera.ops/repack.c: the first one
    of llama-q4_0 about 5e-7 apart; such a difference moves a few
    activations across q8_0 rounding boundaries, and keys and values

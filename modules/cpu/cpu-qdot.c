@@ -202,29 +202,27 @@ TSR_CPU_LEVEL_FN (quantize_act_q8_0) (int64_t k, void *y, const float *x)
       int8_t *lo = q + tsr_cpu_qact_pos (j, 0), *hi = lo + 64;
 
       int sum = 0;
-#ifdef QUANTIZE_SUMS
-      if (j < nb)
-        {
-          quantize_block (x + j * QK, lo, hi, &d[j], w + j * 8, &sum);
-          sums[j] = d[j] * (float) sum;
-          off8[j] = -8 * sum;
-          continue;
-        }
-#else
-      if (j < nb)
-        quantize_block (x + j * QK, lo, hi, &d[j]);
-      else
-#endif
+      if (j >= nb)
         {
           memset (lo, 0, QK / 2);
           memset (hi, 0, QK / 2);
+          memset (w + j * 8, 0, 8 * sizeof *w);
           d[j] = 0;
         }
-      for (int i = 0; i < 8; i++)
+      else
         {
-          int pair = lo[2 * i] + lo[2 * i + 1] + hi[2 * i] + hi[2 * i + 1];
-          w[j * 8 + i] = (int16_t) (8 * pair);
-          sum += pair;
+#ifdef QUANTIZE_SUMS
+          quantize_block (x + j * QK, lo, hi, &d[j], w + j * 8, &sum);
+#else
+          quantize_block (x + j * QK, lo, hi, &d[j]);
+          for (int i = 0; i < 8; i++)
+            {
+              int pair = lo[2 * i] + lo[2 * i + 1] + hi[2 * i]
+                         + hi[2 * i + 1];
+              w[j * 8 + i] = (int16_t) (8 * pair);
+              sum += pair;
+            }
+#endif
         }
       sums[j] = d[j] * (float) sum;
       off8[j] = -8 * sum;

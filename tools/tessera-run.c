@@ -100,7 +100,7 @@ usage (FILE *f)
            "or f32\n"
            "      --no-mmap         copy the weights instead of mapping "
            "the file\n"
-           "      --no-repack       keep q4_0 matrices mapped instead of "
+           "      --no-repack       keep the matrices mapped instead of "
            "repacking\n"
            "                        them for the CPU (CPU_REPACK)\n\n"
            "Several processes (under mpirun; rank 0 prints):\n"

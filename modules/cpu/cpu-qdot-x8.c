@@ -1,4 +1,4 @@
-/* cpu-qdot-x8.c - integer dots of q4_0, q8_0, q4_K and q6_K weights
+/* cpu-qdot-x8.c - integer dots of q4_0, q8_0, q4_K, q5_K and q6_K weights
  * (and of every block type of 32 packed as it is used) repacked in groups
  * of 8 rows (the CPU_REPACK buffer type; the layout
  * is described in cpu-repack.c) with q8_0 activations (cpu-vec.h; q8_K
@@ -41,6 +41,10 @@
  * B; each row's two lanes added; then acc = fma (I, d dy, acc) and acc
  * = fma (B, -dmin dy, acc), the steps of the packed plain super-blocks
  * (cpu-vec-k.h), whose results these are, bit for bit.
+ * q5_K: as q4_K, each value's fifth bit moved to bit 4 from the pair of
+ * groups' vector of fifth bits; the group sums (16 products of 5-bit
+ * values by bytes) outgrow int16, so the scales multiply in int32
+ * (vpmulld).
  * q6_K (likewise): per group of 32 the 6-bit values (0..63) rebuilt
  * from a vector of low nibbles and one of high pairs, two sums of 16
  * (one per scale), each times its row's int8 scale in int32 (vpmulld:
@@ -805,6 +809,16 @@ TSR_CPU_LEVEL_FN (x8_pack) (tsr_type type, int64_t k, const void *x,
   x8_pack_ref (type, k, x, bx, nr, dst);
 }
 
+/* A repacked super-block of 8 rows: 8 x 144 bytes (q4_K) or 8 x 176
+   (q5_K, Q5 set); where group J's two vectors of low nibbles lie: q4_K
+   at 128 + 128 J, q5_K by pairs of groups of 320 bytes, the even
+   group's vectors, the odd one's, then the pair's vector of fifth
+   bits (K5_HIGH).  */
+#define K4_BYTES(q5) ((q5) ? 176 : 144)
+#define K4_VALUES(q5, j) \
+  ((q5) ? 128 + 320 * ((j) / 2) + 128 * ((j) % 2) : 128 + 128 * (j))
+#define K5_HIGH(j) (128 + 320 * ((j) / 2) + 256)
+
 /* q4_K repacked (cpu-repack.c) by q8_K activations (cpu-vec-k.h).  The
    scales and minimums of the 8 rows' super-block: byte J (< 8) of row
    R, from the three vectors of packed bytes.  */
@@ -841,14 +855,14 @@ k_step (float acc, int32_t i, float f)
    dy, acc).  */
 static inline void
 k4_group_ref (int64_t k, const unsigned char *g, const int NY,
-              const void *const *y, float *out, int ny_out)
+              const void *const *y, float *out, int ny_out, const int q5)
 {
   const int64_t nb = k / 256;
   float acc[ROWS][TSR_CPU_QDOT_MAX_COLS] = { { 0 } };
 
   for (int64_t i = 0; i < nb; i++)
     {
-      const unsigned char *o = g + i * ROWS * 144;
+      const unsigned char *o = g + i * ROWS * K4_BYTES (q5);
       for (int r = 0; r < ROWS; r++)
         {
           int sc[8], m[8];
@@ -863,17 +877,24 @@ k4_group_ref (int64_t k, const unsigned char *g, const int NY,
               int32_t sum = 0, msum = 0;
               for (int j = 0; j < 8; j++)
                 {
-                  const unsigned char *v = o + 128 + 128 * j;
+                  const unsigned char *v = o + K4_VALUES (q5, j);
+                  const unsigned char *vh = o + K5_HIGH (j);
                   int32_t sj = 0;
                   for (int h = 0; h < 2; h++)
                     for (int b = 0; b < 4; b++)
                       {
                         int lane = (2 * r + h) * 4 + b, e = 4 * h + b;
                         const int8_t *aj = a + 32 * j;
-                        sj += (v[lane] & 15) * aj[e]
-                              + (v[lane] >> 4) * aj[8 + e]
-                              + (v[64 + lane] & 15) * aj[16 + e]
-                              + (v[64 + lane] >> 4) * aj[24 + e];
+                        /* q5_K's fifth bits, of the 4 values at bits
+                           0..3 (even groups) or 4..7 (odd ones).  */
+                        int hb = q5 ? vh[lane] >> 4 * (j % 2) : 0;
+                        sj += ((v[lane] & 15) | (hb & 1) << 4) * aj[e]
+                              + ((v[lane] >> 4) | (hb >> 1 & 1) << 4)
+                                * aj[8 + e]
+                              + ((v[64 + lane] & 15) | (hb >> 2 & 1) << 4)
+                                * aj[16 + e]
+                              + ((v[64 + lane] >> 4) | (hb >> 3 & 1) << 4)
+                                * aj[24 + e];
                       }
                   sum += sc[j] * sj;
                   msum += m[j] * (bs[2 * j] + bs[2 * j + 1]);
@@ -952,7 +973,7 @@ k_store256 (const __m256 *acc, const int NY, float *out, int ny_out)
 
 static inline __attribute__ ((always_inline)) void
 k4_group (int64_t k, const unsigned char *g, const int NY,
-          const void *const *y, float *out, int ny_out)
+          const void *const *y, float *out, int ny_out, const int q5)
 {
   const int64_t nb = k / 256;
   const __m512i m4 = _mm512_set1_epi8 (15);
@@ -974,9 +995,9 @@ k4_group (int64_t k, const unsigned char *g, const int NY,
   qdot_kcolumns (k, NY, y, q, bs, dy, acc);
   for (int64_t i = 0; i < nb; i++)
     {
-      const unsigned char *o = g + i * ROWS * 144;
+      const unsigned char *o = g + i * ROWS * K4_BYTES (q5);
       __m512i t[TSR_CPU_QDOT_MAX_COLS];
-      qdot_prefetch ((const char *) o, ROWS * 144);
+      qdot_prefetch ((const char *) o, ROWS * K4_BYTES (q5));
       const __m256 dw = _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) o));
       const __m256 dmw = _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *)
                                                            (o + 16)));
@@ -1010,15 +1031,37 @@ k4_group (int64_t k, const unsigned char *g, const int NY,
       TSR_CPU_UNROLL
       for (int c = 0; c < NY; c++)
         t[c] = _mm512_setzero_si512 ();
-      for (int j = 0; j < 8; j++)
+      /* By pairs of groups (q5_K's share a vector of fifth bits), the
+         pair's two unrolled: J's parity known, the offsets constant.  */
+      for (int jp = 0; jp < 8; jp += 2)
+      _Pragma ("GCC unroll 2")
+      for (int j = jp; j < jp + 2; j++)
         {
-          const unsigned char *v = o + 128 + 128 * j;
+          const unsigned char *v = o + K4_VALUES (q5, j);
           __m512i v0 = _mm512_loadu_si512 (v);
           __m512i v1 = _mm512_loadu_si512 (v + 64);
           __m512i w0 = _mm512_and_si512 (v0, m4);
           __m512i w1 = _mm512_and_si512 (_mm512_srli_epi16 (v0, 4), m4);
           __m512i w2 = _mm512_and_si512 (v1, m4);
           __m512i w3 = _mm512_and_si512 (_mm512_srli_epi16 (v1, 4), m4);
+          if (q5)
+            {
+              /* The fifth bits to bit 4 (16-bit shifts; the mask drops
+                 what crossed bytes): bits 0..3 of the pair's vector
+                 for an even group, 4..7 for an odd one.  */
+              const __m512i m10 = _mm512_set1_epi8 (0x10);
+              __m512i vh = _mm512_loadu_si512 (o + K5_HIGH (j));
+              if (j % 2)
+                vh = _mm512_srli_epi16 (vh, 4);
+              w0 = _mm512_or_si512 (w0, _mm512_and_si512
+                                          (_mm512_slli_epi16 (vh, 4), m10));
+              w1 = _mm512_or_si512 (w1, _mm512_and_si512
+                                          (_mm512_slli_epi16 (vh, 3), m10));
+              w2 = _mm512_or_si512 (w2, _mm512_and_si512
+                                          (_mm512_slli_epi16 (vh, 2), m10));
+              w3 = _mm512_or_si512 (w3, _mm512_and_si512
+                                          (_mm512_slli_epi16 (vh, 1), m10));
+            }
           /* The group's scale of each row in the low half of its lanes:
              the int16 multiplier of the group sum (16 products of 4-bit
              values by bytes: within int16).  */
@@ -1031,10 +1074,15 @@ k4_group (int64_t k, const unsigned char *g, const int NY,
           for (int c = 0; c < NY; c++)
             {
               __m512i sj = k4_sum512 (w0, w1, w2, w3, q[c] + 256 * i + 32 * j);
+              /* q5_K's 16 products of 5-bit values by bytes outgrow
+                 int16: the scale in int32 (vpmulld).  */
+              if (q5)
+                t[c] = _mm512_add_epi32 (t[c], _mm512_mullo_epi32 (sj, sci));
+              else
 #if defined(__AVX512VNNI__)
-              t[c] = _mm512_dpwssd_epi32 (t[c], sj, sci);
+                t[c] = _mm512_dpwssd_epi32 (t[c], sj, sci);
 #else
-              t[c] = _mm512_add_epi32 (t[c], _mm512_madd_epi16 (sj, sci));
+                t[c] = _mm512_add_epi32 (t[c], _mm512_madd_epi16 (sj, sci));
 #endif
             }
         }
@@ -1065,7 +1113,8 @@ k4_group (int64_t k, const unsigned char *g, const int NY,
 #define k4_group k4_group_ref
 #endif
 
-#define K4_GROUP(N) k4_group (k, g, N, y, o, ny)
+#define K4_GROUP(N) k4_group (k, g, N, y, o, ny, 0)
+#define K5_GROUP(N) k4_group (k, g, N, y, o, ny, 1)
 
 void
 TSR_CPU_LEVEL_FN (vec_dot_q4_Kx8_q8_K) (int64_t k, const void *x, size_t bx,
@@ -1073,6 +1122,14 @@ TSR_CPU_LEVEL_FN (vec_dot_q4_Kx8_q8_K) (int64_t k, const void *x, size_t bx,
                                         float *out)
 {
   X8_ROWS (K4_GROUP)
+}
+
+void
+TSR_CPU_LEVEL_FN (vec_dot_q5_Kx8_q8_K) (int64_t k, const void *x, size_t bx,
+                                        int nr, int ny, const void *const *y,
+                                        float *out)
+{
+  X8_ROWS (K5_GROUP)
 }
 
 /* q6_K repacked (cpu-repack.c) by q8_K activations.  Per super-block:
@@ -1256,7 +1313,8 @@ int
 TSR_CPU_LEVEL_FN (repack_level) (void)
 {
 #if defined(__AVX512BW__)
-  return TSR_CPU_REPACK_Q4_0 | TSR_CPU_REPACK_Q4_K | TSR_CPU_REPACK_Q6_K
+  return TSR_CPU_REPACK_Q4_0 | TSR_CPU_REPACK_Q4_K | TSR_CPU_REPACK_Q5_K
+         | TSR_CPU_REPACK_Q6_K
          | TSR_CPU_REPACK_PACK | TSR_CPU_REPACK_PACK_K
          | TSR_CPU_REPACK_PACK_K16 | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 : 0);
 #elif defined(__AVX2__)

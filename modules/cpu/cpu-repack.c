@@ -1,7 +1,7 @@
 /* cpu-repack.c - the CPU's repacked weight buffer type, "CPU_REPACK".
  *
  * A matrix of q4_0 (or, where the level has VNNI, q8_0; with AVX-512BW
- * also q4_K and q6_K) weights whose rows come in multiples of 8 (dense,
+ * also q4_K, q5_K and q6_K) weights whose rows come in multiples of 8 (dense,
  * 2 to 4 dimensions) is stored in this buffer with every 8 consecutive
  * rows interleaved block by block, so that the integer dots
  * (cpu-qdot-x8.c) load one 64-byte vector of weights for 8 rows at once
@@ -30,6 +30,14 @@
  * as q4_0's for the elements 32j .. 32j + 31 (the stored 4-bit values;
  * in a plain q4_K block element 32j + l is the low nibble of byte
  * 32 (j / 2) + l for even j, the high one for odd j).
+ * q5_K (where the level has AVX-512BW), per super-block of 256 (1408
+ * bytes): q4_K's first 128 bytes (d, dmin, the packed scales), then per
+ * pair p < 4 of groups, at 128 + 320p, the even group's two vectors of
+ * low nibbles laid out as q4_K's, the odd group's, and one vector of
+ * fifth bits: byte b of lane 2r + h holds those of elements 32j + 4h +
+ * b, + 8, + 16 and + 24 in bits 0..3 for j = 2p, in bits 4..7 for j =
+ * 2p + 1 (in a plain q5_K block the fifth bit of element e is bit e / 32
+ * of qh[e % 32]).
  * q6_K (where the level has AVX-512BW), per super-block of 256 (1680
  * bytes): the 8 rows' f16 d at 0, their int8 scales at 16 as four
  * vectors of 32 bytes, vector s holding in bytes 2L and 2L + 1 (lane L
@@ -80,6 +88,8 @@ repacks (tsr_type type, int64_t ne0, int64_t ne1)
              || (type == TSR_TYPE_Q8_0 && (level & TSR_CPU_REPACK_Q8_0))
              || (type == TSR_TYPE_Q4_K && ne0 % 256 == 0
                  && (level & TSR_CPU_REPACK_Q4_K))
+             || (type == TSR_TYPE_Q5_K && ne0 % 256 == 0
+                 && (level & TSR_CPU_REPACK_Q5_K))
              || (type == TSR_TYPE_Q6_K && ne0 % 256 == 0
                  && (level & TSR_CPU_REPACK_Q6_K)));
 }
@@ -163,6 +173,88 @@ unpack_group_q4_K (unsigned char *dst, const unsigned char *src, size_t row,
                   for (int v = 0; v < 4; v++)
                     qs[32 * (j / 2) + 8 * v + e]
                       |= (unsigned char) (j % 2 ? q[v] << 4 : q[v]);
+                }
+        }
+    }
+}
+
+/* q5_K (176 bytes a plain block: d, dmin, 12 bytes of scales and
+   minimums, 32 of fifth bits qh, 128 of nibbles qs): the fifth bit of
+   element E is bit E / 32 of qh[E % 32], its low 4 bits those of q4_K's
+   element E in qs.  */
+#define Q5K_BYTES 176
+#define Q5_NIB(j) (128 + 320 * ((j) / 2) + 128 * ((j) % 2))
+#define Q5_HIGH(j) (128 + 320 * ((j) / 2) + 256)
+
+static void
+pack_group_q5_K (unsigned char *dst, const unsigned char *src, size_t row,
+                 int64_t nb)
+{
+  for (int64_t i = 0; i < nb; i++)
+    {
+      unsigned char *o = dst + i * GROUP_ROWS * Q5K_BYTES;
+      for (int r = 0; r < GROUP_ROWS; r++)
+        {
+          const unsigned char *blk = src + r * row + i * Q5K_BYTES;
+          const unsigned char *qh = blk + 16, *qs = blk + 48;
+          memcpy (o + 2 * r, blk, 2);
+          memcpy (o + 16 + 2 * r, blk + 2, 2);
+          for (int w = 0; w < 3; w++)
+            memcpy (o + 32 + 32 * w + 4 * r, blk + 4 + 4 * w, 4);
+          for (int j = 0; j < 8; j++)
+            for (int h = 0; h < 2; h++)
+              for (int b = 0; b < 4; b++)
+                {
+                  int at = (2 * r + h) * 4 + b, e = 4 * h + b;
+                  int q[4], hb = 0;
+                  for (int v = 0; v < 4; v++)
+                    {
+                      int byte = qs[32 * (j / 2) + 8 * v + e];
+                      q[v] = j % 2 ? byte >> 4 : byte & 15;
+                      hb |= (qh[8 * v + e] >> j & 1) << v;
+                    }
+                  o[Q5_NIB (j) + at] = (unsigned char) (q[0] | q[1] << 4);
+                  o[Q5_NIB (j) + 64 + at] = (unsigned char) (q[2]
+                                                             | q[3] << 4);
+                  if (j % 2 == 0)
+                    o[Q5_HIGH (j) + at] = (unsigned char) hb;
+                  else
+                    o[Q5_HIGH (j) + at] |= (unsigned char) (hb << 4);
+                }
+        }
+    }
+}
+
+static void
+unpack_group_q5_K (unsigned char *dst, const unsigned char *src, size_t row,
+                   int64_t nb, int r0, int r1)
+{
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const unsigned char *o = src + i * GROUP_ROWS * Q5K_BYTES;
+      for (int r = r0; r < r1; r++)
+        {
+          unsigned char *blk = dst + (r - r0) * row + i * Q5K_BYTES;
+          unsigned char *qh = blk + 16, *qs = blk + 48;
+          memcpy (blk, o + 2 * r, 2);
+          memcpy (blk + 2, o + 16 + 2 * r, 2);
+          for (int w = 0; w < 3; w++)
+            memcpy (blk + 4 + 4 * w, o + 32 + 32 * w + 4 * r, 4);
+          memset (qh, 0, 160);
+          for (int j = 0; j < 8; j++)
+            for (int h = 0; h < 2; h++)
+              for (int b = 0; b < 4; b++)
+                {
+                  int at = (2 * r + h) * 4 + b, e = 4 * h + b;
+                  int v0 = o[Q5_NIB (j) + at], v1 = o[Q5_NIB (j) + 64 + at];
+                  int hb = o[Q5_HIGH (j) + at] >> 4 * (j % 2);
+                  int q[4] = { v0 & 15, v0 >> 4, v1 & 15, v1 >> 4 };
+                  for (int v = 0; v < 4; v++)
+                    {
+                      qs[32 * (j / 2) + 8 * v + e]
+                        |= (unsigned char) (j % 2 ? q[v] << 4 : q[v]);
+                      qh[8 * v + e] |= (unsigned char) ((hb >> v & 1) << j);
+                    }
                 }
         }
     }
@@ -280,6 +372,11 @@ pack_group (tsr_type type, unsigned char *dst, const unsigned char *src,
       pack_group_q4_K (dst, src, row, nb);
       return;
     }
+  if (type == TSR_TYPE_Q5_K)
+    {
+      pack_group_q5_K (dst, src, row, nb);
+      return;
+    }
   if (type == TSR_TYPE_Q6_K)
     {
       pack_group_q6_K (dst, src, row, nb);
@@ -324,6 +421,11 @@ unpack_rows (tsr_type type, unsigned char *dst, const unsigned char *src,
   if (type == TSR_TYPE_Q4_K)
     {
       unpack_group_q4_K (dst, src, row, nb, r0, r1);
+      return;
+    }
+  if (type == TSR_TYPE_Q5_K)
+    {
+      unpack_group_q5_K (dst, src, row, nb, r0, r1);
       return;
     }
   if (type == TSR_TYPE_Q6_K)
@@ -533,43 +635,23 @@ repack_get (tsr_buffer *buf, const tsr_tensor *t, void *data, size_t offset,
 static void
 repack_clear (tsr_buffer *buf, uint8_t value)
 {
-  /* Plain bytes all VALUE, packed: the scales' bytes stay VALUE; q4_0's
-     V0 nibbles are all elements below 16 (VALUE's low nibble), V1's
-     all above (its high nibble); q8_0's values are VALUE ^ 0x80; q4_K's
-     d, dmin and scales are moved bytes, its values as below; q6_K's
-     super-block group is packed once from plain bytes VALUE.  */
+  /* Plain bytes all VALUE: every block of a repacked tensor is the same
+     group's block, packed once per tensor from 8 plain blocks of VALUE
+     (the tensors are few; the blocks many).  */
   struct repack_buffer *rb = buf->context;
-  unsigned char lo = value & 15, hi = value >> 4;
-  unsigned char plain6[GROUP_ROWS * Q6K_BYTES], packed6[sizeof plain6];
-  memset (plain6, value, sizeof plain6);
-  pack_group_q6_K (packed6, plain6, Q6K_BYTES, 1);
+  _Alignas (16) unsigned char plain[GROUP_ROWS * TSR_CPU_REPACK_MAX_BLOCK];
+  _Alignas (16) unsigned char packed[sizeof plain];
+
+  memset (plain, value, sizeof plain);
   memset (rb->base, value, buf->size);
   for (size_t i = 0; i < rb->n; i++)
     {
       tsr_type type = rb->packed[i].type;
-      bool q8 = type == TSR_TYPE_Q8_0;
-      size_t step = GROUP_ROWS * tsr_type_traits (type)->type_size;
+      size_t bb = tsr_type_traits (type)->type_size;
+      size_t step = GROUP_ROWS * bb;
+      pack_group (type, packed, plain, bb, 1);
       for (size_t o = 0; o < rb->packed[i].size; o += step)
-        {
-          unsigned char *p = rb->base + rb->packed[i].offset + o;
-          if (type == TSR_TYPE_Q6_K)
-            memcpy (p, packed6, sizeof packed6);
-          else if (type == TSR_TYPE_Q4_K)
-            /* Every element of an even group is VALUE's low nibble, of
-               an odd group its high one.  */
-            for (int j = 0; j < 8; j++)
-              {
-                unsigned char n = j % 2 ? hi : lo;
-                memset (p + 128 + 128 * j, n | n << 4, 128);
-              }
-          else if (q8)
-            memset (p + 16, value ^ 0x80, 256);
-          else
-            {
-              memset (p + 16, lo | lo << 4, 64);
-              memset (p + 80, hi | hi << 4, 64);
-            }
-        }
+        memcpy (rb->base + rb->packed[i].offset + o, packed, step);
     }
 }
 

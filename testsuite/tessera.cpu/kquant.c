@@ -67,6 +67,7 @@ struct level
   row_fn row[N_TYPES];
   dot_fn dot_q4_K_x8;           /* q4_K repacked by 8 rows */
   dot_fn dot_q6_K_x8;           /* q6_K repacked by 8 rows */
+  dot_fn dot_q5_K_x8;           /* q5_K repacked by 8 rows */
 };
 
 #define FNS(suffix, type)                                               \
@@ -87,6 +88,10 @@ struct level
                                              size_t, int, int,          \
                                              const void *const *,       \
                                              float *);                  \
+  void tsr_cpu_vec_dot_q5_Kx8_q8_K_##suffix (int64_t, const void *,     \
+                                             size_t, int, int,          \
+                                             const void *const *,       \
+                                             float *);                  \
   static const struct level level_##suffix = {                         \
     name, tsr_cpu_quantize_act_q8_K_##suffix,                           \
     { tsr_cpu_vec_dot_q2_K_q8_K_##suffix, tsr_cpu_vec_dot_q3_K_q8_K_##suffix, \
@@ -97,7 +102,8 @@ struct level
       tsr_cpu_row_q4_K_to_f32_##suffix, tsr_cpu_row_q5_K_to_f32_##suffix, \
       tsr_cpu_row_q6_K_to_f32_##suffix, tsr_cpu_row_iq4_xs_to_f32_##suffix }, \
     tsr_cpu_vec_dot_q4_Kx8_q8_K_##suffix,                               \
-    tsr_cpu_vec_dot_q6_Kx8_q8_K_##suffix };
+    tsr_cpu_vec_dot_q6_Kx8_q8_K_##suffix,                               \
+    tsr_cpu_vec_dot_q5_Kx8_q8_K_##suffix };
 TSR_TEST_EACH_LEVEL (LEVEL)
 #define LEVEL_ENTRY(suffix, name) &level_##suffix,
 static const struct level *const levels[] = {
@@ -451,7 +457,58 @@ pack_q6_K_x8 (const char *w, size_t row, int nb, char *out)
     }
 }
 
-/* The repacked dots of types[T] (q4_K or q6_K), 8 rows by 1..8
+/* 8 rows of q5_K repacked as CPU_REPACK stores them (again from the
+   description in modules/cpu/cpu-repack.c): the 128 bytes of q4_K's
+   header, then per pair p of groups (320 bytes) the even group's two
+   vectors of low nibbles laid out as q4_K's, the odd group's, and a
+   vector whose byte at lane 2r + h, byte b holds the fifth bits of
+   elements x = 32j + 4h + b, x + 8, x + 16, x + 24 in bits 0..3 for
+   j = 2p and in bits 4..7 for j = 2p + 1.  The plain block's 5-bit
+   value of element x: the nibble of qs[32 (x / 64) + x % 32] (high for
+   odd x / 32) plus 16 times bit x / 32 of qh[x % 32].  */
+static void
+pack_q5_K_x8 (const char *w, size_t row, int nb, char *out)
+{
+  for (int i = 0; i < nb; i++)
+    {
+      unsigned char *o = (unsigned char *) out + i * 8 * 176;
+      for (int r = 0; r < 8; r++)
+        {
+          const struct tsr_block_q5_K *b
+            = (const struct tsr_block_q5_K *) (w + r * row) + i;
+          int u[256];
+          for (int x = 0; x < 256; x++)
+            {
+              int byte = b->qs[32 * (x / 64) + x % 32];
+              u[x] = (x / 32 % 2 ? byte >> 4 : byte & 15)
+                     | (b->qh[x % 32] >> (x / 32) & 1) << 4;
+            }
+          memcpy (o + 2 * r, &b->d, 2);
+          memcpy (o + 16 + 2 * r, &b->dmin, 2);
+          for (int v = 0; v < 3; v++)
+            memcpy (o + 32 + 32 * v + 4 * r, b->scales + 4 * v, 4);
+          for (int j = 0; j < 8; j++)
+            for (int h = 0; h < 2; h++)
+              for (int q = 0; q < 4; q++)
+                {
+                  int at = 4 * (2 * r + h) + q, x = 32 * j + 4 * h + q;
+                  unsigned char *g = o + 128 + 320 * (j / 2) + 128 * (j % 2);
+                  unsigned char *hv = o + 128 + 320 * (j / 2) + 256;
+                  g[at] = (unsigned char) ((u[x] & 15) | (u[x + 8] & 15) << 4);
+                  g[64 + at] = (unsigned char) ((u[x + 16] & 15)
+                                                | (u[x + 24] & 15) << 4);
+                  int bits = u[x] >> 4 | u[x + 8] >> 4 << 1
+                             | u[x + 16] >> 4 << 2 | u[x + 24] >> 4 << 3;
+                  if (j % 2 == 0)
+                    hv[at] = (unsigned char) bits;
+                  else
+                    hv[at] |= (unsigned char) (bits << 4);
+                }
+        }
+    }
+}
+
+/* The repacked dots of types[T] (q4_K, q5_K or q6_K), 8 rows by 1..8
    activation rows: exact on integer data (as check_exact), within the
    bound of check_float otherwise.  */
 static void
@@ -481,6 +538,8 @@ check_x8 (const struct level *lv, int T)
           memcpy (plain + r * row, w[r], row);
         if (types[T] == TSR_TYPE_Q4_K)
           pack_q4_K_x8 (plain, row, nb, packed);
+        else if (types[T] == TSR_TYPE_Q5_K)
+          pack_q5_K_x8 (plain, row, nb, packed);
         else
           pack_q6_K_x8 (plain, row, nb, packed);
         free (plain);
@@ -510,8 +569,10 @@ check_x8 (const struct level *lv, int T)
           {
             float out[ROWS * ROWS];
             (types[T] == TSR_TYPE_Q4_K ? lv->dot_q4_K_x8
-                                       : lv->dot_q6_K_x8) (k, packed, row,
-                                                           ROWS, ny, ys, out);
+             : types[T] == TSR_TYPE_Q5_K ? lv->dot_q5_K_x8
+                                         : lv->dot_q6_K_x8) (k, packed, row,
+                                                             ROWS, ny, ys,
+                                                             out);
             for (int r = 0; r < ROWS; r++)
               for (int c = 0; c < ny; c++)
                 {
@@ -558,6 +619,7 @@ main (void)
           check_float (lv, t);
         }
       check_x8 (lv, 2);         /* q4_K */
+      check_x8 (lv, 3);         /* q5_K */
       check_x8 (lv, 4);         /* q6_K */
       tested++;
     }

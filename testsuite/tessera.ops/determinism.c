@@ -266,8 +266,9 @@ main (void)
   if (!tsr_device_extra_buffer_types (tsr_backend_device (be), &repack, 1))
     repack = NULL;
   static const tsr_type packs[] = { TSR_TYPE_Q4_0, TSR_TYPE_Q8_0,
-                                    TSR_TYPE_Q4_K, TSR_TYPE_Q6_K };
-  for (int t = 0; t < 4; t++)
+                                    TSR_TYPE_Q4_K, TSR_TYPE_Q5_K,
+                                    TSR_TYPE_Q6_K };
+  for (int t = 0; t < 5; t++)
     {
       const char *name = tsr_type_name (packs[t]);
       if (!repack || !tsr_buffer_type_repacks (repack, packs[t], K, M))

@@ -141,6 +141,55 @@ layout_ok_q6_K (const unsigned char *raw, const unsigned char *plain,
   return true;
 }
 
+/* q5_K: the stored 5-bit value of element E of a plain super-block:
+   d, dmin, scales[12], qh[32], qs[128].  */
+static int
+plain_q5 (const unsigned char *blk, int e)
+{
+  int byte = blk[48 + 32 * (e / 64) + e % 32];
+  int lo = e / 32 % 2 ? byte >> 4 : byte & 15;
+  return lo | (blk[16 + e % 32] >> (e / 32) & 1) << 4;
+}
+
+static bool
+layout_ok_q5_K (const unsigned char *raw, const unsigned char *plain,
+                int64_t k, int64_t m)
+{
+  int64_t nb = k / 256;
+  size_t row = (size_t) nb * 176;
+  for (int64_t g = 0; g < m / 8; g++)
+    for (int64_t i = 0; i < nb; i++)
+      {
+        const unsigned char *o = raw + g * 8 * row + i * 8 * 176;
+        for (int r = 0; r < 8; r++)
+          {
+            const unsigned char *blk = plain + (g * 8 + r) * row + i * 176;
+            if (memcmp (o + 2 * r, blk, 2) != 0
+                || memcmp (o + 16 + 2 * r, blk + 2, 2) != 0)
+              return false;
+            for (int w = 0; w < 3; w++)
+              if (memcmp (o + 32 + 32 * w + 4 * r, blk + 4 + 4 * w, 4) != 0)
+                return false;
+            for (int j = 0; j < 8; j++)
+              for (int h = 0; h < 2; h++)
+                for (int b = 0; b < 4; b++)
+                  {
+                    int lane = 2 * r + h, e = 32 * j + 4 * h + b;
+                    const unsigned char *pair = o + 128 + 320 * (j / 2);
+                    int v0 = pair[128 * (j % 2) + 4 * lane + b];
+                    int v1 = pair[128 * (j % 2) + 64 + 4 * lane + b];
+                    int hb = pair[256 + 4 * lane + b] >> (4 * (j % 2));
+                    int got[4] = { v0 & 15, v0 >> 4, v1 & 15, v1 >> 4 };
+                    for (int q = 0; q < 4; q++)
+                      if ((got[q] | (hb >> q & 1) << 4)
+                          != plain_q5 (blk, e + 8 * q))
+                        return false;
+                  }
+          }
+      }
+  return true;
+}
+
 static bool
 layout_ok_q4_K (const unsigned char *raw, const unsigned char *plain,
                 int64_t k, int64_t m)
@@ -186,6 +235,8 @@ layout_ok (tsr_type type, const unsigned char *raw,
 {
   if (type == TSR_TYPE_Q4_K)
     return layout_ok_q4_K (raw, plain, k, m);
+  if (type == TSR_TYPE_Q5_K)
+    return layout_ok_q5_K (raw, plain, k, m);
   if (type == TSR_TYPE_Q6_K)
     return layout_ok_q6_K (raw, plain, k, m);
   const bool q8 = type == TSR_TYPE_Q8_0;
@@ -371,6 +422,7 @@ check_mul_mat (tsr_backend *be, tsr_buffer_type *buft, tsr_type type,
                    element, d_y = (the largest |x| of the block of 32,
                    or 256) / 127.  */
                 const bool kq = type == TSR_TYPE_Q4_K
+                                || type == TSR_TYPE_Q5_K
                                 || type == TSR_TYPE_Q6_K;
                 const int64_t qb = kq ? 256 : 32;
                 const int64_t gemm_n = kq ? 320 : 80;
@@ -578,19 +630,24 @@ main (void)
   check_storage (buft, TSR_TYPE_Q8_0, 64, 20);
   check_storage (buft, TSR_TYPE_Q4_K, 256, 16);
   check_storage (buft, TSR_TYPE_Q4_K, 768, 24);
+  check_storage (buft, TSR_TYPE_Q5_K, 256, 16);
+  check_storage (buft, TSR_TYPE_Q5_K, 768, 24);
+  check_storage (buft, TSR_TYPE_Q5_K, 512, 12);  /* not a multiple of 8 */
   check_storage (buft, TSR_TYPE_Q6_K, 256, 16);
   check_storage (buft, TSR_TYPE_Q6_K, 768, 24);
   check_storage (buft, TSR_TYPE_Q6_K, 512, 20);  /* not a multiple of 8 */
   check_storage (buft, TSR_TYPE_Q4_1, 64, 16);   /* other types: plain */
 
   static const tsr_type mtypes[] = { TSR_TYPE_Q4_0, TSR_TYPE_Q8_0,
-                                      TSR_TYPE_Q4_K, TSR_TYPE_Q6_K };
+                                      TSR_TYPE_Q4_K, TSR_TYPE_Q5_K,
+                                      TSR_TYPE_Q6_K };
   static const int64_t ns[] = { 1, 2, 3, 5, 8, 9, 16, 17, 33, 40, 64 };
-  for (int t = 0; t < 4; t++)
+  for (int t = 0; t < 5; t++)
     {
       for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
         check_mul_mat (be, buft, mtypes[t], 256, 24, ns[i], 1);
-      const bool kq = mtypes[t] == TSR_TYPE_Q4_K || mtypes[t] == TSR_TYPE_Q6_K;
+      const bool kq = mtypes[t] == TSR_TYPE_Q4_K || mtypes[t] == TSR_TYPE_Q5_K
+                      || mtypes[t] == TSR_TYPE_Q6_K;
       int64_t k0 = kq ? 256 : 32;
       if (kq)
         check_mul_mat (be, buft, mtypes[t], 5 * k0, 24, 9, 1);

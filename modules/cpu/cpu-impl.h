@@ -204,7 +204,8 @@ tsr_cpu_qdot_kernel (tsr_type type)
 }
 /* The same for weights of TYPE repacked in groups of
    TSR_CPU_REPACK_ROWS rows (CPU_REPACK; X the first row of a group, NR a
-   multiple of it): q4_0, q8_0, q4_K, q5_K, q6_K; NULL otherwise.  */
+   multiple of it): q4_0, q8_0, q4_K, q5_K, q6_K, iq4_xs; NULL
+   otherwise.  */
 static inline tsr_cpu_qdot_fn
 tsr_cpu_qdot_x8_kernel (tsr_type type)
 {
@@ -215,6 +216,7 @@ tsr_cpu_qdot_x8_kernel (tsr_type type)
     case TSR_TYPE_Q4_K: return tsr_cpu_vec_dot_q4_Kx8_q8_K;
     case TSR_TYPE_Q5_K: return tsr_cpu_vec_dot_q5_Kx8_q8_K;
     case TSR_TYPE_Q6_K: return tsr_cpu_vec_dot_q6_Kx8_q8_K;
+    case TSR_TYPE_IQ4_XS: return tsr_cpu_vec_dot_iq4_xsx8_q8_K;
     default: return NULL;
     }
 }

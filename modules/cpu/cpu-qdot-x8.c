@@ -1132,6 +1132,200 @@ TSR_CPU_LEVEL_FN (vec_dot_q5_Kx8_q8_K) (int64_t k, const void *x, size_t bx,
   X8_ROWS (K5_GROUP)
 }
 
+/* iq4_xs repacked (cpu-repack.c) by q8_K activations: per super-block
+   of 8 rows (1088 bytes) the 8 f16 d at 0, the rows' 4 bytes of low
+   scale bits at 16 + 4r, their 2 bytes of high scale bits at 48 + 2r,
+   then group j's two vectors of nibbles, laid out as q4_0's, at 64 +
+   128j.  Per super-block: I = sum_j sc_j (S_j - 128 A_j), S_j the
+   integer dot of the table values plus 128 (1..241) with the
+   activations, A_j their sum; then acc = fma (I, d dy, acc): the
+   integers and the step of the packed plain super-blocks
+   (cpu-vec-k.h).  */
+#define XS_BYTES 136
+#define XS_VALUES(j) (64 + 128 * (j))
+
+/* Row R's signed scale of group J (stored plus 32 in 6 bits).  */
+static inline int
+xs_scale (const unsigned char *o, int r, int j)
+{
+  int lo = o[16 + 4 * r + j / 2] >> 4 * (j % 2) & 15;
+  int hi = (o[48 + 2 * r] | o[49 + 2 * r] << 8) >> 2 * j & 3;
+  return (lo | hi << 4) - 32;
+}
+
+static inline void
+xs_group_ref (int64_t k, const unsigned char *g, const int NY,
+              const void *const *y, float *out, int ny_out)
+{
+  const int64_t nb = k / 256;
+  float acc[ROWS][TSR_CPU_QDOT_MAX_COLS] = { { 0 } };
+
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const unsigned char *o = g + i * ROWS * XS_BYTES;
+      for (int r = 0; r < ROWS; r++)
+        {
+          float d = fp16_to_f32 (load_fp16 ((const char *) o + 2 * r));
+          for (int c = 0; c < NY; c++)
+            {
+              const int8_t *a = (const int8_t *) y[c] + 256 * i;
+              const int16_t *bs = tsr_cpu_kact_sums (y[c], k) + 16 * i;
+              int32_t sum = 0;
+              for (int j = 0; j < 8; j++)
+                {
+                  const unsigned char *v = o + XS_VALUES (j);
+                  int32_t sj = 0;
+                  for (int h = 0; h < 2; h++)
+                    for (int b = 0; b < 4; b++)
+                      {
+                        int lane = (2 * r + h) * 4 + b, e = 4 * h + b;
+                        const int8_t *aj = a + 32 * j;
+                        int n[4] = { v[lane] & 15, v[lane] >> 4,
+                                     v[64 + lane] & 15, v[64 + lane] >> 4 };
+                        for (int q = 0; q < 4; q++)
+                          sj += (tsr_cpu_iq4nl_values[n[q]] + 128)
+                                * aj[8 * q + e];
+                      }
+                  sum += xs_scale (o, r, j)
+                         * (sj - 128 * (bs[2 * j] + bs[2 * j + 1]));
+                }
+              float dy = tsr_cpu_kact_scales (y[c], k)[i];
+              acc[r][c] = k_step (acc[r][c], sum, d * dy);
+            }
+        }
+    }
+  for (int r = 0; r < ROWS; r++)
+    for (int c = 0; c < NY; c++)
+      out[r * ny_out + c] = acc[r][c];
+}
+
+#if defined(__AVX512BW__) && defined(__AVX512VNNI__)
+static inline __attribute__ ((always_inline)) void
+xs_group (int64_t k, const unsigned char *g, const int NY,
+          const void *const *y, float *out, int ny_out)
+{
+  const int64_t nb = k / 256;
+  const __m512i m4 = _mm512_set1_epi8 (15);
+  const __m512i pairs = _mm512_set_epi32 (7, 7, 6, 6, 5, 5, 4, 4,
+                                          3, 3, 2, 2, 1, 1, 0, 0);
+  const __m256i low4 = _mm256_set1_epi8 (15);
+  /* The table values plus 128, unsigned, in every 128-bit lane.  */
+  const __m512i tv = _mm512_add_epi8 (_mm512_broadcast_i32x4
+                                      (_mm_loadu_si128 ((const __m128i *)
+                                                        tsr_cpu_iq4nl_values)),
+                                      _mm512_set1_epi8 ((char) 0x80));
+  const int8_t *q[TSR_CPU_QDOT_MAX_COLS];
+  const int16_t *bs[TSR_CPU_QDOT_MAX_COLS];
+  const float *dy[TSR_CPU_QDOT_MAX_COLS];
+  __m256 acc[TSR_CPU_QDOT_MAX_COLS];
+
+  qdot_kcolumns (k, NY, y, q, bs, dy, acc);
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const unsigned char *o = g + i * ROWS * XS_BYTES;
+      __m512i t[TSR_CPU_QDOT_MAX_COLS];
+      qdot_prefetch ((const char *) o, ROWS * XS_BYTES);
+      const __m256 dw = _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) o));
+      /* The 8 rows' scales, dword r of EV holding row r's of groups 0,
+         2, 4, 6 and of OD those of 1, 3, 5, 7, as signed bytes: the
+         low nibbles, then each row's 16 high bits spread a nibble a
+         byte (groups 2k and 2k + 1 in nibble k).  */
+      __m256i l = _mm256_loadu_si256 ((const __m256i *) (o + 16));
+      __m256i h = _mm256_cvtepu16_epi32 (_mm_loadu_si128
+                                         ((const __m128i *) (o + 48)));
+      h = _mm256_or_si256
+        (_mm256_or_si256 (_mm256_and_si256 (h, _mm256_set1_epi32 (0xf)),
+                          _mm256_slli_epi32 (_mm256_and_si256
+                                             (h, _mm256_set1_epi32 (0xf0)),
+                                             4)),
+         _mm256_or_si256 (_mm256_slli_epi32 (_mm256_and_si256
+                                             (h, _mm256_set1_epi32 (0xf00)),
+                                             8),
+                          _mm256_slli_epi32 (_mm256_and_si256
+                                             (h, _mm256_set1_epi32 (0xf000)),
+                                             12)));
+      const __m256i b32 = _mm256_set1_epi8 (32);
+      __m256i ev = _mm256_sub_epi8
+        (_mm256_or_si256 (_mm256_and_si256 (l, low4),
+                          _mm256_slli_epi32 (_mm256_and_si256
+                                             (h, _mm256_set1_epi8 (3)), 4)),
+         b32);
+      __m256i od = _mm256_sub_epi8
+        (_mm256_or_si256 (_mm256_and_si256 (_mm256_srli_epi32 (l, 4), low4),
+                          _mm256_slli_epi32 (_mm256_and_si256
+                                             (h, _mm256_set1_epi8 (12)), 2)),
+         b32);
+      /* Lanes 2r and 2r + 1: row r's dword (for the group scales);
+         as int16, lane 2r + h holds row r's pair (g_4h, g_4h+2) in SE,
+         (g_4h+1, g_4h+3) in SO: k4_act_sums's order.  */
+      const __m512i pe = _mm512_permutexvar_epi32
+                           (pairs, _mm512_castsi256_si512 (ev));
+      const __m512i po = _mm512_permutexvar_epi32
+                           (pairs, _mm512_castsi256_si512 (od));
+      const __m512i se = _mm512_cvtepi8_epi16 (ev);
+      const __m512i so = _mm512_cvtepi8_epi16 (od);
+
+      TSR_CPU_UNROLL
+      for (int c = 0; c < NY; c++)
+        t[c] = _mm512_setzero_si512 ();
+      for (int jp = 0; jp < 8; jp += 2)
+      _Pragma ("GCC unroll 2")
+      for (int j = jp; j < jp + 2; j++)
+        {
+          const unsigned char *v = o + XS_VALUES (j);
+          __m512i v0 = _mm512_loadu_si512 (v);
+          __m512i v1 = _mm512_loadu_si512 (v + 64);
+          __m512i w0 = _mm512_shuffle_epi8 (tv, _mm512_and_si512 (v0, m4));
+          __m512i w1 = _mm512_shuffle_epi8
+                         (tv, _mm512_and_si512 (_mm512_srli_epi16 (v0, 4), m4));
+          __m512i w2 = _mm512_shuffle_epi8 (tv, _mm512_and_si512 (v1, m4));
+          __m512i w3 = _mm512_shuffle_epi8
+                         (tv, _mm512_and_si512 (_mm512_srli_epi16 (v1, 4), m4));
+          /* Group j's scale of each row, sign-extended in its lanes.  */
+          __m512i sci = _mm512_srai_epi32
+                          (_mm512_slli_epi32 (j % 2 ? po : pe,
+                                              24 - 8 * (j / 2)), 24);
+
+          TSR_CPU_UNROLL
+          for (int c = 0; c < NY; c++)
+            {
+              __m512i sj = k4_sum512 (w0, w1, w2, w3, q[c] + 256 * i + 32 * j);
+              /* 16 products of values up to 241 by bytes: int32.  */
+              t[c] = _mm512_add_epi32 (t[c], _mm512_mullo_epi32 (sj, sci));
+            }
+        }
+      TSR_CPU_UNROLL
+      for (int c = 0; c < NY; c++)
+        {
+          int64_t ae, ao;
+          k4_act_sums (bs[c] + 16 * i, &ae, &ao);
+          __m512i off = _mm512_dpwssd_epi32 (_mm512_dpwssd_epi32
+                                             (_mm512_setzero_si512 (), se,
+                                              _mm512_set1_epi64 (ae)),
+                                             so, _mm512_set1_epi64 (ao));
+          __m512i tt = _mm512_sub_epi32 (t[c], _mm512_slli_epi32 (off, 7));
+          acc[c] = _mm256_fmadd_ps (k_rows_ps (tt), _mm256_mul_ps
+                                                     (dw, _mm256_set1_ps
+                                                            (dy[c][i])),
+                                    acc[c]);
+        }
+    }
+  k_store256 (acc, NY, out, ny_out);
+}
+#else
+#define xs_group xs_group_ref
+#endif
+
+#define XS_GROUP(N) xs_group (k, g, N, y, o, ny)
+
+void
+TSR_CPU_LEVEL_FN (vec_dot_iq4_xsx8_q8_K) (int64_t k, const void *x,
+                                          size_t bx, int nr, int ny,
+                                          const void *const *y, float *out)
+{
+  X8_ROWS (XS_GROUP)
+}
+
 /* q6_K repacked (cpu-repack.c) by q8_K activations.  Per super-block:
    d dy (sum_g sc_g S_g - 32 sum_g sc_g A_g), S_g the integer dot of
    the stored values (0..63) of group g of 16 with the activations, A_g
@@ -1314,7 +1508,7 @@ TSR_CPU_LEVEL_FN (repack_level) (void)
 {
 #if defined(__AVX512BW__)
   return TSR_CPU_REPACK_Q4_0 | TSR_CPU_REPACK_Q4_K | TSR_CPU_REPACK_Q5_K
-         | TSR_CPU_REPACK_Q6_K
+         | TSR_CPU_REPACK_Q6_K | (X8_VNNI ? TSR_CPU_REPACK_IQ4_XS : 0)
          | TSR_CPU_REPACK_PACK | TSR_CPU_REPACK_PACK_K
          | TSR_CPU_REPACK_PACK_K16 | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 : 0);
 #elif defined(__AVX2__)

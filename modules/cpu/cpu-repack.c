@@ -1,7 +1,8 @@
 /* cpu-repack.c - the CPU's repacked weight buffer type, "CPU_REPACK".
  *
  * A matrix of q4_0 (or, where the level has VNNI, q8_0; with AVX-512BW
- * also q4_K, q5_K and q6_K) weights whose rows come in multiples of 8 (dense,
+ * also q4_K, q5_K and q6_K, with both iq4_xs) weights whose rows come in
+ * multiples of 8 (dense,
  * 2 to 4 dimensions) is stored in this buffer with every 8 consecutive
  * rows interleaved block by block, so that the integer dots
  * (cpu-qdot-x8.c) load one 64-byte vector of weights for 8 rows at once
@@ -38,6 +39,12 @@
  * b, + 8, + 16 and + 24 in bits 0..3 for j = 2p, in bits 4..7 for j =
  * 2p + 1 (in a plain q5_K block the fifth bit of element e is bit e / 32
  * of qh[e % 32]).
+ * iq4_xs (where the level has AVX-512BW and VNNI), per super-block of
+ * 256 (1088 bytes): the 8 rows' f16 d at 0, their 4 bytes of low scale
+ * bits at 16 + 4r, their 2 bytes of high scale bits at 48 + 2r, then
+ * per group j < 8 of 32 elements, at 64 + 128j, two vectors laid out
+ * as q4_0's (the stored 4-bit indices into the value table; a plain
+ * block's group j is laid out as a q4_0 block's values, at 8 + 16j).
  * q6_K (where the level has AVX-512BW), per super-block of 256 (1680
  * bytes): the 8 rows' f16 d at 0, their int8 scales at 16 as four
  * vectors of 32 bytes, vector s holding in bytes 2L and 2L + 1 (lane L
@@ -90,6 +97,8 @@ repacks (tsr_type type, int64_t ne0, int64_t ne1)
                  && (level & TSR_CPU_REPACK_Q4_K))
              || (type == TSR_TYPE_Q5_K && ne0 % 256 == 0
                  && (level & TSR_CPU_REPACK_Q5_K))
+             || (type == TSR_TYPE_IQ4_XS && ne0 % 256 == 0
+                 && (level & TSR_CPU_REPACK_IQ4_XS))
              || (type == TSR_TYPE_Q6_K && ne0 % 256 == 0
                  && (level & TSR_CPU_REPACK_Q6_K)));
 }
@@ -260,6 +269,69 @@ unpack_group_q5_K (unsigned char *dst, const unsigned char *src, size_t row,
     }
 }
 
+/* iq4_xs (136 bytes a plain block: d, 2 bytes of high scale bits, 4
+   of low ones, then per group j of 32 the 16 bytes at 8 + 16j laid out
+   as a q4_0 block's nibbles).  */
+#define XS_BYTES 136
+
+static void
+pack_group_iq4_xs (unsigned char *dst, const unsigned char *src,
+                   size_t row, int64_t nb)
+{
+  for (int64_t i = 0; i < nb; i++)
+    {
+      unsigned char *o = dst + i * GROUP_ROWS * XS_BYTES;
+      for (int r = 0; r < GROUP_ROWS; r++)
+        {
+          const unsigned char *blk = src + r * row + i * XS_BYTES;
+          memcpy (o + 2 * r, blk, 2);
+          memcpy (o + 16 + 4 * r, blk + 4, 4);
+          memcpy (o + 48 + 2 * r, blk + 2, 2);
+          for (int j = 0; j < 8; j++)
+            for (int h = 0; h < 2; h++)
+              for (int b = 0; b < 4; b++)
+                {
+                  /* nibble () reads a q4_0 block's values after its
+                     2-byte scale.  */
+                  const unsigned char *g = blk + 8 + 16 * j - 2;
+                  int at = (2 * r + h) * 4 + b, e = 4 * h + b;
+                  unsigned char *v = o + 64 + 128 * j;
+                  v[at] = (unsigned char) (nibble (g, e)
+                                           | nibble (g, 8 + e) << 4);
+                  v[64 + at] = (unsigned char) (nibble (g, 16 + e)
+                                                | nibble (g, 24 + e) << 4);
+                }
+        }
+    }
+}
+
+static void
+unpack_group_iq4_xs (unsigned char *dst, const unsigned char *src,
+                     size_t row, int64_t nb, int r0, int r1)
+{
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const unsigned char *o = src + i * GROUP_ROWS * XS_BYTES;
+      for (int r = r0; r < r1; r++)
+        {
+          unsigned char *blk = dst + (r - r0) * row + i * XS_BYTES;
+          memcpy (blk, o + 2 * r, 2);
+          memcpy (blk + 4, o + 16 + 4 * r, 4);
+          memcpy (blk + 2, o + 48 + 2 * r, 2);
+          for (int j = 0; j < 8; j++)
+            for (int h = 0; h < 2; h++)
+              for (int b = 0; b < 4; b++)
+                {
+                  unsigned char *qs = blk + 8 + 16 * j;
+                  int at = (2 * r + h) * 4 + b, e = 4 * h + b;
+                  int v0 = o[64 + 128 * j + at], v1 = o[128 + 128 * j + at];
+                  qs[e] = (unsigned char) ((v0 & 15) | (v1 & 15) << 4);
+                  qs[8 + e] = (unsigned char) ((v0 >> 4) | (v1 >> 4) << 4);
+                }
+        }
+    }
+}
+
 /* q6_K: where a plain block keeps the stored 6-bit value of element E
    (< 256): its low 4 bits at bit Q6_LO_SHIFT of byte Q6_LO_AT (ql),
    its high 2 bits at bit Q6_HI_SHIFT of byte Q6_HI_AT (qh).  */
@@ -377,6 +449,11 @@ pack_group (tsr_type type, unsigned char *dst, const unsigned char *src,
       pack_group_q5_K (dst, src, row, nb);
       return;
     }
+  if (type == TSR_TYPE_IQ4_XS)
+    {
+      pack_group_iq4_xs (dst, src, row, nb);
+      return;
+    }
   if (type == TSR_TYPE_Q6_K)
     {
       pack_group_q6_K (dst, src, row, nb);
@@ -426,6 +503,11 @@ unpack_rows (tsr_type type, unsigned char *dst, const unsigned char *src,
   if (type == TSR_TYPE_Q5_K)
     {
       unpack_group_q5_K (dst, src, row, nb, r0, r1);
+      return;
+    }
+  if (type == TSR_TYPE_IQ4_XS)
+    {
+      unpack_group_iq4_xs (dst, src, row, nb, r0, r1);
       return;
     }
   if (type == TSR_TYPE_Q6_K)

@@ -198,6 +198,7 @@ TSR_CPU_ROW_TO_F32 (mxfp4)
 #define TSR_CPU_REPACK_PACK_K 32
 #define TSR_CPU_REPACK_PACK_K16 64
 #define TSR_CPU_REPACK_Q5_K 128
+#define TSR_CPU_REPACK_IQ4_XS 256
 
 /* How tsr_cpu_x8_pack packs a plain block of 32 of a type into a group
    for the repacked dots (cpu-qdot-x8.c), the one description both the
@@ -358,16 +359,18 @@ TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_mxfp4x8_q8_0)
 TSR_MODULE_HIDDEN void tsr_cpu_x8_pack (tsr_type type, int64_t k,
                                         const void *x, size_t bx, int nr,
                                         void *dst);
-/* q4_K, q5_K and q6_K weights so repacked, with q8_K activations
+/* q4_K, q5_K, q6_K and iq4_xs weights so repacked, with q8_K activations
    (cpu-vec-k.h).  */
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q4_Kx8_q8_K)
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q5_Kx8_q8_K)
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q6_Kx8_q8_K)
+TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_iq4_xsx8_q8_K)
 /* The types this level has vector code for in the repacked dots
    (TSR_CPU_REPACK_Q4_0 with AVX2 or AVX-512, TSR_CPU_REPACK_Q8_0 with
    VNNI too, TSR_CPU_REPACK_Q4_K, TSR_CPU_REPACK_Q5_K and
-   TSR_CPU_REPACK_Q6_K with
-   AVX-512BW), 0 where it has the plain C reference only.  */
+   TSR_CPU_REPACK_Q6_K with AVX-512BW, TSR_CPU_REPACK_IQ4_XS with
+   AVX-512BW and VNNI: values plus 128 overflow pmaddubsw's pairs), 0
+   where it has the plain C reference only.  */
 TSR_MODULE_HIDDEN int tsr_cpu_repack_level (void);
 
 /* The f32 GEMM of cpu-gemm.c.  *MR, *NR: this level's micro-kernel

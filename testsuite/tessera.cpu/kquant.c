@@ -68,6 +68,7 @@ struct level
   dot_fn dot_q4_K_x8;           /* q4_K repacked by 8 rows */
   dot_fn dot_q6_K_x8;           /* q6_K repacked by 8 rows */
   dot_fn dot_q5_K_x8;           /* q5_K repacked by 8 rows */
+  dot_fn dot_iq4_xs_x8;         /* iq4_xs repacked by 8 rows */
 };
 
 #define FNS(suffix, type)                                               \
@@ -92,6 +93,10 @@ struct level
                                              size_t, int, int,          \
                                              const void *const *,       \
                                              float *);                  \
+  void tsr_cpu_vec_dot_iq4_xsx8_q8_K_##suffix (int64_t, const void *,   \
+                                               size_t, int, int,        \
+                                               const void *const *,     \
+                                               float *);                \
   static const struct level level_##suffix = {                         \
     name, tsr_cpu_quantize_act_q8_K_##suffix,                           \
     { tsr_cpu_vec_dot_q2_K_q8_K_##suffix, tsr_cpu_vec_dot_q3_K_q8_K_##suffix, \
@@ -103,7 +108,8 @@ struct level
       tsr_cpu_row_q6_K_to_f32_##suffix, tsr_cpu_row_iq4_xs_to_f32_##suffix }, \
     tsr_cpu_vec_dot_q4_Kx8_q8_K_##suffix,                               \
     tsr_cpu_vec_dot_q6_Kx8_q8_K_##suffix,                               \
-    tsr_cpu_vec_dot_q5_Kx8_q8_K_##suffix };
+    tsr_cpu_vec_dot_q5_Kx8_q8_K_##suffix,                               \
+    tsr_cpu_vec_dot_iq4_xsx8_q8_K_##suffix };
 TSR_TEST_EACH_LEVEL (LEVEL)
 #define LEVEL_ENTRY(suffix, name) &level_##suffix,
 static const struct level *const levels[] = {
@@ -508,7 +514,49 @@ pack_q5_K_x8 (const char *w, size_t row, int nb, char *out)
     }
 }
 
-/* The repacked dots of types[T] (q4_K, q5_K or q6_K), 8 rows by 1..8
+/* 8 rows of iq4_xs repacked as CPU_REPACK stores them (from the
+   description in modules/cpu/cpu-repack.c): per super-block the 8 d,
+   the rows' scales_l (4 bytes each) from byte 16, their scales_h (2
+   bytes each) from byte 48, then per group j of 32 elements two
+   vectors of 16 lanes of 4 bytes at 64 + 128j, lane 2r + h, byte b
+   holding the 4-bit indices of elements x = 32j + 4h + b (low nibble)
+   and x + 8 (high) in the first, x + 16 and x + 24 in the second.  The
+   plain block's index of element x: qs[16 (x / 32) + x % 16], the low
+   nibble for x % 32 < 16.  */
+static void
+pack_iq4_xs_x8 (const char *w, size_t row, int nb, char *out)
+{
+  for (int i = 0; i < nb; i++)
+    {
+      unsigned char *o = (unsigned char *) out + i * 8 * 136;
+      for (int r = 0; r < 8; r++)
+        {
+          const struct tsr_block_iq4_xs *b
+            = (const struct tsr_block_iq4_xs *) (w + r * row) + i;
+          int u[256];
+          for (int x = 0; x < 256; x++)
+            {
+              int byte = b->qs[16 * (x / 32) + x % 16];
+              u[x] = x % 32 < 16 ? byte & 15 : byte >> 4;
+            }
+          memcpy (o + 2 * r, &b->d, 2);
+          memcpy (o + 16 + 4 * r, b->scales_l, 4);
+          o[48 + 2 * r] = (unsigned char) (b->scales_h & 255);
+          o[49 + 2 * r] = (unsigned char) (b->scales_h >> 8);
+          for (int j = 0; j < 8; j++)
+            for (int h = 0; h < 2; h++)
+              for (int q = 0; q < 4; q++)
+                {
+                  int at = 4 * (2 * r + h) + q, x = 32 * j + 4 * h + q;
+                  unsigned char *g = o + 64 + 128 * j;
+                  g[at] = (unsigned char) (u[x] | u[x + 8] << 4);
+                  g[64 + at] = (unsigned char) (u[x + 16] | u[x + 24] << 4);
+                }
+        }
+    }
+}
+
+/* The repacked dots of types[T] (q4_K, q5_K, q6_K or iq4_xs), 8 rows by 1..8
    activation rows: exact on integer data (as check_exact), within the
    bound of check_float otherwise.  */
 static void
@@ -540,6 +588,8 @@ check_x8 (const struct level *lv, int T)
           pack_q4_K_x8 (plain, row, nb, packed);
         else if (types[T] == TSR_TYPE_Q5_K)
           pack_q5_K_x8 (plain, row, nb, packed);
+        else if (types[T] == TSR_TYPE_IQ4_XS)
+          pack_iq4_xs_x8 (plain, row, nb, packed);
         else
           pack_q6_K_x8 (plain, row, nb, packed);
         free (plain);
@@ -570,9 +620,10 @@ check_x8 (const struct level *lv, int T)
             float out[ROWS * ROWS];
             (types[T] == TSR_TYPE_Q4_K ? lv->dot_q4_K_x8
              : types[T] == TSR_TYPE_Q5_K ? lv->dot_q5_K_x8
-                                         : lv->dot_q6_K_x8) (k, packed, row,
-                                                             ROWS, ny, ys,
-                                                             out);
+             : types[T] == TSR_TYPE_IQ4_XS ? lv->dot_iq4_xs_x8
+                                           : lv->dot_q6_K_x8) (k, packed,
+                                                               row, ROWS,
+                                                               ny, ys, out);
             for (int r = 0; r < ROWS; r++)
               for (int c = 0; c < ny; c++)
                 {
@@ -621,6 +672,7 @@ main (void)
       check_x8 (lv, 2);         /* q4_K */
       check_x8 (lv, 3);         /* q5_K */
       check_x8 (lv, 4);         /* q6_K */
+      check_x8 (lv, 5);         /* iq4_xs */
       tested++;
     }
   CHECK (tested > 0, "some level was tested (%d)", tested);

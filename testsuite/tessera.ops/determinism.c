@@ -267,8 +267,8 @@ main (void)
     repack = NULL;
   static const tsr_type packs[] = { TSR_TYPE_Q4_0, TSR_TYPE_Q8_0,
                                     TSR_TYPE_Q4_K, TSR_TYPE_Q5_K,
-                                    TSR_TYPE_Q6_K };
-  for (int t = 0; t < 5; t++)
+                                    TSR_TYPE_Q6_K, TSR_TYPE_IQ4_XS };
+  for (int t = 0; t < 6; t++)
     {
       const char *name = tsr_type_name (packs[t]);
       if (!repack || !tsr_buffer_type_repacks (repack, packs[t], K, M))

@@ -190,6 +190,52 @@ layout_ok_q5_K (const unsigned char *raw, const unsigned char *plain,
   return true;
 }
 
+/* iq4_xs: the 4-bit index of element E of a plain super-block: d,
+   scales_h[2], scales_l[4], qs[128] (group j's 16 bytes at 8 + 16j,
+   element l < 16 of the group in the low nibble of byte l, 16 + l in
+   its high one).  */
+static int
+plain_xs (const unsigned char *blk, int e)
+{
+  int byte = blk[8 + 16 * (e / 32) + e % 16];
+  return e % 32 < 16 ? byte & 15 : byte >> 4;
+}
+
+static bool
+layout_ok_iq4_xs (const unsigned char *raw, const unsigned char *plain,
+                  int64_t k, int64_t m)
+{
+  int64_t nb = k / 256;
+  size_t row = (size_t) nb * 136;
+  for (int64_t g = 0; g < m / 8; g++)
+    for (int64_t i = 0; i < nb; i++)
+      {
+        const unsigned char *o = raw + g * 8 * row + i * 8 * 136;
+        for (int r = 0; r < 8; r++)
+          {
+            const unsigned char *blk = plain + (g * 8 + r) * row + i * 136;
+            if (memcmp (o + 2 * r, blk, 2) != 0
+                || memcmp (o + 16 + 4 * r, blk + 4, 4) != 0
+                || memcmp (o + 48 + 2 * r, blk + 2, 2) != 0)
+              return false;
+            for (int j = 0; j < 8; j++)
+              for (int h = 0; h < 2; h++)
+                for (int b = 0; b < 4; b++)
+                  {
+                    int lane = 2 * r + h, e = 32 * j + 4 * h + b;
+                    int v0 = o[64 + 128 * j + 4 * lane + b];
+                    int v1 = o[128 + 128 * j + 4 * lane + b];
+                    if ((v0 & 15) != plain_xs (blk, e)
+                        || v0 >> 4 != plain_xs (blk, e + 8)
+                        || (v1 & 15) != plain_xs (blk, e + 16)
+                        || v1 >> 4 != plain_xs (blk, e + 24))
+                      return false;
+                  }
+          }
+      }
+  return true;
+}
+
 static bool
 layout_ok_q4_K (const unsigned char *raw, const unsigned char *plain,
                 int64_t k, int64_t m)
@@ -237,6 +283,8 @@ layout_ok (tsr_type type, const unsigned char *raw,
     return layout_ok_q4_K (raw, plain, k, m);
   if (type == TSR_TYPE_Q5_K)
     return layout_ok_q5_K (raw, plain, k, m);
+  if (type == TSR_TYPE_IQ4_XS)
+    return layout_ok_iq4_xs (raw, plain, k, m);
   if (type == TSR_TYPE_Q6_K)
     return layout_ok_q6_K (raw, plain, k, m);
   const bool q8 = type == TSR_TYPE_Q8_0;
@@ -423,7 +471,8 @@ check_mul_mat (tsr_backend *be, tsr_buffer_type *buft, tsr_type type,
                    or 256) / 127.  */
                 const bool kq = type == TSR_TYPE_Q4_K
                                 || type == TSR_TYPE_Q5_K
-                                || type == TSR_TYPE_Q6_K;
+                                || type == TSR_TYPE_Q6_K
+                                || type == TSR_TYPE_IQ4_XS;
                 const int64_t qb = kq ? 256 : 32;
                 const int64_t gemm_n = kq ? 320 : 80;
                 for (int64_t e0 = 0; n >= gemm_n && e0 < k; e0 += qb)
@@ -633,6 +682,8 @@ main (void)
   check_storage (buft, TSR_TYPE_Q5_K, 256, 16);
   check_storage (buft, TSR_TYPE_Q5_K, 768, 24);
   check_storage (buft, TSR_TYPE_Q5_K, 512, 12);  /* not a multiple of 8 */
+  check_storage (buft, TSR_TYPE_IQ4_XS, 256, 16);
+  check_storage (buft, TSR_TYPE_IQ4_XS, 768, 24);
   check_storage (buft, TSR_TYPE_Q6_K, 256, 16);
   check_storage (buft, TSR_TYPE_Q6_K, 768, 24);
   check_storage (buft, TSR_TYPE_Q6_K, 512, 20);  /* not a multiple of 8 */
@@ -640,14 +691,15 @@ main (void)
 
   static const tsr_type mtypes[] = { TSR_TYPE_Q4_0, TSR_TYPE_Q8_0,
                                       TSR_TYPE_Q4_K, TSR_TYPE_Q5_K,
-                                      TSR_TYPE_Q6_K };
+                                      TSR_TYPE_Q6_K, TSR_TYPE_IQ4_XS };
   static const int64_t ns[] = { 1, 2, 3, 5, 8, 9, 16, 17, 33, 40, 64 };
-  for (int t = 0; t < 5; t++)
+  for (int t = 0; t < 6; t++)
     {
       for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
         check_mul_mat (be, buft, mtypes[t], 256, 24, ns[i], 1);
       const bool kq = mtypes[t] == TSR_TYPE_Q4_K || mtypes[t] == TSR_TYPE_Q5_K
-                      || mtypes[t] == TSR_TYPE_Q6_K;
+                      || mtypes[t] == TSR_TYPE_Q6_K
+                      || mtypes[t] == TSR_TYPE_IQ4_XS;
       int64_t k0 = kq ? 256 : 32;
       if (kq)
         check_mul_mat (be, buft, mtypes[t], 5 * k0, 24, 9, 1);

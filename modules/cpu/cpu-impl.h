@@ -204,7 +204,7 @@ tsr_cpu_qdot_kernel (tsr_type type)
 }
 /* The same for weights of TYPE repacked in groups of
    TSR_CPU_REPACK_ROWS rows (CPU_REPACK; X the first row of a group, NR a
-   multiple of it): q4_0, q8_0, q4_K, q5_K, q6_K, iq4_xs; NULL
+   multiple of it): q4_0, q4_1, q8_0, q4_K, q5_K, q6_K, iq4_xs; NULL
    otherwise.  */
 static inline tsr_cpu_qdot_fn
 tsr_cpu_qdot_x8_kernel (tsr_type type)
@@ -212,6 +212,7 @@ tsr_cpu_qdot_x8_kernel (tsr_type type)
   switch (type)
     {
     case TSR_TYPE_Q4_0: return tsr_cpu_vec_dot_q4_0x8_q8_0;
+    case TSR_TYPE_Q4_1: return tsr_cpu_vec_dot_q4_1x8_q8_0;
     case TSR_TYPE_Q8_0: return tsr_cpu_vec_dot_q8_0x8_q8_0;
     case TSR_TYPE_Q4_K: return tsr_cpu_vec_dot_q4_Kx8_q8_K;
     case TSR_TYPE_Q5_K: return tsr_cpu_vec_dot_q5_Kx8_q8_K;

@@ -1,5 +1,6 @@
-/* cpu-qdot-x8.c - integer dots of q4_0, q8_0, q4_K, q5_K and q6_K weights
- * (and of every block type of 32 packed as it is used) repacked in groups
+/* cpu-qdot-x8.c - integer dots of q4_0, q4_1, q8_0, q4_K, q5_K, q6_K
+ * and iq4_xs weights (and of every block type of 32 packed as it is
+ * used) repacked in groups
  * of 8 rows (the CPU_REPACK buffer type; the layout
  * is described in cpu-repack.c) with q8_0 activations (cpu-vec.h; q8_K
  * for q4_K and q6_K, cpu-vec-k.h), compiled once per ISA level.
@@ -1277,10 +1278,12 @@ xs_group (int64_t k, const unsigned char *g, const int NY,
           __m512i v1 = _mm512_loadu_si512 (v + 64);
           __m512i w0 = _mm512_shuffle_epi8 (tv, _mm512_and_si512 (v0, m4));
           __m512i w1 = _mm512_shuffle_epi8
-                         (tv, _mm512_and_si512 (_mm512_srli_epi16 (v0, 4), m4));
+                         (tv, _mm512_and_si512 (_mm512_srli_epi16 (v0, 4),
+                                                m4));
           __m512i w2 = _mm512_shuffle_epi8 (tv, _mm512_and_si512 (v1, m4));
           __m512i w3 = _mm512_shuffle_epi8
-                         (tv, _mm512_and_si512 (_mm512_srli_epi16 (v1, 4), m4));
+                         (tv, _mm512_and_si512 (_mm512_srli_epi16 (v1, 4),
+                                                m4));
           /* Group j's scale of each row, sign-extended in its lanes.  */
           __m512i sci = _mm512_srai_epi32
                           (_mm512_slli_epi32 (j % 2 ? po : pe,

@@ -1,6 +1,6 @@
 /* cpu-repack.c - the CPU's repacked weight buffer type, "CPU_REPACK".
  *
- * A matrix of q4_0 (or, where the level has VNNI, q8_0; with AVX-512BW
+ * A matrix of q4_0 or q4_1 (or, where the level has VNNI, q8_0; with AVX-512BW
  * also q4_K, q5_K and q6_K, with both iq4_xs) weights whose rows come in
  * multiples of 8 (dense,
  * 2 to 4 dimensions) is stored in this buffer with every 8 consecutive
@@ -23,6 +23,9 @@
  *   - q8_0, four vectors (V0..V3 at 16, 80, 144, 208; 272 bytes a
  *     block): in Vs the value of element 8s + 4h + b plus 128, as an
  *     unsigned byte.
+ * q4_1 (as q4_0, 160 bytes a block): the 8 rows' f16 minimums follow
+ * their scales (at 16), then q4_0's two vectors (at 32 and 96) of its
+ * stored nibbles.
  * q4_K (where the level has AVX-512BW), per super-block of 256 (1152
  * bytes): the 8 rows' f16 d at 0, their f16 dmin at 16, their 12 bytes
  * of packed scales and minimums as three vectors of 8 x 4 bytes (bytes
@@ -91,7 +94,8 @@ repacks (tsr_type type, int64_t ne0, int64_t ne1)
 {
   int level = tsr_cpu_repack_level ();
   return ne1 > 0 && ne1 % GROUP_ROWS == 0 && ne0 > 0 && ne0 % 32 == 0
-         && ((type == TSR_TYPE_Q4_0 && (level & TSR_CPU_REPACK_Q4_0))
+         && (((type == TSR_TYPE_Q4_0 || type == TSR_TYPE_Q4_1)
+              && (level & TSR_CPU_REPACK_Q4_0))
              || (type == TSR_TYPE_Q8_0 && (level & TSR_CPU_REPACK_Q8_0))
              || (type == TSR_TYPE_Q4_K && ne0 % 256 == 0
                  && (level & TSR_CPU_REPACK_Q4_K))
@@ -460,13 +464,21 @@ pack_group (tsr_type type, unsigned char *dst, const unsigned char *src,
       return;
     }
   const size_t bb = tsr_type_traits (type)->type_size;
+  /* q4_1: the minimums after the scales, then q4_0's vectors of the
+     nibbles of its values (at 4 in a plain block; nibble () reads
+     from 2).  */
+  const bool mins = type == TSR_TYPE_Q4_1;
+  const int vo = mins ? 32 : 16;
   for (int64_t j = 0; j < nb; j++)
     {
       unsigned char *o = dst + j * GROUP_ROWS * bb;
       for (int r = 0; r < GROUP_ROWS; r++)
         {
           const unsigned char *blk = src + r * row + j * bb;
+          const unsigned char *nb4 = blk + (mins ? 2 : 0);
           memcpy (o + 2 * r, blk, 2);
+          if (mins)
+            memcpy (o + 16 + 2 * r, blk + 2, 2);
           for (int h = 0; h < 2; h++)
             for (int b = 0; b < 4; b++)
               {
@@ -477,11 +489,11 @@ pack_group (tsr_type type, unsigned char *dst, const unsigned char *src,
                       (blk[2 + 8 * v + e] ^ 0x80);
                 else
                   {
-                    o[16 + at] = (unsigned char) (nibble (blk, e)
-                                                  | nibble (blk, 8 + e) << 4);
-                    o[80 + at] = (unsigned char) (nibble (blk, 16 + e)
-                                                  | nibble (blk, 24 + e)
-                                                    << 4);
+                    o[vo + at] = (unsigned char) (nibble (nb4, e)
+                                                  | nibble (nb4, 8 + e) << 4);
+                    o[vo + 64 + at] = (unsigned char) (nibble (nb4, 16 + e)
+                                                       | nibble (nb4, 24 + e)
+                                                         << 4);
                   }
               }
         }
@@ -516,14 +528,18 @@ unpack_rows (tsr_type type, unsigned char *dst, const unsigned char *src,
       return;
     }
   const size_t bb = tsr_type_traits (type)->type_size;
+  const bool mins = type == TSR_TYPE_Q4_1;
+  const int vo = mins ? 32 : 16;
   for (int64_t j = 0; j < nb; j++)
     {
       const unsigned char *o = src + j * GROUP_ROWS * bb;
       for (int r = r0; r < r1; r++)
         {
           unsigned char *blk = dst + (r - r0) * row + j * bb;
-          unsigned char *qs = blk + 2;
+          unsigned char *qs = blk + (mins ? 4 : 2);
           memcpy (blk, o + 2 * r, 2);
+          if (mins)
+            memcpy (blk + 2, o + 16 + 2 * r, 2);
           for (int h = 0; h < 2; h++)
             for (int b = 0; b < 4; b++)
               {
@@ -535,7 +551,7 @@ unpack_rows (tsr_type type, unsigned char *dst, const unsigned char *src,
                                                        ^ 0x80);
                     continue;
                   }
-                int v0 = o[16 + at], v1 = o[80 + at];
+                int v0 = o[vo + at], v1 = o[vo + 64 + at];
                 /* elements e, 8 + e (< 16): low nibbles of bytes e,
                    8 + e; elements 16 + e, 24 + e: their high ones.  */
                 qs[e] = (unsigned char) ((v0 & 15) | (v1 & 15) << 4);

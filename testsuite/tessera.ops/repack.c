@@ -288,7 +288,11 @@ layout_ok (tsr_type type, const unsigned char *raw,
   if (type == TSR_TYPE_Q6_K)
     return layout_ok_q6_K (raw, plain, k, m);
   const bool q8 = type == TSR_TYPE_Q8_0;
-  const size_t bb = q8 ? 34 : 18;
+  /* q4_1: the minimums after the scales, the vectors 16 bytes on, the
+     nibbles 2 bytes on in a plain block.  */
+  const bool mins = type == TSR_TYPE_Q4_1;
+  const size_t bb = q8 ? 34 : mins ? 20 : 18;
+  const int vo = mins ? 16 : 0;
   int64_t nb = k / 32;
   size_t row = (size_t) nb * bb;
   for (int64_t g = 0; g < m / 8; g++)
@@ -298,7 +302,8 @@ layout_ok (tsr_type type, const unsigned char *raw,
         for (int r = 0; r < 8; r++)
           {
             const unsigned char *blk = plain + (g * 8 + r) * row + j * bb;
-            if (memcmp (o + 2 * r, blk, 2) != 0)
+            if (memcmp (o + 2 * r, blk, 2) != 0
+                || (mins && memcmp (o + 16 + 2 * r, blk + 2, 2) != 0))
               return false;
             for (int h = 0; h < 2; h++)
               for (int b = 0; b < 4; b++)
@@ -312,11 +317,13 @@ layout_ok (tsr_type type, const unsigned char *raw,
                           return false;
                       continue;
                     }
-                  int v0 = o[16 + 4 * lane + b], v1 = o[80 + 4 * lane + b];
-                  if ((v0 & 15) != plain_nibble (blk, e)
-                      || v0 >> 4 != plain_nibble (blk, 8 + e)
-                      || (v1 & 15) != plain_nibble (blk, 16 + e)
-                      || v1 >> 4 != plain_nibble (blk, 24 + e))
+                  int v0 = o[vo + 16 + 4 * lane + b];
+                  int v1 = o[vo + 80 + 4 * lane + b];
+                  const unsigned char *nib = blk + (mins ? 2 : 0);
+                  if ((v0 & 15) != plain_nibble (nib, e)
+                      || v0 >> 4 != plain_nibble (nib, 8 + e)
+                      || (v1 & 15) != plain_nibble (nib, 16 + e)
+                      || v1 >> 4 != plain_nibble (nib, 24 + e))
                     return false;
                 }
           }
@@ -665,12 +672,12 @@ main (void)
 
   CHECK (tsr_buffer_type_repacks (buft, TSR_TYPE_Q4_0, 4096, 16)
          && !tsr_buffer_type_repacks (buft, TSR_TYPE_Q4_0, 4096, 12)
-         && !tsr_buffer_type_repacks (buft, TSR_TYPE_Q4_1, 4096, 16)
+         && !tsr_buffer_type_repacks (buft, TSR_TYPE_Q3_K, 4096, 16)
          && !tsr_buffer_type_repacks (buft, TSR_TYPE_F16, 4096, 16)
          && !tsr_buffer_type_repacks (tsr_backend_buffer_type (be),
                                       TSR_TYPE_Q4_0, 4096, 16),
          "CPU_REPACK repacks q4_0 with rows in multiples of 8, not other "
-         "shapes, q4_1, f16, nor does the host buffer type");
+         "shapes, q3_K, f16, nor does the host buffer type");
   check_storage (buft, TSR_TYPE_Q4_0, 64, 16);
   check_storage (buft, TSR_TYPE_Q4_0, 1056, 24);
   check_storage (buft, TSR_TYPE_Q4_0, 96, 12);   /* not a multiple of 8 */
@@ -687,13 +694,16 @@ main (void)
   check_storage (buft, TSR_TYPE_Q6_K, 256, 16);
   check_storage (buft, TSR_TYPE_Q6_K, 768, 24);
   check_storage (buft, TSR_TYPE_Q6_K, 512, 20);  /* not a multiple of 8 */
-  check_storage (buft, TSR_TYPE_Q4_1, 64, 16);   /* other types: plain */
+  check_storage (buft, TSR_TYPE_Q4_1, 64, 16);
+  check_storage (buft, TSR_TYPE_Q4_1, 1056, 24);
+  check_storage (buft, TSR_TYPE_Q3_K, 256, 16);  /* other types: plain */
 
-  static const tsr_type mtypes[] = { TSR_TYPE_Q4_0, TSR_TYPE_Q8_0,
-                                      TSR_TYPE_Q4_K, TSR_TYPE_Q5_K,
-                                      TSR_TYPE_Q6_K, TSR_TYPE_IQ4_XS };
+  static const tsr_type mtypes[] = { TSR_TYPE_Q4_0, TSR_TYPE_Q4_1,
+                                      TSR_TYPE_Q8_0, TSR_TYPE_Q4_K,
+                                      TSR_TYPE_Q5_K, TSR_TYPE_Q6_K,
+                                      TSR_TYPE_IQ4_XS };
   static const int64_t ns[] = { 1, 2, 3, 5, 8, 9, 16, 17, 33, 40, 64 };
-  for (int t = 0; t < 6; t++)
+  for (int t = 0; t < 7; t++)
     {
       for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
         check_mul_mat (be, buft, mtypes[t], 256, 24, ns[i], 1);

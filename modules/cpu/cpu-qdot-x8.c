@@ -1,5 +1,5 @@
-/* cpu-qdot-x8.c - integer dots of q4_0, q4_1, q8_0, q4_K, q5_K, q6_K
- * and iq4_xs weights (and of every block type of 32 packed as it is
+/* cpu-qdot-x8.c - integer dots of q4_0, q4_1, q5_0, q5_1, q8_0, q4_K,
+ * q5_K, q6_K and iq4_xs weights (and of every block type of 32 packed as it is
  * used) repacked in groups
  * of 8 rows (the CPU_REPACK buffer type; the layout
  * is described in cpu-repack.c) with q8_0 activations (cpu-vec.h; q8_K
@@ -72,6 +72,12 @@
    outrange f16 (TSR_CPU_X8_F32S).  */
 #define GROUP_VEC(ext) tsr_cpu_x8_vectors_at (ext)
 #define GROUP_BYTES(q8, ext) tsr_cpu_x8_group_bytes (q8, ext)
+/* Repacked q5_0 and q5_1 (QM): the nibbles' layout (q4_0's) after 32
+   bytes of fifth bits, 4 masks of 64 bits, bit 8r + 4h + b of mask s
+   the fifth bit of element 8s + 4h + b of row r (the byte of vector s
+   that holds that element's low 4 bits).  */
+#define GROUP_VEC_M(ext, qm) (GROUP_VEC (ext) + 32 * (qm))
+#define GROUP_BYTES_M(q8, ext, qm) (GROUP_BYTES (q8, ext) + 32 * (qm))
 
 #if defined(__AVX512VNNI__) || defined(__AVXVNNI__)
 #define X8_VNNI 1
@@ -83,15 +89,15 @@
 static inline void
 x8_group_ref (int64_t k, const unsigned char *g, const int NY,
               const void *const *y, float *out, int ny_out, const int q8,
-              const int om, const int ext)
+              const int om, const int ext, const int qm)
 {
   const int64_t nb = k / 32;
-  const int vo = GROUP_VEC (ext);
+  const int vo = GROUP_VEC_M (ext, qm);
   float acc[ROWS][TSR_CPU_QDOT_MAX_COLS] = { { 0 } };
 
   for (int64_t j = 0; j < nb; j++)
     {
-      const unsigned char *o = g + j * GROUP_BYTES (q8, ext);
+      const unsigned char *o = g + j * GROUP_BYTES_M (q8, ext, qm);
       const int64_t at = tsr_cpu_qact_pos (j, 0);
       for (int r = 0; r < ROWS; r++)
         {
@@ -122,6 +128,9 @@ x8_group_ref (int64_t k, const unsigned char *g, const int NY,
                         w[2] = o[vo + 64 + lane] & 15;
                         w[3] = o[vo + 64 + lane] >> 4;
                       }
+                    for (int v = 0; qm && v < 4; v++)
+                      w[v] |= (o[GROUP_VEC (ext) + 8 * v + lane / 8]
+                               >> lane % 8 & 1) << 4;
                     s += w[0] * a[e] + w[1] * a[8 + e] + w[2] * a[64 + e]
                          + w[3] * a[72 + e];
                   }
@@ -322,10 +331,10 @@ x8_sum512 (__m512i w0, __m512i w1, __m512i w2, __m512i w3, const int8_t *a,
 static inline __attribute__ ((always_inline)) void
 x8_group (int64_t k, const unsigned char *g, const int NY,
           const void *const *y, float *out, int ny_out, const int q8,
-          const int om, const int ext)
+          const int om, const int ext, const int qm)
 {
   const int64_t nb = k / 32;
-  const int vo = GROUP_VEC (ext);
+  const int vo = GROUP_VEC_M (ext, qm);
   const __m512i m4 = _mm512_set1_epi8 (15);
   const int8_t *q[TSR_CPU_QDOT_MAX_COLS];
   const float *dy[TSR_CPU_QDOT_MAX_COLS], *sy[TSR_CPU_QDOT_MAX_COLS];
@@ -335,7 +344,7 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
   /* Values plus 128 overflow pmaddubsw's pairs without VNNI.  */
   if (q8 && om == 16 && !X8_VNNI)
     {
-      x8_group_ref (k, g, NY, y, out, ny_out, q8, om, ext);
+      x8_group_ref (k, g, NY, y, out, ny_out, q8, om, ext, qm);
       return;
     }
   TSR_CPU_UNROLL
@@ -349,9 +358,9 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
     }
   for (int64_t j = 0; j < nb; j++)
     {
-      const unsigned char *o = g + j * GROUP_BYTES (q8, ext);
+      const unsigned char *o = g + j * GROUP_BYTES_M (q8, ext, qm);
       __m512i w0, w1, w2, w3;
-      qdot_prefetch ((const char *) o, GROUP_BYTES (q8, ext));
+      qdot_prefetch ((const char *) o, GROUP_BYTES_M (q8, ext, qm));
       if (q8)
         {
           w0 = _mm512_loadu_si512 (o + vo);
@@ -367,6 +376,17 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
           w1 = _mm512_and_si512 (_mm512_srli_epi16 (v0, 4), m4);
           w2 = _mm512_and_si512 (v1, m4);
           w3 = _mm512_and_si512 (_mm512_srli_epi16 (v1, 4), m4);
+        }
+      if (qm)
+        {
+          /* The fifth bits: 16 added under each vector's mask.  */
+          const __m512i sixteen = _mm512_set1_epi8 (16);
+          uint64_t mk[4];
+          memcpy (mk, o + GROUP_VEC (ext), sizeof mk);
+          w0 = _mm512_mask_add_epi8 (w0, (__mmask64) mk[0], w0, sixteen);
+          w1 = _mm512_mask_add_epi8 (w1, (__mmask64) mk[1], w1, sixteen);
+          w2 = _mm512_mask_add_epi8 (w2, (__mmask64) mk[2], w2, sixteen);
+          w3 = _mm512_mask_add_epi8 (w3, (__mmask64) mk[3], w3, sixteen);
         }
       __m512 dw = ext == TSR_CPU_X8_F32S ? x8_pairs512_f32 (o) : x8_pairs512 (o);
       /* The minimums in the even lanes only: once a row.  */
@@ -505,12 +525,13 @@ x8_half (int64_t k, const unsigned char *g, int h, const int NY,
 static inline __attribute__ ((always_inline)) void
 x8_group (int64_t k, const unsigned char *g, const int NY,
           const void *const *y, float *out, int ny_out, const int q8,
-          const int om, const int ext)
+          const int om, const int ext, const int qm)
 {
-  /* Values plus 128 overflow pmaddubsw's pairs without VNNI.  */
-  if (q8 && om == 16 && !X8_VNNI)
+  /* Values plus 128 overflow pmaddubsw's pairs without VNNI; the
+     buffer type repacks q5_0 and q5_1 (QM) only with AVX-512.  */
+  if ((q8 && om == 16 && !X8_VNNI) || qm)
     {
-      x8_group_ref (k, g, NY, y, out, ny_out, q8, om, ext);
+      x8_group_ref (k, g, NY, y, out, ny_out, q8, om, ext, qm);
       return;
     }
   x8_half (k, g, 0, NY, y, out, ny_out, q8, om, ext);
@@ -542,13 +563,17 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
 /* The group of type T's layout (constants once inlined).  */
 #define TYPE_GROUP(t, N)                                                \
   x8_group (k, g, N, y, o, ny, tsr_cpu_x8_layout_of (t).q8,             \
-            tsr_cpu_x8_layout_of (t).om, tsr_cpu_x8_layout_of (t).ext)
+            tsr_cpu_x8_layout_of (t).om, tsr_cpu_x8_layout_of (t).ext, 0)
 #define Q4_0_GROUP(N) TYPE_GROUP (TSR_TYPE_Q4_0, N)
 #define Q8_0_GROUP(N) TYPE_GROUP (TSR_TYPE_Q8_0, N)
 #define Q5_0_GROUP(N) TYPE_GROUP (TSR_TYPE_Q5_0, N)
 #define Q4_1_GROUP(N) TYPE_GROUP (TSR_TYPE_Q4_1, N)
 #define Q5_1_GROUP(N) TYPE_GROUP (TSR_TYPE_Q5_1, N)
 #define MXFP4_GROUP(N) TYPE_GROUP (TSR_TYPE_MXFP4, N)
+/* Repacked q5_0 (offset -16: twice q4_0's) and q5_1 (minimums): the
+   nibbles and the masks of fifth bits.  */
+#define Q5_0M_GROUP(N) x8_group (k, g, N, y, o, ny, 0, 2, 0, 1)
+#define Q5_1M_GROUP(N) x8_group (k, g, N, y, o, ny, 0, 0, TSR_CPU_X8_MINS, 1)
 
 void
 TSR_CPU_LEVEL_FN (vec_dot_q4_0x8_q8_0) (int64_t k, const void *x, size_t bx,
@@ -588,6 +613,22 @@ TSR_CPU_LEVEL_FN (vec_dot_q5_1x8_q8_0) (int64_t k, const void *x, size_t bx,
                                         float *out)
 {
   X8_ROWS (Q5_1_GROUP)
+}
+
+void
+TSR_CPU_LEVEL_FN (vec_dot_q5_0x8m_q8_0) (int64_t k, const void *x, size_t bx,
+                                         int nr, int ny,
+                                         const void *const *y, float *out)
+{
+  X8_ROWS (Q5_0M_GROUP)
+}
+
+void
+TSR_CPU_LEVEL_FN (vec_dot_q5_1x8m_q8_0) (int64_t k, const void *x, size_t bx,
+                                         int nr, int ny,
+                                         const void *const *y, float *out)
+{
+  X8_ROWS (Q5_1M_GROUP)
 }
 
 void
@@ -1511,6 +1552,7 @@ TSR_CPU_LEVEL_FN (repack_level) (void)
 {
 #if defined(__AVX512BW__)
   return TSR_CPU_REPACK_Q4_0 | TSR_CPU_REPACK_Q4_K | TSR_CPU_REPACK_Q5_K
+         | TSR_CPU_REPACK_Q5_0
          | TSR_CPU_REPACK_Q6_K | (X8_VNNI ? TSR_CPU_REPACK_IQ4_XS : 0)
          | TSR_CPU_REPACK_PACK | TSR_CPU_REPACK_PACK_K
          | TSR_CPU_REPACK_PACK_K16 | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 : 0);

@@ -1,8 +1,8 @@
 /* cpu-repack.c - the CPU's repacked weight buffer type, "CPU_REPACK".
  *
- * A matrix of q4_0 or q4_1 (or, where the level has VNNI, q8_0; with AVX-512BW
- * also q4_K, q5_K and q6_K, with both iq4_xs) weights whose rows come in
- * multiples of 8 (dense,
+ * A matrix of q4_0 or q4_1 (or, where the level has VNNI, q8_0; with
+ * AVX-512BW also q5_0, q5_1, q4_K, q5_K and q6_K, with both iq4_xs)
+ * weights whose rows come in multiples of 8 (dense,
  * 2 to 4 dimensions) is stored in this buffer with every 8 consecutive
  * rows interleaved block by block, so that the integer dots
  * (cpu-qdot-x8.c) load one 64-byte vector of weights for 8 rows at once
@@ -26,6 +26,12 @@
  * q4_1 (as q4_0, 160 bytes a block): the 8 rows' f16 minimums follow
  * their scales (at 16), then q4_0's two vectors (at 32 and 96) of its
  * stored nibbles.
+ * q5_0 (where the level has AVX-512BW; 176 bytes a block) and q5_1
+ * (192): q4_0's and q4_1's layouts with 32 bytes of fifth bits before
+ * the vectors, as 4 masks of 64 bits: bit 8r + 4h + b of mask s (byte
+ * r of mask s: byte s of row r's qh) is the fifth bit of element 8s +
+ * 4h + b of row r, whose low 4 bits lane 2r + h, byte b of the vectors
+ * holds.
  * q4_K (where the level has AVX-512BW), per super-block of 256 (1152
  * bytes): the 8 rows' f16 d at 0, their f16 dmin at 16, their 12 bytes
  * of packed scales and minimums as three vectors of 8 x 4 bytes (bytes
@@ -96,6 +102,8 @@ repacks (tsr_type type, int64_t ne0, int64_t ne1)
   return ne1 > 0 && ne1 % GROUP_ROWS == 0 && ne0 > 0 && ne0 % 32 == 0
          && (((type == TSR_TYPE_Q4_0 || type == TSR_TYPE_Q4_1)
               && (level & TSR_CPU_REPACK_Q4_0))
+             || ((type == TSR_TYPE_Q5_0 || type == TSR_TYPE_Q5_1)
+                 && (level & TSR_CPU_REPACK_Q5_0))
              || (type == TSR_TYPE_Q8_0 && (level & TSR_CPU_REPACK_Q8_0))
              || (type == TSR_TYPE_Q4_K && ne0 % 256 == 0
                  && (level & TSR_CPU_REPACK_Q4_K))
@@ -464,21 +472,26 @@ pack_group (tsr_type type, unsigned char *dst, const unsigned char *src,
       return;
     }
   const size_t bb = tsr_type_traits (type)->type_size;
-  /* q4_1: the minimums after the scales, then q4_0's vectors of the
-     nibbles of its values (at 4 in a plain block; nibble () reads
-     from 2).  */
-  const bool mins = type == TSR_TYPE_Q4_1;
-  const int vo = mins ? 32 : 16;
+  /* q4_1, q5_1: the minimums after the scales; q5_0, q5_1: the masks
+     of fifth bits (byte r of mask s is byte s of row r's qh), then
+     q4_0's vectors of the nibbles (nibble () reads from 2 bytes on,
+     where a q4_0 block's are).  */
+  const bool mins = type == TSR_TYPE_Q4_1 || type == TSR_TYPE_Q5_1;
+  const bool five = type == TSR_TYPE_Q5_0 || type == TSR_TYPE_Q5_1;
+  const int mo = mins ? 32 : 16, vo = mo + (five ? 32 : 0);
+  const int qh = mins ? 4 : 2, qs = qh + (five ? 4 : 0);
   for (int64_t j = 0; j < nb; j++)
     {
       unsigned char *o = dst + j * GROUP_ROWS * bb;
       for (int r = 0; r < GROUP_ROWS; r++)
         {
           const unsigned char *blk = src + r * row + j * bb;
-          const unsigned char *nb4 = blk + (mins ? 2 : 0);
+          const unsigned char *nb4 = blk + qs - 2;
           memcpy (o + 2 * r, blk, 2);
           if (mins)
             memcpy (o + 16 + 2 * r, blk + 2, 2);
+          for (int v = 0; five && v < 4; v++)
+            o[mo + 8 * v + r] = blk[qh + v];
           for (int h = 0; h < 2; h++)
             for (int b = 0; b < 4; b++)
               {
@@ -528,18 +541,22 @@ unpack_rows (tsr_type type, unsigned char *dst, const unsigned char *src,
       return;
     }
   const size_t bb = tsr_type_traits (type)->type_size;
-  const bool mins = type == TSR_TYPE_Q4_1;
-  const int vo = mins ? 32 : 16;
+  const bool mins = type == TSR_TYPE_Q4_1 || type == TSR_TYPE_Q5_1;
+  const bool five = type == TSR_TYPE_Q5_0 || type == TSR_TYPE_Q5_1;
+  const int mo = mins ? 32 : 16, vo = mo + (five ? 32 : 0);
+  const int qh = mins ? 4 : 2;
   for (int64_t j = 0; j < nb; j++)
     {
       const unsigned char *o = src + j * GROUP_ROWS * bb;
       for (int r = r0; r < r1; r++)
         {
           unsigned char *blk = dst + (r - r0) * row + j * bb;
-          unsigned char *qs = blk + (mins ? 4 : 2);
+          unsigned char *qs = blk + qh + (five ? 4 : 0);
           memcpy (blk, o + 2 * r, 2);
           if (mins)
             memcpy (blk + 2, o + 16 + 2 * r, 2);
+          for (int v = 0; five && v < 4; v++)
+            blk[qh + v] = o[mo + 8 * v + r];
           for (int h = 0; h < 2; h++)
             for (int b = 0; b < 4; b++)
               {

@@ -199,6 +199,7 @@ TSR_CPU_ROW_TO_F32 (mxfp4)
 #define TSR_CPU_REPACK_PACK_K16 64
 #define TSR_CPU_REPACK_Q5_K 128
 #define TSR_CPU_REPACK_IQ4_XS 256
+#define TSR_CPU_REPACK_Q5_0 512      /* q5_0 and q5_1 */
 
 /* How tsr_cpu_x8_pack packs a plain block of 32 of a type into a group
    for the repacked dots (cpu-qdot-x8.c), the one description both the
@@ -347,6 +348,10 @@ TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q5_0x8_q8_0)
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q4_1x8_q8_0)
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q5_1x8_q8_0)
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_mxfp4x8_q8_0)
+/* q5_0 and q5_1 stored repacked: q4_0's and q4_1's layouts with 32
+   bytes of fifth bits before the nibbles (cpu-repack.c).  */
+TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q5_0x8m_q8_0)
+TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q5_1x8m_q8_0)
 /* NR <= TSR_CPU_REPACK_ROWS plain rows of TYPE (a block type of 32
    but q8_1), K elements, at X, BX bytes apart, into one group at DST in
    the layout of the repacked dots (cpu-qdot-x8.c): q4_0's for q4_0 and
@@ -368,7 +373,8 @@ TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_iq4_xsx8_q8_K)
 /* The types this level has vector code for in the repacked dots
    (TSR_CPU_REPACK_Q4_0 with AVX2 or AVX-512, TSR_CPU_REPACK_Q8_0 with
    VNNI too, TSR_CPU_REPACK_Q4_K, TSR_CPU_REPACK_Q5_K and
-   TSR_CPU_REPACK_Q6_K with AVX-512BW, TSR_CPU_REPACK_IQ4_XS with
+   TSR_CPU_REPACK_Q6_K and TSR_CPU_REPACK_Q5_0 with AVX-512BW,
+   TSR_CPU_REPACK_IQ4_XS with
    AVX-512BW and VNNI: values plus 128 overflow pmaddubsw's pairs), 0
    where it has the plain C reference only.  */
 TSR_MODULE_HIDDEN int tsr_cpu_repack_level (void);

@@ -266,10 +266,11 @@ main (void)
   if (!tsr_device_extra_buffer_types (tsr_backend_device (be), &repack, 1))
     repack = NULL;
   static const tsr_type packs[] = { TSR_TYPE_Q4_0, TSR_TYPE_Q4_1,
+                                    TSR_TYPE_Q5_0, TSR_TYPE_Q5_1,
                                     TSR_TYPE_Q8_0, TSR_TYPE_Q4_K,
                                     TSR_TYPE_Q5_K, TSR_TYPE_Q6_K,
                                     TSR_TYPE_IQ4_XS };
-  for (int t = 0; t < 7; t++)
+  for (int t = 0; t < 9; t++)
     {
       const char *name = tsr_type_name (packs[t]);
       if (!repack || !tsr_buffer_type_repacks (repack, packs[t], K, M))

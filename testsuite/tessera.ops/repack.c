@@ -290,9 +290,14 @@ layout_ok (tsr_type type, const unsigned char *raw,
   const bool q8 = type == TSR_TYPE_Q8_0;
   /* q4_1: the minimums after the scales, the vectors 16 bytes on, the
      nibbles 2 bytes on in a plain block.  */
-  const bool mins = type == TSR_TYPE_Q4_1;
-  const size_t bb = q8 ? 34 : mins ? 20 : 18;
-  const int vo = mins ? 16 : 0;
+  const bool mins = type == TSR_TYPE_Q4_1 || type == TSR_TYPE_Q5_1;
+  /* q5_0, q5_1: 4 bytes of fifth bits (qh) before the nibbles in a
+     plain block, 4 masks of 8 bytes (bit 8r + 4h + b of mask s for
+     element 8s + 4h + b of row r) before the vectors.  */
+  const bool five = type == TSR_TYPE_Q5_0 || type == TSR_TYPE_Q5_1;
+  const size_t bb = q8 ? 34 : 18 + (mins ? 2 : 0) + (five ? 4 : 0);
+  const int mo = mins ? 32 : 16, vo = mo - 16 + (five ? 32 : 0);
+  const int qh = mins ? 4 : 2;
   int64_t nb = k / 32;
   size_t row = (size_t) nb * bb;
   for (int64_t g = 0; g < m / 8; g++)
@@ -319,12 +324,19 @@ layout_ok (tsr_type type, const unsigned char *raw,
                     }
                   int v0 = o[vo + 16 + 4 * lane + b];
                   int v1 = o[vo + 80 + 4 * lane + b];
-                  const unsigned char *nib = blk + (mins ? 2 : 0);
+                  const unsigned char *nib = blk + qh - 2 + (five ? 4 : 0);
                   if ((v0 & 15) != plain_nibble (nib, e)
                       || v0 >> 4 != plain_nibble (nib, 8 + e)
                       || (v1 & 15) != plain_nibble (nib, 16 + e)
                       || v1 >> 4 != plain_nibble (nib, 24 + e))
                     return false;
+                  for (int v = 0; five && v < 4; v++)
+                    {
+                      int x = 8 * v + e, at = 4 * lane + b;
+                      if ((o[mo + 8 * v + at / 8] >> at % 8 & 1)
+                          != (blk[qh + x / 8] >> x % 8 & 1))
+                        return false;
+                    }
                 }
           }
       }
@@ -696,14 +708,19 @@ main (void)
   check_storage (buft, TSR_TYPE_Q6_K, 512, 20);  /* not a multiple of 8 */
   check_storage (buft, TSR_TYPE_Q4_1, 64, 16);
   check_storage (buft, TSR_TYPE_Q4_1, 1056, 24);
+  check_storage (buft, TSR_TYPE_Q5_0, 64, 16);
+  check_storage (buft, TSR_TYPE_Q5_0, 1056, 24);
+  check_storage (buft, TSR_TYPE_Q5_1, 64, 16);
+  check_storage (buft, TSR_TYPE_Q5_1, 1056, 24);
   check_storage (buft, TSR_TYPE_Q3_K, 256, 16);  /* other types: plain */
 
   static const tsr_type mtypes[] = { TSR_TYPE_Q4_0, TSR_TYPE_Q4_1,
+                                      TSR_TYPE_Q5_0, TSR_TYPE_Q5_1,
                                       TSR_TYPE_Q8_0, TSR_TYPE_Q4_K,
                                       TSR_TYPE_Q5_K, TSR_TYPE_Q6_K,
                                       TSR_TYPE_IQ4_XS };
   static const int64_t ns[] = { 1, 2, 3, 5, 8, 9, 16, 17, 33, 40, 64 };
-  for (int t = 0; t < 7; t++)
+  for (int t = 0; t < 9; t++)
     {
       for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
         check_mul_mat (be, buft, mtypes[t], 256, 24, ns[i], 1);

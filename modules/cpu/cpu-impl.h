@@ -204,8 +204,8 @@ tsr_cpu_qdot_kernel (tsr_type type)
 }
 /* The same for weights of TYPE repacked in groups of
    TSR_CPU_REPACK_ROWS rows (CPU_REPACK; X the first row of a group, NR a
-   multiple of it): q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, q6_K,
-   iq4_xs; NULL otherwise.  */
+   multiple of it): q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl, mxfp4, q4_K,
+   q5_K, q6_K, iq4_xs; NULL otherwise.  */
 static inline tsr_cpu_qdot_fn
 tsr_cpu_qdot_x8_kernel (tsr_type type)
 {
@@ -215,6 +215,8 @@ tsr_cpu_qdot_x8_kernel (tsr_type type)
     case TSR_TYPE_Q4_1: return tsr_cpu_vec_dot_q4_1x8_q8_0;
     case TSR_TYPE_Q5_0: return tsr_cpu_vec_dot_q5_0x8m_q8_0;
     case TSR_TYPE_Q5_1: return tsr_cpu_vec_dot_q5_1x8m_q8_0;
+    case TSR_TYPE_IQ4_NL: return tsr_cpu_vec_dot_iq4_nlx8n_q8_0;
+    case TSR_TYPE_MXFP4: return tsr_cpu_vec_dot_mxfp4x8n_q8_0;
     case TSR_TYPE_Q8_0: return tsr_cpu_vec_dot_q8_0x8_q8_0;
     case TSR_TYPE_Q4_K: return tsr_cpu_vec_dot_q4_Kx8_q8_K;
     case TSR_TYPE_Q5_K: return tsr_cpu_vec_dot_q5_Kx8_q8_K;

@@ -1,9 +1,9 @@
-/* cpu-qdot-x8.c - integer dots of q4_0, q4_1, q5_0, q5_1, q8_0, q4_K,
- * q5_K, q6_K and iq4_xs weights (and of every block type of 32 packed as it is
- * used) repacked in groups
- * of 8 rows (the CPU_REPACK buffer type; the layout
- * is described in cpu-repack.c) with q8_0 activations (cpu-vec.h; q8_K
- * for q4_K and q6_K, cpu-vec-k.h), compiled once per ISA level.
+/* cpu-qdot-x8.c - integer dots of q4_0, q4_1, q5_0, q5_1, q8_0,
+ * iq4_nl, mxfp4, q4_K, q5_K, q6_K and iq4_xs weights (and of every
+ * block type of 32 packed as it is used) repacked in groups of 8 rows
+ * (the CPU_REPACK buffer type; the layout is described in
+ * cpu-repack.c) with q8_0 activations (cpu-vec.h; q8_K for the
+ * super-block types, cpu-vec-k.h), compiled once per ISA level.
  *
  * One pass over a group's blocks computes 8 rows by NY <= 8 activation
  * columns: per block, the group's vectors give 4 vectors of unsigned
@@ -89,7 +89,7 @@
 static inline void
 x8_group_ref (int64_t k, const unsigned char *g, const int NY,
               const void *const *y, float *out, int ny_out, const int q8,
-              const int om, const int ext, const int qm)
+              const int om, const int ext, const int qm, const int8_t *lut)
 {
   const int64_t nb = k / 32;
   const int vo = GROUP_VEC_M (ext, qm);
@@ -104,6 +104,8 @@ x8_group_ref (int64_t k, const unsigned char *g, const int NY,
           float dw;
           if (ext == TSR_CPU_X8_F32S)
             memcpy (&dw, o + 4 * r, sizeof dw);
+          else if (ext == TSR_CPU_X8_E8M0)
+            dw = tsr_cpu_e8m0_half (o[r]);
           else
             dw = fp16_to_f32 (load_fp16 ((const char *) o + 2 * r));
           for (int c = 0; c < NY; c++)
@@ -131,6 +133,8 @@ x8_group_ref (int64_t k, const unsigned char *g, const int NY,
                     for (int v = 0; qm && v < 4; v++)
                       w[v] |= (o[GROUP_VEC (ext) + 8 * v + lane / 8]
                                >> lane % 8 & 1) << 4;
+                    for (int v = 0; lut && v < 4; v++)
+                      w[v] = lut[w[v]] + 128;
                     s += w[0] * a[e] + w[1] * a[8 + e] + w[2] * a[64 + e]
                          + w[3] * a[72 + e];
                   }
@@ -305,6 +309,26 @@ x8_pairs512_f32 (const void *p)
                                        (_mm256_loadu_ps ((const float *) p)));
 }
 
+/* The 8 rows' E8M0 bytes at P as tsr_cpu_e8m0_half's floats, row r's
+   in lanes 2r and 2r + 1.  */
+static inline __attribute__ ((always_inline)) __m512
+x8_pairs512_e8m0 (const void *p)
+{
+  const __m512i pairs = _mm512_set_epi32 (7, 7, 6, 6, 5, 5, 4, 4,
+                                          3, 3, 2, 2, 1, 1, 0, 0);
+  uint64_t b;
+  memcpy (&b, p, sizeof b);
+  __m256i e = _mm256_cvtepu8_epi32 (_mm_cvtsi64_si128 ((long long) b));
+  /* e < 2: 2^-128 << e (subnormal); else (e - 1) << 23.  */
+  __m256i big = _mm256_slli_epi32 (_mm256_sub_epi32 (e, _mm256_set1_epi32
+                                                          (1)), 23);
+  __m256i small = _mm256_sllv_epi32 (_mm256_set1_epi32 (0x00200000), e);
+  __m256i f = _mm256_blendv_epi8 (big, small, _mm256_cmpgt_epi32
+                                                (_mm256_set1_epi32 (2), e));
+  return _mm512_permutexvar_ps (pairs, _mm512_castps256_ps512
+                                       (_mm256_castsi256_ps (f)));
+}
+
 /* The 4 step sums of one column against the 4 weight vectors, from
    OFF in the even lane of each row's pair.  */
 static inline __attribute__ ((always_inline)) __m512i
@@ -331,7 +355,7 @@ x8_sum512 (__m512i w0, __m512i w1, __m512i w2, __m512i w3, const int8_t *a,
 static inline __attribute__ ((always_inline)) void
 x8_group (int64_t k, const unsigned char *g, const int NY,
           const void *const *y, float *out, int ny_out, const int q8,
-          const int om, const int ext, const int qm)
+          const int om, const int ext, const int qm, const int8_t *lut)
 {
   const int64_t nb = k / 32;
   const int vo = GROUP_VEC_M (ext, qm);
@@ -342,9 +366,9 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
   __m512 acc[TSR_CPU_QDOT_MAX_COLS];
 
   /* Values plus 128 overflow pmaddubsw's pairs without VNNI.  */
-  if (q8 && om == 16 && !X8_VNNI)
+  if ((q8 || lut) && om == 16 && !X8_VNNI)
     {
-      x8_group_ref (k, g, NY, y, out, ny_out, q8, om, ext, qm);
+      x8_group_ref (k, g, NY, y, out, ny_out, q8, om, ext, qm, lut);
       return;
     }
   TSR_CPU_UNROLL
@@ -377,6 +401,18 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
           w2 = _mm512_and_si512 (v1, m4);
           w3 = _mm512_and_si512 (_mm512_srli_epi16 (v1, 4), m4);
         }
+      if (lut)
+        {
+          /* Indices to table values plus 128 (unsigned).  */
+          const __m512i tv = _mm512_add_epi8
+                               (_mm512_broadcast_i32x4
+                                (_mm_loadu_si128 ((const __m128i *) lut)),
+                                _mm512_set1_epi8 ((char) 0x80));
+          w0 = _mm512_shuffle_epi8 (tv, w0);
+          w1 = _mm512_shuffle_epi8 (tv, w1);
+          w2 = _mm512_shuffle_epi8 (tv, w2);
+          w3 = _mm512_shuffle_epi8 (tv, w3);
+        }
       if (qm)
         {
           /* The fifth bits: 16 added under each vector's mask.  */
@@ -388,7 +424,9 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
           w2 = _mm512_mask_add_epi8 (w2, (__mmask64) mk[2], w2, sixteen);
           w3 = _mm512_mask_add_epi8 (w3, (__mmask64) mk[3], w3, sixteen);
         }
-      __m512 dw = ext == TSR_CPU_X8_F32S ? x8_pairs512_f32 (o) : x8_pairs512 (o);
+      __m512 dw = ext == TSR_CPU_X8_F32S ? x8_pairs512_f32 (o)
+                  : ext == TSR_CPU_X8_E8M0 ? x8_pairs512_e8m0 (o)
+                  : x8_pairs512 (o);
       /* The minimums in the even lanes only: once a row.  */
       __m512 mw = ext == TSR_CPU_X8_MINS
                   ? _mm512_maskz_mov_ps (0x5555, x8_pairs512 (o + 16))
@@ -525,13 +563,14 @@ x8_half (int64_t k, const unsigned char *g, int h, const int NY,
 static inline __attribute__ ((always_inline)) void
 x8_group (int64_t k, const unsigned char *g, const int NY,
           const void *const *y, float *out, int ny_out, const int q8,
-          const int om, const int ext, const int qm)
+          const int om, const int ext, const int qm, const int8_t *lut)
 {
   /* Values plus 128 overflow pmaddubsw's pairs without VNNI; the
-     buffer type repacks q5_0 and q5_1 (QM) only with AVX-512.  */
-  if ((q8 && om == 16 && !X8_VNNI) || qm)
+     buffer type repacks q5_0 and q5_1 (QM), iq4_nl and mxfp4 (LUT)
+     only with AVX-512.  */
+  if ((q8 && om == 16 && !X8_VNNI) || qm || lut)
     {
-      x8_group_ref (k, g, NY, y, out, ny_out, q8, om, ext, qm);
+      x8_group_ref (k, g, NY, y, out, ny_out, q8, om, ext, qm, lut);
       return;
     }
   x8_half (k, g, 0, NY, y, out, ny_out, q8, om, ext);
@@ -563,7 +602,8 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
 /* The group of type T's layout (constants once inlined).  */
 #define TYPE_GROUP(t, N)                                                \
   x8_group (k, g, N, y, o, ny, tsr_cpu_x8_layout_of (t).q8,             \
-            tsr_cpu_x8_layout_of (t).om, tsr_cpu_x8_layout_of (t).ext, 0)
+            tsr_cpu_x8_layout_of (t).om, tsr_cpu_x8_layout_of (t).ext, 0, \
+            NULL)
 #define Q4_0_GROUP(N) TYPE_GROUP (TSR_TYPE_Q4_0, N)
 #define Q8_0_GROUP(N) TYPE_GROUP (TSR_TYPE_Q8_0, N)
 #define Q5_0_GROUP(N) TYPE_GROUP (TSR_TYPE_Q5_0, N)
@@ -572,8 +612,15 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
 #define MXFP4_GROUP(N) TYPE_GROUP (TSR_TYPE_MXFP4, N)
 /* Repacked q5_0 (offset -16: twice q4_0's) and q5_1 (minimums): the
    nibbles and the masks of fifth bits.  */
-#define Q5_0M_GROUP(N) x8_group (k, g, N, y, o, ny, 0, 2, 0, 1)
-#define Q5_1M_GROUP(N) x8_group (k, g, N, y, o, ny, 0, 0, TSR_CPU_X8_MINS, 1)
+#define Q5_0M_GROUP(N) x8_group (k, g, N, y, o, ny, 0, 2, 0, 1, NULL)
+#define Q5_1M_GROUP(N)                                                  \
+  x8_group (k, g, N, y, o, ny, 0, 0, TSR_CPU_X8_MINS, 1, NULL)
+/* Repacked iq4_nl and mxfp4: nibbles, looked up (values plus 128).  */
+#define IQ4_NLN_GROUP(N)                                                \
+  x8_group (k, g, N, y, o, ny, 0, 16, 0, 0, tsr_cpu_iq4nl_values)
+#define MXFP4N_GROUP(N)                                                 \
+  x8_group (k, g, N, y, o, ny, 0, 16, TSR_CPU_X8_E8M0, 0,               \
+            tsr_cpu_mxfp4_values)
 
 void
 TSR_CPU_LEVEL_FN (vec_dot_q4_0x8_q8_0) (int64_t k, const void *x, size_t bx,
@@ -629,6 +676,22 @@ TSR_CPU_LEVEL_FN (vec_dot_q5_1x8m_q8_0) (int64_t k, const void *x, size_t bx,
                                          const void *const *y, float *out)
 {
   X8_ROWS (Q5_1M_GROUP)
+}
+
+void
+TSR_CPU_LEVEL_FN (vec_dot_iq4_nlx8n_q8_0) (int64_t k, const void *x,
+                                           size_t bx, int nr, int ny,
+                                           const void *const *y, float *out)
+{
+  X8_ROWS (IQ4_NLN_GROUP)
+}
+
+void
+TSR_CPU_LEVEL_FN (vec_dot_mxfp4x8n_q8_0) (int64_t k, const void *x,
+                                          size_t bx, int nr, int ny,
+                                          const void *const *y, float *out)
+{
+  X8_ROWS (MXFP4N_GROUP)
 }
 
 void
@@ -1553,7 +1616,8 @@ TSR_CPU_LEVEL_FN (repack_level) (void)
 #if defined(__AVX512BW__)
   return TSR_CPU_REPACK_Q4_0 | TSR_CPU_REPACK_Q4_K | TSR_CPU_REPACK_Q5_K
          | TSR_CPU_REPACK_Q5_0
-         | TSR_CPU_REPACK_Q6_K | (X8_VNNI ? TSR_CPU_REPACK_IQ4_XS : 0)
+         | TSR_CPU_REPACK_Q6_K
+         | (X8_VNNI ? TSR_CPU_REPACK_IQ4_XS | TSR_CPU_REPACK_LUT : 0)
          | TSR_CPU_REPACK_PACK | TSR_CPU_REPACK_PACK_K
          | TSR_CPU_REPACK_PACK_K16 | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 : 0);
 #elif defined(__AVX2__)

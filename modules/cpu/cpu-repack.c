@@ -1,8 +1,8 @@
 /* cpu-repack.c - the CPU's repacked weight buffer type, "CPU_REPACK".
  *
  * A matrix of q4_0 or q4_1 (or, where the level has VNNI, q8_0; with
- * AVX-512BW also q5_0, q5_1, q4_K, q5_K and q6_K, with both iq4_xs)
- * weights whose rows come in multiples of 8 (dense,
+ * AVX-512BW also q5_0, q5_1, q4_K, q5_K and q6_K, with both iq4_nl,
+ * mxfp4 and iq4_xs) weights whose rows come in multiples of 8 (dense,
  * 2 to 4 dimensions) is stored in this buffer with every 8 consecutive
  * rows interleaved block by block, so that the integer dots
  * (cpu-qdot-x8.c) load one 64-byte vector of weights for 8 rows at once
@@ -26,6 +26,10 @@
  * q4_1 (as q4_0, 160 bytes a block): the 8 rows' f16 minimums follow
  * their scales (at 16), then q4_0's two vectors (at 32 and 96) of its
  * stored nibbles.
+ * iq4_nl (where the level has AVX-512BW and VNNI) as q4_0 (the
+ * nibbles are indices into its value table); mxfp4 likewise, 136 bytes
+ * a block: the 8 rows' E8M0 bytes, then q4_0's two vectors (at 8 and
+ * 72).
  * q5_0 (where the level has AVX-512BW; 176 bytes a block) and q5_1
  * (192): q4_0's and q4_1's layouts with 32 bytes of fifth bits before
  * the vectors, as 4 masks of 64 bits: bit 8r + 4h + b of mask s (byte
@@ -104,6 +108,8 @@ repacks (tsr_type type, int64_t ne0, int64_t ne1)
               && (level & TSR_CPU_REPACK_Q4_0))
              || ((type == TSR_TYPE_Q5_0 || type == TSR_TYPE_Q5_1)
                  && (level & TSR_CPU_REPACK_Q5_0))
+             || ((type == TSR_TYPE_IQ4_NL || type == TSR_TYPE_MXFP4)
+                 && (level & TSR_CPU_REPACK_LUT))
              || (type == TSR_TYPE_Q8_0 && (level & TSR_CPU_REPACK_Q8_0))
              || (type == TSR_TYPE_Q4_K && ne0 % 256 == 0
                  && (level & TSR_CPU_REPACK_Q4_K))
@@ -478,8 +484,11 @@ pack_group (tsr_type type, unsigned char *dst, const unsigned char *src,
      where a q4_0 block's are).  */
   const bool mins = type == TSR_TYPE_Q4_1 || type == TSR_TYPE_Q5_1;
   const bool five = type == TSR_TYPE_Q5_0 || type == TSR_TYPE_Q5_1;
-  const int mo = mins ? 32 : 16, vo = mo + (five ? 32 : 0);
-  const int qh = mins ? 4 : 2, qs = qh + (five ? 4 : 0);
+  /* mxfp4: one E8M0 byte a row's block (8 a group's), then q4_0's
+     vectors.  */
+  const bool e8 = type == TSR_TYPE_MXFP4;
+  const int mo = mins ? 32 : e8 ? 8 : 16, vo = mo + (five ? 32 : 0);
+  const int qh = mins ? 4 : e8 ? 1 : 2, qs = qh + (five ? 4 : 0);
   for (int64_t j = 0; j < nb; j++)
     {
       unsigned char *o = dst + j * GROUP_ROWS * bb;
@@ -487,7 +496,10 @@ pack_group (tsr_type type, unsigned char *dst, const unsigned char *src,
         {
           const unsigned char *blk = src + r * row + j * bb;
           const unsigned char *nb4 = blk + qs - 2;
-          memcpy (o + 2 * r, blk, 2);
+          if (e8)
+            o[r] = blk[0];
+          else
+            memcpy (o + 2 * r, blk, 2);
           if (mins)
             memcpy (o + 16 + 2 * r, blk + 2, 2);
           for (int v = 0; five && v < 4; v++)
@@ -543,8 +555,9 @@ unpack_rows (tsr_type type, unsigned char *dst, const unsigned char *src,
   const size_t bb = tsr_type_traits (type)->type_size;
   const bool mins = type == TSR_TYPE_Q4_1 || type == TSR_TYPE_Q5_1;
   const bool five = type == TSR_TYPE_Q5_0 || type == TSR_TYPE_Q5_1;
-  const int mo = mins ? 32 : 16, vo = mo + (five ? 32 : 0);
-  const int qh = mins ? 4 : 2;
+  const bool e8 = type == TSR_TYPE_MXFP4;
+  const int mo = mins ? 32 : e8 ? 8 : 16, vo = mo + (five ? 32 : 0);
+  const int qh = mins ? 4 : e8 ? 1 : 2;
   for (int64_t j = 0; j < nb; j++)
     {
       const unsigned char *o = src + j * GROUP_ROWS * bb;
@@ -552,7 +565,10 @@ unpack_rows (tsr_type type, unsigned char *dst, const unsigned char *src,
         {
           unsigned char *blk = dst + (r - r0) * row + j * bb;
           unsigned char *qs = blk + qh + (five ? 4 : 0);
-          memcpy (blk, o + 2 * r, 2);
+          if (e8)
+            blk[0] = o[r];
+          else
+            memcpy (blk, o + 2 * r, 2);
           if (mins)
             memcpy (blk + 2, o + 16 + 2 * r, 2);
           for (int v = 0; five && v < 4; v++)

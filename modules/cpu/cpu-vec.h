@@ -200,6 +200,7 @@ TSR_CPU_ROW_TO_F32 (mxfp4)
 #define TSR_CPU_REPACK_Q5_K 128
 #define TSR_CPU_REPACK_IQ4_XS 256
 #define TSR_CPU_REPACK_Q5_0 512      /* q5_0 and q5_1 */
+#define TSR_CPU_REPACK_LUT 1024      /* iq4_nl and mxfp4 */
 
 /* How tsr_cpu_x8_pack packs a plain block of 32 of a type into a group
    for the repacked dots (cpu-qdot-x8.c), the one description both the
@@ -211,9 +212,11 @@ TSR_CPU_ROW_TO_F32 (mxfp4)
    sums (1: q4_0's offset of 8; 16: values plus 128; 2: q5_0's offset
    of 16; 0: none), and EXT, what comes before the vectors: 0, the 8
    rows' f16 scales (16 bytes); TSR_CPU_X8_MINS, those and the rows'
-   f16 minimums (32); TSR_CPU_X8_F32S, the scales as f32 (32).  */
+   f16 minimums (32); TSR_CPU_X8_F32S, the scales as f32 (32);
+   TSR_CPU_X8_E8M0 (mxfp4 stored repacked), the rows' E8M0 bytes (8).  */
 #define TSR_CPU_X8_MINS 1
 #define TSR_CPU_X8_F32S 2
+#define TSR_CPU_X8_E8M0 3
 
 struct tsr_cpu_x8_layout
 {
@@ -246,7 +249,7 @@ tsr_cpu_x8_layout_of (tsr_type type)
 static inline int
 tsr_cpu_x8_vectors_at (int ext)
 {
-  return ext ? 32 : 16;
+  return ext == TSR_CPU_X8_E8M0 ? 8 : ext ? 32 : 16;
 }
 
 static inline size_t
@@ -352,6 +355,10 @@ TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_mxfp4x8_q8_0)
    bytes of fifth bits before the nibbles (cpu-repack.c).  */
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q5_0x8m_q8_0)
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q5_1x8m_q8_0)
+/* iq4_nl and mxfp4 stored repacked: q4_0's layout of their 4-bit
+   indices, looked up in the kernel (mxfp4's E8M0 bytes for scales).  */
+TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_iq4_nlx8n_q8_0)
+TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_mxfp4x8n_q8_0)
 /* NR <= TSR_CPU_REPACK_ROWS plain rows of TYPE (a block type of 32
    but q8_1), K elements, at X, BX bytes apart, into one group at DST in
    the layout of the repacked dots (cpu-qdot-x8.c): q4_0's for q4_0 and
@@ -374,7 +381,7 @@ TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_iq4_xsx8_q8_K)
    (TSR_CPU_REPACK_Q4_0 with AVX2 or AVX-512, TSR_CPU_REPACK_Q8_0 with
    VNNI too, TSR_CPU_REPACK_Q4_K, TSR_CPU_REPACK_Q5_K and
    TSR_CPU_REPACK_Q6_K and TSR_CPU_REPACK_Q5_0 with AVX-512BW,
-   TSR_CPU_REPACK_IQ4_XS with
+   TSR_CPU_REPACK_IQ4_XS and TSR_CPU_REPACK_LUT with
    AVX-512BW and VNNI: values plus 128 overflow pmaddubsw's pairs), 0
    where it has the plain C reference only.  */
 TSR_MODULE_HIDDEN int tsr_cpu_repack_level (void);

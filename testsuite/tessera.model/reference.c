@@ -16,7 +16,8 @@
    leads the second by a clear margin.
    Where the CPU offers CPU_REPACK (tsr_device_extra_buffer_types) and
    repacks the file's matrix type (q4_0, q4_1; q8_0 with VNNI; q5_0,
-   q5_1, q4_K, q5_K, q6_K with AVX-512; iq4_xs with both), each such
+   q5_1, q4_K, q5_K, q6_K with AVX-512; iq4_nl, mxfp4, iq4_xs with
+   both), each such
    case runs twice: repacked (the default: the model's description
    counts the matrices in CPU_REPACK, every matrix of the file that
    CPU_REPACK takes, a tied embedding too, as it is also the output)

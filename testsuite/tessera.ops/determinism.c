@@ -170,6 +170,19 @@ random_weights (tsr_type type)
   return random_weights_k (type, K);
 }
 
+/* mxfp4 weights W (M rows of K) with E8M0 scale bytes at the edges of
+   their conversion (0 and 1: subnormal halves; 2: the least normal)
+   and around the middle, one a row (a row of tiny scales beside large
+   ones would round them away), so that a repacked kernel that
+   converts them itself meets every branch.  */
+static void
+edge_scales (unsigned char *w)
+{
+  static const unsigned char e[] = { 0, 1, 2, 3, 100, 127, 128, 140 };
+  for (int64_t b = 0; b < K / 32 * M; b++)
+    w[17 * b] = e[b / (K / 32) % 8];
+}
+
 /* Plain super-block weights below the packing (15 columns at every
    level) of rows long enough that the plain dots go through them in
    chunks (KLONG: 20 super-blocks, three chunks of up to 8): each
@@ -267,10 +280,11 @@ main (void)
     repack = NULL;
   static const tsr_type packs[] = { TSR_TYPE_Q4_0, TSR_TYPE_Q4_1,
                                     TSR_TYPE_Q5_0, TSR_TYPE_Q5_1,
-                                    TSR_TYPE_Q8_0, TSR_TYPE_Q4_K,
+                                    TSR_TYPE_Q8_0, TSR_TYPE_IQ4_NL,
+                                    TSR_TYPE_MXFP4, TSR_TYPE_Q4_K,
                                     TSR_TYPE_Q5_K, TSR_TYPE_Q6_K,
                                     TSR_TYPE_IQ4_XS };
-  for (int t = 0; t < 9; t++)
+  for (int t = 0; t < 11; t++)
     {
       const char *name = tsr_type_name (packs[t]);
       if (!repack || !tsr_buffer_type_repacks (repack, packs[t], K, M))
@@ -305,6 +319,8 @@ main (void)
           continue;
         }
       unsigned char *w = random_weights (plains[t]);
+      if (plains[t] == TSR_TYPE_MXFP4)
+        edge_scales (w);
       static const int64_t bs[] = { 4, 7, 64 };
       int st = check_batches (be, NULL, plains[t], w, bs, 4, want);
       if (st == TSR_OK)

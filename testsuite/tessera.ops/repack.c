@@ -295,9 +295,12 @@ layout_ok (tsr_type type, const unsigned char *raw,
      plain block, 4 masks of 8 bytes (bit 8r + 4h + b of mask s for
      element 8s + 4h + b of row r) before the vectors.  */
   const bool five = type == TSR_TYPE_Q5_0 || type == TSR_TYPE_Q5_1;
-  const size_t bb = q8 ? 34 : 18 + (mins ? 2 : 0) + (five ? 4 : 0);
-  const int mo = mins ? 32 : 16, vo = mo - 16 + (five ? 32 : 0);
-  const int qh = mins ? 4 : 2;
+  /* mxfp4: one E8M0 byte a block, 8 a group's block, then the vectors;
+     iq4_nl as q4_0.  */
+  const bool e8 = type == TSR_TYPE_MXFP4;
+  const size_t bb = q8 ? 34 : e8 ? 17 : 18 + (mins ? 2 : 0) + (five ? 4 : 0);
+  const int mo = mins ? 32 : e8 ? 8 : 16, vo = mo - 16 + (five ? 32 : 0);
+  const int qh = mins ? 4 : e8 ? 1 : 2;
   int64_t nb = k / 32;
   size_t row = (size_t) nb * bb;
   for (int64_t g = 0; g < m / 8; g++)
@@ -307,8 +310,9 @@ layout_ok (tsr_type type, const unsigned char *raw,
         for (int r = 0; r < 8; r++)
           {
             const unsigned char *blk = plain + (g * 8 + r) * row + j * bb;
-            if (memcmp (o + 2 * r, blk, 2) != 0
-                || (mins && memcmp (o + 16 + 2 * r, blk + 2, 2) != 0))
+            if (e8 ? o[r] != blk[0] : memcmp (o + 2 * r, blk, 2) != 0)
+              return false;
+            if (mins && memcmp (o + 16 + 2 * r, blk + 2, 2) != 0)
               return false;
             for (int h = 0; h < 2; h++)
               for (int b = 0; b < 4; b++)
@@ -712,15 +716,20 @@ main (void)
   check_storage (buft, TSR_TYPE_Q5_0, 1056, 24);
   check_storage (buft, TSR_TYPE_Q5_1, 64, 16);
   check_storage (buft, TSR_TYPE_Q5_1, 1056, 24);
+  check_storage (buft, TSR_TYPE_IQ4_NL, 64, 16);
+  check_storage (buft, TSR_TYPE_IQ4_NL, 1056, 24);
+  check_storage (buft, TSR_TYPE_MXFP4, 64, 16);
+  check_storage (buft, TSR_TYPE_MXFP4, 1056, 24);
   check_storage (buft, TSR_TYPE_Q3_K, 256, 16);  /* other types: plain */
 
   static const tsr_type mtypes[] = { TSR_TYPE_Q4_0, TSR_TYPE_Q4_1,
                                       TSR_TYPE_Q5_0, TSR_TYPE_Q5_1,
-                                      TSR_TYPE_Q8_0, TSR_TYPE_Q4_K,
+                                      TSR_TYPE_Q8_0, TSR_TYPE_IQ4_NL,
+                                      TSR_TYPE_MXFP4, TSR_TYPE_Q4_K,
                                       TSR_TYPE_Q5_K, TSR_TYPE_Q6_K,
                                       TSR_TYPE_IQ4_XS };
   static const int64_t ns[] = { 1, 2, 3, 5, 8, 9, 16, 17, 33, 40, 64 };
-  for (int t = 0; t < 9; t++)
+  for (int t = 0; t < 11; t++)
     {
       for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
         check_mul_mat (be, buft, mtypes[t], 256, 24, ns[i], 1);

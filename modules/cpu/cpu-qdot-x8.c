@@ -1063,6 +1063,16 @@ k_rows_ps (__m512i x)
                                                                       32))));
 }
 
+/* ACC + I F for the 8 rows, one rounding each: I the rows' exact
+   integers (lanes 2r and 2r + 1 of TT summed), F = DW DY (their d
+   times the activations' scale).  */
+static inline __attribute__ ((always_inline)) __m256
+k_step256 (__m256 acc, __m512i tt, __m256 dw, float dy)
+{
+  return _mm256_fmadd_ps (k_rows_ps (tt), _mm256_mul_ps
+                                            (dw, _mm256_set1_ps (dy)), acc);
+}
+
 /* Row r's result of column c: lane r of ACC[c].  */
 static inline __attribute__ ((always_inline)) void
 k_store256 (const __m256 *acc, const int NY, float *out, int ny_out)
@@ -1411,10 +1421,7 @@ xs_group (int64_t k, const unsigned char *g, const int NY,
                                               _mm512_set1_epi64 (ae)),
                                              so, _mm512_set1_epi64 (ao));
           __m512i tt = _mm512_sub_epi32 (t[c], _mm512_slli_epi32 (off, 7));
-          acc[c] = _mm256_fmadd_ps (k_rows_ps (tt), _mm256_mul_ps
-                                                     (dw, _mm256_set1_ps
-                                                            (dy[c][i])),
-                                    acc[c]);
+          acc[c] = k_step256 (acc[c], tt, dw, dy[c][i]);
         }
     }
   k_store256 (acc, NY, out, ny_out);
@@ -1588,10 +1595,7 @@ k6_group (int64_t k, const unsigned char *g, const int NY,
 #endif
             }
           __m512i tt = _mm512_sub_epi32 (t[c], _mm512_slli_epi32 (off, 5));
-          acc[c] = _mm256_fmadd_ps (k_rows_ps (tt), _mm256_mul_ps
-                                                     (dw, _mm256_set1_ps
-                                                            (dy[c][i])),
-                                    acc[c]);
+          acc[c] = k_step256 (acc[c], tt, dw, dy[c][i]);
         }
     }
   k_store256 (acc, NY, out, ny_out);

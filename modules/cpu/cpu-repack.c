@@ -137,6 +137,27 @@ nibble (const unsigned char *block, int e)
   return e < 16 ? qs[e] & 15 : qs[e - 16] >> 4;
 }
 
+/* q4_K and q5_K: row R's d, dmin and 12 bytes of scales and minimums
+   (the first 16 bytes of its plain block BLK) into the group's first
+   128 bytes at O, or back.  */
+static void
+k4_head_pack (unsigned char *o, const unsigned char *blk, int r)
+{
+  memcpy (o + 2 * r, blk, 2);
+  memcpy (o + 16 + 2 * r, blk + 2, 2);
+  for (int w = 0; w < 3; w++)
+    memcpy (o + 32 + 32 * w + 4 * r, blk + 4 + 4 * w, 4);
+}
+
+static void
+k4_head_unpack (unsigned char *blk, const unsigned char *o, int r)
+{
+  memcpy (blk, o + 2 * r, 2);
+  memcpy (blk + 2, o + 16 + 2 * r, 2);
+  for (int w = 0; w < 3; w++)
+    memcpy (blk + 4 + 4 * w, o + 32 + 32 * w + 4 * r, 4);
+}
+
 /* q4_K: 8 plain rows of NB super-blocks to one group, or back.  */
 #define Q4K_BYTES 144
 static void
@@ -150,10 +171,7 @@ pack_group_q4_K (unsigned char *dst, const unsigned char *src, size_t row,
         {
           const unsigned char *blk = src + r * row + i * Q4K_BYTES;
           const unsigned char *qs = blk + 16;
-          memcpy (o + 2 * r, blk, 2);
-          memcpy (o + 16 + 2 * r, blk + 2, 2);
-          for (int w = 0; w < 3; w++)
-            memcpy (o + 32 + 32 * w + 4 * r, blk + 4 + 4 * w, 4);
+          k4_head_pack (o, blk, r);
           for (int j = 0; j < 8; j++)
             for (int h = 0; h < 2; h++)
               for (int b = 0; b < 4; b++)
@@ -185,10 +203,7 @@ unpack_group_q4_K (unsigned char *dst, const unsigned char *src, size_t row,
         {
           unsigned char *blk = dst + (r - r0) * row + i * Q4K_BYTES;
           unsigned char *qs = blk + 16;
-          memcpy (blk, o + 2 * r, 2);
-          memcpy (blk + 2, o + 16 + 2 * r, 2);
-          for (int w = 0; w < 3; w++)
-            memcpy (blk + 4 + 4 * w, o + 32 + 32 * w + 4 * r, 4);
+          k4_head_unpack (blk, o, r);
           memset (qs, 0, 128);
           for (int j = 0; j < 8; j++)
             for (int h = 0; h < 2; h++)
@@ -224,10 +239,7 @@ pack_group_q5_K (unsigned char *dst, const unsigned char *src, size_t row,
         {
           const unsigned char *blk = src + r * row + i * Q5K_BYTES;
           const unsigned char *qh = blk + 16, *qs = blk + 48;
-          memcpy (o + 2 * r, blk, 2);
-          memcpy (o + 16 + 2 * r, blk + 2, 2);
-          for (int w = 0; w < 3; w++)
-            memcpy (o + 32 + 32 * w + 4 * r, blk + 4 + 4 * w, 4);
+          k4_head_pack (o, blk, r);
           for (int j = 0; j < 8; j++)
             for (int h = 0; h < 2; h++)
               for (int b = 0; b < 4; b++)
@@ -263,10 +275,7 @@ unpack_group_q5_K (unsigned char *dst, const unsigned char *src, size_t row,
         {
           unsigned char *blk = dst + (r - r0) * row + i * Q5K_BYTES;
           unsigned char *qh = blk + 16, *qs = blk + 48;
-          memcpy (blk, o + 2 * r, 2);
-          memcpy (blk + 2, o + 16 + 2 * r, 2);
-          for (int w = 0; w < 3; w++)
-            memcpy (blk + 4 + 4 * w, o + 32 + 32 * w + 4 * r, 4);
+          k4_head_unpack (blk, o, r);
           memset (qh, 0, 160);
           for (int j = 0; j < 8; j++)
             for (int h = 0; h < 2; h++)

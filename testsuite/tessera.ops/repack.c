@@ -141,6 +141,22 @@ layout_ok_q6_K (const unsigned char *raw, const unsigned char *plain,
   return true;
 }
 
+/* q4_K, q5_K: row R's d, dmin and 12 scale bytes (the first 16 of its
+   plain block BLK) in the group's first 128 bytes at O: the d at 2R,
+   the dmin at 16 + 2R, bytes 4w .. 4w + 3 of the scales at 32 + 32w +
+   4R.  */
+static bool
+k4_head_ok (const unsigned char *o, const unsigned char *blk, int r)
+{
+  if (memcmp (o + 2 * r, blk, 2) != 0
+      || memcmp (o + 16 + 2 * r, blk + 2, 2) != 0)
+    return false;
+  for (int w = 0; w < 3; w++)
+    if (memcmp (o + 32 + 32 * w + 4 * r, blk + 4 + 4 * w, 4) != 0)
+      return false;
+  return true;
+}
+
 /* q5_K: the stored 5-bit value of element E of a plain super-block:
    d, dmin, scales[12], qh[32], qs[128].  */
 static int
@@ -164,12 +180,8 @@ layout_ok_q5_K (const unsigned char *raw, const unsigned char *plain,
         for (int r = 0; r < 8; r++)
           {
             const unsigned char *blk = plain + (g * 8 + r) * row + i * 176;
-            if (memcmp (o + 2 * r, blk, 2) != 0
-                || memcmp (o + 16 + 2 * r, blk + 2, 2) != 0)
+            if (!k4_head_ok (o, blk, r))
               return false;
-            for (int w = 0; w < 3; w++)
-              if (memcmp (o + 32 + 32 * w + 4 * r, blk + 4 + 4 * w, 4) != 0)
-                return false;
             for (int j = 0; j < 8; j++)
               for (int h = 0; h < 2; h++)
                 for (int b = 0; b < 4; b++)
@@ -249,12 +261,8 @@ layout_ok_q4_K (const unsigned char *raw, const unsigned char *plain,
         for (int r = 0; r < 8; r++)
           {
             const unsigned char *blk = plain + (g * 8 + r) * row + i * 144;
-            if (memcmp (o + 2 * r, blk, 2) != 0
-                || memcmp (o + 16 + 2 * r, blk + 2, 2) != 0)
+            if (!k4_head_ok (o, blk, r))
               return false;
-            for (int w = 0; w < 3; w++)
-              if (memcmp (o + 32 + 32 * w + 4 * r, blk + 4 + 4 * w, 4) != 0)
-                return false;
             for (int j = 0; j < 8; j++)
               for (int h = 0; h < 2; h++)
                 for (int b = 0; b < 4; b++)

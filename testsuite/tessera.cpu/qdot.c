@@ -42,7 +42,7 @@ struct level
   const char *name;             /* as the device description says */
   quantize_fn quantize;
   dot_fn dot[TSR_TYPE_COUNT];   /* by weight type */
-  dot_fn dot_x8[2];             /* q4_0, q8_0 repacked by 8 rows */
+  dot_fn dot_x8[7];             /* x8_types[] repacked by 8 rows */
   row_fn row[TSR_TYPE_COUNT];
 };
 
@@ -61,21 +61,34 @@ static const tsr_type types[] = { TSR_TYPE_Q8_0, TSR_TYPE_Q4_0,
 #define ENTRY(T, t, s)                                                  \
   .dot[TSR_TYPE_##T] = tsr_cpu_vec_dot_##t##_q8_0_##s,                  \
   .row[TSR_TYPE_##T] = tsr_cpu_row_##t##_to_f32_##s
+#define X8_KERNEL(t, s)                                                 \
+  void tsr_cpu_vec_dot_##t##_q8_0_##s (int64_t, const void *, size_t,   \
+                                       int, int, const void *const *,   \
+                                       float *);
+/* The types CPU_REPACK stores in groups of 8 rows of blocks of 32, in
+   the order of dot_x8.  */
+static const tsr_type x8_types[] = { TSR_TYPE_Q4_0, TSR_TYPE_Q8_0,
+                                     TSR_TYPE_Q4_1, TSR_TYPE_Q5_0,
+                                     TSR_TYPE_Q5_1, TSR_TYPE_IQ4_NL,
+                                     TSR_TYPE_MXFP4 };
+#define N_X8 (int) (sizeof x8_types / sizeof x8_types[0])
 #define LEVEL(s, level_name)                                            \
   void tsr_cpu_quantize_act_q8_0_##s (int64_t, void *, const float *);  \
   KERNELS (q8_0, s) KERNELS (q4_0, s) KERNELS (q4_1, s)                 \
   KERNELS (q5_0, s) KERNELS (q5_1, s) KERNELS (iq4_nl, s)               \
   KERNELS (mxfp4, s)                                                    \
-  void tsr_cpu_vec_dot_q4_0x8_q8_0_##s (int64_t, const void *, size_t,  \
-                                        int, int, const void *const *,  \
-                                        float *);                       \
-  void tsr_cpu_vec_dot_q8_0x8_q8_0_##s (int64_t, const void *, size_t,  \
-                                        int, int, const void *const *,  \
-                                        float *);                       \
+  X8_KERNEL (q4_0x8, s) X8_KERNEL (q8_0x8, s) X8_KERNEL (q4_1x8, s)    \
+  X8_KERNEL (q5_0x8m, s) X8_KERNEL (q5_1x8m, s)                         \
+  X8_KERNEL (iq4_nlx8n, s) X8_KERNEL (mxfp4x8n, s)                      \
   static const struct level level_##s = {                              \
     .name = level_name, .quantize = tsr_cpu_quantize_act_q8_0_##s,      \
     .dot_x8 = { tsr_cpu_vec_dot_q4_0x8_q8_0_##s,                        \
-                tsr_cpu_vec_dot_q8_0x8_q8_0_##s },                      \
+                tsr_cpu_vec_dot_q8_0x8_q8_0_##s,                        \
+                tsr_cpu_vec_dot_q4_1x8_q8_0_##s,                        \
+                tsr_cpu_vec_dot_q5_0x8m_q8_0_##s,                       \
+                tsr_cpu_vec_dot_q5_1x8m_q8_0_##s,                       \
+                tsr_cpu_vec_dot_iq4_nlx8n_q8_0_##s,                     \
+                tsr_cpu_vec_dot_mxfp4x8n_q8_0_##s },                    \
     ENTRY (Q8_0, q8_0, s), ENTRY (Q4_0, q4_0, s), ENTRY (Q4_1, q4_1, s), \
     ENTRY (Q5_0, q5_0, s), ENTRY (Q5_1, q5_1, s),                       \
     ENTRY (IQ4_NL, iq4_nl, s), ENTRY (MXFP4, mxfp4, s) };
@@ -339,17 +352,28 @@ check_dots (const struct level *lv, tsr_type type, int integral)
          : "within the f32 summation bound", worst, fails);
 }
 
-/* Rows of q4_0 (Q8: q8_0) weights repacked as the CPU_REPACK buffer
+/* Rows of TYPE (one of x8_types) repacked as the CPU_REPACK buffer
    type stores them (modules/cpu/cpu-repack.c's description, written
-   again here): per group of 8 rows and block j, the 8 scales, then
-   vectors of 16 lanes of 4 bytes, lane 2r + h, byte b for row r: q4_0's
-   two, elements 4h + b (low nibble) and 8 + 4h + b (high) in the
-   first, 16 + 4h + b and 24 + 4h + b in the second; q8_0's four, vector
-   s holding element 8s + 4h + b plus 128.  */
+   again here): per group of 8 rows and block j, the 8 f16 scales
+   (mxfp4: the 8 E8M0 bytes), q4_1's and q5_1's 8 f16 minimums, q5_0's
+   and q5_1's 4 masks of 8 bytes (byte r of mask s: byte s of row r's
+   32 fifth bits), then vectors of 16 lanes of 4 bytes, lane 2r + h,
+   byte b for row r: two of nibbles, elements 4h + b (low nibble) and 8
+   + 4h + b (high) in the first, 16 + 4h + b and 24 + 4h + b in the
+   second (the stored 4-bit values, or indices into iq4_nl's and
+   mxfp4's tables); q8_0's four, vector s holding element 8s + 4h + b
+   plus 128.  */
 static void
-pack_x8 (const char *plain, int nrows, int nb, int q8, char *out)
+pack_x8 (tsr_type type, const char *plain, int nrows, int nb, char *out)
 {
-  size_t bb = q8 ? 34 : 18, row = (size_t) nb * bb;
+  const bool q8 = type == TSR_TYPE_Q8_0, e8 = type == TSR_TYPE_MXFP4;
+  const bool mins = type == TSR_TYPE_Q4_1 || type == TSR_TYPE_Q5_1;
+  const bool five = type == TSR_TYPE_Q5_0 || type == TSR_TYPE_Q5_1;
+  const size_t bb = block_bytes (type), row = (size_t) nb * bb;
+  /* In a plain block: the fifth bits (q5_0, q5_1), the values.  */
+  const int qh = mins ? 4 : 2, qs = e8 ? 1 : qh + (five ? 4 : 0);
+  /* In a group's block: the masks, the vectors.  */
+  const int mo = e8 ? 8 : mins ? 32 : 16, vo = mo + (five ? 32 : 0);
   for (int g = 0; g < nrows / 8; g++)
     for (int j = 0; j < nb; j++)
       {
@@ -361,33 +385,42 @@ pack_x8 (const char *plain, int nrows, int nb, int q8, char *out)
             int e[32];
             for (int i = 0; i < 32; i++)
               e[i] = q8 ? (int8_t) b[2 + i] + 128
-                        : i < 16 ? b[2 + i] & 15 : b[2 + i - 16] >> 4;
-            memcpy (o + 2 * r, b, 2);
+                        : i < 16 ? b[qs + i] & 15 : b[qs + i - 16] >> 4;
+            if (e8)
+              o[r] = b[0];
+            else
+              memcpy (o + 2 * r, b, 2);
+            if (mins)
+              memcpy (o + 16 + 2 * r, b + 2, 2);
+            for (int v = 0; five && v < 4; v++)
+              o[mo + 8 * v + r] = b[qh + v];
             for (int h = 0; h < 2; h++)
               for (int q = 0; q < 4; q++)
                 {
                   int at = 4 * (2 * r + h) + q, i = 4 * h + q;
                   if (q8)
                     for (int v = 0; v < 4; v++)
-                      o[16 + 64 * v + at] = (unsigned char) e[8 * v + i];
+                      o[vo + 64 * v + at] = (unsigned char) e[8 * v + i];
                   else
                     {
-                      o[16 + at] = (unsigned char) (e[i] | e[8 + i] << 4);
-                      o[80 + at] = (unsigned char) (e[16 + i]
-                                                    | e[24 + i] << 4);
+                      o[vo + at] = (unsigned char) (e[i] | e[8 + i] << 4);
+                      o[vo + 64 + at] = (unsigned char) (e[16 + i]
+                                                         | e[24 + i] << 4);
                     }
                 }
           }
       }
 }
 
-/* The repacked q4_0 (Q8: q8_0) dots of 16 rows (two groups) by 1..8
+/* The repacked dots of x8_types[XT] of 16 rows (two groups) by 1..8
    activation rows: exact on integer data, within the f32 summation
-   bound otherwise, against the same double reference as check_dots.  */
+   bound otherwise, against the same double reference as check_dots.
+   (The buffer type stores some of them only at some levels; the
+   kernels exist at every level, the reference's C at the others.)  */
 static void
-check_dots_x8 (const struct level *lv, int q8, int integral)
+check_dots_x8 (const struct level *lv, int xt, int integral)
 {
-  const tsr_type type = q8 ? TSR_TYPE_Q8_0 : TSR_TYPE_Q4_0;
+  const tsr_type type = x8_types[xt];
   enum { NR = 16 };
   static float x[ROWS][MAX_K];
   static struct tsr_block_q8_0 ref[ROWS][MAX_K / 32];
@@ -399,7 +432,7 @@ check_dots_x8 (const struct level *lv, int q8, int integral)
   for (int t = 0; t < N_LENGTHS; t++)
     {
       int nb = lengths[t], k = 32 * nb;
-      size_t row = (size_t) nb * (q8 ? 34 : 18);
+      size_t row = (size_t) nb * block_bytes (type);
       const void *ys[ROWS];
       for (int r = 0; r < ROWS; r++)
         {
@@ -419,11 +452,11 @@ check_dots_x8 (const struct level *lv, int q8, int integral)
           fill_weights (type, nb, integral, w[i]);
           memcpy (plain + i * row, w[i], row);
         }
-      pack_x8 (plain, NR, nb, q8, packed);
+      pack_x8 (type, plain, NR, nb, packed);
       for (int ny = 1; ny <= ROWS; ny++)
         {
           float out[NR * ROWS];
-          lv->dot_x8[q8] (k, packed, row, NR, ny, ys, out);
+          lv->dot_x8[xt] (k, packed, row, NR, ny, ys, out);
           for (int i = 0; i < NR; i++)
             for (int c = 0; c < ny; c++)
               {
@@ -431,7 +464,7 @@ check_dots_x8 (const struct level *lv, int q8, int integral)
                 for (int j = 0; j < nb; j++)
                   {
                     int q[32];
-                    long sq = 0, sa = 0, sya = 0;
+                    long sq = 0, sa = 0, sy = 0, sya = 0;
                     double dx, mx;
                     weight_block (type, w[i], j, q, &dx, &mx);
                     double dy = tsr_fp16_to_fp32 (ref[c][j].d);
@@ -439,11 +472,14 @@ check_dots_x8 (const struct level *lv, int q8, int integral)
                       {
                         sq += (long) q[e] * ref[c][j].qs[e];
                         sa += labs ((long) q[e] * ref[c][j].qs[e]);
+                        sy += ref[c][j].qs[e];
                         sya += labs ((long) ref[c][j].qs[e]);
                       }
-                    want += dx * dy * (double) sq;
-                    mag += fabs (dx * dy) * (double) (sa + (q8 ? 128 : 8)
-                                                      * sya);
+                    want += dx * dy * (double) sq + mx * dy * (double) sy;
+                    /* The offsets (up to 128 times the activation sum)
+                       and minimums come in through f32 too.  */
+                    mag += fabs (dx * dy) * (double) (sa + 128 * sya)
+                           + fabs (mx * dy) * (double) sya;
                   }
                 double err = fabs (out[i * ny + c] - want);
                 double tol = integral ? 0 : (nb + 4) * 0x1p-23 * mag;
@@ -525,9 +561,9 @@ main (void)
           for (int integral = 1; integral >= 0; integral--)
             check_dots (lv, types[t], integral);
         }
-      for (int q8 = 0; q8 < 2; q8++)
+      for (int xt = 0; xt < N_X8; xt++)
         for (int integral = 1; integral >= 0; integral--)
-          check_dots_x8 (lv, q8, integral);
+          check_dots_x8 (lv, xt, integral);
       tested++;
     }
   CHECK (tested > 0, "some level was tested (%d)", tested);

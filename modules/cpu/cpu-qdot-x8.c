@@ -360,6 +360,13 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
   const int64_t nb = k / 32;
   const int vo = GROUP_VEC_M (ext, qm);
   const __m512i m4 = _mm512_set1_epi8 (15);
+  /* LUT's values plus 128 (unsigned), for the indices: once, not per
+     block.  */
+  const __m512i tv = lut ? _mm512_add_epi8
+                             (_mm512_broadcast_i32x4
+                              (_mm_loadu_si128 ((const __m128i *) lut)),
+                              _mm512_set1_epi8 ((char) 0x80))
+                         : _mm512_setzero_si512 ();
   const int8_t *q[TSR_CPU_QDOT_MAX_COLS];
   const float *dy[TSR_CPU_QDOT_MAX_COLS], *sy[TSR_CPU_QDOT_MAX_COLS];
   const int32_t *oy[TSR_CPU_QDOT_MAX_COLS];
@@ -403,11 +410,6 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
         }
       if (lut)
         {
-          /* Indices to table values plus 128 (unsigned).  */
-          const __m512i tv = _mm512_add_epi8
-                               (_mm512_broadcast_i32x4
-                                (_mm_loadu_si128 ((const __m128i *) lut)),
-                                _mm512_set1_epi8 ((char) 0x80));
           w0 = _mm512_shuffle_epi8 (tv, w0);
           w1 = _mm512_shuffle_epi8 (tv, w1);
           w2 = _mm512_shuffle_epi8 (tv, w2);

@@ -459,6 +459,31 @@ unpack_group_q6_K (unsigned char *dst, const unsigned char *src, size_t row,
     }
 }
 
+/* Where a block of 32 of TYPE keeps its fields: in the plain block,
+   its fifth bits (QH, -1: none) and its values (QS), as
+   tsr_cpu_x8_layout_of records them; in the group's block, the masks of
+   fifth bits (MO) and the vectors (VO).  */
+struct stored
+{
+  bool mins, five, e8;
+  int qh, qs, mo, vo;
+};
+
+static struct stored
+stored_of (tsr_type type)
+{
+  struct tsr_cpu_x8_layout l = tsr_cpu_x8_layout_of (type);
+  struct stored d;
+  d.mins = type == TSR_TYPE_Q4_1 || type == TSR_TYPE_Q5_1;
+  d.five = l.qh >= 0;
+  d.e8 = type == TSR_TYPE_MXFP4;
+  d.qh = l.qh;
+  d.qs = l.qs;
+  d.mo = d.mins ? 32 : d.e8 ? 8 : 16;
+  d.vo = d.mo + (d.five ? 32 : 0);
+  return d;
+}
+
 /* 8 plain rows of NB blocks of TYPE at SRC (ROW bytes apart) to one
    group at DST.  */
 static void
@@ -487,32 +512,26 @@ pack_group (tsr_type type, unsigned char *dst, const unsigned char *src,
       return;
     }
   const size_t bb = tsr_type_traits (type)->type_size;
-  /* q4_1, q5_1: the minimums after the scales; q5_0, q5_1: the masks
-     of fifth bits (byte r of mask s is byte s of row r's qh), then
-     q4_0's vectors of the nibbles (nibble () reads from 2 bytes on,
-     where a q4_0 block's are).  */
-  const bool mins = type == TSR_TYPE_Q4_1 || type == TSR_TYPE_Q5_1;
-  const bool five = type == TSR_TYPE_Q5_0 || type == TSR_TYPE_Q5_1;
-  /* mxfp4: one E8M0 byte a row's block (8 a group's), then q4_0's
-     vectors.  */
-  const bool e8 = type == TSR_TYPE_MXFP4;
-  const int mo = mins ? 32 : e8 ? 8 : 16, vo = mo + (five ? 32 : 0);
-  const int qh = mins ? 4 : e8 ? 1 : 2, qs = qh + (five ? 4 : 0);
+  /* q4_1, q5_1: the minimums after the scales; mxfp4: one E8M0 byte a
+     row; q5_0, q5_1: the masks of fifth bits (byte r of mask s is byte
+     s of row r's qh); then q4_0's vectors of the nibbles (nibble ()
+     reads from 2 bytes on, where a q4_0 block's are).  */
+  const struct stored d = stored_of (type);
   for (int64_t j = 0; j < nb; j++)
     {
       unsigned char *o = dst + j * GROUP_ROWS * bb;
       for (int r = 0; r < GROUP_ROWS; r++)
         {
           const unsigned char *blk = src + r * row + j * bb;
-          const unsigned char *nb4 = blk + qs - 2;
-          if (e8)
+          const unsigned char *nb4 = blk + d.qs - 2;
+          if (d.e8)
             o[r] = blk[0];
           else
             memcpy (o + 2 * r, blk, 2);
-          if (mins)
+          if (d.mins)
             memcpy (o + 16 + 2 * r, blk + 2, 2);
-          for (int v = 0; five && v < 4; v++)
-            o[mo + 8 * v + r] = blk[qh + v];
+          for (int v = 0; d.five && v < 4; v++)
+            o[d.mo + 8 * v + r] = blk[d.qh + v];
           for (int h = 0; h < 2; h++)
             for (int b = 0; b < 4; b++)
               {
@@ -523,11 +542,13 @@ pack_group (tsr_type type, unsigned char *dst, const unsigned char *src,
                       (blk[2 + 8 * v + e] ^ 0x80);
                 else
                   {
-                    o[vo + at] = (unsigned char) (nibble (nb4, e)
-                                                  | nibble (nb4, 8 + e) << 4);
-                    o[vo + 64 + at] = (unsigned char) (nibble (nb4, 16 + e)
-                                                       | nibble (nb4, 24 + e)
-                                                         << 4);
+                    o[d.vo + at] = (unsigned char) (nibble (nb4, e)
+                                                    | nibble (nb4, 8 + e)
+                                                      << 4);
+                    o[d.vo + 64 + at] = (unsigned char) (nibble (nb4, 16 + e)
+                                                         | nibble (nb4,
+                                                                   24 + e)
+                                                           << 4);
                   }
               }
         }
@@ -562,26 +583,22 @@ unpack_rows (tsr_type type, unsigned char *dst, const unsigned char *src,
       return;
     }
   const size_t bb = tsr_type_traits (type)->type_size;
-  const bool mins = type == TSR_TYPE_Q4_1 || type == TSR_TYPE_Q5_1;
-  const bool five = type == TSR_TYPE_Q5_0 || type == TSR_TYPE_Q5_1;
-  const bool e8 = type == TSR_TYPE_MXFP4;
-  const int mo = mins ? 32 : e8 ? 8 : 16, vo = mo + (five ? 32 : 0);
-  const int qh = mins ? 4 : e8 ? 1 : 2;
+  const struct stored d = stored_of (type);
   for (int64_t j = 0; j < nb; j++)
     {
       const unsigned char *o = src + j * GROUP_ROWS * bb;
       for (int r = r0; r < r1; r++)
         {
           unsigned char *blk = dst + (r - r0) * row + j * bb;
-          unsigned char *qs = blk + qh + (five ? 4 : 0);
-          if (e8)
+          unsigned char *qs = blk + d.qs;
+          if (d.e8)
             blk[0] = o[r];
           else
             memcpy (blk, o + 2 * r, 2);
-          if (mins)
+          if (d.mins)
             memcpy (blk + 2, o + 16 + 2 * r, 2);
-          for (int v = 0; five && v < 4; v++)
-            blk[qh + v] = o[mo + 8 * v + r];
+          for (int v = 0; d.five && v < 4; v++)
+            blk[d.qh + v] = o[d.mo + 8 * v + r];
           for (int h = 0; h < 2; h++)
             for (int b = 0; b < 4; b++)
               {
@@ -593,7 +610,7 @@ unpack_rows (tsr_type type, unsigned char *dst, const unsigned char *src,
                                                        ^ 0x80);
                     continue;
                   }
-                int v0 = o[vo + at], v1 = o[vo + 64 + at];
+                int v0 = o[d.vo + at], v1 = o[d.vo + 64 + at];
                 /* elements e, 8 + e (< 16): low nibbles of bytes e,
                    8 + e; elements 16 + e, 24 + e: their high ones.  */
                 qs[e] = (unsigned char) ((v0 & 15) | (v1 & 15) << 4);

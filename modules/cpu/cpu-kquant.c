@@ -1545,8 +1545,7 @@ p8_scale_at (int r, int g)
 static inline size_t
 p8_bias_at (int r, int g)
 {
-  int h = g / 8, s = g % 8 / 2, b = g % 2;
-  return TSR_CPU_KP8_BIAS + 64 * (size_t) s + 4 * (2 * r + h) + 2 * b;
+  return TSR_CPU_KP8_BIAS + 32 * (size_t) (g / 2) + 4 * r + 2 * (g % 2);
 }
 
 #if !defined(KQ_REGS)
@@ -1757,7 +1756,7 @@ p8_put_words (const int16_t *rows, const __m512i *idx, __mmask32 hi,
 
 /* Where the scales and biases of the 8 rows go (p8_put_words).
    Scales: word w of vector j is row w % 8 of group 4 j + w / 8; biases:
-   row w / 4 of group 8 (w / 2 % 2) + 2 j + w % 2.  Row r of group g is
+   row w % 16 / 2 of group 4 j + 2 (w / 16) + w % 2.  Row r of group g is
    word 16 (r % 4) + g of its pair of staged vectors.  */
 static const int16_t p8_scale_idx[4][32] = {
   { 0, 16, 32, 48, 0, 16, 32, 48, 1, 17, 33, 49, 1, 17, 33, 49,
@@ -1770,14 +1769,14 @@ static const int16_t p8_scale_idx[4][32] = {
     14, 30, 46, 62, 14, 30, 46, 62, 15, 31, 47, 63, 15, 31, 47, 63 }
 };
 static const int16_t p8_bias_idx[4][32] = {
-  { 0, 1, 8, 9, 16, 17, 24, 25, 32, 33, 40, 41, 48, 49, 56, 57,
-    0, 1, 8, 9, 16, 17, 24, 25, 32, 33, 40, 41, 48, 49, 56, 57 },
-  { 2, 3, 10, 11, 18, 19, 26, 27, 34, 35, 42, 43, 50, 51, 58, 59,
-    2, 3, 10, 11, 18, 19, 26, 27, 34, 35, 42, 43, 50, 51, 58, 59 },
-  { 4, 5, 12, 13, 20, 21, 28, 29, 36, 37, 44, 45, 52, 53, 60, 61,
-    4, 5, 12, 13, 20, 21, 28, 29, 36, 37, 44, 45, 52, 53, 60, 61 },
-  { 6, 7, 14, 15, 22, 23, 30, 31, 38, 39, 46, 47, 54, 55, 62, 63,
-    6, 7, 14, 15, 22, 23, 30, 31, 38, 39, 46, 47, 54, 55, 62, 63 }
+  { 0, 1, 16, 17, 32, 33, 48, 49, 0, 1, 16, 17, 32, 33, 48, 49,
+    2, 3, 18, 19, 34, 35, 50, 51, 2, 3, 18, 19, 34, 35, 50, 51 },
+  { 4, 5, 20, 21, 36, 37, 52, 53, 4, 5, 20, 21, 36, 37, 52, 53,
+    6, 7, 22, 23, 38, 39, 54, 55, 6, 7, 22, 23, 38, 39, 54, 55 },
+  { 8, 9, 24, 25, 40, 41, 56, 57, 8, 9, 24, 25, 40, 41, 56, 57,
+    10, 11, 26, 27, 42, 43, 58, 59, 10, 11, 26, 27, 42, 43, 58, 59 },
+  { 12, 13, 28, 29, 44, 45, 60, 61, 12, 13, 28, 29, 44, 45, 60, 61,
+    14, 15, 30, 31, 46, 47, 62, 63, 14, 15, 30, 31, 46, 47, 62, 63 }
 };
 
 /* Super-block I of the NR plain rows at X (BX bytes apart) packed
@@ -1836,7 +1835,7 @@ p8_pack_sb (enum ktype t, const char *x, size_t bx, int nr, int64_t i,
     }
   p8_put_values ((const uint8_t (*)[QK]) stage, o);
   p8_put_words (&sc[0][0], sidx, 0xf0f0f0f0u, o + TSR_CPU_KP8_SC);
-  p8_put_words (&bias[0][0], bidx, 0xffff0000u, o + TSR_CPU_KP8_BIAS);
+  p8_put_words (&bias[0][0], bidx, 0xff00ff00u, o + TSR_CPU_KP8_BIAS);
   memcpy (o + TSR_CPU_KP8_D, d, sizeof d);
   memcpy (o + TSR_CPU_KP8_DM, dm, sizeof dm);
 }
@@ -1848,6 +1847,18 @@ static const int16_t p8_scale_words[32] = {
   4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7
 };
 
+#if defined(__AVX512VNNI__)
+/* Word w of the scale vector of packed sums (p8_group): row 2 l +
+   m % 2 for lane 4 l + m.  */
+static const int16_t p8_pack_rows[32] = {
+  0, 0, 1, 1, 0, 0, 1, 1, 2, 2, 3, 3, 2, 2, 3, 3,
+  4, 4, 5, 5, 4, 4, 5, 5, 6, 6, 7, 7, 6, 6, 7, 7
+};
+#endif
+
+/* Pairs of int16 activation sums read as one int32.  */
+typedef int32_t p8_i32 __attribute__ ((may_alias, aligned (2)));
+
 /* 8 activation bytes at A, broadcast.  */
 static inline __m512i
 p8_bcast (const int8_t *a)
@@ -1855,135 +1866,289 @@ p8_bcast (const int8_t *a)
   return _mm512_set1_epi64 (load_i64 (a));
 }
 
+/* The 16 rows' sums of two groups' sums S0 and S1 (rows 0..7 and
+   8..15): packed sums (lanes 4 l + m, m = 0, 2: row 2 l; m = 1, 3: row
+   2 l + 1) or pairs (lanes 2 r and 2 r + 1).  */
+static inline __m512i
+p8_rows16 (__m512i s0, __m512i s1, bool packed)
+{
+  if (packed)
+    {
+      const __m512i pick = _mm512_setr_epi32 (0, 1, 4, 5, 8, 9, 12, 13,
+                                              16, 17, 20, 21, 24, 25, 28,
+                                              29);
+      return _mm512_permutex2var_epi32
+        (_mm512_add_epi32 (s0, _mm512_bsrli_epi128 (s0, 8)), pick,
+         _mm512_add_epi32 (s1, _mm512_bsrli_epi128 (s1, 8)));
+    }
+  const __m512i even = _mm512_setr_epi32 (0, 2, 4, 6, 8, 10, 12, 14,
+                                          16, 18, 20, 22, 24, 26, 28, 30);
+  return _mm512_permutex2var_epi32
+    (_mm512_add_epi32 (s0, _mm512_srli_epi64 (s0, 32)), even,
+     _mm512_add_epi32 (s1, _mm512_srli_epi64 (s1, 32)));
+}
+
+/* 8 floats at A and 8 at B.  */
+static inline __m512
+p8_join (const unsigned char *a, const unsigned char *b)
+{
+  return _mm512_insertf32x8 (_mm512_castps256_ps512
+                             (_mm256_loadu_ps ((const float *) a)),
+                             _mm256_loadu_ps ((const float *) b), 1);
+}
+
+/* The bias sums of super-block I of the 16 rows at O[0] and O[1] (8
+   each) by NY columns: row r (lane r) of B16[c].  Pair of groups s of
+   the 16 rows' biases: lane r (h 8 + r) of vector s, row r's of group
+   h, by the pair of activation sums broadcast (dword s).  */
 static inline __attribute__ ((always_inline)) void
-p8_group (enum ktype t, int64_t k, const unsigned char *g, const int NY,
-          const void *const *y, float *out, int ny_out)
+p8_bias16 (const unsigned char *const *o, const int NY,
+           const int16_t *const *bs, int64_t i, __m512i *b16)
+{
+  __m512i bias[8];
+
+  UNROLL
+  for (int s = 0; s < 8; s++)
+    bias[s] = _mm512_inserti64x4
+      (_mm512_castsi256_si512 (_mm256_loadu_si256
+                               ((const __m256i *) (o[0] + TSR_CPU_KP8_BIAS
+                                                   + 32 * s))),
+       _mm256_loadu_si256 ((const __m256i *) (o[1] + TSR_CPU_KP8_BIAS
+                                              + 32 * s)), 1);
+  UNROLL
+  for (int c = 0; c < NY; c++)
+    {
+      const p8_i32 *ys = (const p8_i32 *) (bs[c] + GROUPS * i);
+      __m512i bp[2] = { _mm512_setzero_si512 (), _mm512_setzero_si512 () };
+
+      /* Two chains of 4.  */
+      UNROLL
+      for (int s = 0; s < 8; s++)
+        {
+#if defined(__AVX512VNNI__)
+          bp[s % 2] = _mm512_dpwssd_epi32 (bp[s % 2], bias[s],
+                                           _mm512_set1_epi32 (ys[s]));
+#else
+          bp[s % 2] = _mm512_add_epi32 (bp[s % 2], _mm512_madd_epi16
+                                                   (bias[s],
+                                                    _mm512_set1_epi32
+                                                    (ys[s])));
+#endif
+        }
+      b16[c] = _mm512_add_epi32 (bp[0], bp[1]);
+    }
+}
+
+/* 16 rows, the packed groups at G and G + GS (the same for a group of
+   8 alone: its results come twice), by NY columns into OUT[r NY_OUT +
+   c] (R rows of them).  The integer sums in a register tile of 16 rows
+   (two vectors) by NY columns, each activation broadcast serving both
+   groups; then per super-block and column one vector of 16 rows for
+   the bias sums (vpdpwssd of the 16 rows' pairs of biases by a pair of
+   activation sums broadcast) and one for the f32 steps.  Measured on
+   Zen 5 (kernel alone, 4096 elements): the 8-row tile with its bias
+   and f32 steps per 8 rows ran q4_K at 45% of the 8-bit dot peak,
+   q6_K at 33%; this one at 54% and 44%.  */
+static inline __attribute__ ((always_inline)) void
+p8_group (enum ktype t, int64_t k, const unsigned char *g, size_t gs,
+          const int NY, const void *const *y, float *out, int ny_out,
+          int R)
 {
   const int64_t nb = k / QK;
   const int span = p8_span (t), step = span == 4 ? 2 : 1;
+  const int nv = 2 * step;
   const __m512i words = _mm512_loadu_si512 (p8_scale_words);
-  /* Lane 2r + h of a bias step s: the activation sums of groups
-     8h + 2s, 8h + 2s + 1 (dword 4h + s of the 16 sums).  */
-  const __m512i halves = _mm512_setr_epi32 (0, 4, 0, 4, 0, 4, 0, 4,
-                                            0, 4, 0, 4, 0, 4, 0, 4);
+#if defined(__AVX512VNNI__)
+  /* Groups of 16 a unit (the packed sums): q6_K 1, q2_K, q3_K, q5_K 2,
+     q4_K 4; iq4_xs scales its sums in int32.  */
+  const int U = t == KQ6 ? 1 : t == KQ4 ? 4 : 2;
+  const bool packs = t != KIQ4XS;
+  const __m512i prows = _mm512_loadu_si512 (p8_pack_rows);
+#else
+  const bool packs = false;
+#endif
   const int8_t *q[TSR_CPU_QDOT_MAX_COLS];
   const int16_t *bs[TSR_CPU_QDOT_MAX_COLS];
   const float *dy[TSR_CPU_QDOT_MAX_COLS];
-  __m256 acc[TSR_CPU_QDOT_MAX_COLS];
+  __m256 acc8[TSR_CPU_QDOT_MAX_COLS];
+  __m512 acc[TSR_CPU_QDOT_MAX_COLS];
 
-  qdot_kcolumns (k, NY, y, q, bs, dy, acc);
+  qdot_kcolumns (k, NY, y, q, bs, dy, acc8);
+  UNROLL
+  for (int c = 0; c < NY; c++)
+    acc[c] = _mm512_setzero_ps ();
+  /* The bias sums of super-block i + 1 come between the integer sums
+     of i and its f32 steps, which wait for the last of those.  */
+  __m512i b16[TSR_CPU_QDOT_MAX_COLS];
+  {
+    const unsigned char *o0[2] = { g, g + gs };
+    p8_bias16 (o0, NY, bs, 0, b16);
+  }
   for (int64_t i = 0; i < nb; i++)
     {
-      const unsigned char *o = g + (size_t) i * TSR_CPU_KP8_BYTES;
-      __m512i isum[TSR_CPU_QDOT_MAX_COLS];
+      const unsigned char *o[2] = {
+        g + (size_t) i * TSR_CPU_KP8_BYTES,
+        g + gs + (size_t) i * TSR_CPU_KP8_BYTES
+      };
+      __m512i isum[2][TSR_CPU_QDOT_MAX_COLS];
 
       UNROLL
-      for (int c = 0; c < NY; c++)
-        isum[c] = _mm512_setzero_si512 ();
+      for (int h = 0; h < 2; h++)
+        UNROLL
+        for (int c = 0; c < NY; c++)
+          isum[h][c] = _mm512_setzero_si512 ();
+#if defined(__AVX512VNNI__)
+      if (packs)
+        /* Units of U groups of 16, two sums of U vectors each (the
+           first half, groups gi.., and the second, gb..), each lane
+           within int16 (p8_span), packed into words (vpackssdw: no
+           saturation) and scaled by one vpdpwssd: lane 4 l + m of a
+           128-bit lane l holds row 2 l + m % 2 of the first half (m <
+           2) or the second.  5 multiplier operations for 4 vpdpbusd
+           instead of 6 (q2_K, q3_K, q5_K), 9 for 8 instead of 10
+           (q4_K), as many as before for q6_K.  */
+        for (int gi = 0; gi < GROUPS; gi += U)
+          {
+            const int gb = gi + U / 2;
+            const __m512i idx = _mm512_add_epi16
+              (prows, _mm512_mask_blend_epi16
+                        (0xf0f0f0f0u,
+                         _mm512_set1_epi16 ((short) (8 * (gi % 4))),
+                         _mm512_set1_epi16 ((short) (8 * (gb % 4)))));
+            __m512i w[2][8], scv[2];
+
+            UNROLL
+            for (int h = 0; h < 2; h++)
+              {
+                scv[h] = _mm512_permutexvar_epi16
+                  (idx, _mm512_loadu_si512 (o[h] + TSR_CPU_KP8_SC
+                                            + 64 * (gi / 4)));
+                UNROLL
+                for (int v = 0; v < 2 * U; v++)
+                  w[h][v] = _mm512_loadu_si512 (o[h] + TSR_CPU_KP8_W
+                                                + 128 * gi + 64 * v);
+              }
+            UNROLL
+            for (int c = 0; c < NY; c++)
+              {
+                const int8_t *a = q[c] + QK * i + 16 * gi;
+                __m512i bv[8];
+
+                UNROLL
+                for (int v = 0; v < 2 * U; v++)
+                  bv[v] = p8_bcast (a + 8 * v);
+                UNROLL
+                for (int h = 0; h < 2; h++)
+                  {
+                    __m512i s0 = _mm512_setzero_si512 ();
+                    __m512i s1 = _mm512_setzero_si512 ();
+                    UNROLL
+                    for (int v = 0; v < U; v++)
+                      {
+                        s0 = _mm512_dpbusd_epi32 (s0, w[h][v], bv[v]);
+                        s1 = _mm512_dpbusd_epi32 (s1, w[h][U + v],
+                                                  bv[U + v]);
+                      }
+                    isum[h][c] = _mm512_dpwssd_epi32
+                      (isum[h][c], _mm512_packs_epi32 (s0, s1), scv[h]);
+                  }
+              }
+          }
+      else
+#endif
       for (int gi = 0; gi < GROUPS; gi += step)
         {
-          const __m512i quarter = _mm512_loadu_si512
-            (o + TSR_CPU_KP8_SC + 64 * (gi / 4));
           const __m512i idx = _mm512_add_epi16
             (words, _mm512_set1_epi16 ((short) (8 * (gi % 4))));
-          const unsigned char *wv = o + TSR_CPU_KP8_W + 128 * gi;
-          const int nv = 2 * step;
-          __m512i w[4], scv;
+          __m512i w[2][4], scv[2];
 
-#if defined(__AVX512VNNI__)
-          if (t == KIQ4XS)
-            scv = _mm512_srai_epi32 (_mm512_slli_epi32
-                                     (_mm512_permutexvar_epi16 (idx,
-                                                                quarter),
-                                      16), 16);
-          else
-            scv = _mm512_maskz_permutexvar_epi16 (0x55555555u,
-                                                  idx, quarter);
-#else
-          scv = _mm512_permutexvar_epi16 (idx, quarter);
-#endif
           UNROLL
-          for (int v = 0; v < nv; v++)
-            w[v] = _mm512_loadu_si512 (wv + 64 * v);
+          for (int h = 0; h < 2; h++)
+            {
+              const __m512i quarter = _mm512_loadu_si512
+                (o[h] + TSR_CPU_KP8_SC + 64 * (gi / 4));
+              const unsigned char *wv = o[h] + TSR_CPU_KP8_W + 128 * gi;
+#if defined(__AVX512VNNI__)
+              /* iq4_xs: sign-extended (vpmulld).  */
+              scv[h] = _mm512_srai_epi32 (_mm512_slli_epi32
+                                          (_mm512_permutexvar_epi16
+                                           (idx, quarter), 16), 16);
+#else
+              scv[h] = _mm512_permutexvar_epi16 (idx, quarter);
+#endif
+              UNROLL
+              for (int v = 0; v < nv; v++)
+                w[h][v] = _mm512_loadu_si512 (wv + 64 * v);
+            }
           UNROLL
           for (int c = 0; c < NY; c++)
             {
               const int8_t *a = q[c] + QK * i + 16 * gi;
-#if defined(__AVX512VNNI__)
-              if (span == 1)
-                UNROLL
-                for (int v = 0; v < 2; v++)
-                  isum[c] = _mm512_dpwssd_epi32
-                    (isum[c], _mm512_dpbusd_epi32 (_mm512_setzero_si512 (),
-                                                   w[v], p8_bcast (a + 8 * v)),
-                     scv);
-              else
+              __m512i b[4];
+
+              UNROLL
+              for (int v = 0; v < nv; v++)
+                b[v] = p8_bcast (a + 8 * v);
+              UNROLL
+              for (int h = 0; h < 2; h++)
                 {
+#if defined(__AVX512VNNI__)
                   __m512i s = _mm512_setzero_si512 ();
                   UNROLL
                   for (int v = 0; v < nv; v++)
-                    s = _mm512_dpbusd_epi32 (s, w[v], p8_bcast (a + 8 * v));
-                  isum[c] = t == KIQ4XS
-                            ? _mm512_add_epi32 (isum[c],
-                                                _mm512_mullo_epi32 (s, scv))
-                            : _mm512_dpwssd_epi32 (isum[c], s, scv);
-                }
+                    s = _mm512_dpbusd_epi32 (s, w[h][v], b[v]);
+                  isum[h][c] = _mm512_add_epi32
+                    (isum[h][c], _mm512_mullo_epi32 (s, scv[h]));
 #else
-              UNROLL
-              for (int v = 0; v < nv; v++)
-                isum[c] = _mm512_add_epi32
-                  (isum[c], _mm512_madd_epi16 (_mm512_maddubs_epi16
-                                               (w[v], p8_bcast (a + 8 * v)),
-                                               scv));
+                  UNROLL
+                  for (int v = 0; v < nv; v++)
+                    isum[h][c] = _mm512_add_epi32
+                      (isum[h][c], _mm512_madd_epi16 (_mm512_maddubs_epi16
+                                                      (w[h][v], b[v]),
+                                                      scv[h]));
 #endif
+                }
             }
         }
 
-      const __m256 dv = _mm256_loadu_ps ((const float *) (o + TSR_CPU_KP8_D));
-      const __m256 dmv = _mm256_loadu_ps ((const float *)
-                                          (o + TSR_CPU_KP8_DM));
+      const __m512 dv = p8_join (o[0] + TSR_CPU_KP8_D, o[1] + TSR_CPU_KP8_D);
+      const __m512 dmv = has_mins (t)
+                         ? p8_join (o[0] + TSR_CPU_KP8_DM,
+                                    o[1] + TSR_CPU_KP8_DM)
+                         : _mm512_setzero_ps ();
+      __m512i i16[TSR_CPU_QDOT_MAX_COLS], bnext[TSR_CPU_QDOT_MAX_COLS];
+
       UNROLL
       for (int c = 0; c < NY; c++)
         {
-          const __m512i ys = _mm512_broadcast_i64x4
-            (_mm256_loadu_si256 ((const __m256i *) (bs[c] + GROUPS * i)));
-          const __m256 dyc = _mm256_set1_ps (dy[c][i]);
-          __m512i b = has_mins (t) ? _mm512_setzero_si512 () : isum[c];
-
-          UNROLL
-          for (int s = 0; s < 4; s++)
-            {
-              __m512i av = _mm512_permutexvar_epi32
-                (_mm512_add_epi32 (halves, _mm512_set1_epi32 (s)), ys);
-              __m512i bv = _mm512_loadu_si512 (o + TSR_CPU_KP8_BIAS + 64 * s);
-#if defined(__AVX512VNNI__)
-              b = _mm512_dpwssd_epi32 (b, bv, av);
-#else
-              b = _mm512_add_epi32 (b, _mm512_madd_epi16 (bv, av));
-#endif
-            }
+          i16[c] = p8_rows16 (isum[0][c], isum[1][c], packs);
           if (!has_mins (t))
-            isum[c] = b;
-          /* Row r: lanes 2r and 2r + 1.  */
-          __m256i i8 = _mm512_cvtepi64_epi32
-            (_mm512_add_epi32 (isum[c], _mm512_srli_epi64 (isum[c], 32)));
-          acc[c] = _mm256_fmadd_ps (_mm256_cvtepi32_ps (i8),
-                                    _mm256_mul_ps (dv, dyc), acc[c]);
+            i16[c] = _mm512_add_epi32 (i16[c], b16[c]);
+        }
+      if (i + 1 < nb)
+        {
+          const unsigned char *on[2] = { o[0] + TSR_CPU_KP8_BYTES,
+                                         o[1] + TSR_CPU_KP8_BYTES };
+          p8_bias16 (on, NY, bs, i + 1, bnext);
+        }
+      UNROLL
+      for (int c = 0; c < NY; c++)
+        {
+          const __m512 dyc = _mm512_set1_ps (dy[c][i]);
+          acc[c] = _mm512_fmadd_ps (_mm512_cvtepi32_ps (i16[c]),
+                                    _mm512_mul_ps (dv, dyc), acc[c]);
           if (has_mins (t))
-            {
-              __m256i b8 = _mm512_cvtepi64_epi32
-                (_mm512_add_epi32 (b, _mm512_srli_epi64 (b, 32)));
-              acc[c] = _mm256_fmadd_ps (_mm256_cvtepi32_ps (b8),
-                                        _mm256_mul_ps (dmv, dyc), acc[c]);
-            }
+            acc[c] = _mm512_fmadd_ps (_mm512_cvtepi32_ps (b16[c]),
+                                      _mm512_mul_ps (dmv, dyc), acc[c]);
+          b16[c] = bnext[c];
         }
     }
   UNROLL
   for (int c = 0; c < NY; c++)
     {
-      float l[P8];
-      _mm256_storeu_ps (l, acc[c]);
-      for (int r = 0; r < P8; r++)
+      float l[2 * P8];
+      _mm512_storeu_ps (l, acc[c]);
+      for (int r = 0; r < R; r++)
         out[r * ny_out + c] = l[r];
     }
 }
@@ -2039,7 +2204,7 @@ p8_half_v3 (enum ktype t, int64_t k, const unsigned char *g, int h,
 {
   const int64_t nb = k / QK;
   const int span = p8_span (t), step = span == 4 ? 2 : 1;
-  const __m256i halves = _mm256_setr_epi32 (0, 4, 0, 4, 0, 4, 0, 4);
+  const __m256i pairs = _mm256_setr_epi32 (0, 0, 0, 0, 1, 1, 1, 1);
   __m128 acc[4];
 
   UNROLL
@@ -2123,36 +2288,39 @@ p8_half_v3 (enum ktype t, int64_t k, const unsigned char *g, int h,
           const __m256i ys = _mm256_loadu_si256
             ((const __m256i *) (tsr_cpu_kact_sums (y[c], k) + GROUPS * i));
           const __m128 dyc = _mm_set1_ps (tsr_cpu_kact_scales (y[c], k)[i]);
-          __m256i b = has_mins (t) ? _mm256_setzero_si256 () : isum[c];
+          __m256i b = _mm256_setzero_si256 ();
 
+          /* Pairs of groups s and s + 1 of the 4 rows: lane r + 4 j of
+             pair s + j.  */
           UNROLL
-          for (int s2 = 0; s2 < 4; s2++)
+          for (int s2 = 0; s2 < 8; s2 += 2)
             {
               __m256i av = _mm256_permutevar8x32_epi32
-                (ys, _mm256_add_epi32 (halves, _mm256_set1_epi32 (s2)));
-              __m256i bv = _mm256_loadu_si256
-                ((const __m256i *) (o + TSR_CPU_KP8_BIAS + 64 * s2 + 32 * h));
+                (ys, _mm256_add_epi32 (pairs, _mm256_set1_epi32 (s2)));
+              __m256i bv = _mm256_loadu2_m128i
+                ((const __m128i *) (o + TSR_CPU_KP8_BIAS + 32 * (s2 + 1)
+                                    + 16 * h),
+                 (const __m128i *) (o + TSR_CPU_KP8_BIAS + 32 * s2
+                                    + 16 * h));
 #if defined(__AVXVNNI__)
               b = _mm256_dpwssd_avx_epi32 (b, bv, av);
 #else
               b = _mm256_add_epi32 (b, _mm256_madd_epi16 (bv, av));
 #endif
             }
-          if (!has_mins (t))
-            isum[c] = b;
+          __m128i b4 = _mm_add_epi32 (_mm256_castsi256_si128 (b),
+                                      _mm256_extracti128_si256 (b, 1));
           /* Row r: lanes 2r and 2r + 1 (pairs of each 128-bit half).  */
-          __m256i ip = _mm256_permute4x64_epi64
-            (_mm256_hadd_epi32 (isum[c], isum[c]), _MM_SHUFFLE (3, 1, 2, 0));
-          acc[c] = _mm_fmadd_ps (_mm_cvtepi32_ps (_mm256_castsi256_si128 (ip)),
-                                 _mm_mul_ps (dv, dyc), acc[c]);
+          __m128i i4 = _mm256_castsi256_si128
+            (_mm256_permute4x64_epi64 (_mm256_hadd_epi32 (isum[c], isum[c]),
+                                       _MM_SHUFFLE (3, 1, 2, 0)));
+          if (!has_mins (t))
+            i4 = _mm_add_epi32 (i4, b4);
+          acc[c] = _mm_fmadd_ps (_mm_cvtepi32_ps (i4), _mm_mul_ps (dv, dyc),
+                                 acc[c]);
           if (has_mins (t))
-            {
-              __m256i bp = _mm256_permute4x64_epi64
-                (_mm256_hadd_epi32 (b, b), _MM_SHUFFLE (3, 1, 2, 0));
-              acc[c] = _mm_fmadd_ps (_mm_cvtepi32_ps
-                                     (_mm256_castsi256_si128 (bp)),
-                                     _mm_mul_ps (dmv, dyc), acc[c]);
-            }
+            acc[c] = _mm_fmadd_ps (_mm_cvtepi32_ps (b4),
+                                   _mm_mul_ps (dmv, dyc), acc[c]);
         }
     }
   UNROLL
@@ -2185,6 +2353,34 @@ p8_group_v3 (enum ktype t, int64_t k, const unsigned char *g, int ny,
 #define p8_group p8_group_ref
 #endif
 
+#if defined(__AVX512BW__)
+/* The packed 8-row groups of NR rows (a multiple of 8) at X, BX bytes
+   a packed row, by NY <= 8 columns: two groups at a time (a last one
+   alone twice).  */
+static inline __attribute__ ((always_inline)) void
+p8_rows (enum ktype t, int64_t k, const void *x, size_t bx, int nr, int ny,
+         const void *const *y, float *out)
+{
+  for (int r0 = 0; r0 < nr; r0 += 2 * P8)
+    {
+      const unsigned char *g = (const unsigned char *) x + (size_t) r0 * bx;
+      const int R = nr - r0 < 2 * P8 ? P8 : 2 * P8;
+      const size_t gs = R == P8 ? 0 : P8 * bx;
+      float *o = out + r0 * ny;
+      switch (ny)
+        {
+        case 1: p8_group (t, k, g, gs, 1, y, o, ny, R); break;
+        case 2: p8_group (t, k, g, gs, 2, y, o, ny, R); break;
+        case 3: p8_group (t, k, g, gs, 3, y, o, ny, R); break;
+        case 4: p8_group (t, k, g, gs, 4, y, o, ny, R); break;
+        case 5: p8_group (t, k, g, gs, 5, y, o, ny, R); break;
+        case 6: p8_group (t, k, g, gs, 6, y, o, ny, R); break;
+        case 7: p8_group (t, k, g, gs, 7, y, o, ny, R); break;
+        default: p8_group (t, k, g, gs, 8, y, o, ny, R); break;
+        }
+    }
+}
+#else
 /* The packed 8-row groups of NR rows (a multiple of 8) at X, BX bytes
    a packed row.  */
 static inline __attribute__ ((always_inline)) void
@@ -2208,6 +2404,7 @@ p8_rows (enum ktype t, int64_t k, const void *x, size_t bx, int nr, int ny,
         }
     }
 }
+#endif
 
 void
 TSR_CPU_LEVEL_FN (kp8_pack) (tsr_type type, int64_t k, const void *x,

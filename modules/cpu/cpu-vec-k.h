@@ -63,17 +63,19 @@ TSR_CPU_KDOT (iq4_xs)
 #undef TSR_CPU_KDOT
 
 /* Plain rows of the super-block types packed 8 at a time for register
-   tiles of 8 rows by up to 8 columns (mul_mat and mul_mat_id pack a
-   thread's tile of rows as they use it, tsr_cpu_kp8_pack).  Per
+   tiles of 8 or 16 rows by up to 8 columns (mul_mat and mul_mat_id
+   pack a thread's tile of rows as they use it, tsr_cpu_kp8_pack).  Per
    super-block, TSR_CPU_KP8_BYTES for the 8 rows:
      KP8_D     8 f32: each row's d;
      KP8_DM    8 f32: -dmin (q2_K, q4_K, q5_K), else 0;
      KP8_SC    16 x 8 int16: the scale of group of 16 g of row r at
                16 g + 2 r;
-     KP8_BIAS  4 vectors of 64 bytes: int16 pair lane 2 r + h of vector
-               s holds row r's biases of groups 8 h + 2 s, 8 h + 2 s + 1
-               (q2_K, q4_K, q5_K: the minimums; q3_K, q6_K: -4 and -32
-               times the scales; iq4_xs: -128 times them);
+     KP8_BIAS  8 pairs of groups of 32 bytes: int16 pair r of pair s
+               holds row r's biases of groups 2 s, 2 s + 1 (q2_K,
+               q4_K, q5_K: the minimums; q3_K, q6_K: -4 and -32 times
+               the scales; iq4_xs: -128 times them), so that one
+               vpdpwssd by a pair of activation sums broadcast gives a
+               row a lane;
      KP8_W     32 vectors of 64 bytes: vector v holds elements 8 v ..
                8 v + 7 of row r in bytes 8 r .. 8 r + 7, as unsigned
                bytes: the stored integers (0..63, offsets not

@@ -1970,7 +1970,7 @@ p8_group (enum ktype t, int64_t k, const unsigned char *g, size_t gs,
   const int8_t *q[TSR_CPU_QDOT_MAX_COLS];
   const int16_t *bs[TSR_CPU_QDOT_MAX_COLS];
   const float *dy[TSR_CPU_QDOT_MAX_COLS];
-  __m256 acc8[TSR_CPU_QDOT_MAX_COLS];
+  __m256 acc8[TSR_CPU_QDOT_MAX_COLS];  /* unused: 16 rows a vector */
   __m512 acc[TSR_CPU_QDOT_MAX_COLS];
 
   qdot_kcolumns (k, NY, y, q, bs, dy, acc8);
@@ -2140,7 +2140,8 @@ p8_group (enum ktype t, int64_t k, const unsigned char *g, size_t gs,
           if (has_mins (t))
             acc[c] = _mm512_fmadd_ps (_mm512_cvtepi32_ps (b16[c]),
                                       _mm512_mul_ps (dmv, dyc), acc[c]);
-          b16[c] = bnext[c];
+          if (i + 1 < nb)
+            b16[c] = bnext[c];
         }
     }
   UNROLL

@@ -1648,9 +1648,10 @@ p8_group_ref (enum ktype t, int64_t k, const unsigned char *g, int ny,
 }
 #endif
 
-/* Values of a group of 16 summed before their scale: within int16
-   (the vpdpwssd that applies the scale reads the low half), 8 products
-   for 5-bit values (8 x 31 x 127), 16 for q4_K's and 4 for q6_K's.
+/* Vectors of 8 values a row summed before their scale: within int16
+   (the AVX-512 kernel packs two such sums into words, the AVX2
+   vpdpwssd reads the low half), 8 products for 5-bit values (8 x 31 x
+   127), 16 for q4_K's and 4 for q6_K's.
    iq4_xs's values plus 128 overflow even 4: its groups of 32 are
    scaled in int32 (vpmulld).  */
 static inline int
@@ -1959,9 +1960,9 @@ p8_group (enum ktype t, int64_t k, const unsigned char *g, size_t gs,
   const int nv = 2 * step;
   const __m512i words = _mm512_loadu_si512 (p8_scale_words);
 #if defined(__AVX512VNNI__)
-  /* Groups of 16 a unit (the packed sums): q6_K 1, q2_K, q3_K, q5_K 2,
-     q4_K 4; iq4_xs scales its sums in int32.  */
-  const int U = t == KQ6 ? 1 : t == KQ4 ? 4 : 2;
+  /* Groups of 16 a unit of packed sums, vectors a half unit: q6_K 1,
+     q2_K, q3_K, q5_K 2, q4_K 4; iq4_xs scales its sums in int32.  */
+  const int U = span;
   const bool packs = t != KIQ4XS;
   const __m512i prows = _mm512_loadu_si512 (p8_pack_rows);
 #else
@@ -1999,12 +2000,12 @@ p8_group (enum ktype t, int64_t k, const unsigned char *g, size_t gs,
           isum[h][c] = _mm512_setzero_si512 ();
 #if defined(__AVX512VNNI__)
       if (packs)
-        /* Units of U groups of 16, two sums of U vectors each (the
-           first half, groups gi.., and the second, gb..), each lane
-           within int16 (p8_span), packed into words (vpackssdw: no
-           saturation) and scaled by one vpdpwssd: lane 4 l + m of a
-           128-bit lane l holds row 2 l + m % 2 of the first half (m <
-           2) or the second.  5 multiplier operations for 4 vpdpbusd
+        /* Units of U groups of 16 (2 U vectors), two sums of U
+           vectors each (the first half, groups gi.., and the second,
+           gb..), each lane within int16 (p8_span), packed into words
+           (vpackssdw: no saturation) and scaled by one vpdpwssd: lane
+           4 l + m of a 128-bit lane l holds row 2 l + m % 2 of the
+           first half (m < 2) or the second.  5 multiplier operations for 4 vpdpbusd
            instead of 6 (q2_K, q3_K, q5_K), 9 for 8 instead of 10
            (q4_K), as many as before for q6_K.  */
         for (int gi = 0; gi < GROUPS; gi += U)

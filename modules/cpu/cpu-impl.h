@@ -295,6 +295,15 @@ tsr_cpu_qdot_x8p_kernel (tsr_type type, size_t *group)
    GFLOP/s at n = 32 / 64 / 512: plain dots 265-322 / 262-316, GEMM
    229-232; tiles 250-290 / 301-363 / 358-440).  */
 #define TSR_CPU_KP8_MIN_N_TILE 64
+/* Repacked weights of the super-block types (CPU_REPACK: q4_K, q5_K,
+   q6_K, iq4_xs, all with AVX-512) take the same tiles from this many
+   columns, converted from the repacked layout by tile
+   (tsr_cpu_kp8_from_x8); below, their own kernels (two cores, v4-vnni,
+   GFLOP/s of the repacked kernels against the tiles, 4096 x 14336:
+   q4_K at n = 16 1,017 / 746, 32 1,002-1,014 / 914-931, 48 997-1,032
+   / 953-1,006, 64 1,013-1,048 / 989-1,054; q6_K at 32 699-703 /
+   718-723, 64 739-743 / 779-811).  */
+#define TSR_CPU_KP8_MIN_N_X8 64
 /* The columns from which plain super-block weights are packed by tile
    at this level.  */
 static inline int64_t

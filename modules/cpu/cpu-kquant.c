@@ -1548,7 +1548,7 @@ p8_bias_at (int r, int g)
   return TSR_CPU_KP8_BIAS + 32 * (size_t) (g / 2) + 4 * r + 2 * (g % 2);
 }
 
-#if !defined(KQ_REGS)
+#if !defined(__AVX512BW__)
 /* Decoded super-block S of row R into the packed one at O: its values
    (iq4_xs: plus 128), scales, biases (iq4_xs: -128 times its scales)
    and float factors.  */
@@ -1569,6 +1569,78 @@ p8_put_ref (enum ktype t, const struct sb *s, int r, unsigned char *o)
   memcpy (o + TSR_CPU_KP8_DM + 4 * r, &dm, 4);
 }
 
+/* The stored value of element E of row R (iq4_xs: its index into the
+   table) in super-block S of a repacked group (cpu-repack.c): in the
+   vectors of group of 32 J = E / 32, lane 2 r + h, byte b for element
+   32 J + 8 v + 4 h + b, nibble v % 2 of the vector v / 2; q5_K's fifth
+   bit is bit v (+ 4 for an odd J) of the pair's vector of fifth bits,
+   q6_K's high bits are bits 2 v, 2 v + 1 of the third vector.  */
+static int
+p8_x8_value (enum ktype t, const unsigned char *s, int r, int e)
+{
+  const int j = e / 32, v = e % 32 / 8, at = 8 * r + e % 8;
+  const int base = t == KQ4 ? TSR_CPU_X8_Q4K_VALUES (j)
+                   : t == KQ5 ? TSR_CPU_X8_Q5K_VALUES (j)
+                   : t == KQ6 ? TSR_CPU_X8_Q6K_VALUES (j)
+                   : TSR_CPU_X8_XS_VALUES (j);
+  int q = s[base + 64 * (v / 2) + at] >> (4 * (v % 2)) & 15;
+
+  if (t == KQ5)
+    q |= (s[TSR_CPU_X8_Q5K_HIGH (j) + at] >> (4 * (j % 2) + v) & 1) << 4;
+  else if (t == KQ6)
+    q |= (s[base + 128 + at] >> (2 * v) & 3) << 4;
+  return q;
+}
+
+/* The reference conversion of super-block S of a repacked group into
+   the packed one at O: per row, the plain block's head (scales,
+   factors) put back where the decoder reads it, decoded, and the
+   values read from the group.  */
+static void
+p8_from_x8_ref (enum ktype t, const unsigned char *s, unsigned char *o)
+{
+  for (int r = 0; r < P8; r++)
+    {
+      _Alignas (16) unsigned char blk[256] = { 0 };
+      struct sb sb;
+      if (t == KQ4 || t == KQ5)
+        {
+          /* d, dmin, then the 12 bytes of scales and minimums.  */
+          memcpy (blk, s + 2 * r, 2);
+          memcpy (blk + 2, s + 16 + 2 * r, 2);
+          for (int w = 0; w < 3; w++)
+            memcpy (blk + 4 + 4 * w, s + 32 + 32 * w + 4 * r, 4);
+        }
+      else if (t == KQ6)
+        {
+          struct tsr_block_q6_K *b = (struct tsr_block_q6_K *) blk;
+          memcpy (&b->d, s + 2 * r, 2);
+          /* Scales 8 h + 2 q and the next: bytes 4 r + 2 h of the
+             scales' vector q.  */
+          for (int q = 0; q < 4; q++)
+            for (int h = 0; h < 2; h++)
+              memcpy (b->scales + 8 * h + 2 * q,
+                      s + 16 + 32 * q + 4 * r + 2 * h, 2);
+        }
+      else
+        {
+          struct tsr_block_iq4_xs *b = (struct tsr_block_iq4_xs *) blk;
+          memcpy (&b->d, s + 2 * r, 2);
+          memcpy (&b->scales_h, s + 48 + 2 * r, 2);
+          memcpy (b->scales_l, s + 16 + 4 * r, 4);
+        }
+      decode (t, blk, &sb);
+      for (int e = 0; e < QK; e++)
+        {
+          int q = p8_x8_value (t, s, r, e);
+          sb.w[e] = (uint8_t) (t == KIQ4XS ? tsr_cpu_iq4nl_values[q] : q);
+        }
+      p8_put_ref (t, &sb, r, o);
+    }
+}
+#endif
+
+#if !defined(KQ_REGS)
 /* The reference pack: every field put one by one.  */
 static void
 p8_pack_ref (enum ktype t, int64_t k, const char *x, size_t bx, int nr,
@@ -1839,6 +1911,211 @@ p8_pack_sb (enum ktype t, const char *x, size_t bx, int nr, int64_t i,
   p8_put_words (&bias[0][0], bidx, 0xff00ff00u, o + TSR_CPU_KP8_BIAS);
   memcpy (o + TSR_CPU_KP8_D, d, sizeof d);
   memcpy (o + TSR_CPU_KP8_DM, dm, sizeof dm);
+}
+
+/* Byte j of the 8 words of V (one a row) as quadword j: the 8 rows'
+   bytes j.  */
+static inline __m256i
+p8_rows_bytes (__m256i v)
+{
+  const __m256i by_byte = _mm256_setr_epi8 (0, 4, 8, 12, 1, 5, 9, 13, 2, 6,
+                                            10, 14, 3, 7, 11, 15, 0, 4, 8,
+                                            12, 1, 5, 9, 13, 2, 6, 10, 14,
+                                            3, 7, 11, 15);
+  return _mm256_permutevar8x32_epi32 (_mm256_shuffle_epi8 (v, by_byte),
+                                      _mm256_setr_epi32 (0, 4, 1, 5, 2, 6,
+                                                         3, 7));
+}
+
+/* Super-block S of a repacked group of 8 rows (cpu-repack.c) packed
+   into O as p8_pack_sb packs the plain rows.  A repacked vector of
+   nibbles is two packed value vectors already (lane 2 r + h, byte b:
+   elements 4 h + b and 8 + 4 h + b of a group of 32 of row r, which
+   the packed vectors 4 j and 4 j + 1 hold at byte 8 r + 4 h + b), so
+   the values take a mask and a shift, or-ed with their fifth bits
+   (q5_K) or high bits (q6_K), or looked up (iq4_xs).  The group keeps
+   the 8 rows' scales side by side too: q4_K's, q5_K's and q6_K's are
+   decoded for the 8 rows at once and transposed in registers (per row
+   through memory, the stores stalled the loads that followed them:
+   81 against 20 ns a super-block of 8 rows of q4_K), iq4_xs's per row
+   by its decoder's steps.  */
+static inline __attribute__ ((always_inline)) void
+p8_from_x8_sb (enum ktype t, const unsigned char *s, const __m512i *sidx,
+               const __m512i *bidx, unsigned char *o)
+{
+  const __m512i m4 = _mm512_set1_epi8 (0x0f);
+  const size_t bytes = P8 * block_bytes (t);
+
+  /* The group streams from memory: the next super-block asked for now
+     (the prefetchers alone left the conversion waiting: 4096 x 14336
+     q4_K at n = 16, 605 against 746 GFLOP/s; further ahead gained
+     nothing).  */
+  for (size_t l = 0; l < bytes; l += 64)
+    _mm_prefetch ((const char *) s + bytes + l, _MM_HINT_T0);
+  /* iq4_xs: the table's values plus 128.  */
+  const __m512i lut = _mm512_broadcast_i32x4
+    (_mm_xor_si128 (_mm_loadu_si128 ((const __m128i *) tsr_cpu_iq4nl_values),
+                    _mm_set1_epi8 ((char) 0x80)));
+
+  UNROLL
+  for (int j = 0; j < 8; j++)
+    {
+      size_t at = t == KQ4 ? TSR_CPU_X8_Q4K_VALUES (j)
+                  : t == KQ5 ? TSR_CPU_X8_Q5K_VALUES (j)
+                  : t == KQ6 ? TSR_CPU_X8_Q6K_VALUES (j)
+                  : TSR_CPU_X8_XS_VALUES (j);
+      __m512i v0 = _mm512_loadu_si512 (s + at);
+      __m512i v1 = _mm512_loadu_si512 (s + at + 64);
+      __m512i w[4] = { _mm512_and_si512 (v0, m4),
+                       _mm512_and_si512 (_mm512_srli_epi16 (v0, 4), m4),
+                       _mm512_and_si512 (v1, m4),
+                       _mm512_and_si512 (_mm512_srli_epi16 (v1, 4), m4) };
+      if (t == KQ5)
+        {
+          /* Bit v (even j) or 4 + v (odd j) of a byte to bit 4: the
+             16-bit shifts move no other byte's bit there.  */
+          const __m512i h = _mm512_loadu_si512 (s + TSR_CPU_X8_Q5K_HIGH (j));
+          const __m512i m16 = _mm512_set1_epi8 (0x10);
+          w[0] = _mm512_or_si512 (w[0], _mm512_and_si512
+                                  (j % 2 ? h : _mm512_slli_epi16 (h, 4),
+                                   m16));
+          w[1] = _mm512_or_si512 (w[1], _mm512_and_si512
+                                  (j % 2 ? _mm512_srli_epi16 (h, 1)
+                                   : _mm512_slli_epi16 (h, 3), m16));
+          w[2] = _mm512_or_si512 (w[2], _mm512_and_si512
+                                  (j % 2 ? _mm512_srli_epi16 (h, 2)
+                                   : _mm512_slli_epi16 (h, 2), m16));
+          w[3] = _mm512_or_si512 (w[3], _mm512_and_si512
+                                  (j % 2 ? _mm512_srli_epi16 (h, 3)
+                                   : _mm512_slli_epi16 (h, 1), m16));
+        }
+      else if (t == KQ6)
+        {
+          /* Bits 2v, 2v + 1 of a byte to bits 4, 5.  */
+          const __m512i h = _mm512_loadu_si512 (s + at + 128);
+          const __m512i m48 = _mm512_set1_epi8 (0x30);
+          w[0] = _mm512_or_si512 (w[0], _mm512_and_si512
+                                  (_mm512_slli_epi16 (h, 4), m48));
+          w[1] = _mm512_or_si512 (w[1], _mm512_and_si512
+                                  (_mm512_slli_epi16 (h, 2), m48));
+          w[2] = _mm512_or_si512 (w[2], _mm512_and_si512 (h, m48));
+          w[3] = _mm512_or_si512 (w[3], _mm512_and_si512
+                                  (_mm512_srli_epi16 (h, 2), m48));
+        }
+      UNROLL
+      for (int v = 0; v < 4; v++)
+        _mm512_storeu_si512 (o + TSR_CPU_KP8_W + 64 * (4 * j + v),
+                             t == KIQ4XS ? _mm512_shuffle_epi8 (lut, w[v])
+                                         : w[v]);
+    }
+
+  /* The 8 rows' f16 d are the group's first 16 bytes.  */
+  _mm256_storeu_ps ((float *) (o + TSR_CPU_KP8_D),
+                    _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) s)));
+  if (t == KQ4 || t == KQ5)
+    {
+      /* The three words u0, u1, u2 of each row's packed scales and
+         minimums (row r in word r of each vector), decoded for the 8
+         rows at once as scales_k4_r does for one, then transposed:
+         byte j of every row's word, for the groups of 32 j.  */
+      const __m256i u0 = _mm256_loadu_si256 ((const __m256i *) (s + 32));
+      const __m256i u1 = _mm256_loadu_si256 ((const __m256i *) (s + 64));
+      const __m256i u2 = _mm256_loadu_si256 ((const __m256i *) (s + 96));
+      const __m256i m63 = _mm256_set1_epi8 (63), m15 = _mm256_set1_epi8 (15);
+      const __m256i m48 = _mm256_set1_epi8 (48);
+      const __m256i part[4] = {
+        _mm256_and_si256 (u0, m63),
+        _mm256_or_si256 (_mm256_and_si256 (u2, m15),
+                         _mm256_and_si256 (_mm256_srli_epi32 (u0, 2), m48)),
+        _mm256_and_si256 (u1, m63),
+        _mm256_or_si256 (_mm256_and_si256 (_mm256_srli_epi32 (u2, 4), m15),
+                         _mm256_and_si256 (_mm256_srli_epi32 (u1, 2), m48))
+      };
+      UNROLL
+      for (int h = 0; h < 2; h++)
+        {
+          /* Quadword j: scale (minimum) 4 h + j of rows 0..7.  */
+          __m256i sc = p8_rows_bytes (part[h]), mn = p8_rows_bytes (part[2 + h]);
+          /* Scales: each group of 32's 8 rows twice (its two groups of
+             16).  */
+          __m512i c = _mm512_cvtepu8_epi16 (sc);
+          _mm512_storeu_si512 (o + TSR_CPU_KP8_SC + 128 * h,
+                               _mm512_shuffle_i64x2 (c, c, 0x50));
+          _mm512_storeu_si512 (o + TSR_CPU_KP8_SC + 128 * h + 64,
+                               _mm512_shuffle_i64x2 (c, c, 0xfa));
+          /* Biases: a pair of groups of 16 is one group of 32, its
+             minimum in both words of a row's pair.  */
+          UNROLL
+          for (int q = 0; q < 2; q++)
+            {
+              __m512i b = _mm512_cvtepu8_epi32 (q ? _mm256_extracti128_si256
+                                                      (mn, 1)
+                                                  : _mm256_castsi256_si128
+                                                      (mn));
+              _mm512_storeu_si512 (o + TSR_CPU_KP8_BIAS + 128 * h + 64 * q,
+                                   _mm512_or_si512 (b, _mm512_slli_epi32
+                                                         (b, 16)));
+            }
+        }
+      /* -dmin: the f16 sign flipped (exact), as dd_mins_r does.  */
+      _mm256_storeu_ps ((float *) (o + TSR_CPU_KP8_DM), _mm256_cvtph_ps
+                        (_mm_xor_si128 (_mm_loadu_si128 ((const __m128i *)
+                                                         (s + 16)),
+                                        _mm_set1_epi16 ((short) 0x8000))));
+      return;
+    }
+  if (t == KQ6)
+    {
+      /* Vector q of scales: row r's word holds its scales 2 q, 2 q + 1,
+         8 + 2 q, 9 + 2 q (int8).  */
+      UNROLL
+      for (int q = 0; q < 4; q++)
+        {
+          const __m256i v = _mm256_loadu_si256 ((const __m256i *)
+                                                (s + 16 + 32 * q));
+          /* Quadwords: scales 2 q, 2 q + 1, 8 + 2 q, 9 + 2 q of rows
+             0..7.  */
+          __m512i c = _mm512_cvtepi8_epi16 (p8_rows_bytes (v));
+          _mm256_storeu_si256 ((__m256i *) (o + TSR_CPU_KP8_SC + 32 * q),
+                               _mm512_castsi512_si256 (c));
+          _mm256_storeu_si256 ((__m256i *) (o + TSR_CPU_KP8_SC + 128
+                                            + 32 * q),
+                               _mm512_extracti64x4_epi64 (c, 1));
+          /* Biases -32 times the scales: row r's pairs of pair q and
+             4 + q are its word's halves.  */
+          __m512i b = _mm512_sub_epi16 (_mm512_setzero_si512 (),
+                                        _mm512_slli_epi16
+                                        (_mm512_cvtepi8_epi16 (v), 5));
+          _mm256_storeu_si256 ((__m256i *) (o + TSR_CPU_KP8_BIAS + 32 * q),
+                               _mm512_cvtepi64_epi32 (b));
+          _mm256_storeu_si256 ((__m256i *) (o + TSR_CPU_KP8_BIAS + 128
+                                            + 32 * q),
+                               _mm512_cvtepi64_epi32
+                               (_mm512_srli_epi64 (b, 32)));
+        }
+      _mm256_storeu_si256 ((__m256i *) (o + TSR_CPU_KP8_DM),
+                           _mm256_setzero_si256 ());
+      return;
+    }
+
+  /* iq4_xs: per row, as its plain decoder.  */
+  _Alignas (64) int16_t sc[P8][GROUPS], bias[P8][GROUPS];
+  const __m256i pair = _mm256_setr_epi16 (0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5,
+                                          6, 6, 7, 7);
+  for (int r = 0; r < P8; r++)
+    {
+      struct tsr_block_iq4_xs b;
+      memcpy (&b.scales_h, s + 48 + 2 * r, 2);
+      memcpy (b.scales_l, s + 16 + 4 * r, 4);
+      __m256i s16 = _mm256_permutexvar_epi16 (pair, scales_iq4_xs_r (&b));
+      _mm256_store_si256 ((__m256i *) sc[r], s16);
+      _mm256_store_si256 ((__m256i *) bias[r],
+                          _mm256_mullo_epi16 (s16, _mm256_set1_epi16 (-128)));
+    }
+  p8_put_words (&sc[0][0], sidx, 0xf0f0f0f0u, o + TSR_CPU_KP8_SC);
+  p8_put_words (&bias[0][0], bidx, 0xff00ff00u, o + TSR_CPU_KP8_BIAS);
+  _mm256_storeu_si256 ((__m256i *) (o + TSR_CPU_KP8_DM),
+                       _mm256_setzero_si256 ());
 }
 
 /* Word w of a group's scale vector comes from word w / 4 (+ 8 (g % 4))
@@ -2448,6 +2725,43 @@ TSR_CPU_LEVEL_FN (kp8_pack) (tsr_type type, int64_t k, const void *x,
     }
 #else
   p8_pack_ref (ktype_of (type), k, x, bx, nr, dst);
+#endif
+}
+
+void
+TSR_CPU_LEVEL_FN (kp8_from_x8) (tsr_type type, int64_t k, const void *x,
+                                void *dst)
+{
+  const size_t group = P8 * block_bytes (ktype_of (type));
+#if defined(__AVX512BW__)
+#define P8_FROM(t)                                                      \
+  for (int64_t i = 0; i < k / QK; i++)                                  \
+    p8_from_x8_sb (t, (const unsigned char *) x + (size_t) i * group,   \
+                   sidx, bidx, (unsigned char *) dst                    \
+                               + (size_t) i * TSR_CPU_KP8_BYTES)
+  __m512i sidx[4], bidx[4];
+
+  for (int j = 0; j < 4; j++)
+    {
+      sidx[j] = _mm512_loadu_si512 (p8_scale_idx[j]);
+      bidx[j] = _mm512_loadu_si512 (p8_bias_idx[j]);
+    }
+  switch (ktype_of (type))
+    {
+    case KQ4: P8_FROM (KQ4); break;
+    case KQ5: P8_FROM (KQ5); break;
+    case KQ6: P8_FROM (KQ6); break;
+    default: P8_FROM (KIQ4XS); break;
+    }
+#undef P8_FROM
+#else
+  /* (Only levels with AVX-512BW repack these types: this is the
+     reference the tests hold the vector code to.)  */
+  memset (dst, 0, (size_t) (k / QK) * TSR_CPU_KP8_BYTES);
+  for (int64_t i = 0; i < k / QK; i++)
+    p8_from_x8_ref (ktype_of (type),
+                    (const unsigned char *) x + (size_t) i * group,
+                    (unsigned char *) dst + (size_t) i * TSR_CPU_KP8_BYTES);
 #endif
 }
 

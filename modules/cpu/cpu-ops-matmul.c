@@ -47,6 +47,18 @@
  *   369 / 371 / 467 -> 590 / 776 / 900, q5_K 367 / 372 / 468 -> 503 /
  *   708 / 798, q6_K 322 / 350 / 481 -> 482 / 655 / 713, iq4_xs 472 /
  *   485 / 477 -> 553 / 820 / 908).
+ *   Repacked q4_K, q5_K, q6_K and iq4_xs take the same tiles from
+ *   TSR_CPU_KP8_MIN_N_X8 columns, each thread converting its tile from
+ *   the repacked layout (tsr_cpu_kp8_from_x8: a few vector operations
+ *   a vector of values, the bytes tsr_cpu_kp8_pack makes of the plain
+ *   rows, so the results stay bit for bit the same), since the tiles
+ *   of 16 rows outrun the repacked kernels' 8 where there are enough
+ *   columns to pay for the conversion (two cores, v4-vnni, GFLOP/s at
+ *   n = 512, 4096 x 14336: q4_K 1,043 -> 1,068-1,091, q5_K 950-966 ->
+ *   1,058-1,070, q6_K 727-759 -> 856-863, iq4_xs 985-1,012 ->
+ *   1,069-1,075; 8192 x 2048: 962-979 -> 1,027-1,033, 906-918 ->
+ *   959-961, 713-729 -> 781-787, 918-929 -> 950-983; at 64 columns
+ *   about even, below it the repacked kernels win).
  * - otherwise, n >= GEMM_MIN_N (F32_GEMM_MIN_N, HALF_GEMM_MIN_N for
  *   float weights): a packed GEMM (cpu-gemm.c).  Per batch
  *   the product is cut into blocks of IB weight rows by JB activation
@@ -120,8 +132,12 @@ x8p_kernel (const tsr_tensor *dst, size_t *group)
 {
   const tsr_tensor *a = dst->src[0];
 
-  if (tsr_cpu_repacked (a)
-      || dst->src[1]->ne[1] < (tsr_cpu_is_kquant (a->type)
+  if (tsr_cpu_repacked (a))
+    return tsr_cpu_is_kquant (a->type)
+           && dst->src[1]->ne[1] >= TSR_CPU_KP8_MIN_N_X8
+           && (tsr_cpu_repack_level () & TSR_CPU_REPACK_PACK_K16)
+           ? tsr_cpu_qdot_x8p_kernel (a->type, group) : NULL;
+  if (dst->src[1]->ne[1] < (tsr_cpu_is_kquant (a->type)
                                ? tsr_cpu_kp8_min_n () : TSR_CPU_X8P_MIN_N)
       || a->nb[0] != tsr_type_traits (a->type)->type_size)
     return NULL;
@@ -421,9 +437,9 @@ mul_mat_qdots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   const int64_t batches = b->ne[2] * b->ne[3];
   const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
   const size_t size = tsr_cpu_act_size (a->type, k);
-  const bool packed = tsr_cpu_repacked (a);
   size_t group = 0;
-  const tsr_cpu_qdot_fn x8p = packed ? NULL : x8p_kernel (dst, &group);
+  const tsr_cpu_qdot_fn x8p = x8p_kernel (dst, &group);
+  const bool packed = tsr_cpu_repacked (a) && !x8p;
   const int64_t g = packed || x8p ? TSR_CPU_REPACK_ROWS : 1;
   /* Repacked or packed here: whole groups of TSR_CPU_REPACK_ROWS
      rows.  */
@@ -498,7 +514,9 @@ tsr_cpu_x8_pack_rows (const tsr_tensor *a, int64_t i2, int64_t i3,
       const void *x = tsr_cpu_at (a, 0, i, i2, i3);
       int nr = last - i < TSR_CPU_REPACK_ROWS ? (int) (last - i)
                                               : TSR_CPU_REPACK_ROWS;
-      if (tsr_cpu_is_kquant (a->type))
+      if (tsr_cpu_repacked (a))
+        tsr_cpu_kp8_from_x8 (a->type, a->ne[0], x, pack + (i - first) * row);
+      else if (tsr_cpu_is_kquant (a->type))
         tsr_cpu_kp8_pack (a->type, a->ne[0], x, a->nb[1], nr,
                           pack + (i - first) * row);
       else

@@ -104,6 +104,22 @@ TSR_CPU_KDOT (iq4_xs)
 TSR_MODULE_HIDDEN void tsr_cpu_kp8_pack (tsr_type type, int64_t k,
                                          const void *x, size_t bx, int nr,
                                          void *dst);
+/* Where a repacked group of 8 rows (CPU_REPACK, cpu-repack.c) keeps,
+   per super-block, the vectors of group of 32 J's values: q4_K, q5_K
+   (and q5_K's vector of fifth bits, for groups J and J + 1 of an even
+   J), q6_K (two of low bits, then one of high bits), iq4_xs.  */
+#define TSR_CPU_X8_Q4K_VALUES(j) (128 + 128 * (j))
+#define TSR_CPU_X8_Q5K_VALUES(j) (128 + 320 * ((j) / 2) + 128 * ((j) % 2))
+#define TSR_CPU_X8_Q5K_HIGH(j) (128 + 320 * ((j) / 2) + 256)
+#define TSR_CPU_X8_Q6K_VALUES(j) (144 + 192 * (j))
+#define TSR_CPU_X8_XS_VALUES(j) (64 + 128 * (j))
+/* One repacked group of 8 rows of TYPE (q4_K, q5_K, q6_K or iq4_xs),
+   K elements, at X, into the packed super-blocks at DST
+   (TSR_CPU_KP8_BYTES each), as tsr_cpu_kp8_pack would pack the 8 plain
+   rows, byte for byte: mul_mat computes repacked weights with the
+   packed tiles from TSR_CPU_KP8_MIN_N_X8 columns.  */
+TSR_MODULE_HIDDEN void tsr_cpu_kp8_from_x8 (tsr_type type, int64_t k,
+                                            const void *x, void *dst);
 /* OUT[r NY + c] for the packed rows at X (groups of 8, BX bytes a
    row), as tsr_cpu_vec_dot_q4_K_q8_K and the others.  */
 #define TSR_CPU_KP8DOT(type) \

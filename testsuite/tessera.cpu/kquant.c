@@ -24,7 +24,10 @@
      about 8 roundings of 2^-24 each, plus one per super-block for the
      f32 sum;
    - the q4_K dots of 8 rows repacked as CPU_REPACK stores them (packed
-     here from the layout's description) likewise, 8 rows by 1 to 8.  */
+     here from the layout's description) likewise, 8 rows by 1 to 8;
+   - such groups of q4_K, q5_K, q6_K and iq4_xs converted to the packed
+     tiles (tsr_cpu_kp8_from_x8) equal the plain rows packed
+     (tsr_cpu_kp8_pack), byte for byte.  */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -38,6 +41,9 @@
 typedef void (*quantize_fn) (int64_t, void *, const float *);
 typedef tsr_test_qdot_fn dot_fn;
 typedef void (*row_fn) (int64_t, float *, const void *);
+typedef void (*pack_fn) (tsr_type, int64_t, const void *, size_t, int,
+                         void *);
+typedef void (*from_fn) (tsr_type, int64_t, const void *, void *);
 
 enum { N_TYPES = 6, MAX_NB = 8, QK = 256, MAX_K = QK * MAX_NB, ROWS = 8 };
 
@@ -69,6 +75,8 @@ struct level
   dot_fn dot_q6_K_x8;           /* q6_K repacked by 8 rows */
   dot_fn dot_q5_K_x8;           /* q5_K repacked by 8 rows */
   dot_fn dot_iq4_xs_x8;         /* iq4_xs repacked by 8 rows */
+  pack_fn kp8_pack;             /* 8 plain rows to packed tiles */
+  from_fn kp8_from_x8;          /* a repacked group to packed tiles */
 };
 
 #define FNS(suffix, type)                                               \
@@ -97,6 +105,10 @@ struct level
                                                size_t, int, int,        \
                                                const void *const *,     \
                                                float *);                \
+  void tsr_cpu_kp8_pack_##suffix (tsr_type, int64_t, const void *,       \
+                                  size_t, int, void *);                 \
+  void tsr_cpu_kp8_from_x8_##suffix (tsr_type, int64_t, const void *,    \
+                                     void *);                           \
   static const struct level level_##suffix = {                         \
     name, tsr_cpu_quantize_act_q8_K_##suffix,                           \
     { tsr_cpu_vec_dot_q2_K_q8_K_##suffix, tsr_cpu_vec_dot_q3_K_q8_K_##suffix, \
@@ -109,7 +121,8 @@ struct level
     tsr_cpu_vec_dot_q4_Kx8_q8_K_##suffix,                               \
     tsr_cpu_vec_dot_q6_Kx8_q8_K_##suffix,                               \
     tsr_cpu_vec_dot_q5_Kx8_q8_K_##suffix,                               \
-    tsr_cpu_vec_dot_iq4_xsx8_q8_K_##suffix };
+    tsr_cpu_vec_dot_iq4_xsx8_q8_K_##suffix,                             \
+    tsr_cpu_kp8_pack_##suffix, tsr_cpu_kp8_from_x8_##suffix };
 TSR_TEST_EACH_LEVEL (LEVEL)
 #define LEVEL_ENTRY(suffix, name) &level_##suffix,
 static const struct level *const levels[] = {
@@ -650,6 +663,46 @@ check_x8 (const struct level *lv, int T)
          tsr_type_name (types[T]), ROWS, worst, fails);
 }
 
+/* A repacked group of types[T] (q4_K, q5_K, q6_K or iq4_xs) converted
+   to the packed tiles mul_mat computes it with from 32 columns equals,
+   byte for byte, the 8 plain rows packed (on random bytes: every bit of
+   the values and of the packed scales).  */
+static void
+check_from_x8 (const struct level *lv, int T)
+{
+  enum { P8_BYTES = 2624 };     /* TSR_CPU_KP8_BYTES */
+  static _Alignas (64) char plain[ROWS * MAX_K], packed[ROWS * MAX_K];
+  static _Alignas (64) unsigned char want[MAX_NB * P8_BYTES];
+  static _Alignas (64) unsigned char got[MAX_NB * P8_BYTES];
+  int64_t bad = 0;
+
+  for (int kind = 0; kind < 4; kind++)
+    for (int nb = 1; nb <= 3; nb++)
+      {
+        int k = QK * nb;
+        size_t row = tsr_row_size (types[T], k);
+        for (int r = 0; r < ROWS; r++)
+          fill_weights (T, nb, kind, plain + r * row);
+        if (types[T] == TSR_TYPE_Q4_K)
+          pack_q4_K_x8 (plain, row, nb, packed);
+        else if (types[T] == TSR_TYPE_Q5_K)
+          pack_q5_K_x8 (plain, row, nb, packed);
+        else if (types[T] == TSR_TYPE_IQ4_XS)
+          pack_iq4_xs_x8 (plain, row, nb, packed);
+        else
+          pack_q6_K_x8 (plain, row, nb, packed);
+        memset (want, 0x5a, sizeof want);
+        memset (got, 0xa5, sizeof got);
+        lv->kp8_pack (types[T], k, plain, row, ROWS, want);
+        lv->kp8_from_x8 (types[T], k, packed, got);
+        for (size_t i = 0; i < (size_t) nb * P8_BYTES; i++)
+          bad += want[i] != got[i];
+      }
+  CHECK (bad == 0, "level %s: %s repacked by 8 rows, converted to the "
+         "packed tiles, equals the plain rows packed (%ld bytes differ)",
+         lv->name, tsr_type_name (types[T]), (long) bad);
+}
+
 int
 main (void)
 {
@@ -673,6 +726,8 @@ main (void)
       check_x8 (lv, 3);         /* q5_K */
       check_x8 (lv, 4);         /* q6_K */
       check_x8 (lv, 5);         /* iq4_xs */
+      for (int t = 2; t < N_TYPES; t++)
+        check_from_x8 (lv, t);
       tested++;
     }
   CHECK (tested > 0, "some level was tested (%d)", tested);

@@ -5,7 +5,9 @@
      at n = 1, 7 and 80 columns (the integer dots, the GEMM);
    - weights the CPU_REPACK buffer type repacks (q4_0; q8_0 with VNNI;
      q4_K and q6_K with AVX-512BW): the 512 columns computed at once
-     equal them computed in batches of 1, 7 and 64 columns;
+     equal them computed in batches of 1, 7 and 64 columns (q4_K, q5_K,
+     q6_K and iq4_xs from 64 columns through the plain super-blocks'
+     tiles, converted: below, their own kernels);
    - plain q4_0, q4_1, q5_0, q5_1 (and with VNNI q8_0, iq4_nl, mxfp4)
      at levels with AVX2 or AVX-512, which are packed for the repacked
      kernels as they are

@@ -923,8 +923,8 @@ TSR_CPU_LEVEL_FN (x8_pack) (tsr_type type, int64_t k, const void *x,
    bits (K5_HIGH).  */
 #define K4_BYTES(q5) ((q5) ? 176 : 144)
 #define K4_VALUES(q5, j) \
-  ((q5) ? 128 + 320 * ((j) / 2) + 128 * ((j) % 2) : 128 + 128 * (j))
-#define K5_HIGH(j) (128 + 320 * ((j) / 2) + 256)
+  ((q5) ? TSR_CPU_X8_Q5K_VALUES (j) : TSR_CPU_X8_Q4K_VALUES (j))
+#define K5_HIGH(j) TSR_CPU_X8_Q5K_HIGH (j)
 
 /* q4_K repacked (cpu-repack.c) by q8_K activations (cpu-vec-k.h).  The
    scales and minimums of the 8 rows' super-block: byte J (< 8) of row
@@ -1472,7 +1472,7 @@ k6_group_ref (int64_t k, const unsigned char *g, const int NY,
               int32_t sum = 0, off = 0;
               for (int j = 0; j < 8; j++)
                 {
-                  const unsigned char *v = o + 144 + 192 * j;
+                  const unsigned char *v = o + TSR_CPU_X8_Q6K_VALUES (j);
                   int32_t s2[2] = { 0, 0 };
                   for (int h = 0; h < 2; h++)
                     for (int b = 0; b < 4; b++)
@@ -1538,7 +1538,7 @@ k6_group (int64_t k, const unsigned char *g, const int NY,
         t[c] = _mm512_setzero_si512 ();
       for (int j = 0; j < 8; j++)
         {
-          const unsigned char *v = o + 144 + 192 * j;
+          const unsigned char *v = o + TSR_CPU_X8_Q6K_VALUES (j);
           __m512i v0 = _mm512_loadu_si512 (v);
           __m512i v1 = _mm512_loadu_si512 (v + 64);
           __m512i vh = _mm512_loadu_si512 (v + 128);

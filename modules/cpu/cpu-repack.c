@@ -183,8 +183,10 @@ pack_group_q4_K (unsigned char *dst, const unsigned char *src, size_t row,
                       int byte = qs[32 * (j / 2) + 8 * v + e];
                       q[v] = j % 2 ? byte >> 4 : byte & 15;
                     }
-                  o[128 + 128 * j + at] = (unsigned char) (q[0] | q[1] << 4);
-                  o[192 + 128 * j + at] = (unsigned char) (q[2] | q[3] << 4);
+                  o[TSR_CPU_X8_Q4K_VALUES (j) + at]
+                    = (unsigned char) (q[0] | q[1] << 4);
+                  o[TSR_CPU_X8_Q4K_VALUES (j) + 64 + at]
+                    = (unsigned char) (q[2] | q[3] << 4);
                 }
         }
     }
@@ -210,7 +212,8 @@ unpack_group_q4_K (unsigned char *dst, const unsigned char *src, size_t row,
               for (int b = 0; b < 4; b++)
                 {
                   int at = (2 * r + h) * 4 + b, e = 4 * h + b;
-                  int v0 = o[128 + 128 * j + at], v1 = o[192 + 128 * j + at];
+                  int v0 = o[TSR_CPU_X8_Q4K_VALUES (j) + at];
+                  int v1 = o[TSR_CPU_X8_Q4K_VALUES (j) + 64 + at];
                   int q[4] = { v0 & 15, v0 >> 4, v1 & 15, v1 >> 4 };
                   for (int v = 0; v < 4; v++)
                     qs[32 * (j / 2) + 8 * v + e]
@@ -225,8 +228,8 @@ unpack_group_q4_K (unsigned char *dst, const unsigned char *src, size_t row,
    element E is bit E / 32 of qh[E % 32], its low 4 bits those of q4_K's
    element E in qs.  */
 #define Q5K_BYTES 176
-#define Q5_NIB(j) (128 + 320 * ((j) / 2) + 128 * ((j) % 2))
-#define Q5_HIGH(j) (128 + 320 * ((j) / 2) + 256)
+#define Q5_NIB(j) TSR_CPU_X8_Q5K_VALUES (j)
+#define Q5_HIGH(j) TSR_CPU_X8_Q5K_HIGH (j)
 
 static void
 pack_group_q5_K (unsigned char *dst, const unsigned char *src, size_t row,
@@ -322,7 +325,7 @@ pack_group_iq4_xs (unsigned char *dst, const unsigned char *src,
                      2-byte scale.  */
                   const unsigned char *g = blk + 8 + 16 * j - 2;
                   int at = (2 * r + h) * 4 + b, e = 4 * h + b;
-                  unsigned char *v = o + 64 + 128 * j;
+                  unsigned char *v = o + TSR_CPU_X8_XS_VALUES (j);
                   v[at] = (unsigned char) (nibble (g, e)
                                            | nibble (g, 8 + e) << 4);
                   v[64 + at] = (unsigned char) (nibble (g, 16 + e)
@@ -351,7 +354,8 @@ unpack_group_iq4_xs (unsigned char *dst, const unsigned char *src,
                 {
                   unsigned char *qs = blk + 8 + 16 * j;
                   int at = (2 * r + h) * 4 + b, e = 4 * h + b;
-                  int v0 = o[64 + 128 * j + at], v1 = o[128 + 128 * j + at];
+                  int v0 = o[TSR_CPU_X8_XS_VALUES (j) + at];
+                  int v1 = o[TSR_CPU_X8_XS_VALUES (j) + 64 + at];
                   qs[e] = (unsigned char) ((v0 & 15) | (v1 & 15) << 4);
                   qs[8 + e] = (unsigned char) ((v0 >> 4) | (v1 >> 4) << 4);
                 }
@@ -404,7 +408,7 @@ pack_group_q6_K (unsigned char *dst, const unsigned char *src, size_t row,
               for (int b = 0; b < 4; b++)
                 {
                   int at = (2 * r + h) * 4 + b, e = 32 * j + 4 * h + b;
-                  unsigned char *v = o + 144 + 192 * j;
+                  unsigned char *v = o + TSR_CPU_X8_Q6K_VALUES (j);
                   v[at] = (unsigned char) (q6_lo (blk, e)
                                            | q6_lo (blk, e + 8) << 4);
                   v[64 + at] = (unsigned char) (q6_lo (blk, e + 16)
@@ -442,7 +446,7 @@ unpack_group_q6_K (unsigned char *dst, const unsigned char *src, size_t row,
               for (int b = 0; b < 4; b++)
                 {
                   int at = (2 * r + h) * 4 + b, e0 = 32 * j + 4 * h + b;
-                  const unsigned char *v = o + 144 + 192 * j;
+                  const unsigned char *v = o + TSR_CPU_X8_Q6K_VALUES (j);
                   int lo[4] = { v[at] & 15, v[at] >> 4, v[64 + at] & 15,
                                 v[64 + at] >> 4 };
                   for (int q = 0; q < 4; q++)

@@ -125,8 +125,11 @@ tsr_cpu_mul_mat_supports (const tsr_tensor *dst)
 /* Plain weights whose type the repacked dots' layout holds (the
    blocks of 32), at least TSR_CPU_X8P_MIN_N columns: packed group by
    group into the scratch as they are used and computed by the
-   repacked kernels (tsr_cpu_x8_pack).  The kernel, and in *GROUP the
-   bytes of a group's block; NULL otherwise.  */
+   repacked kernels (tsr_cpu_x8_pack); plain super-blocks from
+   tsr_cpu_kp8_min_n () columns and repacked ones from
+   TSR_CPU_KP8_MIN_N_X8, into the packed tiles (tsr_cpu_kp8_pack,
+   tsr_cpu_kp8_from_x8).  The kernel, and in *GROUP the bytes of a
+   group's block; NULL otherwise.  */
 static tsr_cpu_qdot_fn
 x8p_kernel (const tsr_tensor *dst, size_t *group)
 {

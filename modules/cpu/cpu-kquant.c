@@ -1852,6 +1852,17 @@ static const int16_t p8_bias_idx[4][32] = {
     14, 15, 30, 31, 46, 47, 62, 63, 14, 15, 30, 31, 46, 47, 62, 63 }
 };
 
+/* The two tables into registers, once per call of the packers.  */
+static inline void
+p8_load_idx (__m512i *sidx, __m512i *bidx)
+{
+  for (int j = 0; j < 4; j++)
+    {
+      sidx[j] = _mm512_loadu_si512 (p8_scale_idx[j]);
+      bidx[j] = _mm512_loadu_si512 (p8_bias_idx[j]);
+    }
+}
+
 /* Super-block I of the NR plain rows at X (BX bytes apart) packed
    into O: each row's super-block decoded in registers (as the plain
    dots do), its values, scales and biases staged, then transposed for
@@ -2698,11 +2709,7 @@ TSR_CPU_LEVEL_FN (kp8_pack) (tsr_type type, int64_t k, const void *x,
                                                * TSR_CPU_KP8_BYTES)
   __m512i sidx[4], bidx[4];
 
-  for (int j = 0; j < 4; j++)
-    {
-      sidx[j] = _mm512_loadu_si512 (p8_scale_idx[j]);
-      bidx[j] = _mm512_loadu_si512 (p8_bias_idx[j]);
-    }
+  p8_load_idx (sidx, bidx);
   switch (ktype_of (type))
     {
     case KQ2: P8_PACK (KQ2); break;
@@ -2741,11 +2748,7 @@ TSR_CPU_LEVEL_FN (kp8_from_x8) (tsr_type type, int64_t k, const void *x,
                                + (size_t) i * TSR_CPU_KP8_BYTES)
   __m512i sidx[4], bidx[4];
 
-  for (int j = 0; j < 4; j++)
-    {
-      sidx[j] = _mm512_loadu_si512 (p8_scale_idx[j]);
-      bidx[j] = _mm512_loadu_si512 (p8_bias_idx[j]);
-    }
+  p8_load_idx (sidx, bidx);
   switch (ktype_of (type))
     {
     case KQ4: P8_FROM (KQ4); break;

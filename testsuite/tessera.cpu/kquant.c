@@ -569,6 +569,21 @@ pack_iq4_xs_x8 (const char *w, size_t row, int nb, char *out)
     }
 }
 
+/* 8 plain rows of types[T] (q4_K, q5_K, q6_K or iq4_xs), NB
+   super-blocks, ROW bytes apart at W, as CPU_REPACK stores them.  */
+static void
+pack_x8 (int T, const char *w, size_t row, int nb, char *out)
+{
+  if (types[T] == TSR_TYPE_Q4_K)
+    pack_q4_K_x8 (w, row, nb, out);
+  else if (types[T] == TSR_TYPE_Q5_K)
+    pack_q5_K_x8 (w, row, nb, out);
+  else if (types[T] == TSR_TYPE_IQ4_XS)
+    pack_iq4_xs_x8 (w, row, nb, out);
+  else
+    pack_q6_K_x8 (w, row, nb, out);
+}
+
 /* The repacked dots of types[T] (q4_K, q5_K, q6_K or iq4_xs), 8 rows by 1..8
    activation rows: exact on integer data (as check_exact), within the
    bound of check_float otherwise.  */
@@ -597,14 +612,7 @@ check_x8 (const struct level *lv, int T)
         char *plain = malloc (ROWS * row);
         for (int r = 0; r < ROWS; r++)
           memcpy (plain + r * row, w[r], row);
-        if (types[T] == TSR_TYPE_Q4_K)
-          pack_q4_K_x8 (plain, row, nb, packed);
-        else if (types[T] == TSR_TYPE_Q5_K)
-          pack_q5_K_x8 (plain, row, nb, packed);
-        else if (types[T] == TSR_TYPE_IQ4_XS)
-          pack_iq4_xs_x8 (plain, row, nb, packed);
-        else
-          pack_q6_K_x8 (plain, row, nb, packed);
+        pack_x8 (T, plain, row, nb, packed);
         free (plain);
         for (int c = 0; c < ROWS; c++)
           {
@@ -683,14 +691,7 @@ check_from_x8 (const struct level *lv, int T)
         size_t row = tsr_row_size (types[T], k);
         for (int r = 0; r < ROWS; r++)
           fill_weights (T, nb, kind, plain + r * row);
-        if (types[T] == TSR_TYPE_Q4_K)
-          pack_q4_K_x8 (plain, row, nb, packed);
-        else if (types[T] == TSR_TYPE_Q5_K)
-          pack_q5_K_x8 (plain, row, nb, packed);
-        else if (types[T] == TSR_TYPE_IQ4_XS)
-          pack_iq4_xs_x8 (plain, row, nb, packed);
-        else
-          pack_q6_K_x8 (plain, row, nb, packed);
+        pack_x8 (T, plain, row, nb, packed);
         memset (want, 0x5a, sizeof want);
         memset (got, 0xa5, sizeof got);
         lv->kp8_pack (types[T], k, plain, row, ROWS, want);

@@ -672,7 +672,7 @@ check_x8 (const struct level *lv, int T)
 }
 
 /* A repacked group of types[T] (q4_K, q5_K, q6_K or iq4_xs) converted
-   to the packed tiles mul_mat computes it with from 32 columns equals,
+   to the packed tiles mul_mat computes it with from 64 columns equals,
    byte for byte, the 8 plain rows packed (on random bytes: every bit of
    the values and of the packed scales).  */
 static void

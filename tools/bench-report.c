@@ -291,7 +291,8 @@ json_result (FILE *f, const struct bench_device *d,
            c->n, c->kind->nodes, status_name (r->status));
   if (r->status == BENCH_OK)
     {
-      fprintf (f, ", \"runs\": %d", r->runs);
+      fprintf (f, ", \"runs\": %d, \"weight_copies\": %d", r->runs,
+               r->copies);
       json_number (f, "us_median", r->us_median);
       json_number (f, "us_min", r->us_min);
       json_number (f, "gflops", x.gflops);

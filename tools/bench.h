@@ -46,6 +46,8 @@ struct bench_kind
                         int64_t k, int64_t n);
   struct bench_cost (*cost) (tsr_type type, int64_t m, int64_t k,
                              int64_t n);
+  bool cold;               /* a product reading its weights whole: each
+                              run reads them from memory (bench_run) */
 };
 
 /* Every benchmark, in the order cases are run (bench-run.c).  */
@@ -58,6 +60,14 @@ extern const size_t bench_n_kinds;
 #define BENCH_HEADS 32           /* flash_attn_ext: query heads */
 #define BENCH_KV_HEADS 8         /* flash_attn_ext: key/value heads */
 #define BENCH_CHAIN 32           /* add chain: nodes */
+/* Products (cold kinds) compute on copies of their weights and inputs,
+   enough of them to fill BENCH_COLD_BYTES (MiB) of weights, each copy
+   once a run: the caches of any CPU or GPU known hold less, so every
+   product reads its weights from memory as the layers of a model do
+   (one copy, as with --hot-weights, would run a matrix that fits the
+   last-level cache from it).  */
+#define BENCH_COLD_MIB 256
+#define BENCH_MAX_COPIES 64
 
 struct bench_case
 {
@@ -83,6 +93,7 @@ struct bench_timing
   double min_us;       /* automatic: time the timed runs take at least */
   uint64_t seed;
   bool repack;         /* mul_mat weights in the device's extra buffer type */
+  bool hot_weights;    /* one copy of the weights (BENCH_COLD_MIB) */
 };
 
 struct bench_result
@@ -90,7 +101,9 @@ struct bench_result
   enum bench_status status;
   char msg[256];
   int runs;
-  double us_median, us_min;
+  int copies;          /* of the weights and inputs (BENCH_COLD_MIB) */
+  double us_median, us_min;     /* of one product: a run's time over
+                                   COPIES */
   struct bench_cost cost;
 };
 

@@ -45,6 +45,7 @@ struct options
   bool roof;                    /* --roof: measure the roofs */
   const char *plot;             /* --plot=FILE: roofline chart (SVG) */
   bool repack;                  /* --repack: weights in the extra buft */
+  bool hot_weights;             /* --hot-weights: one copy of them */
 };
 
 /* The default cases: the shapes that matter for transformer inference
@@ -136,6 +137,15 @@ usage (FILE *f)
            "extra buffer\n"
            "                             type (CPU_REPACK: rows "
            "interleaved)\n"
+           "      --hot-weights          one copy of a product's weights, "
+           "which may\n"
+           "                             stay in the caches between runs "
+           "(default:\n"
+           "                             copies of %d MiB in all, one "
+           "after the\n"
+           "                             other, so that every product "
+           "reads them from\n"
+           "                             memory)\n"
            "      --roof                 also measure the host's roofs: "
            "its read\n"
            "                             bandwidth (a 1 GiB buffer), "
@@ -150,7 +160,7 @@ usage (FILE *f)
            "  -h, --help                 display this help and exit\n"
            "  -V, --version              output version information and "
            "exit\n\n", program, BENCH_MIN_RUNS, MIN_US / 1e6,
-           QUICK_REPEAT);
+           QUICK_REPEAT, BENCH_COLD_MIB);
   fprintf (f,
            "Operations and shapes (M, K, N):\n"
            "  mul_mat         weights [K, M] times f32 [K, N]: 2*M*K*N "
@@ -252,7 +262,7 @@ parse_shape (struct options *o, const char *arg)
   o->shapes[o->n_shapes++] = (struct shape) { s.v[0], s.v[1], s.v[2] };
 }
 
-enum { OPT_SWEEP_N = 256, OPT_REPACK, OPT_PLOT };
+enum { OPT_SWEEP_N = 256, OPT_REPACK, OPT_PLOT, OPT_HOT_WEIGHTS };
 
 static void
 parse_options (int argc, char **argv, struct options *o)
@@ -269,6 +279,7 @@ parse_options (int argc, char **argv, struct options *o)
     { "quick", no_argument, NULL, 'q' },
     { "sweep-n", no_argument, NULL, OPT_SWEEP_N },
     { "repack", no_argument, NULL, OPT_REPACK },
+    { "hot-weights", no_argument, NULL, OPT_HOT_WEIGHTS },
     { "roof", no_argument, NULL, 'R' },
     { "plot", required_argument, NULL, OPT_PLOT },
     { "help", no_argument, NULL, 'h' },
@@ -329,6 +340,9 @@ parse_options (int argc, char **argv, struct options *o)
         break;
       case OPT_REPACK:
         o->repack = true;
+        break;
+      case OPT_HOT_WEIGHTS:
+        o->hot_weights = true;
         break;
       case OPT_PLOT:
         if (!*optarg)
@@ -556,7 +570,8 @@ main (int argc, char **argv)
     .repeat = o.repeat > 0 ? o.repeat : o.quick ? QUICK_REPEAT : 0,
     .min_us = MIN_US,
     .seed = 1,
-    .repack = o.repack
+    .repack = o.repack,
+    .hot_weights = o.hot_weights
   };
   /* The roofs, before the cases, so that each case's efficiency comes
      with it; the read bandwidth again after them, which shows whether
@@ -572,6 +587,7 @@ main (int argc, char **argv)
   if (o.plot && !(pts = calloc (n_dev * l.n, sizeof *pts)))
     exit (1);
   bench_report_begin (stdout, o.format, d, n_dev);
+  int copies = 1;
   for (size_t k = 0; k < n_dev; k++)
     {
       bench_report_device (stdout, o.format, &d[k], roofs);
@@ -579,6 +595,8 @@ main (int argc, char **argv)
         {
           struct bench_result r;
           bench_run (&l.cases[i], d[k].be, &timing, &r);
+          if (r.copies > copies)
+            copies = r.copies;
           bench_report_result (stdout, o.format, &d[k], &l.cases[i], &r,
                                roofs);
           if (r.status == BENCH_ERROR)
@@ -590,6 +608,13 @@ main (int argc, char **argv)
   if (roofs)
     roofs->read_after = tt_read_bandwidth (roofs->threads);
   bench_report_end (stdout, o.format, roofs);
+  if (o.format == BENCH_TABLE && copies > 1)
+    printf ("%sus/run of mul_mat, mul_mat_id: one product's.  A run computes "
+            "the product once\non each of several copies of its weights "
+            "and inputs (%d MiB of weights,\nat most %d copies), so that "
+            "the weights come from memory, not from the caches;\nits time "
+            "over the copies is one product's (--hot-weights: one copy)\n",
+            roofs ? "" : "\n", BENCH_COLD_MIB, BENCH_MAX_COPIES);
   if (o.plot && bench_plot_svg (o.plot, program, pts, n_pts, roofs) != 0)
     status = 1;
   free (pts);

@@ -70,6 +70,7 @@ TSR_CPU_LEVEL_FN (quantize_act_q8_K) (int64_t k, void *y, const float *x)
 {
   int8_t *q = y;
   int16_t *sums = (int16_t *) tsr_cpu_kact_sums (y, k);
+  int16_t *sums32 = (int16_t *) tsr_cpu_kact_sums32 (y, k);
   float *d = (float *) tsr_cpu_kact_scales (y, k);
 
   for (int64_t j = 0; j < k / QK; j++, x += QK, q += QK)
@@ -161,6 +162,11 @@ TSR_CPU_LEVEL_FN (quantize_act_q8_K) (int64_t k, void *y, const float *x)
           sums[j * GROUPS + g] = (int16_t) sum;
         }
 #endif
+      /* |sum| <= 32 x 127.  */
+      for (int g = 0; g < GROUPS / 2; g++)
+        sums32[j * GROUPS / 2 + g] = (int16_t) (sums[j * GROUPS + 2 * g]
+                                                + sums[j * GROUPS + 2 * g
+                                                       + 1]);
     }
 }
 
@@ -2189,11 +2195,18 @@ p8_join (const unsigned char *a, const unsigned char *b)
 /* The bias sums of super-block I of the 16 rows at O[0] and O[1] (8
    each) by NY columns: row r (lane r) of B16[c].  Pair of groups s of
    the 16 rows' biases: lane r (h 8 + r) of vector s, row r's of group
-   h, by the pair of activation sums broadcast (dword s).  */
+   h, by the pair of activation sums broadcast (dword s).  Types whose
+   biases go by groups of 32 (q4_K, q5_K, iq4_xs: the two words of a
+   lane are equal) take pairs of groups of 32 instead, a word from each
+   of two vectors, by the pairs of sums of 32 (BS32): 4 vpdpwssd a
+   column instead of 8.  */
 static inline __attribute__ ((always_inline)) void
-p8_bias16 (const unsigned char *const *o, const int NY,
-           const int16_t *const *bs, int64_t i, __m512i *b16)
+p8_bias16 (enum ktype t, const unsigned char *const *o, const int NY,
+           const int16_t *const *bs, const int16_t *const *bs32, int64_t i,
+           __m512i *b16)
 {
+  const bool by32 = t == KQ4 || t == KQ5 || t == KIQ4XS;
+  const int np = by32 ? 4 : 8;
   __m512i bias[8];
 
   UNROLL
@@ -2204,15 +2217,21 @@ p8_bias16 (const unsigned char *const *o, const int NY,
                                                    + 32 * s))),
        _mm256_loadu_si256 ((const __m256i *) (o[1] + TSR_CPU_KP8_BIAS
                                               + 32 * s)), 1);
+  if (by32)
+    UNROLL
+    for (int s = 0; s < 4; s++)
+      bias[s] = _mm512_mask_blend_epi16 (0xaaaaaaaau, bias[2 * s],
+                                         bias[2 * s + 1]);
   UNROLL
   for (int c = 0; c < NY; c++)
     {
-      const p8_i32 *ys = (const p8_i32 *) (bs[c] + GROUPS * i);
+      const p8_i32 *ys = by32 ? (const p8_i32 *) (bs32[c] + GROUPS / 2 * i)
+                              : (const p8_i32 *) (bs[c] + GROUPS * i);
       __m512i bp[2] = { _mm512_setzero_si512 (), _mm512_setzero_si512 () };
 
-      /* Two chains of 4.  */
+      /* Two chains.  */
       UNROLL
-      for (int s = 0; s < 8; s++)
+      for (int s = 0; s < np; s++)
         {
 #if defined(__AVX512VNNI__)
           bp[s % 2] = _mm512_dpwssd_epi32 (bp[s % 2], bias[s],
@@ -2257,12 +2276,15 @@ p8_group (enum ktype t, int64_t k, const unsigned char *g, size_t gs,
   const bool packs = false;
 #endif
   const int8_t *q[TSR_CPU_QDOT_MAX_COLS];
-  const int16_t *bs[TSR_CPU_QDOT_MAX_COLS];
+  const int16_t *bs[TSR_CPU_QDOT_MAX_COLS], *bs32[TSR_CPU_QDOT_MAX_COLS];
   const float *dy[TSR_CPU_QDOT_MAX_COLS];
   __m256 acc8[TSR_CPU_QDOT_MAX_COLS];  /* unused: 16 rows a vector */
   __m512 acc[TSR_CPU_QDOT_MAX_COLS];
 
   qdot_kcolumns (k, NY, y, q, bs, dy, acc8);
+  UNROLL
+  for (int c = 0; c < NY; c++)
+    bs32[c] = tsr_cpu_kact_sums32 (y[c], k);
   UNROLL
   for (int c = 0; c < NY; c++)
     acc[c] = _mm512_setzero_ps ();
@@ -2271,7 +2293,7 @@ p8_group (enum ktype t, int64_t k, const unsigned char *g, size_t gs,
   __m512i b16[TSR_CPU_QDOT_MAX_COLS];
   {
     const unsigned char *o0[2] = { g, g + gs };
-    p8_bias16 (o0, NY, bs, 0, b16);
+    p8_bias16 (t, o0, NY, bs, bs32, 0, b16);
   }
   for (int64_t i = 0; i < nb; i++)
     {
@@ -2418,7 +2440,7 @@ p8_group (enum ktype t, int64_t k, const unsigned char *g, size_t gs,
         {
           const unsigned char *on[2] = { o[0] + TSR_CPU_KP8_BYTES,
                                          o[1] + TSR_CPU_KP8_BYTES };
-          p8_bias16 (on, NY, bs, i + 1, bnext);
+          p8_bias16 (t, on, NY, bs, bs32, i + 1, bnext);
         }
       UNROLL
       for (int c = 0; c < NY; c++)

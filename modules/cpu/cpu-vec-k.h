@@ -7,11 +7,16 @@
  * row once to q8_K: per super-block of 256 values a float scale d =
  * amax / 127 and the values round (x * 127 / amax) in -127..127, the
  * values and scale of the library's reference quantizer
- * (tsr_quantize_row (TSR_TYPE_Q8_K)), and the sums of each 16 values.
- * A row of K elements (a multiple of 256) is laid out as three arrays,
- * so that the values of every super-block start 64-byte aligned:
- *   K int8 values, K / 16 int16 sums, K / 256 float scales,
- * tsr_cpu_kact_size (K) bytes in all (a multiple of 64).  */
+ * (tsr_quantize_row (TSR_TYPE_Q8_K)), the sums of each 16 values and
+ * those of each 32.  A row of K elements (a multiple of 256) is laid
+ * out as four arrays, so that the values of every super-block start
+ * 64-byte aligned:
+ *   K int8 values, K / 16 int16 sums of 16, K / 256 float scales,
+ *   K / 32 int16 sums of 32,
+ * tsr_cpu_kact_size (K) bytes in all (a multiple of 64).  The sums of
+ * 32 serve the types whose biases go by groups of 32 (q4_K, q5_K,
+ * iq4_xs): read as int32, a pair of them meets a pair of biases in one
+ * vpdpwssd.  */
 #ifndef TSR_CPU_VEC_K_H
 #define TSR_CPU_VEC_K_H
 
@@ -25,7 +30,8 @@
 static inline size_t
 tsr_cpu_kact_size (int64_t k)
 {
-  return ((size_t) k + (size_t) k / 8 + (size_t) k / 64 + 63) & ~(size_t) 63;
+  return ((size_t) k + (size_t) k / 8 + (size_t) k / 64 + (size_t) k / 16
+          + 63) & ~(size_t) 63;
 }
 
 static inline const int16_t *
@@ -38,6 +44,12 @@ static inline const float *
 tsr_cpu_kact_scales (const void *y, int64_t k)
 {
   return (const float *) ((const char *) y + k + k / 8);
+}
+
+static inline const int16_t *
+tsr_cpu_kact_sums32 (const void *y, int64_t k)
+{
+  return (const int16_t *) ((const char *) y + k + k / 8 + k / 64);
 }
 
 /* The activation row Y of X[0..K), K a multiple of 256.  */

@@ -186,6 +186,7 @@ check_quantize (const struct level *lv)
       lv->quantize (k, y, x);
       const int8_t *q = (const int8_t *) y;
       const int16_t *s = tsr_cpu_kact_sums (y, k);
+      const int16_t *s32 = tsr_cpu_kact_sums32 (y, k);
       const float *d = tsr_cpu_kact_scales (y, k);
       for (int j = 0; j < nb; j++)
         {
@@ -195,10 +196,19 @@ check_quantize (const struct level *lv)
             bad += q[QK * j + i] != ref[j].qs[i];
           for (int g = 0; g < 16; g++)
             bad += s[16 * j + g] != ref[j].bsums[g];
+          /* The sums of 32, from the reference's values.  */
+          for (int g = 0; g < 8; g++)
+            {
+              int sum = 0;
+              for (int i = 32 * g; i < 32 * g + 32; i++)
+                sum += ref[j].qs[i];
+              bad += s32[8 * j + g] != sum;
+            }
         }
     }
   CHECK (bad == 0, "level %s: quantize_act_q8_K of 1..%d super-blocks "
-         "equals tsr_quantize_row (%d differences)", lv->name, MAX_NB, bad);
+         "equals tsr_quantize_row, its sums of 16 and 32 too (%d "
+         "differences)", lv->name, MAX_NB, bad);
 }
 
 static void
@@ -268,6 +278,7 @@ static void
 make_act (int k, const int8_t *q, float d, char *y)
 {
   int16_t *s = (int16_t *) tsr_cpu_kact_sums (y, k);
+  int16_t *s32 = (int16_t *) tsr_cpu_kact_sums32 (y, k);
   float *ds = (float *) tsr_cpu_kact_scales (y, k);
 
   memcpy (y, q, (size_t) k);
@@ -277,6 +288,13 @@ make_act (int k, const int8_t *q, float d, char *y)
       for (int i = 0; i < 16; i++)
         sum += q[16 * g + i];
       s[g] = (int16_t) sum;
+    }
+  for (int g = 0; g < k / 32; g++)
+    {
+      int sum = 0;
+      for (int i = 0; i < 32; i++)
+        sum += q[32 * g + i];
+      s32[g] = (int16_t) sum;
     }
   for (int j = 0; j < k / QK; j++)
     ds[j] = d;

@@ -162,10 +162,10 @@ TSR_CPU_LEVEL_FN (quantize_act_q8_K) (int64_t k, void *y, const float *x)
           sums[j * GROUPS + g] = (int16_t) sum;
         }
 #endif
-      /* |sum| <= 32 x 127.  */
+      /* |sum| <= 32 x 127; the even groups of 32, then the odd ones.  */
       for (int g = 0; g < GROUPS / 2; g++)
-        sums32[j * GROUPS / 2 + g] = (int16_t) (sums[j * GROUPS + 2 * g]
-                                                + sums[j * GROUPS + 2 * g
+        sums32[j * GROUPS / 2 + g % 2 * 4 + g / 2]
+          = (int16_t) (sums[j * GROUPS + 2 * g] + sums[j * GROUPS + 2 * g
                                                        + 1]);
     }
 }
@@ -2198,8 +2198,9 @@ p8_join (const unsigned char *a, const unsigned char *b)
    h, by the pair of activation sums broadcast (dword s).  Types whose
    biases go by groups of 32 (q4_K, q5_K, iq4_xs: the two words of a
    lane are equal) take pairs of groups of 32 instead, a word from each
-   of two vectors, by the pairs of sums of 32 (BS32): 4 vpdpwssd a
-   column instead of 8.  */
+   of two vectors, by the pairs of sums of 32 (BS32, dword s: groups
+   0 and 2, 4 and 6, 1 and 3, 5 and 7): 4 vpdpwssd a column instead of
+   8.  */
 static inline __attribute__ ((always_inline)) void
 p8_bias16 (enum ktype t, const unsigned char *const *o, const int NY,
            const int16_t *const *bs, const int16_t *const *bs32, int64_t i,
@@ -2207,7 +2208,9 @@ p8_bias16 (enum ktype t, const unsigned char *const *o, const int NY,
 {
   const bool by32 = t == KQ4 || t == KQ5 || t == KIQ4XS;
   const int np = by32 ? 4 : 8;
-  __m512i bias[8];
+  /* The vectors whose words go into pair s of groups of 32.  */
+  static const int from[4][2] = { { 0, 2 }, { 4, 6 }, { 1, 3 }, { 5, 7 } };
+  __m512i bias[8], b32[4];
 
   UNROLL
   for (int s = 0; s < 8; s++)
@@ -2218,10 +2221,15 @@ p8_bias16 (enum ktype t, const unsigned char *const *o, const int NY,
        _mm256_loadu_si256 ((const __m256i *) (o[1] + TSR_CPU_KP8_BIAS
                                               + 32 * s)), 1);
   if (by32)
-    UNROLL
-    for (int s = 0; s < 4; s++)
-      bias[s] = _mm512_mask_blend_epi16 (0xaaaaaaaau, bias[2 * s],
-                                         bias[2 * s + 1]);
+    {
+      UNROLL
+      for (int s = 0; s < 4; s++)
+        b32[s] = _mm512_mask_blend_epi16 (0xaaaaaaaau, bias[from[s][0]],
+                                          bias[from[s][1]]);
+      UNROLL
+      for (int s = 0; s < 4; s++)
+        bias[s] = b32[s];
+    }
   UNROLL
   for (int c = 0; c < NY; c++)
     {

@@ -1042,18 +1042,18 @@ k4_sum512 (__m512i w0, __m512i w1, __m512i w2, __m512i w3, const int8_t *a)
 }
 
 /* The activation group sums A_j (j < 8) of super-block I of a q8_K row
-   Y, as int16 in two 64-bit values: *EVEN = A0, A2, A4, A6 and *ODD =
-   A1, A3, A5, A7 (low to high), matching the minimum pairs below.  */
+   Y, as int16 in two 64-bit values broadcast: *EVEN = A0, A2, A4, A6
+   and *ODD = A1, A3, A5, A7 (low to high), matching the minimum pairs
+   below: the row's sums of 32 (BS32, at the super-block), which are
+   laid out so.  */
 static inline __attribute__ ((always_inline)) void
-k4_act_sums (const int16_t *bs, int64_t *even, int64_t *odd)
+k4_act_sums (const int16_t *bs32, __m512i *even, __m512i *odd)
 {
-  __m256i a = _mm256_madd_epi16 (_mm256_loadu_si256 ((const __m256i *) bs),
-                                 _mm256_set1_epi16 (1));
-  a = _mm256_permutevar8x32_epi32 (a, _mm256_set_epi32 (7, 5, 3, 1,
-                                                        6, 4, 2, 0));
-  __m256i p = _mm256_packs_epi32 (a, a);
-  *even = _mm256_extract_epi64 (p, 0);
-  *odd = _mm256_extract_epi64 (p, 2);
+  int64_t e, o;
+  memcpy (&e, bs32, 8);
+  memcpy (&o, bs32 + 4, 8);
+  *even = _mm512_set1_epi64 (e);
+  *odd = _mm512_set1_epi64 (o);
 }
 
 /* Rows' lane pairs (2r, 2r + 1) of X summed, as the 8 rows' floats.  */
@@ -1206,9 +1206,8 @@ k4_group (int64_t k, const unsigned char *g, const int NY,
       TSR_CPU_UNROLL
       for (int c = 0; c < NY; c++)
         {
-          int64_t ae, ao;
-          k4_act_sums (bs[c] + 16 * i, &ae, &ao);
-          __m512i ve = _mm512_set1_epi64 (ae), vo = _mm512_set1_epi64 (ao);
+          __m512i ve, vo;
+          k4_act_sums (tsr_cpu_kact_sums32 (y[c], k) + 8 * i, &ve, &vo);
 #if defined(__AVX512VNNI__)
           __m512i mm = _mm512_dpwssd_epi32 (_mm512_dpwssd_epi32
                                             (_mm512_setzero_si512 (),
@@ -1416,12 +1415,11 @@ xs_group (int64_t k, const unsigned char *g, const int NY,
       TSR_CPU_UNROLL
       for (int c = 0; c < NY; c++)
         {
-          int64_t ae, ao;
-          k4_act_sums (bs[c] + 16 * i, &ae, &ao);
+          __m512i ae, ao;
+          k4_act_sums (tsr_cpu_kact_sums32 (y[c], k) + 8 * i, &ae, &ao);
           __m512i off = _mm512_dpwssd_epi32 (_mm512_dpwssd_epi32
                                              (_mm512_setzero_si512 (), se,
-                                              _mm512_set1_epi64 (ae)),
-                                             so, _mm512_set1_epi64 (ao));
+                                              ae), so, ao);
           __m512i tt = _mm512_sub_epi32 (t[c], _mm512_slli_epi32 (off, 7));
           acc[c] = k_step256 (acc[c], tt, dw, dy[c][i]);
         }

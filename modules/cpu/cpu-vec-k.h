@@ -12,11 +12,13 @@
  * out as four arrays, so that the values of every super-block start
  * 64-byte aligned:
  *   K int8 values, K / 16 int16 sums of 16, K / 256 float scales,
- *   K / 32 int16 sums of 32,
+ *   K / 32 int16 sums of 32, per super-block those of the even groups
+ *   of 32 (0, 2, 4, 6) then of the odd ones,
  * tsr_cpu_kact_size (K) bytes in all (a multiple of 64).  The sums of
  * 32 serve the types whose biases go by groups of 32 (q4_K, q5_K,
  * iq4_xs): read as int32, a pair of them meets a pair of biases in one
- * vpdpwssd.  */
+ * vpdpwssd; read as int64, the even or the odd ones meet the 8 rows'
+ * even or odd biases of the repacked layouts.  */
 #ifndef TSR_CPU_VEC_K_H
 #define TSR_CPU_VEC_K_H
 

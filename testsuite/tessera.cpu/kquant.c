@@ -196,13 +196,14 @@ check_quantize (const struct level *lv)
             bad += q[QK * j + i] != ref[j].qs[i];
           for (int g = 0; g < 16; g++)
             bad += s[16 * j + g] != ref[j].bsums[g];
-          /* The sums of 32, from the reference's values.  */
+          /* The sums of 32, from the reference's values: the even
+             groups of 32, then the odd ones.  */
           for (int g = 0; g < 8; g++)
             {
               int sum = 0;
               for (int i = 32 * g; i < 32 * g + 32; i++)
                 sum += ref[j].qs[i];
-              bad += s32[8 * j + g] != sum;
+              bad += s32[8 * j + g % 2 * 4 + g / 2] != sum;
             }
         }
     }
@@ -294,7 +295,8 @@ make_act (int k, const int8_t *q, float d, char *y)
       int sum = 0;
       for (int i = 0; i < 32; i++)
         sum += q[32 * g + i];
-      s32[g] = (int16_t) sum;
+      /* Per super-block the even groups of 32, then the odd ones.  */
+      s32[g / 8 * 8 + g % 2 * 4 + g % 8 / 2] = (int16_t) sum;
     }
   for (int j = 0; j < k / QK; j++)
     ds[j] = d;

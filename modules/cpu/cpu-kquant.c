@@ -2275,12 +2275,24 @@ p8_group (enum ktype t, int64_t k, const unsigned char *g, size_t gs,
   const int nv = 2 * step;
   const __m512i words = _mm512_loadu_si512 (p8_scale_words);
 #if defined(__AVX512VNNI__)
-  /* Groups of 16 a unit of packed sums, vectors a half unit: q6_K 1,
-     q2_K, q3_K, q5_K 2, q4_K 4; iq4_xs scales its sums in int32.  */
-  const int U = span;
+  /* q6_K's offset (32) folded into the integer sums: each lane's
+     starts at minus the offset times the sum of the activations it
+     meets (OFF_SUMS), so the lanes hold sums of (stored - 32) y, no
+     bias step follows, and sums of 8 products stay within int16 (32 x
+     127 x 8: the activations are -127..127), two vectors a sum as
+     q5_K's.  A fifth fewer multiplier operations, 13-16% faster at
+     512 columns (Zen 5).  q3_K's offset (4) folded so measured the
+     same or 3% slower: its sums were 8 products already.  */
+  const int off = t == KQ6 ? 32 : 0;
+  /* Groups of 16 a unit of packed sums, vectors a half unit: q2_K,
+     q3_K, q5_K, q6_K (folded) 2, q4_K 4; iq4_xs scales its sums in
+     int32.  */
+  const int U = off ? 2 : span;
   const bool packs = t != KIQ4XS;
   const __m512i prows = _mm512_loadu_si512 (p8_pack_rows);
+  _Alignas (64) int32_t off_sums[TSR_CPU_QDOT_MAX_COLS][QK / 4];
 #else
+  const int off = 0;
   const bool packs = false;
 #endif
   const int8_t *q[TSR_CPU_QDOT_MAX_COLS];
@@ -2299,10 +2311,11 @@ p8_group (enum ktype t, int64_t k, const unsigned char *g, size_t gs,
   /* The bias sums of super-block i + 1 come between the integer sums
      of i and its f32 steps, which wait for the last of those.  */
   __m512i b16[TSR_CPU_QDOT_MAX_COLS];
-  {
-    const unsigned char *o0[2] = { g, g + gs };
-    p8_bias16 (t, o0, NY, bs, bs32, 0, b16);
-  }
+  if (!off)
+    {
+      const unsigned char *o0[2] = { g, g + gs };
+      p8_bias16 (t, o0, NY, bs, bs32, 0, b16);
+    }
   for (int64_t i = 0; i < nb; i++)
     {
       const unsigned char *o[2] = {
@@ -2317,6 +2330,23 @@ p8_group (enum ktype t, int64_t k, const unsigned char *g, size_t gs,
         for (int c = 0; c < NY; c++)
           isum[h][c] = _mm512_setzero_si512 ();
 #if defined(__AVX512VNNI__)
+      if (off)
+        /* Minus the offset times the sums of 4 activations (lane j of
+           vector v: values 64 v + 4 j ..), then those of a group's two
+           vectors' lanes added: (elements 0-3 + 8-11, 4-7 + 12-15) of
+           group g at dwords 4 g, 4 g + 1.  */
+        UNROLL
+        for (int c = 0; c < NY; c++)
+          UNROLL
+          for (int v = 0; v < QK / 64; v++)
+            {
+              const __m512i a = _mm512_loadu_si512 (q[c] + QK * i + 64 * v);
+              __m512i x = _mm512_dpbusd_epi32
+                (_mm512_setzero_si512 (), _mm512_set1_epi8 ((char) off),
+                 _mm512_sub_epi8 (_mm512_setzero_si512 (), a));
+              x = _mm512_add_epi32 (x, _mm512_bsrli_epi128 (x, 8));
+              _mm512_store_si512 (off_sums[c] + 16 * v, x);
+            }
       if (packs)
         /* Units of U groups of 16 (2 U vectors), two sums of U
            vectors each (the first half, groups gi.., and the second,
@@ -2324,8 +2354,8 @@ p8_group (enum ktype t, int64_t k, const unsigned char *g, size_t gs,
            (vpackssdw: no saturation) and scaled by one vpdpwssd: lane
            4 l + m of a 128-bit lane l holds row 2 l + m % 2 of the
            first half (m < 2) or the second.  5 multiplier operations for 4 vpdpbusd
-           instead of 6 (q2_K, q3_K, q5_K), 9 for 8 instead of 10
-           (q4_K), as many as before for q6_K.  */
+           instead of 6 (q2_K, q3_K, q5_K, q6_K with its offset
+           folded), 9 for 8 instead of 10 (q4_K).  */
         for (int gi = 0; gi < GROUPS; gi += U)
           {
             const int gb = gi + U / 2;
@@ -2356,11 +2386,18 @@ p8_group (enum ktype t, int64_t k, const unsigned char *g, size_t gs,
                 UNROLL
                 for (int v = 0; v < 2 * U; v++)
                   bv[v] = p8_bcast (a + 8 * v);
+                __m512i z0 = _mm512_setzero_si512 ();
+                __m512i z1 = _mm512_setzero_si512 ();
+                if (off)
+                  {
+                    z0 = _mm512_set1_epi64 (load_i64 (off_sums[c] + 4 * gi));
+                    z1 = _mm512_set1_epi64 (load_i64 (off_sums[c] + 4 * gb));
+                  }
                 UNROLL
                 for (int h = 0; h < 2; h++)
                   {
-                    __m512i s0 = _mm512_setzero_si512 ();
-                    __m512i s1 = _mm512_setzero_si512 ();
+                    __m512i s0 = z0;
+                    __m512i s1 = z1;
                     UNROLL
                     for (int v = 0; v < U; v++)
                       {
@@ -2441,10 +2478,10 @@ p8_group (enum ktype t, int64_t k, const unsigned char *g, size_t gs,
       for (int c = 0; c < NY; c++)
         {
           i16[c] = p8_rows16 (isum[0][c], isum[1][c], packs);
-          if (!has_mins (t))
+          if (!has_mins (t) && !off)
             i16[c] = _mm512_add_epi32 (i16[c], b16[c]);
         }
-      if (i + 1 < nb)
+      if (i + 1 < nb && !off)
         {
           const unsigned char *on[2] = { o[0] + TSR_CPU_KP8_BYTES,
                                          o[1] + TSR_CPU_KP8_BYTES };
@@ -2459,7 +2496,7 @@ p8_group (enum ktype t, int64_t k, const unsigned char *g, size_t gs,
           if (has_mins (t))
             acc[c] = _mm512_fmadd_ps (_mm512_cvtepi32_ps (b16[c]),
                                       _mm512_mul_ps (dmv, dyc), acc[c]);
-          if (i + 1 < nb)
+          if (i + 1 < nb && !off)
             b16[c] = bnext[c];
         }
     }

@@ -10,7 +10,7 @@
    products stay far below that for k <= 2048.  get_rows must give the
    reference dequantization bit for bit.  n = 1, 3, 8, 9, 39, 48:
    integer dots in groups of up to 8 rows of b; 320: dequantization and
-   the GEMM.  */
+   the GEMM.  q6_K also with values and activations at their ends.  */
 #include "ops-test.h"
 
 static const tsr_type types[] = { TSR_TYPE_Q2_K, TSR_TYPE_Q3_K,
@@ -84,6 +84,53 @@ check_mm (tsr_backend *be, tsr_type type, int64_t k, int64_t m, int64_t n)
   tsr_tensor *r = tsr_mul_mat (ctx, a, b);
   fill_weights (a);
   ot_fill (b, -1.0f, 1.0f);
+  if (ot_run (desc, be, ctx, r))
+    {
+      float *w = malloc (k * sizeof *w), *tmp = malloc (k * sizeof *tmp);
+      long bad = 0;
+      for (int64_t i = 0; i < m; i++)
+        {
+          weight_row (a, i, w);
+          for (int64_t j = 0; j < n; j++)
+            bad += !dot_ok (ot_get (r, i, j, 0, 0), w,
+                            (const float *) ot_at (b, 0, j, 0, 0), k, tmp);
+        }
+      CHECK (bad == 0, "%s (%ld wrong)", desc, bad);
+      free (w);
+      free (tmp);
+    }
+  tsr_context_free (ctx);
+}
+
+/* q6_K at the edges of the integer sums: rows whose values are all -32
+   or all 31 (stored 0 or 63, scales 127) by columns all -1 or all 1
+   (-127 or 127 in q8_K).  Sums of 8 products reach 32 x 127 x 8 =
+   32512, the most a kernel that packs them into int16 may see.  N = 64
+   takes the CPU's 16-row tiles.  */
+static void
+check_mm_q6_edges (tsr_backend *be)
+{
+  const int64_t k = 512, m = 64, n = 64;
+  char desc[160];
+  snprintf (desc, sizeof desc, "mul_mat q6_K [%ld,%ld] x f32 [%ld,%ld], "
+            "values and activations at their ends", (long) k, (long) m,
+            (long) k, (long) n);
+  tsr_context *ctx = tsr_context_new (false);
+  tsr_tensor *a = tsr_new_tensor_2d (ctx, TSR_TYPE_Q6_K, k, m);
+  tsr_tensor *b = tsr_new_tensor_2d (ctx, TSR_TYPE_F32, k, n);
+  tsr_tensor *r = tsr_mul_mat (ctx, a, b);
+  struct tsr_block_q6_K *blk = a->data;
+  for (int64_t i = 0; i < m * k / TSR_QK_K; i++)
+    {
+      int high = i / (k / TSR_QK_K) % 2;   /* rows alternate */
+      memset (blk[i].ql, high ? 0xff : 0, sizeof blk[i].ql);
+      memset (blk[i].qh, high ? 0xff : 0, sizeof blk[i].qh);
+      memset (blk[i].scales, 127, sizeof blk[i].scales);
+      blk[i].d = tsr_fp32_to_fp16 (1.0f / 1024);
+    }
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t l = 0; l < k; l++)
+      *(float *) ot_at (b, l, j, 0, 0) = j % 2 ? 1.0f : -1.0f;
   if (ot_run (desc, be, ctx, r))
     {
       float *w = malloc (k * sizeof *w), *tmp = malloc (k * sizeof *tmp);
@@ -194,6 +241,7 @@ main (void)
       check_mm_id (be, types[t], 512, 9, 5);
       check_get_rows (be, types[t], 512);
     }
+  check_mm_q6_edges (be);
   tsr_backend_free (be);
   return TSR_TEST_EXIT ();
 }

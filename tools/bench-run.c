@@ -40,7 +40,6 @@ struct bench_build
   tsr_tensor *inputs[MAX_INPUTS];
   enum fill fills[MAX_INPUTS];
   int64_t index_range;          /* FILL_ROWS: rows to index */
-  int copies;                   /* builds of the graph in it */
   int first_input[BENCH_MAX_COPIES];    /* of each build: its weights */
 };
 
@@ -466,12 +465,12 @@ bench_run (const struct bench_case *c, tsr_backend *be,
   tsr_buffer *wbuf[BENCH_MAX_COPIES] = { NULL };
   tsr_tensor *results[BENCH_MAX_COPIES] = { NULL };
   tsr_graph *g = NULL;
+  int copies = 1;               /* builds of the graph */
   bool built;
   char name[160];
 
   memset (r, 0, sizeof *r);
   r->cost = c->kind->cost (c->type, c->m, c->k, c->n);
-  r->copies = 1;
   bench_case_name (name, sizeof name, c);
   b.ctx = tsr_context_new (true);
   if (!b.ctx)
@@ -482,30 +481,28 @@ bench_run (const struct bench_case *c, tsr_backend *be,
   tsr_clear_error ();
   /* The first build; then the copies (each with its own inputs).  */
   results[0] = c->kind->build (&b, c->type, c->m, c->k, c->n);
-  b.copies = 1;
   built = results[0] != NULL;
   if (built && c->kind->cold && !t->hot_weights)
     {
       int want = cold_copies (b.inputs[0]);
-      while (built && b.copies < want)
+      while (built && copies < want)
         {
-          b.first_input[b.copies] = b.n_inputs;
-          results[b.copies] = c->kind->build (&b, c->type, c->m, c->k,
-                                              c->n);
-          built = results[b.copies++] != NULL;
+          b.first_input[copies] = b.n_inputs;
+          results[copies] = c->kind->build (&b, c->type, c->m, c->k, c->n);
+          built = results[copies++] != NULL;
         }
     }
-  r->copies = b.copies;
+  r->copies = copies;
   if (built)
     g = tsr_graph_new (b.ctx);
-  for (int j = 0; g && j < b.copies; j++)
+  for (int j = 0; g && j < copies; j++)
     if (tsr_graph_build (g, results[j]) != TSR_OK)
       g = NULL;
   if (!g)
     fail (r, BENCH_ERROR, "cannot build the graph: %s", tsr_last_error ());
   if (r->status == BENCH_OK && t->repack
       && strcmp (c->kind->name, "mul_mat") == 0)
-    for (int j = 0; j < b.copies && r->status == BENCH_OK; j++)
+    for (int j = 0; j < copies && r->status == BENCH_OK; j++)
       wbuf[j] = weights_extra (be, b.inputs[b.first_input[j]], r);
   if (r->status == BENCH_OK && supported (be, g, r))
     {
@@ -521,11 +518,11 @@ bench_run (const struct bench_case *c, tsr_backend *be,
       if (r->status == BENCH_OK)
         time_graph (be, g, t, r);
       /* A run computes every copy: the time of one product.  */
-      r->us_median /= b.copies;
-      r->us_min /= b.copies;
+      r->us_median /= copies;
+      r->us_min /= copies;
     }
   tsr_gallocr_free (ga);
-  for (int j = 0; j < b.copies; j++)
+  for (int j = 0; j < copies; j++)
     if (wbuf[j])
       tsr_buffer_free (wbuf[j]);
   tsr_context_free (b.ctx);

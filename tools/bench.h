@@ -61,7 +61,7 @@ extern const size_t bench_n_kinds;
 #define BENCH_KV_HEADS 8         /* flash_attn_ext: key/value heads */
 #define BENCH_CHAIN 32           /* add chain: nodes */
 /* Products (cold kinds) compute on copies of their weights and inputs,
-   enough of them to fill BENCH_COLD_BYTES (MiB) of weights, each copy
+   enough of them to fill BENCH_COLD_MIB MiB of weights, each copy
    once a run: the caches of any CPU or GPU known hold less, so every
    product reads its weights from memory as the layers of a model do
    (one copy, as with --hot-weights, would run a matrix that fits the

@@ -267,13 +267,13 @@ tsr_cpu_qdot_x8p_kernel (tsr_type type, size_t *group)
     return NULL;
   switch (type)
     {
-    case TSR_TYPE_Q4_0: return small ? tsr_cpu_vec_dot_q4_0x8_q8_0 : NULL;
-    case TSR_TYPE_Q4_1: return small ? tsr_cpu_vec_dot_q4_1x8_q8_0 : NULL;
-    case TSR_TYPE_Q5_0: return small ? tsr_cpu_vec_dot_q5_0x8_q8_0 : NULL;
-    case TSR_TYPE_Q5_1: return small ? tsr_cpu_vec_dot_q5_1x8_q8_0 : NULL;
+    case TSR_TYPE_Q4_0: return small ? tsr_cpu_vec_dot_q4_0x8s_q8_0 : NULL;
+    case TSR_TYPE_Q4_1: return small ? tsr_cpu_vec_dot_q4_1x8s_q8_0 : NULL;
+    case TSR_TYPE_Q5_0: return small ? tsr_cpu_vec_dot_q5_0x8s_q8_0 : NULL;
+    case TSR_TYPE_Q5_1: return small ? tsr_cpu_vec_dot_q5_1x8s_q8_0 : NULL;
     case TSR_TYPE_Q8_0:
-    case TSR_TYPE_IQ4_NL: return big ? tsr_cpu_vec_dot_q8_0x8_q8_0 : NULL;
-    case TSR_TYPE_MXFP4: return big ? tsr_cpu_vec_dot_mxfp4x8_q8_0 : NULL;
+    case TSR_TYPE_IQ4_NL: return big ? tsr_cpu_vec_dot_q8_0x8s_q8_0 : NULL;
+    case TSR_TYPE_MXFP4: return big ? tsr_cpu_vec_dot_mxfp4x8s_q8_0 : NULL;
     default: return NULL;
     }
 }

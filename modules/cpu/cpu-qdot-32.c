@@ -498,7 +498,7 @@ qdot_v4 (int t, int64_t k, const char *x, const int ny,
     acc0[c] = acc1[c] = _mm512_setzero_ps ();
   for (; j + 16 <= nb; j += 16)
     {
-      qdot_prefetch (x + j * bs, 16 * (size_t) bs);
+      qdot_prefetch_ny (x + j * bs, 16 * (size_t) bs, ny);
       chunk_v4 (t, x + j * bs, 16, j, k, ny, y, acc0, acc1);
     }
   if (j < nb)
@@ -659,7 +659,7 @@ qdot_v3 (int t, int64_t k, const char *x, const int ny,
       __m256 dx, mx = _mm256_setzero_ps ();
       __m256i idx = lanes;
 
-      qdot_prefetch (xj, 8 * (size_t) bs);
+      qdot_prefetch_ny (xj, 8 * (size_t) bs, ny);
       scales8 (t, xj, cnt, &dx, &mx);
       for (int c = 0; c < ny; c++)
         {

@@ -89,8 +89,10 @@
 static inline void
 x8_group_ref (int64_t k, const unsigned char *g, const int NY,
               const void *const *y, float *out, int ny_out, const int q8,
-              const int om, const int ext, const int qm, const int8_t *lut)
+              const int om, const int ext, const int qm, const int8_t *lut,
+              const int packed)
 {
+  (void) packed;
   const int64_t nb = k / 32;
   const int vo = GROUP_VEC_M (ext, qm);
   float acc[ROWS][TSR_CPU_QDOT_MAX_COLS] = { { 0 } };
@@ -355,7 +357,8 @@ x8_sum512 (__m512i w0, __m512i w1, __m512i w2, __m512i w3, const int8_t *a,
 static inline __attribute__ ((always_inline)) void
 x8_group (int64_t k, const unsigned char *g, const int NY,
           const void *const *y, float *out, int ny_out, const int q8,
-          const int om, const int ext, const int qm, const int8_t *lut)
+          const int om, const int ext, const int qm, const int8_t *lut,
+          const int packed)
 {
   const int64_t nb = k / 32;
   const int vo = GROUP_VEC_M (ext, qm);
@@ -375,7 +378,7 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
   /* Values plus 128 overflow pmaddubsw's pairs without VNNI.  */
   if ((q8 || lut) && om == 16 && !X8_VNNI)
     {
-      x8_group_ref (k, g, NY, y, out, ny_out, q8, om, ext, qm, lut);
+      x8_group_ref (k, g, NY, y, out, ny_out, q8, om, ext, qm, lut, packed);
       return;
     }
   TSR_CPU_UNROLL
@@ -391,7 +394,8 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
     {
       const unsigned char *o = g + j * GROUP_BYTES_M (q8, ext, qm);
       __m512i w0, w1, w2, w3;
-      qdot_prefetch ((const char *) o, GROUP_BYTES_M (q8, ext, qm));
+      qdot_prefetch_ny ((const char *) o, GROUP_BYTES_M (q8, ext, qm),
+                        packed ? 1 : NY);
       if (q8)
         {
           w0 = _mm512_loadu_si512 (o + vo);
@@ -479,7 +483,7 @@ x8_sum256 (__m256i w0, __m256i w1, __m256i w2, __m256i w3, const int8_t *a,
 static inline __attribute__ ((always_inline)) void
 x8_half (int64_t k, const unsigned char *g, int h, const int NY,
          const void *const *y, float *out, int ny_out, const int q8,
-         const int om, const int ext)
+         const int om, const int ext, const int packed)
 {
   const int64_t nb = k / 32;
   const int vo = GROUP_VEC (ext);
@@ -505,7 +509,8 @@ x8_half (int64_t k, const unsigned char *g, int h, const int NY,
       const unsigned char *v = o + vo + 32 * h;
       __m256i w0, w1, w2, w3;
       if (h == 0)
-        qdot_prefetch ((const char *) o, GROUP_BYTES (q8, ext));
+        qdot_prefetch_ny ((const char *) o, GROUP_BYTES (q8, ext),
+                          packed ? 1 : NY);
       if (q8)
         {
           w0 = _mm256_loadu_si256 ((const __m256i *) v);
@@ -565,18 +570,19 @@ x8_half (int64_t k, const unsigned char *g, int h, const int NY,
 static inline __attribute__ ((always_inline)) void
 x8_group (int64_t k, const unsigned char *g, const int NY,
           const void *const *y, float *out, int ny_out, const int q8,
-          const int om, const int ext, const int qm, const int8_t *lut)
+          const int om, const int ext, const int qm, const int8_t *lut,
+          const int packed)
 {
   /* Values plus 128 overflow pmaddubsw's pairs without VNNI; the
      buffer type repacks q5_0 and q5_1 (QM), iq4_nl and mxfp4 (LUT)
      only with AVX-512.  */
   if ((q8 && om == 16 && !X8_VNNI) || qm || lut)
     {
-      x8_group_ref (k, g, NY, y, out, ny_out, q8, om, ext, qm, lut);
+      x8_group_ref (k, g, NY, y, out, ny_out, q8, om, ext, qm, lut, packed);
       return;
     }
-  x8_half (k, g, 0, NY, y, out, ny_out, q8, om, ext);
-  x8_half (k, g, 1, NY, y, out, ny_out, q8, om, ext);
+  x8_half (k, g, 0, NY, y, out, ny_out, q8, om, ext, packed);
+  x8_half (k, g, 1, NY, y, out, ny_out, q8, om, ext, packed);
 }
 #else
 #define x8_group x8_group_ref
@@ -601,108 +607,59 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
         default: CALL (8); break;                                       \
         }                                                               \
     }
-/* The group of type T's layout (constants once inlined).  */
-#define TYPE_GROUP(t, N)                                                \
+/* The group of type T's layout (constants once inlined); PACKED: plain
+   rows packed into a thread's scratch as they are used
+   (tsr_cpu_x8_pack), already in the caches, not streaming from
+   memory.  */
+#define TYPE_GROUP(t, N, packed)                                        \
   x8_group (k, g, N, y, o, ny, tsr_cpu_x8_layout_of (t).q8,             \
             tsr_cpu_x8_layout_of (t).om, tsr_cpu_x8_layout_of (t).ext, 0, \
-            NULL)
-#define Q4_0_GROUP(N) TYPE_GROUP (TSR_TYPE_Q4_0, N)
-#define Q8_0_GROUP(N) TYPE_GROUP (TSR_TYPE_Q8_0, N)
-#define Q5_0_GROUP(N) TYPE_GROUP (TSR_TYPE_Q5_0, N)
-#define Q4_1_GROUP(N) TYPE_GROUP (TSR_TYPE_Q4_1, N)
-#define Q5_1_GROUP(N) TYPE_GROUP (TSR_TYPE_Q5_1, N)
-#define MXFP4_GROUP(N) TYPE_GROUP (TSR_TYPE_MXFP4, N)
+            NULL, packed)
+#define Q4_0_GROUP(N) TYPE_GROUP (TSR_TYPE_Q4_0, N, 0)
+#define Q8_0_GROUP(N) TYPE_GROUP (TSR_TYPE_Q8_0, N, 0)
+#define Q4_1_GROUP(N) TYPE_GROUP (TSR_TYPE_Q4_1, N, 0)
+#define Q4_0S_GROUP(N) TYPE_GROUP (TSR_TYPE_Q4_0, N, 1)
+#define Q8_0S_GROUP(N) TYPE_GROUP (TSR_TYPE_Q8_0, N, 1)
+#define Q4_1S_GROUP(N) TYPE_GROUP (TSR_TYPE_Q4_1, N, 1)
+#define Q5_0S_GROUP(N) TYPE_GROUP (TSR_TYPE_Q5_0, N, 1)
+#define Q5_1S_GROUP(N) TYPE_GROUP (TSR_TYPE_Q5_1, N, 1)
+#define MXFP4S_GROUP(N) TYPE_GROUP (TSR_TYPE_MXFP4, N, 1)
 /* Repacked q5_0 (offset -16: twice q4_0's) and q5_1 (minimums): the
    nibbles and the masks of fifth bits.  */
-#define Q5_0M_GROUP(N) x8_group (k, g, N, y, o, ny, 0, 2, 0, 1, NULL)
+#define Q5_0M_GROUP(N) x8_group (k, g, N, y, o, ny, 0, 2, 0, 1, NULL, 0)
 #define Q5_1M_GROUP(N)                                                  \
-  x8_group (k, g, N, y, o, ny, 0, 0, TSR_CPU_X8_MINS, 1, NULL)
+  x8_group (k, g, N, y, o, ny, 0, 0, TSR_CPU_X8_MINS, 1, NULL, 0)
 /* Repacked iq4_nl and mxfp4: nibbles, looked up (values plus 128).  */
 #define IQ4_NLN_GROUP(N)                                                \
-  x8_group (k, g, N, y, o, ny, 0, 16, 0, 0, tsr_cpu_iq4nl_values)
+  x8_group (k, g, N, y, o, ny, 0, 16, 0, 0, tsr_cpu_iq4nl_values, 0)
 #define MXFP4N_GROUP(N)                                                 \
   x8_group (k, g, N, y, o, ny, 0, 16, TSR_CPU_X8_E8M0, 0,               \
-            tsr_cpu_mxfp4_values)
+            tsr_cpu_mxfp4_values, 0)
 
-void
-TSR_CPU_LEVEL_FN (vec_dot_q4_0x8_q8_0) (int64_t k, const void *x, size_t bx,
-                                        int nr, int ny, const void *const *y,
-                                        float *out)
-{
-  X8_ROWS (Q4_0_GROUP)
-}
+/* A kernel of the repacked dots: NAME, its groups by GROUP.  */
+#define X8_KERNEL(name, GROUP)                                          \
+  void                                                                  \
+  TSR_CPU_LEVEL_FN (name) (int64_t k, const void *x, size_t bx, int nr, \
+                           int ny, const void *const *y, float *out)    \
+  {                                                                     \
+    X8_ROWS (GROUP)                                                     \
+  }
 
-void
-TSR_CPU_LEVEL_FN (vec_dot_q8_0x8_q8_0) (int64_t k, const void *x, size_t bx,
-                                        int nr, int ny, const void *const *y,
-                                        float *out)
-{
-  X8_ROWS (Q8_0_GROUP)
-}
-
-void
-TSR_CPU_LEVEL_FN (vec_dot_q5_0x8_q8_0) (int64_t k, const void *x, size_t bx,
-                                        int nr, int ny, const void *const *y,
-                                        float *out)
-{
-  X8_ROWS (Q5_0_GROUP)
-}
-
-void
-TSR_CPU_LEVEL_FN (vec_dot_q4_1x8_q8_0) (int64_t k, const void *x, size_t bx,
-                                        int nr, int ny, const void *const *y,
-                                        float *out)
-{
-  X8_ROWS (Q4_1_GROUP)
-}
-
-void
-TSR_CPU_LEVEL_FN (vec_dot_q5_1x8_q8_0) (int64_t k, const void *x, size_t bx,
-                                        int nr, int ny, const void *const *y,
-                                        float *out)
-{
-  X8_ROWS (Q5_1_GROUP)
-}
-
-void
-TSR_CPU_LEVEL_FN (vec_dot_q5_0x8m_q8_0) (int64_t k, const void *x, size_t bx,
-                                         int nr, int ny,
-                                         const void *const *y, float *out)
-{
-  X8_ROWS (Q5_0M_GROUP)
-}
-
-void
-TSR_CPU_LEVEL_FN (vec_dot_q5_1x8m_q8_0) (int64_t k, const void *x, size_t bx,
-                                         int nr, int ny,
-                                         const void *const *y, float *out)
-{
-  X8_ROWS (Q5_1M_GROUP)
-}
-
-void
-TSR_CPU_LEVEL_FN (vec_dot_iq4_nlx8n_q8_0) (int64_t k, const void *x,
-                                           size_t bx, int nr, int ny,
-                                           const void *const *y, float *out)
-{
-  X8_ROWS (IQ4_NLN_GROUP)
-}
-
-void
-TSR_CPU_LEVEL_FN (vec_dot_mxfp4x8n_q8_0) (int64_t k, const void *x,
-                                          size_t bx, int nr, int ny,
-                                          const void *const *y, float *out)
-{
-  X8_ROWS (MXFP4N_GROUP)
-}
-
-void
-TSR_CPU_LEVEL_FN (vec_dot_mxfp4x8_q8_0) (int64_t k, const void *x, size_t bx,
-                                         int nr, int ny,
-                                         const void *const *y, float *out)
-{
-  X8_ROWS (MXFP4_GROUP)
-}
+/* Weights repacked by the buffer type.  */
+X8_KERNEL (vec_dot_q4_0x8_q8_0, Q4_0_GROUP)
+X8_KERNEL (vec_dot_q8_0x8_q8_0, Q8_0_GROUP)
+X8_KERNEL (vec_dot_q4_1x8_q8_0, Q4_1_GROUP)
+X8_KERNEL (vec_dot_q5_0x8m_q8_0, Q5_0M_GROUP)
+X8_KERNEL (vec_dot_q5_1x8m_q8_0, Q5_1M_GROUP)
+X8_KERNEL (vec_dot_iq4_nlx8n_q8_0, IQ4_NLN_GROUP)
+X8_KERNEL (vec_dot_mxfp4x8n_q8_0, MXFP4N_GROUP)
+/* Plain weights packed into the scratch (tsr_cpu_x8_pack).  */
+X8_KERNEL (vec_dot_q4_0x8s_q8_0, Q4_0S_GROUP)
+X8_KERNEL (vec_dot_q8_0x8s_q8_0, Q8_0S_GROUP)
+X8_KERNEL (vec_dot_q4_1x8s_q8_0, Q4_1S_GROUP)
+X8_KERNEL (vec_dot_q5_0x8s_q8_0, Q5_0S_GROUP)
+X8_KERNEL (vec_dot_q5_1x8s_q8_0, Q5_1S_GROUP)
+X8_KERNEL (vec_dot_mxfp4x8s_q8_0, MXFP4S_GROUP)
 
 /* Plain rows into one group of the layout, for products of weights
    that are not stored repacked (cpu-ops-matmul.c): the group the
@@ -1114,7 +1071,7 @@ k4_group (int64_t k, const unsigned char *g, const int NY,
     {
       const unsigned char *o = g + i * ROWS * K4_BYTES (q5);
       __m512i t[TSR_CPU_QDOT_MAX_COLS];
-      qdot_prefetch ((const char *) o, ROWS * K4_BYTES (q5));
+      qdot_prefetch_ny ((const char *) o, ROWS * K4_BYTES (q5), NY);
       const __m256 dw = _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) o));
       const __m256 dmw = _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *)
                                                            (o + 16)));
@@ -1340,7 +1297,7 @@ xs_group (int64_t k, const unsigned char *g, const int NY,
     {
       const unsigned char *o = g + i * ROWS * XS_BYTES;
       __m512i t[TSR_CPU_QDOT_MAX_COLS];
-      qdot_prefetch ((const char *) o, ROWS * XS_BYTES);
+      qdot_prefetch_ny ((const char *) o, ROWS * XS_BYTES, NY);
       const __m256 dw = _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) o));
       /* The 8 rows' scales, dword r of EV holding row r's of groups 0,
          2, 4, 6 and of OD those of 1, 3, 5, 7, as signed bytes: the
@@ -1524,7 +1481,7 @@ k6_group (int64_t k, const unsigned char *g, const int NY,
       const unsigned char *o = g + i * ROWS * 210;
       __m512i t[TSR_CPU_QDOT_MAX_COLS];
       __m512i sc[4];
-      qdot_prefetch ((const char *) o, ROWS * 210);
+      qdot_prefetch_ny ((const char *) o, ROWS * 210, NY);
       const __m256 dw = _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) o));
       /* Vector s: lane 2r + h holds row r's scales 8h + 2s and
          8h + 2s + 1 as int16.  */

@@ -447,7 +447,7 @@ qdot_v4 (bool q4, int64_t k, const char *x, const int ny,
       __m512 dx = scales16 (xj, bsize);
       __m512i idx = lanes;
 
-      qdot_prefetch (xj, 16 * (size_t) bsize);
+      qdot_prefetch_ny (xj, 16 * (size_t) bsize, ny);
 
       for (int c = 0; c < ny; c++)
         {
@@ -619,7 +619,7 @@ qdot_v3 (bool q4, int64_t k, const char *x, const int ny,
       __m256 dx = scales8 (xj, bsize, cnt);
       __m256i idx = lanes;
 
-      qdot_prefetch (xj, 8 * (size_t) bsize);
+      qdot_prefetch_ny (xj, 8 * (size_t) bsize, ny);
 
       for (int c = 0; c < ny; c++)
         dd[c] = _mm256_mul_ps (dx, _mm256_loadu_ps

@@ -97,6 +97,40 @@ qdot_prefetch (const char *p, size_t bytes)
 #endif
 }
 
+/* How far ahead a kernel that multiplies each weight with NY
+   activation columns prefetches: the more columns, the slower the
+   weights are consumed and the further the hardware prefetchers fall
+   behind, so 2, 3, and from 4 columns 4 times TSR_CPU_PREFETCH_AHEAD.
+   Measured with the repacked weights' kernels (which stream from
+   memory), 4096 x 14336, two Zen 5 cores, read roof 48 GB/s, runs
+   alternated; GFLOP/s from 2048 bytes ahead at every n to this:
+     n       2                     4                 8
+     q4_0    296-303 -> 324-341    466-516 -> 632    807 -> 1,189
+     q8_0    164-177 -> 170-187    305-330 -> 351    536 -> 639
+     q4_K    302-320 -> 306-324    540 -> 610        862 -> 1,123
+     q6_K    188-212 -> 215-227    355-363 -> 433    579 -> 722
+     iq4_xs                        575-584 -> 654-674  869 -> 1,109
+   and the plain dots of the blocks of 32 (below 4 columns) at n = 3:
+   q8_0 161-164 -> 231-234, q4_0 229-231 -> 241-244.
+   (8192, 12288 and 16384 bytes about even from 8 columns; at one
+   column 4096 and 8192 were the same or a few percent slower).  The
+   plain dots of the super-block types (cpu-kquant.c), which go along a
+   row a chunk at a time and then to the next row's, lost with it (q6_K
+   at n = 8: 442 -> 254) and keep the one distance; so do kernels that
+   read rows packed into the caches as they are used.  */
+static inline size_t
+qdot_ahead (int ny)
+{
+  return (size_t) TSR_CPU_PREFETCH_AHEAD * (size_t) (ny < 4 ? ny : 4);
+}
+
+/* qdot_prefetch for a kernel of NY columns.  */
+static inline __attribute__ ((always_inline)) void
+qdot_prefetch_ny (const char *p, size_t bytes, int ny)
+{
+  qdot_prefetch (p + qdot_ahead (ny) - TSR_CPU_PREFETCH_AHEAD, bytes);
+}
+
 /* KERNEL (what, k, x, ny, y, out) for the NR weight rows at X, BX
    bytes apart, row r's NY results at OUT + r NY: one inlined copy of
    the kernel per column count NY, so that the per-column loops unroll

@@ -342,15 +342,23 @@ TSR_CPU_VEC_DOT_Q8 (mxfp4)
    additions.  */
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q4_0x8_q8_0)
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q8_0x8_q8_0)
-/* q5_0 rows in the q8_0 layout of tsr_cpu_x8_pack (their 5-bit values,
-   the offset of 16 applied in integers); q4_1 (q4_0's layout) and q5_1
-   (q8_0's, values 0..31) with the rows' minimums after their scales,
-   times the activation blocks' sums; mxfp4 (q8_0's, table values plus
-   128) with f32 scales.  */
-TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q5_0x8_q8_0)
+/* q4_1 (q4_0's layout) with the rows' minimums after their scales,
+   times the activation blocks' sums.  */
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q4_1x8_q8_0)
-TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q5_1x8_q8_0)
-TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_mxfp4x8_q8_0)
+/* The same kernels for plain rows packed into a thread's scratch as
+   they are used (tsr_cpu_x8_pack; mul_mat, mul_mat_id), which are in
+   the caches already: they prefetch less far ahead than the repacked
+   weights' kernels, which stream from memory (cpu-qdot.h,
+   qdot_ahead).  Also q5_0 rows in the q8_0 layout (their 5-bit values,
+   the offset of 16 applied in integers), q5_1 in q8_0's (values
+   0..31) with minimums as q4_1's, mxfp4 in q8_0's (table values plus
+   128) with f32 scales.  */
+TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q4_0x8s_q8_0)
+TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q8_0x8s_q8_0)
+TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q4_1x8s_q8_0)
+TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q5_0x8s_q8_0)
+TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q5_1x8s_q8_0)
+TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_mxfp4x8s_q8_0)
 /* q5_0 and q5_1 stored repacked: q4_0's and q4_1's layouts with 32
    bytes of fifth bits before the nibbles (cpu-repack.c).  */
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q5_0x8m_q8_0)

@@ -167,12 +167,14 @@ tsr_cpu_is_kquant (tsr_type type)
     }
 }
 /* Bytes of one activation row of K elements quantized for weights of
-   TYPE (q8_K for the super-block types, q8_0 otherwise).  */
+   TYPE (q8_K for the super-block types, with q6_K's offset sums for
+   q6_K; q8_0 otherwise).  */
 static inline size_t
 tsr_cpu_act_size (tsr_type type, int64_t k)
 {
-  return tsr_cpu_is_kquant (type) ? tsr_cpu_kact_size (k)
-                                  : tsr_cpu_qact_size (k);
+  return type == TSR_TYPE_Q6_K ? tsr_cpu_kact6_size (k)
+         : tsr_cpu_is_kquant (type) ? tsr_cpu_kact_size (k)
+                                    : tsr_cpu_qact_size (k);
 }
 /* The integer dot kernel of weight TYPE (one that tsr_cpu_is_quant
    accepts; NULL otherwise): OUT[r NY + c] = dot (weight row r of NR, K

@@ -170,6 +170,43 @@ TSR_CPU_LEVEL_FN (quantize_act_q8_K) (int64_t k, void *y, const float *x)
     }
 }
 
+void
+TSR_CPU_LEVEL_FN (kact_fill_offsets6) (int64_t k, void *y)
+{
+  const int8_t *q = y;
+  int32_t *o = (int32_t *) tsr_cpu_kact_offsets6 (y, k);
+  int64_t i = 0;
+
+#if defined(__AVX512BW__)
+  /* 4 groups a vector: the sums of each 4 values (pmaddubsw by ones,
+     then pmaddwd by ones: exact), quads 2 and 3 of each 128-bit lane
+     added to 0 and 1, those pairs gathered, times -32.  */
+  const __m512i ones8 = _mm512_set1_epi8 (1), ones16 = _mm512_set1_epi16 (1);
+  const __m512i pairs = _mm512_set_epi32 (0, 0, 0, 0, 0, 0, 0, 0,
+                                          13, 12, 9, 8, 5, 4, 1, 0);
+  for (; i + 64 <= k; i += 64)
+    {
+      __m512i x = _mm512_madd_epi16 (_mm512_maddubs_epi16
+                                       (ones8, _mm512_loadu_si512 (q + i)),
+                                     ones16);
+      x = _mm512_add_epi32 (x, _mm512_bsrli_epi128 (x, 8));
+      x = _mm512_permutexvar_epi32 (pairs, x);
+      x = _mm512_sub_epi32 (_mm512_setzero_si512 (),
+                            _mm512_slli_epi32 (x, 5));
+      _mm256_storeu_si256 ((__m256i *) (o + i / 8),
+                           _mm512_castsi512_si256 (x));
+    }
+#endif
+  for (; i < k; i += 16)
+    for (int h = 0; h < 2; h++)
+      {
+        int32_t sum = 0;
+        for (int e = 0; e < 4; e++)
+          sum += q[i + 4 * h + e] + q[i + 8 + 4 * h + e];
+        o[i / 8 + h] = -32 * sum;
+      }
+}
+
 /* The common form of a super-block.  */
 struct sb
 {
@@ -2277,7 +2314,11 @@ p8_group (enum ktype t, int64_t k, const unsigned char *g, size_t gs,
 #if defined(__AVX512VNNI__)
   /* q6_K's offset (32) folded into the integer sums: each lane's
      starts at minus the offset times the sum of the activations it
-     meets (OFF_SUMS), so the lanes hold sums of (stored - 32) y, no
+     meets (the activation row's offset sums, cpu-vec-k.h; computed
+     here per super-block and column they cost 3-7%: 2048 x 4096 at 64
+     columns 1,003 against 1,036-1,078 GFLOP/s, 4096 x 14336 at 512
+     988-1,032 against 1,041-1,067), so the lanes hold sums of
+     (stored - 32) y, no
      bias step follows, and sums of 8 products stay within int16 (32 x
      127 x 8: the activations are -127..127), two vectors a sum as
      q5_K's.  A fifth fewer multiplier operations, 13-16% faster at
@@ -2290,7 +2331,10 @@ p8_group (enum ktype t, int64_t k, const unsigned char *g, size_t gs,
   const int U = off ? 2 : span;
   const bool packs = t != KIQ4XS;
   const __m512i prows = _mm512_loadu_si512 (p8_pack_rows);
-  _Alignas (64) int32_t off_sums[TSR_CPU_QDOT_MAX_COLS][QK / 4];
+  const int32_t *offs[TSR_CPU_QDOT_MAX_COLS];
+  UNROLL
+  for (int c = 0; c < NY; c++)
+    offs[c] = off ? tsr_cpu_kact_offsets6 (y[c], k) : NULL;
 #else
   const int off = 0;
   const bool packs = false;
@@ -2330,23 +2374,6 @@ p8_group (enum ktype t, int64_t k, const unsigned char *g, size_t gs,
         for (int c = 0; c < NY; c++)
           isum[h][c] = _mm512_setzero_si512 ();
 #if defined(__AVX512VNNI__)
-      if (off)
-        /* Minus the offset times the sums of 4 activations (lane j of
-           vector v: values 64 v + 4 j ..), then those of a group's two
-           vectors' lanes added: (elements 0-3 + 8-11, 4-7 + 12-15) of
-           group g at dwords 4 g, 4 g + 1.  */
-        UNROLL
-        for (int c = 0; c < NY; c++)
-          UNROLL
-          for (int v = 0; v < QK / 64; v++)
-            {
-              const __m512i a = _mm512_loadu_si512 (q[c] + QK * i + 64 * v);
-              __m512i x = _mm512_dpbusd_epi32
-                (_mm512_setzero_si512 (), _mm512_set1_epi8 ((char) off),
-                 _mm512_sub_epi8 (_mm512_setzero_si512 (), a));
-              x = _mm512_add_epi32 (x, _mm512_bsrli_epi128 (x, 8));
-              _mm512_store_si512 (off_sums[c] + 16 * v, x);
-            }
       if (packs)
         /* Units of U groups of 16 (2 U vectors), two sums of U
            vectors each (the first half, groups gi.., and the second,
@@ -2390,8 +2417,9 @@ p8_group (enum ktype t, int64_t k, const unsigned char *g, size_t gs,
                 __m512i z1 = _mm512_setzero_si512 ();
                 if (off)
                   {
-                    z0 = _mm512_set1_epi64 (load_i64 (off_sums[c] + 4 * gi));
-                    z1 = _mm512_set1_epi64 (load_i64 (off_sums[c] + 4 * gb));
+                    const int32_t *os = offs[c] + 2 * GROUPS * i;
+                    z0 = _mm512_set1_epi64 (load_i64 (os + 2 * gi));
+                    z1 = _mm512_set1_epi64 (load_i64 (os + 2 * gb));
                   }
                 UNROLL
                 for (int h = 0; h < 2; h++)

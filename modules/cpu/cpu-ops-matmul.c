@@ -233,7 +233,11 @@ tsr_cpu_quantize_rows (const struct tsr_cpu_op_ctx *c, const tsr_tensor *b,
           row = c->scratch[ith];
         }
       if (kquant)
-        tsr_cpu_quantize_act_q8_K (k, (char *) c->shared + r * size, row);
+        {
+          tsr_cpu_quantize_act_q8_K (k, (char *) c->shared + r * size, row);
+          if (wtype == TSR_TYPE_Q6_K)
+            tsr_cpu_kact_fill_offsets6 (k, (char *) c->shared + r * size);
+        }
       else
         tsr_cpu_quantize_act_q8_0 (k, (char *) c->shared + r * size, row);
     }

@@ -18,7 +18,14 @@
  * 32 serve the types whose biases go by groups of 32 (q4_K, q5_K,
  * iq4_xs): read as int32, a pair of them meets a pair of biases in one
  * vpdpwssd; read as int64, the even or the odd ones meet the 8 rows'
- * even or odd biases of the repacked layouts.  */
+ * even or odd biases of the repacked layouts.
+ * Rows quantized for q6_K weights carry a fifth array after those
+ * (tsr_cpu_kact6_size (K) bytes in all): per group of 16 values two
+ * int32, minus 32 (q6_K's offset) times the sum of its values 0-3 and
+ * 8-11, then of 4-7 and 12-15 -- the values that one lane of the
+ * vector kernels meets in two vpdpbusd (8 bytes broadcast, then the
+ * next 8) -- so that the lanes start from them and sum (stored - 32)
+ * y, within int16 for 8 products (tsr_cpu_kact_offsets6).  */
 #ifndef TSR_CPU_VEC_K_H
 #define TSR_CPU_VEC_K_H
 
@@ -54,9 +61,24 @@ tsr_cpu_kact_sums32 (const void *y, int64_t k)
   return (const int16_t *) ((const char *) y + k + k / 8 + k / 64);
 }
 
+static inline size_t
+tsr_cpu_kact6_size (int64_t k)
+{
+  return tsr_cpu_kact_size (k) + (size_t) k / 2;
+}
+
+static inline const int32_t *
+tsr_cpu_kact_offsets6 (const void *y, int64_t k)
+{
+  return (const int32_t *) ((const char *) y + tsr_cpu_kact_size (k));
+}
+
 /* The activation row Y of X[0..K), K a multiple of 256.  */
 TSR_MODULE_HIDDEN void tsr_cpu_quantize_act_q8_K (int64_t k, void *y,
                                                const float *x);
+/* The q6_K offset sums of the activation row Y (quantized, K values;
+   tsr_cpu_kact6_size (K) bytes).  */
+TSR_MODULE_HIDDEN void tsr_cpu_kact_fill_offsets6 (int64_t k, void *y);
 
 /* OUT[r NY + c] = dot (weight row r, activation row Y[c]), rows and
    columns as for tsr_cpu_vec_dot_q8_0_q8_0, weight rows of K elements

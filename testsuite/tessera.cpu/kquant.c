@@ -39,6 +39,7 @@
 #include "cpu-levels.h"
 
 typedef void (*quantize_fn) (int64_t, void *, const float *);
+typedef void (*offsets_fn) (int64_t, void *);
 typedef tsr_test_qdot_fn dot_fn;
 typedef void (*row_fn) (int64_t, float *, const void *);
 typedef void (*pack_fn) (tsr_type, int64_t, const void *, size_t, int,
@@ -69,6 +70,7 @@ struct level
 {
   const char *name;             /* as the device description says */
   quantize_fn quantize;
+  offsets_fn offsets6;          /* q6_K's offset sums of a q8_K row */
   dot_fn dot[N_TYPES];
   row_fn row[N_TYPES];
   dot_fn dot_q4_K_x8;           /* q4_K repacked by 8 rows */
@@ -87,6 +89,7 @@ struct level
   void tsr_cpu_row_##type##_to_f32_##suffix (int64_t, float *, const void *);
 #define LEVEL(suffix, name)                                             \
   void tsr_cpu_quantize_act_q8_K_##suffix (int64_t, void *, const float *); \
+  void tsr_cpu_kact_fill_offsets6_##suffix (int64_t, void *);           \
   FNS (suffix, q2_K) FNS (suffix, q3_K) FNS (suffix, q4_K)              \
   FNS (suffix, q5_K) FNS (suffix, q6_K) FNS (suffix, iq4_xs)            \
   void tsr_cpu_vec_dot_q4_Kx8_q8_K_##suffix (int64_t, const void *,     \
@@ -111,6 +114,7 @@ struct level
                                      void *);                           \
   static const struct level level_##suffix = {                         \
     name, tsr_cpu_quantize_act_q8_K_##suffix,                           \
+    tsr_cpu_kact_fill_offsets6_##suffix,                                \
     { tsr_cpu_vec_dot_q2_K_q8_K_##suffix, tsr_cpu_vec_dot_q3_K_q8_K_##suffix, \
       tsr_cpu_vec_dot_q4_K_q8_K_##suffix, tsr_cpu_vec_dot_q5_K_q8_K_##suffix, \
       tsr_cpu_vec_dot_q6_K_q8_K_##suffix,                               \
@@ -168,6 +172,23 @@ fill_act (float *x, int j)
     }
 }
 
+/* q6_K's offset sums of the K values Q, as cpu-vec-k.h lays them out:
+   per group of 16, -32 times the sum of its values 0-3 and 8-11, then
+   of 4-7 and 12-15.  */
+static void
+ref_offsets6 (int k, const int8_t *q, int32_t *o)
+{
+  for (int g = 0; g < k / 16; g++)
+    for (int h = 0; h < 2; h++)
+      {
+        int sum = 0;
+        for (int i = 0; i < 16; i++)
+          if (i / 4 % 2 == h)
+            sum += q[16 * g + i];
+        o[2 * g + h] = -32 * sum;
+      }
+}
+
 static void
 check_quantize (const struct level *lv)
 {
@@ -182,9 +203,11 @@ check_quantize (const struct level *lv)
       for (int j = 0; j < nb; j++)
         fill_act (x + QK * j, j + nb);
       tsr_quantize_row (TSR_TYPE_Q8_K, x, ref, k);
-      memset (y, 0x5a, tsr_cpu_kact_size (k));
+      memset (y, 0x5a, tsr_cpu_kact6_size (k));
       lv->quantize (k, y, x);
+      lv->offsets6 (k, y);
       const int8_t *q = (const int8_t *) y;
+      const int32_t *o6 = tsr_cpu_kact_offsets6 (y, k);
       const int16_t *s = tsr_cpu_kact_sums (y, k);
       const int16_t *s32 = tsr_cpu_kact_sums32 (y, k);
       const float *d = tsr_cpu_kact_scales (y, k);
@@ -205,11 +228,15 @@ check_quantize (const struct level *lv)
                 sum += ref[j].qs[i];
               bad += s32[8 * j + g % 2 * 4 + g / 2] != sum;
             }
+          /* q6_K's offset sums, from the reference's values.  */
+          int32_t want6[32];
+          ref_offsets6 (QK, ref[j].qs, want6);
+          bad += memcmp (o6 + 32 * j, want6, sizeof want6) != 0;
         }
     }
   CHECK (bad == 0, "level %s: quantize_act_q8_K of 1..%d super-blocks "
-         "equals tsr_quantize_row, its sums of 16 and 32 too (%d "
-         "differences)", lv->name, MAX_NB, bad);
+         "equals tsr_quantize_row, its sums of 16 and 32 and q6_K's "
+         "offset sums too (%d differences)", lv->name, MAX_NB, bad);
 }
 
 static void
@@ -274,10 +301,12 @@ check_dequantize (const struct level *lv, int t)
 }
 
 /* An activation row of K values Q (integers -127..127) with scale D
-   per super-block, in the layout of cpu-vec-k.h.  */
+   per super-block, in the layout of cpu-vec-k.h, q6_K's offset sums
+   included.  */
 static void
 make_act (int k, const int8_t *q, float d, char *y)
 {
+  ref_offsets6 (k, q, (int32_t *) tsr_cpu_kact_offsets6 (y, k));
   int16_t *s = (int16_t *) tsr_cpu_kact_sums (y, k);
   int16_t *s32 = (int16_t *) tsr_cpu_kact_sums32 (y, k);
   float *ds = (float *) tsr_cpu_kact_scales (y, k);
@@ -653,6 +682,7 @@ check_x8 (const struct level *lv, int T)
                   x[i] = tsr_test_uniform (-2, 2);
                 tsr_quantize_row (TSR_TYPE_Q8_K, x, ref[c], k);
                 lv->quantize (k, act[c], x);
+                lv->offsets6 (k, act[c]);
               }
             ys[c] = act[c];
           }
@@ -689,6 +719,64 @@ check_x8 (const struct level *lv, int T)
          "1..%d rows, exact on integer data, within 1e-5 of sum |w y| "
          "otherwise (worst %.2g, %d failures)", lv->name,
          tsr_type_name (types[T]), ROWS, worst, fails);
+}
+
+/* q6_K repacked by 8 rows at the ends of its sums: rows of all stored
+   0 (value -32) and all 63 (31) alternating, scales 127, against
+   activations all -127 or all 127 (8 products a lane reach -32 x 127 x
+   8 and 31 x 127 x 8, the ends of what the kernels pack into int16),
+   8 rows by 1..8 columns, within 1e-5 of sum |w y|.  A kernel that
+   summed the stored values unshifted in int16 would saturate.  */
+static void
+check_x8_q6_ends (const struct level *lv)
+{
+  enum { NB = 2, K = QK * NB };
+  const int T = 4;
+  static _Alignas (64) char packed[ROWS * K], act[ROWS][K * 2];
+  static struct tsr_block_q6_K plain[ROWS][NB];
+  static float deq[ROWS][K];
+  static int8_t q[K];
+  const void *ys[ROWS];
+  int fails = 0;
+
+  for (int r = 0; r < ROWS; r++)
+    {
+      for (int j = 0; j < NB; j++)
+        {
+          memset (plain[r][j].ql, r % 2 ? 0xff : 0, sizeof plain[r][j].ql);
+          memset (plain[r][j].qh, r % 2 ? 0xff : 0, sizeof plain[r][j].qh);
+          memset (plain[r][j].scales, 127, sizeof plain[r][j].scales);
+          plain[r][j].d = tsr_fp32_to_fp16 (1.0f / 1024);
+        }
+      tsr_dequantize_row (TSR_TYPE_Q6_K, plain[r], deq[r], K);
+    }
+  pack_x8 (T, (const char *) plain, sizeof plain[0], NB, packed);
+  for (int c = 0; c < ROWS; c++)
+    {
+      memset (q, c % 3 ? 127 : -127, sizeof q);
+      make_act (K, q, 1.0f, act[c]);
+      ys[c] = act[c];
+    }
+  for (int ny = 1; ny <= ROWS; ny++)
+    {
+      float out[ROWS * ROWS];
+      lv->dot_q6_K_x8 (K, packed, sizeof plain[0], ROWS, ny, ys, out);
+      for (int r = 0; r < ROWS; r++)
+        for (int c = 0; c < ny; c++)
+          {
+            double want = 0, mag = 0;
+            for (int i = 0; i < K; i++)
+              {
+                double p = (double) deq[r][i] * ((const int8_t *) ys[c])[i];
+                want += p;
+                mag += fabs (p);
+              }
+            fails += !(fabs (out[r * ny + c] - want) <= 1e-5 * mag);
+          }
+    }
+  CHECK (fails == 0, "level %s: q6_K repacked by 8 rows, values -32 and "
+         "31 by activations -127 and 127, within 1e-5 of sum |w y| (%d "
+         "failures)", lv->name, fails);
 }
 
 /* A repacked group of types[T] (q4_K, q5_K, q6_K or iq4_xs) converted
@@ -746,6 +834,7 @@ main (void)
       check_x8 (lv, 2);         /* q4_K */
       check_x8 (lv, 3);         /* q5_K */
       check_x8 (lv, 4);         /* q6_K */
+      check_x8_q6_ends (lv);
       check_x8 (lv, 5);         /* iq4_xs */
       for (int t = 2; t < N_TYPES; t++)
         check_from_x8 (lv, t);

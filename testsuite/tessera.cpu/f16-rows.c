@@ -198,7 +198,7 @@ static float kw[ROWS][PICKS], kout[ROWS][PICKS];
 static void
 check_keys (const struct level *lv)
 {
-  static const int klens[] = { 1, 16, 33, 64, 100, 128 };
+  static const int klens[] = { 1, 16, 33, 48, 64, 100, 128 };
   int dot_diff = 0, mad_diff = 0, nonfinite = 0;
 
   for (size_t t = 0; t < sizeof klens / sizeof *klens; t++)

@@ -442,6 +442,36 @@ TSR_CPU_LEVEL_FN (vec_dot_f16) (int64_t n, const tsr_fp16_t *x,
 /* vec_dot_f16 and vec_mad_f16 on NR rows, X widened once: the same
    operations per row in the same order, so the same bits.  */
 #ifdef VF
+/* The two accumulators of each of NR rows over the whole vectors of X
+   [I, END): vectors in pairs, then one more if there is one; where the
+   vectors stopped.  */
+static inline __attribute__ ((always_inline)) int64_t
+dot_f16_rows_block (const tsr_fp16_t *x, int64_t i, int64_t end,
+                    const int nr, const float *const *y, VF *s0, VF *s1)
+{
+  TSR_CPU_UNROLL
+  for (int r = 0; r < nr; r++)
+    s0[r] = s1[r] = VF_ZERO ();
+  for (; i + 2 * VF_WIDTH <= end; i += 2 * VF_WIDTH)
+    {
+      VF a = LOAD_F16 (x + i), b = LOAD_F16 (x + i + VF_WIDTH);
+      TSR_CPU_UNROLL
+      for (int r = 0; r < nr; r++)
+        {
+          s0[r] = VF_FMA (a, VF_LOAD (y[r] + i), s0[r]);
+          s1[r] = VF_FMA (b, VF_LOAD (y[r] + i + VF_WIDTH), s1[r]);
+        }
+    }
+  for (; i + VF_WIDTH <= end; i += VF_WIDTH)
+    {
+      VF a = LOAD_F16 (x + i);
+      TSR_CPU_UNROLL
+      for (int r = 0; r < nr; r++)
+        s0[r] = VF_FMA (a, VF_LOAD (y[r] + i), s0[r]);
+    }
+  return i;
+}
+
 static inline __attribute__ ((always_inline)) void
 dot_f16_rows (int64_t n, const tsr_fp16_t *x, const int nr,
               const float *const *y, float *out)
@@ -454,26 +484,7 @@ dot_f16_rows (int64_t n, const tsr_fp16_t *x, const int nr,
       int64_t end = n - i > DOT_BLOCK_ELEMS ? i + DOT_BLOCK_ELEMS : n;
       VF s0[TSR_CPU_F16_ROWS], s1[TSR_CPU_F16_ROWS];
 
-      TSR_CPU_UNROLL
-      for (int r = 0; r < nr; r++)
-        s0[r] = s1[r] = VF_ZERO ();
-      for (; i + 2 * VF_WIDTH <= end; i += 2 * VF_WIDTH)
-        {
-          VF a = LOAD_F16 (x + i), b = LOAD_F16 (x + i + VF_WIDTH);
-          TSR_CPU_UNROLL
-          for (int r = 0; r < nr; r++)
-            {
-              s0[r] = VF_FMA (a, VF_LOAD (y[r] + i), s0[r]);
-              s1[r] = VF_FMA (b, VF_LOAD (y[r] + i + VF_WIDTH), s1[r]);
-            }
-        }
-      for (; i + VF_WIDTH <= end; i += VF_WIDTH)
-        {
-          VF a = LOAD_F16 (x + i);
-          TSR_CPU_UNROLL
-          for (int r = 0; r < nr; r++)
-            s0[r] = VF_FMA (a, VF_LOAD (y[r] + i), s0[r]);
-        }
+      i = dot_f16_rows_block (x, i, end, nr, y, s0, s1);
       TSR_CPU_UNROLL
       for (int r = 0; r < nr; r++)
         total[r] += VF_HSUM (VF_ADD (s0[r], s1[r]));
@@ -601,32 +612,10 @@ dot_f16_keys (int64_t n, const char *x, size_t xs, const int32_t *idx,
             {
               VF s0[TSR_CPU_F16_ROWS], s1[TSR_CPU_F16_ROWS];
               prefetch_key (x, xs, idx, j0 + j + KEYS_AHEAD, nk, n);
-              TSR_CPU_UNROLL
-              for (int r = 0; r < nr; r++)
-                s0[r] = s1[r] = VF_ZERO ();
-              if (j0 + j < nk)
-                {
-                  const tsr_fp16_t *k = KEY_ROW (x, xs, idx, j0 + j);
-                  int64_t i = 0;
-                  for (; i + 2 * VF_WIDTH <= n; i += 2 * VF_WIDTH)
-                    {
-                      VF a = LOAD_F16 (k + i), b = LOAD_F16 (k + i + VF_WIDTH);
-                      TSR_CPU_UNROLL
-                      for (int r = 0; r < nr; r++)
-                        {
-                          s0[r] = VF_FMA (a, VF_LOAD (y[r] + i), s0[r]);
-                          s1[r] = VF_FMA (b, VF_LOAD (y[r] + i + VF_WIDTH),
-                                          s1[r]);
-                        }
-                    }
-                  if (i < n)
-                    {
-                      VF a = LOAD_F16 (k + i);
-                      TSR_CPU_UNROLL
-                      for (int r = 0; r < nr; r++)
-                        s0[r] = VF_FMA (a, VF_LOAD (y[r] + i), s0[r]);
-                    }
-                }
+              /* Past the list: zeros, whose sums are not stored.  */
+              dot_f16_rows_block (KEY_ROW (x, xs, idx, j0 + j < nk
+                                                     ? j0 + j : 0),
+                                  0, j0 + j < nk ? n : 0, nr, y, s0, s1);
               TSR_CPU_UNROLL
               for (int r = 0; r < nr; r++)
                 t[r][j] = VF_ADD (s0[r], s1[r]);

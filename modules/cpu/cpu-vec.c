@@ -307,9 +307,9 @@ hsum512 (__m512 v)
 }
 
 /* Lane j of the result: hsum512 (T[j]), the same additions of the same
-   lanes, 16 vectors at once by shuffles between them (30 shuffles and
-   15 additions where 16 hsum512 take 48 and a scalar each): halves of
-   two vectors side by side, added, and so on down.  */
+   lanes, 16 vectors at once by shuffles between them (31 shuffles and
+   15 additions where 16 hsum512 take 64 of each): halves of two
+   vectors side by side, added, and so on down.  */
 static inline __m512
 reduce16 (const __m512 *t)
 {

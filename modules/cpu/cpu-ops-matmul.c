@@ -232,14 +232,15 @@ tsr_cpu_quantize_rows (const struct tsr_cpu_op_ctx *c, const tsr_tensor *b,
                               k);
           row = c->scratch[ith];
         }
+      char *y = (char *) c->shared + r * size;
       if (kquant)
         {
-          tsr_cpu_quantize_act_q8_K (k, (char *) c->shared + r * size, row);
+          tsr_cpu_quantize_act_q8_K (k, y, row);
           if (wtype == TSR_TYPE_Q6_K)
-            tsr_cpu_kact_fill_offsets6 (k, (char *) c->shared + r * size);
+            tsr_cpu_kact_fill_offsets6 (k, y);
         }
       else
-        tsr_cpu_quantize_act_q8_0 (k, (char *) c->shared + r * size, row);
+        tsr_cpu_quantize_act_q8_0 (k, y, row);
     }
 }
 

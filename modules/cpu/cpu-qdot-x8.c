@@ -1486,6 +1486,17 @@ k6_rows_ps (__m512i x)
    763-770 -> 820-857 GFLOP/s, at 32 786-788 -> 830-870.  (Tried before
    with the offset sums computed here per super-block and column: 7-8%
    slower on rows of 2048.)  */
+/* The vpermw indices of k6_group's scales, for H = j / 4: word 8l + 2p
+   + e (e < 2) of the scales for pack (SA, SB) is row 2l + p % 2's
+   scale of group 2j + (p >= 2), which is word 2 (2 row + H) + (p >= 2)
+   of vector sc[j % 4].  */
+static const int16_t k6_scale_words[2][32] = {
+  { 0, 0, 4, 4, 1, 1, 5, 5, 8, 8, 12, 12, 9, 9, 13, 13,
+    16, 16, 20, 20, 17, 17, 21, 21, 24, 24, 28, 28, 25, 25, 29, 29 },
+  { 2, 2, 6, 6, 3, 3, 7, 7, 10, 10, 14, 14, 11, 11, 15, 15,
+    18, 18, 22, 22, 19, 19, 23, 23, 26, 26, 30, 30, 27, 27, 31, 31 }
+};
+
 static inline __attribute__ ((always_inline)) void
 k6_group (int64_t k, const unsigned char *g, const int NY,
           const void *const *y, float *out, int ny_out)
@@ -1493,20 +1504,8 @@ k6_group (int64_t k, const unsigned char *g, const int NY,
   const int64_t nb = k / 256;
   const __m512i m4 = _mm512_set1_epi8 (15);
   const __m512i m30 = _mm512_set1_epi8 (0x30);
-  /* Word 8l + 2p + e (e < 2) of the scales for pack (SA, SB): row
-     2l + p % 2's scale of group 2j + (p >= 2), which is word
-     2 (2 row + H) + (p >= 2) of vector sc[j % 4], H = j / 4.  */
-  __m512i sidx[2];
-  for (int h = 0; h < 2; h++)
-    {
-      short ix[32];
-      for (int l = 0; l < 4; l++)
-        for (int p = 0; p < 4; p++)
-          for (int e = 0; e < 2; e++)
-            ix[8 * l + 2 * p + e]
-              = (short) (2 * (2 * (2 * l + p % 2) + h) + (p >= 2));
-      sidx[h] = _mm512_loadu_si512 (ix);
-    }
+  const __m512i sidx[2] = { _mm512_loadu_si512 (k6_scale_words[0]),
+                            _mm512_loadu_si512 (k6_scale_words[1]) };
   const int8_t *q[TSR_CPU_QDOT_MAX_COLS];
   const int16_t *bs[TSR_CPU_QDOT_MAX_COLS];
   const int32_t *offs[TSR_CPU_QDOT_MAX_COLS];

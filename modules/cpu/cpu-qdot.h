@@ -82,19 +82,27 @@ tsr_cpu_e8m0_half (uint8_t e)
 #define TSR_CPU_PREFETCH_AHEAD 2048
 #endif
 
-/* Prefetch the lines of the BYTES at P + TSR_CPU_PREFETCH_AHEAD.
-   always_inline: GCC 12 found a plain static wrapper of the prefetch
-   "const" and deleted its calls, prefetches and all.  */
+/* Prefetch the lines of the BYTES at P + AHEAD.  always_inline: GCC 12
+   found a plain static wrapper of the prefetch "const" and deleted its
+   calls, prefetches and all.  */
 static inline __attribute__ ((always_inline)) void
-qdot_prefetch (const char *p, size_t bytes)
+qdot_prefetch_ahead (const char *p, size_t ahead, size_t bytes)
 {
 #if defined(__SSE__)
   for (size_t o = 0; o < bytes + 63; o += 64)
-    _mm_prefetch (p + TSR_CPU_PREFETCH_AHEAD + o, _MM_HINT_T0);
+    _mm_prefetch (p + ahead + o, _MM_HINT_T0);
 #else
   (void) p;
+  (void) ahead;
   (void) bytes;
 #endif
+}
+
+/* The same, TSR_CPU_PREFETCH_AHEAD ahead.  */
+static inline __attribute__ ((always_inline)) void
+qdot_prefetch (const char *p, size_t bytes)
+{
+  qdot_prefetch_ahead (p, TSR_CPU_PREFETCH_AHEAD, bytes);
 }
 
 /* How far ahead a kernel that multiplies each weight with NY
@@ -128,7 +136,7 @@ qdot_ahead (int ny)
 static inline __attribute__ ((always_inline)) void
 qdot_prefetch_ny (const char *p, size_t bytes, int ny)
 {
-  qdot_prefetch (p + qdot_ahead (ny) - TSR_CPU_PREFETCH_AHEAD, bytes);
+  qdot_prefetch_ahead (p, qdot_ahead (ny), bytes);
 }
 
 /* KERNEL (what, k, x, ny, y, out) for the NR weight rows at X, BX

@@ -408,6 +408,8 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
         {
           __m512i v0 = _mm512_loadu_si512 (o + vo);
           __m512i v1 = _mm512_loadu_si512 (o + vo + 64);
+          QDOT_IN_REG (v0);
+          QDOT_IN_REG (v1);
           w0 = _mm512_and_si512 (v0, m4);
           w1 = _mm512_and_si512 (_mm512_srli_epi16 (v0, 4), m4);
           w2 = _mm512_and_si512 (v1, m4);
@@ -523,6 +525,8 @@ x8_half (int64_t k, const unsigned char *g, int h, const int NY,
         {
           __m256i v0 = _mm256_loadu_si256 ((const __m256i *) v);
           __m256i v1 = _mm256_loadu_si256 ((const __m256i *) (v + 64));
+          QDOT_IN_REG (v0);
+          QDOT_IN_REG (v1);
           w0 = _mm256_and_si256 (v0, m4);
           w1 = _mm256_and_si256 (_mm256_srli_epi16 (v0, 4), m4);
           w2 = _mm256_and_si256 (v1, m4);
@@ -1115,6 +1119,8 @@ k4_group (int64_t k, const unsigned char *g, const int NY,
           const unsigned char *v = o + K4_VALUES (q5, j);
           __m512i v0 = _mm512_loadu_si512 (v);
           __m512i v1 = _mm512_loadu_si512 (v + 64);
+          QDOT_IN_REG (v0);
+          QDOT_IN_REG (v1);
           __m512i w0 = _mm512_and_si512 (v0, m4);
           __m512i w1 = _mm512_and_si512 (_mm512_srli_epi16 (v0, 4), m4);
           __m512i w2 = _mm512_and_si512 (v1, m4);
@@ -1126,6 +1132,7 @@ k4_group (int64_t k, const unsigned char *g, const int NY,
                  for an even group, 4..7 for an odd one.  */
               const __m512i m10 = _mm512_set1_epi8 (0x10);
               __m512i vh = _mm512_loadu_si512 (o + K5_HIGH (j));
+              QDOT_IN_REG (vh);
               if (j % 2)
                 vh = _mm512_srli_epi16 (vh, 4);
               w0 = _mm512_or_si512 (w0, _mm512_and_si512
@@ -1349,6 +1356,8 @@ xs_group (int64_t k, const unsigned char *g, const int NY,
           const unsigned char *v = o + XS_VALUES (j);
           __m512i v0 = _mm512_loadu_si512 (v);
           __m512i v1 = _mm512_loadu_si512 (v + 64);
+          QDOT_IN_REG (v0);
+          QDOT_IN_REG (v1);
           __m512i w0 = _mm512_shuffle_epi8 (tv, _mm512_and_si512 (v0, m4));
           __m512i w1 = _mm512_shuffle_epi8
                          (tv, _mm512_and_si512 (_mm512_srli_epi16 (v0, 4),
@@ -1537,6 +1546,9 @@ k6_group (int64_t k, const unsigned char *g, const int NY,
           __m512i v0 = _mm512_loadu_si512 (v);
           __m512i v1 = _mm512_loadu_si512 (v + 64);
           __m512i vh = _mm512_loadu_si512 (v + 128);
+          QDOT_IN_REG (v0);
+          QDOT_IN_REG (v1);
+          QDOT_IN_REG (vh);
           /* The 6-bit values: low nibble, then the high pair at bits
              4-5 (16-bit shifts; the mask drops what crossed bytes).  */
           __m512i w0 = _mm512_or_si512 (_mm512_and_si512 (v0, m4),
@@ -1560,9 +1572,14 @@ k6_group (int64_t k, const unsigned char *g, const int NY,
             {
               const int8_t *a = q[c] + 256 * i + 32 * j;
               const int32_t *os = offs[c] + 32 * i + 4 * j;
-              __m512i sa = k_sum2_512 (_mm512_set1_epi64 (load_i64 (os)),
+              /* The 4 offset sums in one load (a 128-bit broadcast),
+                 each lane's pair by an in-lane shuffle: loads, not
+                 shuffles, are short (QDOT_IN_REG).  */
+              const __m512i o4 = _mm512_broadcast_i32x4
+                (_mm_loadu_si128 ((const __m128i *) os));
+              __m512i sa = k_sum2_512 (_mm512_shuffle_epi32 (o4, 0x44),
                                        w0, w1, a);
-              __m512i sb = k_sum2_512 (_mm512_set1_epi64 (load_i64 (os + 2)),
+              __m512i sb = k_sum2_512 (_mm512_shuffle_epi32 (o4, 0xee),
                                        w2, w3, a + 16);
               __m512i p = _mm512_packs_epi32 (sa, sb);
 #if defined(__AVX512VNNI__)

@@ -2020,6 +2020,8 @@ p8_from_x8_sb (enum ktype t, const unsigned char *s, const __m512i *sidx,
                   : TSR_CPU_X8_XS_VALUES (j);
       __m512i v0 = _mm512_loadu_si512 (s + at);
       __m512i v1 = _mm512_loadu_si512 (s + at + 64);
+      QDOT_IN_REG (v0);
+      QDOT_IN_REG (v1);
       __m512i w[4] = { _mm512_and_si512 (v0, m4),
                        _mm512_and_si512 (_mm512_srli_epi16 (v0, 4), m4),
                        _mm512_and_si512 (v1, m4),
@@ -2028,7 +2030,8 @@ p8_from_x8_sb (enum ktype t, const unsigned char *s, const __m512i *sidx,
         {
           /* Bit v (even j) or 4 + v (odd j) of a byte to bit 4: the
              16-bit shifts move no other byte's bit there.  */
-          const __m512i h = _mm512_loadu_si512 (s + TSR_CPU_X8_Q5K_HIGH (j));
+          __m512i h = _mm512_loadu_si512 (s + TSR_CPU_X8_Q5K_HIGH (j));
+          QDOT_IN_REG (h);
           const __m512i m16 = _mm512_set1_epi8 (0x10);
           w[0] = _mm512_or_si512 (w[0], _mm512_and_si512
                                   (j % 2 ? h : _mm512_slli_epi16 (h, 4),
@@ -2046,7 +2049,8 @@ p8_from_x8_sb (enum ktype t, const unsigned char *s, const __m512i *sidx,
       else if (t == KQ6)
         {
           /* Bits 2v, 2v + 1 of a byte to bits 4, 5.  */
-          const __m512i h = _mm512_loadu_si512 (s + at + 128);
+          __m512i h = _mm512_loadu_si512 (s + at + 128);
+          QDOT_IN_REG (h);
           const __m512i m48 = _mm512_set1_epi8 (0x30);
           w[0] = _mm512_or_si512 (w[0], _mm512_and_si512
                                   (_mm512_slli_epi16 (h, 4), m48));

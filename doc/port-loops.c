@@ -73,6 +73,10 @@ static unsigned char buf[4096 + 128] __attribute__ ((aligned (64)));
 #define PACK(r, o) "vpackssdw %%zmm1, %%zmm0, %%zmm" #r "\n\t"
 #define BCAST(r, o) "vpbroadcastq " #o "(%1), %%zmm" #r "\n\t"
 #define LOAD(r, o) "vmovdqu64 " #o "(%1), %%zmm" #r "\n\t"
+#define FMA(r, o) "vfmadd231ps %%zmm1, %%zmm0, %%zmm" #r "\n\t"
+#define MULPS(r, o) "vmulps %%zmm1, %%zmm0, %%zmm" #r "\n\t"
+#define CVT(r, o) "vcvtdq2ps %%zmm1, %%zmm" #r "\n\t"
+#define SHUFD(r, o) "vpshufd $0x44, %%zmm1, %%zmm" #r "\n\t"
 #define SPLIT(r, o) "vmovdqu64 " #o "+8(%1), %%zmm" #r "\n\t"
 
 #define RUN(name, body)                                                 \
@@ -95,6 +99,10 @@ RUN (dp_pack, LOOP16 (PACK))
 RUN (dp_bcast, LOOP16 (BCAST))
 RUN (dp_load, LOOP16 (LOAD))
 RUN (dp_split, LOOP16 (SPLIT))
+RUN (dp_fma, LOOP16 (FMA))
+RUN (dp_mulps, LOOP16 (MULPS))
+RUN (dp_cvt, LOOP16 (CVT))
+RUN (dp_shufd, LOOP16 (SHUFD))
 
 /* The loads alone (16 a loop).  */
 #define ONLY16(other)                                                   \
@@ -142,6 +150,10 @@ main (void)
     { "16 vpdpbusd + 16 vpbroadcastq m64", dp_bcast, 16 },
     { "16 vpdpbusd + 16 aligned 64-byte loads", dp_load, 16 },
     { "16 vpdpbusd + 16 64-byte loads across a line", dp_split, 16 },
+    { "16 vpdpbusd + 16 vfmadd231ps", dp_fma, 16 },
+    { "16 vpdpbusd + 16 vmulps", dp_mulps, 16 },
+    { "16 vpdpbusd + 16 vcvtdq2ps", dp_cvt, 16 },
+    { "16 vpdpbusd + 16 vpshufd", dp_shufd, 16 },
     { "16 vpbroadcastq m64", bcast_alone, 0 },
     { "16 aligned 64-byte loads", load_alone, 0 },
     { "16 64-byte loads across a line", split_alone, 0 },

@@ -2421,14 +2421,10 @@ p8_group (enum ktype t, int64_t k, const unsigned char *g, size_t gs,
                 __m512i z1 = _mm512_setzero_si512 ();
                 if (off)
                   {
-                    /* Groups gi and gb = gi + 1 (U = 2): their 4 offset
-                       sums in one load, as the repacked kernel's
-                       (cpu-qdot-x8.c).  */
-                    const int32_t *os = offs[c] + 2 * GROUPS * i + 2 * gi;
-                    const __m512i o4 = _mm512_broadcast_i32x4
-                      (_mm_loadu_si128 ((const __m128i *) os));
-                    z0 = _mm512_shuffle_epi32 (o4, 0x44);
-                    z1 = _mm512_shuffle_epi32 (o4, 0xee);
+                    /* Groups gi and gb = gi + 1 (U = 2): their pairs
+                       of offset sums lie side by side.  */
+                    qdot_offsets6_512 (offs[c] + 2 * GROUPS * i + 2 * gi,
+                                       &z0, &z1);
                   }
                 UNROLL
                 for (int h = 0; h < 2; h++)

@@ -1572,15 +1572,10 @@ k6_group (int64_t k, const unsigned char *g, const int NY,
             {
               const int8_t *a = q[c] + 256 * i + 32 * j;
               const int32_t *os = offs[c] + 32 * i + 4 * j;
-              /* The 4 offset sums in one load (a 128-bit broadcast),
-                 each lane's pair by an in-lane shuffle: loads, not
-                 shuffles, are short (QDOT_IN_REG).  */
-              const __m512i o4 = _mm512_broadcast_i32x4
-                (_mm_loadu_si128 ((const __m128i *) os));
-              __m512i sa = k_sum2_512 (_mm512_shuffle_epi32 (o4, 0x44),
-                                       w0, w1, a);
-              __m512i sb = k_sum2_512 (_mm512_shuffle_epi32 (o4, 0xee),
-                                       w2, w3, a + 16);
+              __m512i za, zb;
+              qdot_offsets6_512 (os, &za, &zb);
+              __m512i sa = k_sum2_512 (za, w0, w1, a);
+              __m512i sb = k_sum2_512 (zb, w2, w3, a + 16);
               __m512i p = _mm512_packs_epi32 (sa, sb);
 #if defined(__AVX512VNNI__)
               t[c] = _mm512_dpwssd_epi32 (t[c], p, scw);

@@ -222,6 +222,24 @@ qdot_kcolumns (int64_t k, const int NY, const void *const *y,
 }
 #endif
 
+/* q6_K's offset sums of two groups of 16 for one activation row (the
+   q8_K row's offset sums, cpu-vec-k.h: 4 int32 at OS, a pair per
+   group) as the starts of two lane sums whose lanes 2r + h meet group
+   0's (*Z0) or group 1's (*Z1) sum h: one 128-bit broadcast, each pair
+   spread by an in-lane shuffle.  Loads, not shuffles, are what the
+   kernels run short of (QDOT_IN_REG): two 64-bit broadcasts cost
+   repacked q6_K 4-5% at 8 columns.  */
+#if defined(__AVX512F__)
+static inline __attribute__ ((always_inline)) void
+qdot_offsets6_512 (const int32_t *os, __m512i *z0, __m512i *z1)
+{
+  const __m512i o4 = _mm512_broadcast_i32x4 (_mm_loadu_si128
+                                             ((const __m128i *) os));
+  *z0 = _mm512_shuffle_epi32 (o4, _MM_PERM_BABA);
+  *z1 = _mm512_shuffle_epi32 (o4, _MM_PERM_DCDC);
+}
+#endif
+
 /* The products of unsigned bytes A by signed bytes B plus those of C by
    D, summed in fours into int32 lanes.  With VNNI (levels v3-vnni and
    v4-vnni) two vpdpbusd; otherwise pmaddubsw into int16 pairs, then

@@ -1354,14 +1354,15 @@ decode_regs (enum ktype t, const void *blk, struct sbv *v)
    NY columns Y, into ACC.  */
 static inline __attribute__ ((always_inline)) void
 kdot_range (enum ktype t, int64_t k, const char *x, int64_t j0, int64_t j1,
-            const int ny, const void *const *y, struct acc *acc)
+            ptrdiff_t ahead, const int ny, const void *const *y,
+            struct acc *acc)
 {
   const size_t bytes = block_bytes (t);
 
   x += (size_t) j0 * bytes;
   for (int64_t j = j0; j < j1; j++, x += bytes)
     {
-      qdot_prefetch (x, bytes);
+      qdot_prefetch_ahead (x, (size_t) ahead, bytes);
 #ifdef KQ_REGS
       struct sbv v;
       decode_regs (t, x, &v);
@@ -1384,7 +1385,7 @@ kdot (enum ktype t, int64_t k, const char *x, const int ny,
   UNROLL
   for (int c = 0; c < ny; c++)
     acc_zero (&acc[c]);
-  kdot_range (t, k, x, 0, k / QK, ny, y, acc);
+  kdot_range (t, k, x, 0, k / QK, TSR_CPU_PREFETCH_AHEAD, ny, y, acc);
   UNROLL
   for (int c = 0; c < ny; c++)
     out[c] = acc_sum (&acc[c]);
@@ -1398,9 +1399,25 @@ kdot (enum ktype t, int64_t k, const char *x, const int ny,
    row instead of streaming whole columns through it from L2 for each
    row (4096 x 14336, n = 8: 375 GFLOP/s for q4_K against 565 on rows
    of 2048).  Each accumulator takes the same steps in the same order
-   either way: the results are the same bits.  */
+   either way: the results are the same bits.
+   The chunks are read row after row, each row's a stream with gaps
+   that the hardware prefetchers follow too late, so each super-block
+   prefetches its counterpart KDOT_PF_ROWS chunks later in that order
+   (the same chunk KDOT_PF_ROWS rows on, or the next chunk of the first
+   rows), not TSR_CPU_PREFETCH_AHEAD bytes on along its own row, which
+   the rows read in between evicted.  Two Zen 5 cores, 4096 x 14336,
+   plain weights, cold, runs alternated, GFLOP/s at n = 2 / 4 / 8: q3_K
+   162-164 / 260-265 / 409-436 -> 280-290 / 453-463 / 568-578, q2_K
+   289-291 / 420-432 / 559-582 -> 380-395 / 521-582 / 608-617, q5_K
+   224-226 / 400-410 / 488-507 -> 231-245 / 430-444 / 530-532; 14336 x
+   4096 (two chunks a row) at n = 4: q2_K 424-448 -> 514-524, q5_K
+   276-292 -> 363-380, q3_K even.  2, 4, 6, 8 and 12 rows ahead were
+   measured: 4 to 6 best.  */
 #define KDOT_KC 8
 #define KDOT_RC 16
+#ifndef KDOT_PF_ROWS
+#define KDOT_PF_ROWS 5
+#endif
 static inline __attribute__ ((always_inline)) void
 kdot_rows (enum ktype t, int64_t k, const char *x, size_t bx, int nr,
            const int ny, const void *const *y, float *out)
@@ -1426,8 +1443,19 @@ kdot_rows (enum ktype t, int64_t k, const char *x, size_t bx, int nr,
         {
           const int64_t j1 = nb - j0 < KDOT_KC ? nb : j0 + KDOT_KC;
           for (int r = 0; r < rn; r++)
-            kdot_range (t, k, x + (size_t) (r0 + r) * bx, j0, j1, ny, y,
-                        acc[r]);
+            {
+              /* The chunk two rows on (the next chunk of the first rows
+                 at the end): the order of the reads, which the
+                 hardware's prefetchers, following each row, do not
+                 see.  */
+              const int rp = (r + KDOT_PF_ROWS) % rn;
+              const int64_t jp = j0 + (r + KDOT_PF_ROWS) / rn * KDOT_KC;
+              const ptrdiff_t ahead
+                = ((ptrdiff_t) rp - r) * (ptrdiff_t) bx
+                  + (ptrdiff_t) (jp - j0) * (ptrdiff_t) block_bytes (t);
+              kdot_range (t, k, x + (size_t) (r0 + r) * bx, j0, j1,
+                          jp < nb ? ahead : 0, ny, y, acc[r]);
+            }
         }
       for (int r = 0; r < rn; r++)
         UNROLL

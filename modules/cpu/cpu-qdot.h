@@ -140,8 +140,9 @@ qdot_prefetch (const char *p, size_t bytes)
    column 4096 and 8192 were the same or a few percent slower).  The
    plain dots of the super-block types (cpu-kquant.c), which go along a
    row a chunk at a time and then to the next row's, lost with it (q6_K
-   at n = 8: 442 -> 254) and keep the one distance; so do kernels that
-   read rows packed into the caches as they are used.  */
+   at n = 8: 442 -> 254): they prefetch in their own order of reads
+   (kdot_rows); kernels that read rows packed into the caches as they
+   are used keep the one distance.  */
 static inline size_t
 qdot_ahead (int ny)
 {

@@ -1351,7 +1351,8 @@ decode_regs (enum ktype t, const void *blk, struct sbv *v)
 #endif
 
 /* Super-blocks [J0, J1) of the row at X (K elements) dotted with the
-   NY columns Y, into ACC.  */
+   NY columns Y, into ACC, each prefetching the lines AHEAD bytes from
+   it.  */
 static inline __attribute__ ((always_inline)) void
 kdot_range (enum ktype t, int64_t k, const char *x, int64_t j0, int64_t j1,
             ptrdiff_t ahead, const int ny, const void *const *y,
@@ -1362,7 +1363,9 @@ kdot_range (enum ktype t, int64_t k, const char *x, int64_t j0, int64_t j1,
   x += (size_t) j0 * bytes;
   for (int64_t j = j0; j < j1; j++, x += bytes)
     {
-      qdot_prefetch_ahead (x, (size_t) ahead, bytes);
+      /* AHEAD may be negative (kdot_rows): a signed offset, which
+         does not wrap around as a size_t would.  */
+      qdot_prefetch_ahead (x + ahead, 0, bytes);
 #ifdef KQ_REGS
       struct sbv v;
       decode_regs (t, x, &v);
@@ -1444,10 +1447,10 @@ kdot_rows (enum ktype t, int64_t k, const char *x, size_t bx, int nr,
           const int64_t j1 = nb - j0 < KDOT_KC ? nb : j0 + KDOT_KC;
           for (int r = 0; r < rn; r++)
             {
-              /* The chunk two rows on (the next chunk of the first rows
-                 at the end): the order of the reads, which the
-                 hardware's prefetchers, following each row, do not
-                 see.  */
+              /* The chunk KDOT_PF_ROWS rows on (the next chunk of the
+                 first rows near the end): the order of the reads,
+                 which the hardware's prefetchers, following each row,
+                 do not see.  */
               const int rp = (r + KDOT_PF_ROWS) % rn;
               const int64_t jp = j0 + (r + KDOT_PF_ROWS) / rn * KDOT_KC;
               const ptrdiff_t ahead

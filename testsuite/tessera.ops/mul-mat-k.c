@@ -10,7 +10,9 @@
    products stay far below that for k <= 2048.  get_rows must give the
    reference dequantization bit for bit.  n = 1, 3, 8, 9, 39, 48:
    integer dots in groups of up to 8 rows of b; 320: dequantization and
-   the GEMM.  q6_K also with values and activations at their ends.  */
+   the GEMM; n = 3 and 9 on rows of 20 super-blocks, which the CPU's
+   plain dots read 8 super-blocks of a row at a time.  q6_K also with
+   values and activations at their ends.  */
 #include "ops-test.h"
 
 static const tsr_type types[] = { TSR_TYPE_Q2_K, TSR_TYPE_Q3_K,
@@ -231,6 +233,11 @@ main (void)
       for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
         check_mm (be, types[t], 256, 17, ns[i]);
       check_mm (be, types[t], 2048, 5, 2);
+      /* Rows of 20 super-blocks: the CPU's plain dots read them 8 at a
+         time, row after row, and prefetch in that order; 37 rows end
+         on a run of 5.  */
+      check_mm (be, types[t], 20 * 256, 37, 3);
+      check_mm (be, types[t], 20 * 256, 37, 9);
       check_mm (be, types[t], 1024, 33, 48);
       check_mm (be, types[t], 1024, 9, 320);
       check_mm_id (be, types[t], 512, 9, 5);

@@ -279,6 +279,40 @@ tsr_cpu_qdot_x8p_kernel (tsr_type type, size_t *group)
     default: return NULL;
     }
 }
+/* Products of this many columns or more take the blocks of 32 (stored
+   repacked, or plain where tsr_cpu_qdot_x8p_kernel packs them) in
+   32-row tiles, each thread converting its tile of rows once for all
+   its columns (tsr_cpu_x32_from_x8; AVX-512 with VNNI).  Their results
+   are the 8-row kernels', bit for bit.  The conversion costs about as
+   much as 4 or 5 columns of the tiles' products and waits on memory
+   besides, so the tiles win from about 128 columns (two Zen 5 cores,
+   v4-vnni, 4096 x 14336, GFLOP/s of the 8-row kernels against the
+   tiles: q4_0 at 64 columns 1,162 / 1,071-1,138, at 128 1,172 /
+   1,253-1,293, at 512 1,148-1,162 / 1,362-1,424; q8_0 1,096 /
+   929-966, 1,135 / 1,157-1,168, 1,110-1,148 / 1,268-1,363).  */
+#define TSR_CPU_X32_MIN_N 128
+typedef void (*tsr_cpu_x32_fn) (int64_t k, int64_t j0, int64_t nj,
+                                const void *x, int ny, const void *const *y,
+                                float *acc);
+static inline tsr_cpu_x32_fn
+tsr_cpu_qdot_x32_kernel (tsr_type type, size_t *block)
+{
+  *block = tsr_cpu_x32_block_bytes (type == TSR_TYPE_Q4_1
+                                    || type == TSR_TYPE_Q5_1);
+  if (!(tsr_cpu_repack_level () & TSR_CPU_REPACK_X32))
+    return NULL;
+  switch (type)
+    {
+    case TSR_TYPE_Q4_0: return tsr_cpu_vec_dot_x32o1_q8_0;
+    case TSR_TYPE_Q5_0: return tsr_cpu_vec_dot_x32o2_q8_0;
+    case TSR_TYPE_Q8_0:
+    case TSR_TYPE_IQ4_NL:
+    case TSR_TYPE_MXFP4: return tsr_cpu_vec_dot_x32o16_q8_0;
+    case TSR_TYPE_Q4_1:
+    case TSR_TYPE_Q5_1: return tsr_cpu_vec_dot_x32m_q8_0;
+    default: return NULL;
+    }
+}
 /* Plain weights of the super-block types: packed by tile from
    tsr_cpu_kp8_min_n () columns (tsr_cpu_qdot_x8p_kernel; the tile is
    packed once for all its column passes); below, the plain dots.

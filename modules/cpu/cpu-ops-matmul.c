@@ -37,6 +37,12 @@
  *   -> 677 / 976 / 1,130, q4_1 350 / - / 425 -> 670 / 924 / 991, q5_1
  *   320 / - / 450 -> 531 / 826 / 826, mxfp4 324 / - / 460 -> 625 / 926
  *   / 1,072; 41-54% of the 8-bit dot-product peak at 512).
+ *   From TSR_CPU_X32_MIN_N columns (AVX-512 with VNNI) the blocks of
+ *   32, repacked or plain, go through 32-row tiles instead
+ *   (mul_mat_x32): each thread converts its 32 rows, X32_RUN blocks at
+ *   a time, into a layout with a row per vector lane
+ *   (tsr_cpu_x32_from_x8) and dots every column with them, the same
+ *   f32 steps as the 8-row kernels (q4_0 at 512: 1,362-1,424).
  *   Plain weights of the super-block types (AVX-512; iq4_xs with VNNI)
  *   are packed too (tsr_cpu_kp8_pack, cpu-vec-k.h: 8 rows' values as
  *   bytes, their scales and biases transposed): from
@@ -83,6 +89,8 @@
  * The tile loader is shared with mul_mat_id (cpu-ops-nn.c).  */
 #include <config.h>
 
+#include <string.h>
+
 #include "cpu-impl.h"
 
 #define ROW_TILE TSR_CPU_WEIGHT_TILE
@@ -105,6 +113,11 @@
 #define QDOT_MAX_N 80
 #define QDOT_MAX_N_K 320
 #define QDOT_TILE 16
+/* The 32-row tiles convert and compute this many blocks of 32 at a
+   time (144 or 160 KiB converted, which stay in L2 for every column;
+   runs of 32 and 64 blocks, which L1 holds, lost 5-12% at 512 columns
+   by reading the columns' activations in shorter pieces).  */
+#define X32_RUN 128
 #define KC 256
 #define IB 256
 #define JB 512
@@ -147,6 +160,24 @@ x8p_kernel (const tsr_tensor *dst, size_t *group)
   return tsr_cpu_qdot_x8p_kernel (a->type, group);
 }
 
+/* The blocks of 32, stored repacked or plain where the level packs
+   them (x8p_kernel), from TSR_CPU_X32_MIN_N columns: converted by tile
+   into the 32-row tiles (tsr_cpu_x32_pack_rows).  The kernel, and in
+   *BLOCK the bytes of a tile's block; NULL otherwise.  */
+static tsr_cpu_x32_fn
+x32_kernel (const tsr_tensor *dst, size_t *block)
+{
+  const tsr_tensor *a = dst->src[0];
+  size_t group;
+
+  if (dst->src[1]->ne[1] < TSR_CPU_X32_MIN_N || tsr_cpu_is_kquant (a->type)
+      || (!tsr_cpu_repacked (a)
+          && (a->nb[0] != tsr_type_traits (a->type)->type_size
+              || !tsr_cpu_qdot_x8p_kernel (a->type, &group))))
+    return NULL;
+  return tsr_cpu_qdot_x32_kernel (a->type, block);
+}
+
 /* Repacked weights (CPU_REPACK) take the integer dots at every n:
    their 8-row by 8-column register tiles outrun the GEMM, which would
    have to unpack them; so do the plain weights packed likewise.  */
@@ -160,7 +191,7 @@ use_qdots (const tsr_tensor *dst)
          && (dst->src[1]->ne[1] < (tsr_cpu_is_kquant (t) ? QDOT_MAX_N_K
                                                          : QDOT_MAX_N)
              || tsr_cpu_repacked (dst->src[0])
-             || x8p_kernel (dst, &group));
+             || x8p_kernel (dst, &group) || x32_kernel (dst, &group));
 }
 
 static bool
@@ -182,11 +213,23 @@ tsr_cpu_mul_mat_scratch (const tsr_tensor *dst)
 {
   if (use_qdots (dst))
     {
-      size_t group, row = (size_t) dst->src[1]->ne[0] * sizeof (float);
-      /* The packed groups of a tile of rows.  */
-      size_t groups = x8p_kernel (dst, &group)
+      const tsr_tensor *a = dst->src[0];
+      size_t group, block, row = (size_t) dst->src[1]->ne[0] * sizeof (float);
+      /* The packed groups of a tile of rows; a 32-row tile's run of
+         blocks, plain rows' 8-row groups to convert it from, and the
+         tile's sums.  */
+      size_t groups = x32_kernel (dst, &block)
+                      ? X32_RUN * block
+                        + (tsr_cpu_repacked (a)
+                           ? 0
+                           : (tsr_cpu_qdot_x8p_kernel (a->type, &group),
+                              TSR_CPU_X32_ROWS / TSR_CPU_REPACK_ROWS
+                              * X32_RUN * group))
+                        + TSR_CPU_X32_ROWS * sizeof (float)
+                          * (size_t) dst->src[1]->ne[1] + 64
+                      : x8p_kernel (dst, &group)
                       ? QDOT_TILE / TSR_CPU_REPACK_ROWS * group
-                        * (size_t) (dst->src[0]->ne[0] / 32)
+                        * (size_t) (a->ne[0] / 32)
                       : 0;
       return groups > row ? groups : row;
     }
@@ -436,6 +479,9 @@ tsr_cpu_qdot_tile (int64_t m, int64_t units, int nth)
   return tile < 1 ? 1 : tile;
 }
 
+static int mul_mat_x32 (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst,
+                        tsr_cpu_x32_fn x32, size_t block, int ith, int nth);
+
 static int
 mul_mat_qdots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
                int nth)
@@ -445,7 +491,10 @@ mul_mat_qdots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   const int64_t batches = b->ne[2] * b->ne[3];
   const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
   const size_t size = tsr_cpu_act_size (a->type, k);
-  size_t group = 0;
+  size_t group = 0, block;
+  const tsr_cpu_x32_fn x32 = x32_kernel (dst, &block);
+  if (x32)
+    return mul_mat_x32 (c, dst, x32, block, ith, nth);
   const tsr_cpu_qdot_fn x8p = x8p_kernel (dst, &group);
   const bool packed = tsr_cpu_repacked (a) && !x8p;
   const int64_t g = packed || x8p ? TSR_CPU_REPACK_ROWS : 1;
@@ -532,6 +581,105 @@ tsr_cpu_x8_pack_rows (const tsr_tensor *a, int64_t i2, int64_t i3,
                          pack + (i - first) * row);
     }
   return row;
+}
+
+/* Blocks [J0, J0 + NJ) of rows [FIRST, LAST) (at most 32, FIRST a
+   multiple of 8) of matrix (I2, I3) of A, repacked or plain, into PACK
+   as a 32-row tile's run of blocks (tsr_cpu_x32_from_x8), the plain
+   rows first packed in 8-row groups after it (GROUPS); the rows past
+   LAST are zero.  */
+static void
+x32_pack_run (const tsr_tensor *a, int64_t i2, int64_t i3, int64_t first,
+              int64_t last, int64_t j0, int64_t nj, unsigned char *pack,
+              unsigned char *groups)
+{
+  const size_t bs = tsr_type_traits (a->type)->type_size;
+  const int ng = (int) ((last - first + TSR_CPU_REPACK_ROWS - 1)
+                        / TSR_CPU_REPACK_ROWS);
+  const char *x = tsr_cpu_at (a, 0, first, i2, i3);
+
+  if (tsr_cpu_repacked (a))
+    {
+      /* A group's block is its 8 rows' plain blocks' bytes.  */
+      tsr_cpu_x32_from_x8 (a->type, 32 * nj,
+                           x + (size_t) j0 * TSR_CPU_REPACK_ROWS * bs,
+                           TSR_CPU_REPACK_ROWS * a->nb[1], ng, 1, pack);
+      return;
+    }
+  size_t group;
+  tsr_cpu_qdot_x8p_kernel (a->type, &group);
+  for (int g = 0; g < ng; g++)
+    {
+      int64_t i = (int64_t) g * TSR_CPU_REPACK_ROWS;
+      int nr = last - first - i < TSR_CPU_REPACK_ROWS
+               ? (int) (last - first - i) : TSR_CPU_REPACK_ROWS;
+      tsr_cpu_x8_pack (a->type, 32 * nj,
+                       x + (size_t) i * a->nb[1] + (size_t) j0 * bs,
+                       a->nb[1], nr, groups + (size_t) g * group * nj);
+    }
+  tsr_cpu_x32_from_x8 (a->type, 32 * nj, groups, group * nj, ng, 0, pack);
+}
+
+/* The 32-row tiles: each thread's tiles of 32 rows (as the integer
+   dots deal them), by runs of X32_RUN blocks converted into the
+   scratch and dotted with every column, the sums carried from run to
+   run (so the f32 steps, and the results, are those of the 8-row
+   kernels on the whole rows).  */
+static int
+mul_mat_x32 (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst,
+             tsr_cpu_x32_fn x32, size_t block, int ith, int nth)
+{
+  const tsr_tensor *a = dst->src[0], *b = dst->src[1];
+  const int64_t k = a->ne[0], m = a->ne[1], n = b->ne[1], nb = k / 32;
+  const int64_t batches = b->ne[2] * b->ne[3];
+  const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
+  const size_t size = tsr_cpu_act_size (a->type, k);
+  const int64_t tile = TSR_CPU_X32_ROWS;
+  const int64_t tiles = (m + tile - 1) / tile;
+  unsigned char *pack = c->scratch[ith];
+  size_t group = 0;
+  if (!tsr_cpu_repacked (a))
+    tsr_cpu_qdot_x8p_kernel (a->type, &group);
+  unsigned char *groups = pack + X32_RUN * block;
+  float *sums = (float *) (groups + TSR_CPU_X32_ROWS / TSR_CPU_REPACK_ROWS
+                                    * X32_RUN * group);
+  sums = (float *) (((uintptr_t) sums + 63) & ~(uintptr_t) 63);
+  int64_t u0, u1;
+
+  tsr_cpu_split (tiles * batches, ith, nth, &u0, &u1);
+  for (int64_t u = u0; u < u1; u++)
+    {
+      const int64_t batch = u / tiles, first = u % tiles * tile;
+      const int64_t last = first + tile < m ? first + tile : m;
+      const int64_t i2 = batch % b->ne[2], i3 = batch / b->ne[2];
+      const char *act = (const char *) c->shared + batch * n * size;
+
+      memset (sums, 0, (size_t) (TSR_CPU_X32_ROWS * n) * sizeof (float));
+      for (int64_t j0 = 0; j0 < nb; j0 += X32_RUN)
+        {
+          const int64_t nj = nb - j0 < X32_RUN ? nb - j0 : X32_RUN;
+
+          x32_pack_run (a, i2 / r2, i3 / r3, first, last, j0, nj, pack,
+                        groups);
+          for (int64_t y0 = 0; y0 < n; y0 += TSR_CPU_QDOT_MAX_COLS)
+            {
+              const void *ys[TSR_CPU_QDOT_MAX_COLS];
+              int ny = n - y0 < TSR_CPU_QDOT_MAX_COLS
+                       ? (int) (n - y0) : TSR_CPU_QDOT_MAX_COLS;
+              for (int y = 0; y < ny; y++)
+                ys[y] = act + (y0 + y) * size;
+              x32 (k, j0, nj, pack, ny, ys, sums + TSR_CPU_X32_ROWS * y0);
+            }
+        }
+      for (int64_t y = 0; y < n; y++)
+        {
+          char *d = tsr_cpu_at (dst, first, y, i2, i3);
+          for (int64_t r = 0; r < last - first; r++)
+            *(float *) (d + (size_t) r * dst->nb[0])
+              = sums[TSR_CPU_X32_ROWS * y + r];
+        }
+    }
+  return TSR_OK;
 }
 
 static inline float *

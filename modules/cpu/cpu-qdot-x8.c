@@ -16,7 +16,10 @@
  * block's sum of values (cpu-vec.h), in one lane of each row's pair.
  * The exact int32 block sums times the two scales are accumulated in
  * f32.
- * - AVX-512BW (v4, v4-vnni): the 8 rows in one register.
+ * - AVX-512BW (v4, v4-vnni): the 8 rows in one register; each row's
+ *   two lanes added in int32 first, two columns a vector, so that the
+ *   32-row tiles (below, from TSR_CPU_X32_MIN_N columns) give the same
+ *   results.
  * - AVX2 (v3, v3-vnni): 4 rows a register, the two halves of the group
  *   in turn.
  * - Otherwise, and q8_0 without VNNI (where pmaddubsw's pairs of
@@ -155,18 +158,35 @@ x8_group_ref (int64_t k, const unsigned char *g, const int NY,
 }
 
 #if defined(__AVX512BW__)
-/* Row r's result of column c: the sum of lanes 2r and 2r + 1 of
-   ACC[c].  */
+/* Row r's result of columns 2p and 2p + 1: lanes 2r and 2r + 1 of
+   ACC[p].  */
 static inline __attribute__ ((always_inline)) void
 x8_store512 (const __m512 *acc, const int NY, float *out, int ny_out)
 {
   for (int c = 0; c < NY; c++)
     {
       float l[16];
-      _mm512_storeu_ps (l, acc[c]);
+      _mm512_storeu_ps (l, acc[c / 2]);
       for (int r = 0; r < ROWS; r++)
-        out[r * ny_out + c] = l[2 * r] + l[2 * r + 1];
+        out[r * ny_out + c] = l[2 * r + c % 2];
     }
+}
+
+/* Each row's two lanes of S0 (column 2p) and S1 (column 2p + 1) added:
+   row r's sums of the two columns in lanes 2r and 2r + 1.  */
+static inline __attribute__ ((always_inline)) __m512i
+x8_pair_sums512 (__m512i s0, __m512i s1)
+{
+  __m512i t = _mm512_mask_shuffle_epi32 (s0, 0xaaaa, s1, _MM_PERM_CDAB);
+  __m512i u = _mm512_mask_shuffle_epi32 (s1, 0x5555, s0, _MM_PERM_CDAB);
+  return _mm512_add_epi32 (t, u);
+}
+
+/* Column 2p's value in the even lanes, 2p + 1's in the odd ones.  */
+static inline __attribute__ ((always_inline)) __m512
+x8_pair_set512 (float a, float b)
+{
+  return _mm512_mask_mov_ps (_mm512_set1_ps (a), 0xaaaa, _mm512_set1_ps (b));
 }
 
 /* The 8 rows' f16 values at P (a scale of each row) as floats, row r's
@@ -312,13 +332,10 @@ x8_pairs512_f32 (const void *p)
                                        (_mm256_loadu_ps ((const float *) p)));
 }
 
-/* The 8 rows' E8M0 bytes at P as tsr_cpu_e8m0_half's floats, row r's
-   in lanes 2r and 2r + 1.  */
-static inline __attribute__ ((always_inline)) __m512
-x8_pairs512_e8m0 (const void *p)
+/* The 8 rows' E8M0 bytes at P as tsr_cpu_e8m0_half's floats.  */
+static inline __attribute__ ((always_inline)) __m256
+x8_rows256_e8m0 (const void *p)
 {
-  const __m512i pairs = _mm512_set_epi32 (7, 7, 6, 6, 5, 5, 4, 4,
-                                          3, 3, 2, 2, 1, 1, 0, 0);
   uint64_t b;
   memcpy (&b, p, sizeof b);
   __m256i e = _mm256_cvtepu8_epi32 (_mm_cvtsi64_si128 ((long long) b));
@@ -326,10 +343,29 @@ x8_pairs512_e8m0 (const void *p)
   __m256i big = _mm256_slli_epi32 (_mm256_sub_epi32 (e, _mm256_set1_epi32
                                                           (1)), 23);
   __m256i small = _mm256_sllv_epi32 (_mm256_set1_epi32 (0x00200000), e);
-  __m256i f = _mm256_blendv_epi8 (big, small, _mm256_cmpgt_epi32
-                                                (_mm256_set1_epi32 (2), e));
+  return _mm256_castsi256_ps (_mm256_blendv_epi8 (big, small,
+                                                  _mm256_cmpgt_epi32
+                                                  (_mm256_set1_epi32 (2),
+                                                   e)));
+}
+
+/* The same, row r's in lanes 2r and 2r + 1.  */
+static inline __attribute__ ((always_inline)) __m512
+x8_pairs512_e8m0 (const void *p)
+{
+  const __m512i pairs = _mm512_set_epi32 (7, 7, 6, 6, 5, 5, 4, 4,
+                                          3, 3, 2, 2, 1, 1, 0, 0);
   return _mm512_permutexvar_ps (pairs, _mm512_castps256_ps512
-                                       (_mm256_castsi256_ps (f)));
+                                       (x8_rows256_e8m0 (p)));
+}
+
+/* The 8 rows' scales of a group's block O with EXT, as f32.  */
+static inline __attribute__ ((always_inline)) __m256
+x8_rows256 (const unsigned char *o, int ext)
+{
+  return ext == TSR_CPU_X8_F32S ? _mm256_loadu_ps ((const float *) o)
+         : ext == TSR_CPU_X8_E8M0 ? x8_rows256_e8m0 (o)
+         : _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) o));
 }
 
 /* The 4 step sums of one column against the 4 weight vectors, from
@@ -355,6 +391,56 @@ x8_sum512 (__m512i w0, __m512i w1, __m512i w2, __m512i w3, const int8_t *a,
 #endif
 }
 
+/* A group's block O (Q8, EXT, QM, LUT as x8_group's) as the 4 vectors
+   of values the kernels take: W[s] element 8s + 4h + b of row r in
+   byte b of lane 2r + h; TV: LUT's values plus 128, for the
+   indices.  */
+static inline __attribute__ ((always_inline)) void
+x8_values512 (const unsigned char *o, const int q8, const int ext,
+              const int qm, const int8_t *lut, __m512i tv, __m512i *w)
+{
+  const int vo = GROUP_VEC_M (ext, qm);
+  const __m512i m4 = _mm512_set1_epi8 (15);
+
+  if (q8)
+    {
+      for (int s = 0; s < 4; s++)
+        w[s] = _mm512_loadu_si512 (o + vo + 64 * s);
+      return;
+    }
+  __m512i v0 = _mm512_loadu_si512 (o + vo);
+  __m512i v1 = _mm512_loadu_si512 (o + vo + 64);
+  QDOT_IN_REG (v0);
+  QDOT_IN_REG (v1);
+  w[0] = _mm512_and_si512 (v0, m4);
+  w[1] = _mm512_and_si512 (_mm512_srli_epi16 (v0, 4), m4);
+  w[2] = _mm512_and_si512 (v1, m4);
+  w[3] = _mm512_and_si512 (_mm512_srli_epi16 (v1, 4), m4);
+  if (lut)
+    for (int s = 0; s < 4; s++)
+      w[s] = _mm512_shuffle_epi8 (tv, w[s]);
+  if (qm)
+    {
+      /* The fifth bits: 16 added under each vector's mask.  */
+      const __m512i sixteen = _mm512_set1_epi8 (16);
+      uint64_t mk[4];
+      memcpy (mk, o + GROUP_VEC (ext), sizeof mk);
+      for (int s = 0; s < 4; s++)
+        w[s] = _mm512_mask_add_epi8 (w[s], (__mmask64) mk[s], w[s], sixteen);
+    }
+}
+
+/* LUT's values plus 128 (unsigned), for the indices: once, not per
+   block.  */
+static inline __attribute__ ((always_inline)) __m512i
+x8_table512 (const int8_t *lut)
+{
+  return lut ? _mm512_add_epi8 (_mm512_broadcast_i32x4
+                                (_mm_loadu_si128 ((const __m128i *) lut)),
+                                _mm512_set1_epi8 ((char) 0x80))
+             : _mm512_setzero_si512 ();
+}
+
 static inline __attribute__ ((always_inline)) void
 x8_group (int64_t k, const unsigned char *g, const int NY,
           const void *const *y, float *out, int ny_out, const int q8,
@@ -362,15 +448,7 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
           const int packed)
 {
   const int64_t nb = k / 32;
-  const int vo = GROUP_VEC_M (ext, qm);
-  const __m512i m4 = _mm512_set1_epi8 (15);
-  /* LUT's values plus 128 (unsigned), for the indices: once, not per
-     block.  */
-  const __m512i tv = lut ? _mm512_add_epi8
-                             (_mm512_broadcast_i32x4
-                              (_mm_loadu_si128 ((const __m128i *) lut)),
-                              _mm512_set1_epi8 ((char) 0x80))
-                         : _mm512_setzero_si512 ();
+  const __m512i tv = x8_table512 (lut);
   const int8_t *q[TSR_CPU_QDOT_MAX_COLS];
   const float *dy[TSR_CPU_QDOT_MAX_COLS], *sy[TSR_CPU_QDOT_MAX_COLS];
   const int32_t *oy[TSR_CPU_QDOT_MAX_COLS];
@@ -394,66 +472,38 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
   for (int64_t j = 0; j < nb; j++)
     {
       const unsigned char *o = g + j * GROUP_BYTES_M (q8, ext, qm);
-      __m512i w0, w1, w2, w3;
+      __m512i w[4];
       qdot_prefetch_ny ((const char *) o, GROUP_BYTES_M (q8, ext, qm),
                         packed ? 1 : NY);
-      if (q8)
-        {
-          w0 = _mm512_loadu_si512 (o + vo);
-          w1 = _mm512_loadu_si512 (o + vo + 64);
-          w2 = _mm512_loadu_si512 (o + vo + 128);
-          w3 = _mm512_loadu_si512 (o + vo + 192);
-        }
-      else
-        {
-          __m512i v0 = _mm512_loadu_si512 (o + vo);
-          __m512i v1 = _mm512_loadu_si512 (o + vo + 64);
-          QDOT_IN_REG (v0);
-          QDOT_IN_REG (v1);
-          w0 = _mm512_and_si512 (v0, m4);
-          w1 = _mm512_and_si512 (_mm512_srli_epi16 (v0, 4), m4);
-          w2 = _mm512_and_si512 (v1, m4);
-          w3 = _mm512_and_si512 (_mm512_srli_epi16 (v1, 4), m4);
-        }
-      if (lut)
-        {
-          w0 = _mm512_shuffle_epi8 (tv, w0);
-          w1 = _mm512_shuffle_epi8 (tv, w1);
-          w2 = _mm512_shuffle_epi8 (tv, w2);
-          w3 = _mm512_shuffle_epi8 (tv, w3);
-        }
-      if (qm)
-        {
-          /* The fifth bits: 16 added under each vector's mask.  */
-          const __m512i sixteen = _mm512_set1_epi8 (16);
-          uint64_t mk[4];
-          memcpy (mk, o + GROUP_VEC (ext), sizeof mk);
-          w0 = _mm512_mask_add_epi8 (w0, (__mmask64) mk[0], w0, sixteen);
-          w1 = _mm512_mask_add_epi8 (w1, (__mmask64) mk[1], w1, sixteen);
-          w2 = _mm512_mask_add_epi8 (w2, (__mmask64) mk[2], w2, sixteen);
-          w3 = _mm512_mask_add_epi8 (w3, (__mmask64) mk[3], w3, sixteen);
-        }
+      x8_values512 (o, q8, ext, qm, lut, tv, w);
+      const __m512i w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
       __m512 dw = ext == TSR_CPU_X8_F32S ? x8_pairs512_f32 (o)
                   : ext == TSR_CPU_X8_E8M0 ? x8_pairs512_e8m0 (o)
                   : x8_pairs512 (o);
-      /* The minimums in the even lanes only: once a row.  */
-      __m512 mw = ext == TSR_CPU_X8_MINS
-                  ? _mm512_maskz_mov_ps (0x5555, x8_pairs512 (o + 16))
-                  : _mm512_setzero_ps ();
+      __m512 mw = ext == TSR_CPU_X8_MINS ? x8_pairs512 (o + 16)
+                                         : _mm512_setzero_ps ();
       const int64_t at = tsr_cpu_qact_pos (j, 0);
 
+      /* Two columns a vector: each row's exact block sum (its two
+         lanes added in int32) converted once, as the 32-row tiles do
+         (x32_tile), so both give a row the same result.  */
       TSR_CPU_UNROLL
-      for (int c = 0; c < NY; c++)
+      for (int p = 0; p < (NY + 1) / 2; p++)
         {
-          __m512 f = _mm512_cvtepi32_ps (x8_sum512 (w0, w1, w2, w3,
-                                                    q[c] + at,
-                                                    om
-                                                    * oy[c][j]));
-          acc[c] = _mm512_fmadd_ps (_mm512_mul_ps (dw,
-                                                   _mm512_set1_ps (dy[c][j])),
-                                    f, acc[c]);
+          const int c = 2 * p, c1 = c + 1 < NY ? c + 1 : c;
+          __m512i s0 = x8_sum512 (w0, w1, w2, w3, q[c] + at, om * oy[c][j]);
+          __m512i s1 = c1 != c ? x8_sum512 (w0, w1, w2, w3, q[c1] + at,
+                                            om * oy[c1][j])
+                               : _mm512_setzero_si512 ();
+          __m512 f = _mm512_cvtepi32_ps (x8_pair_sums512 (s0, s1));
+          acc[p] = _mm512_fmadd_ps (_mm512_mul_ps (dw, x8_pair_set512
+                                                         (dy[c][j],
+                                                          dy[c1][j])),
+                                    f, acc[p]);
           if (ext == TSR_CPU_X8_MINS)
-            acc[c] = _mm512_fmadd_ps (mw, _mm512_set1_ps (sy[c][j]), acc[c]);
+            acc[p] = _mm512_fmadd_ps (mw, x8_pair_set512 (sy[c][j],
+                                                          sy[c1][j]),
+                                      acc[p]);
         }
     }
   x8_store512 (acc, NY, out, ny_out);
@@ -665,6 +715,320 @@ X8_KERNEL (vec_dot_q4_1x8s_q8_0, Q4_1S_GROUP)
 X8_KERNEL (vec_dot_q5_0x8s_q8_0, Q5_0S_GROUP)
 X8_KERNEL (vec_dot_q5_1x8s_q8_0, Q5_1S_GROUP)
 X8_KERNEL (vec_dot_mxfp4x8s_q8_0, MXFP4S_GROUP)
+
+/* The 32-row tiles: products of many columns (TSR_CPU_X32_MIN_N,
+   cpu-impl.h) of the blocks of 32, stored repacked or plain, take the
+   weights of a thread's tile of 32 rows converted once into this
+   layout (tsr_cpu_x32_from_x8) and these kernels.  Per block j of the
+   rows (tsr_cpu_x32_block_bytes):
+     bytes 0..127    the 32 rows' scales as f32, row r at 4r;
+     (128..255       with minimums, q4_1's and q5_1's, theirs as f32;)
+     then 16 vectors: vector 2v + h (v < 8, h < 2), lane l, byte b: the
+     value of element 4v + b of row 16h + l, as the groups' vectors
+     hold it (unsigned: q8_0's plus 128, iq4_nl's and mxfp4's table
+     values plus 128, q5's 0..31, q4's 0..15).
+   A lane is a row, so one broadcast of 4 activation bytes feeds two
+   vectors (32 rows) and every vpdpbusd sums a row's 4 products: 16 of
+   them per column and block, against one conversion, multiply and
+   multiply-add per 16 rows, where the 8-row kernel's 8-byte broadcasts
+   take 2 lanes a row, so twice the conversions (about 75% of the 8-bit
+   peak in a kernel-only loop against 57%).  Each row's block sum is
+   the same exact int32 as the 8-row kernel's pair of lanes added, and
+   the f32 steps the same (acc = fma (d_w d_y, S, acc), then the
+   minimum times the activation sum), so the results are those of the
+   8-row kernels, bit for bit.  */
+#define X32_ROWS TSR_CPU_X32_ROWS
+#define X32_VEC(mins) ((mins) ? 256 : 128)
+#define X32_BYTES(mins) tsr_cpu_x32_block_bytes (mins)
+#define X32_COLS 4                /* columns a pass */
+
+/* Where element 4V (V < 8) of block J of an activation row starts.  */
+static inline int64_t
+x32_act (int64_t j, int v)
+{
+  return tsr_cpu_qact_pos (j, 4 * v);
+}
+
+/* The reference, every value one by one, in the kernel's f32 steps:
+   blocks [J0, J0 + NJ) of the tile's rows at T (block J0 first) by NY
+   activation rows of K elements, into ACC (column c's 32 rows at
+   ACC + 32 c), which holds the sums of the blocks before J0.  */
+static inline void
+x32_tile_ref (int64_t k, int64_t j0, int64_t nj, const unsigned char *t,
+              const int NY, const void *const *y, float *acc, const int om,
+              const int mins)
+{
+  for (int r = 0; r < X32_ROWS; r++)
+    for (int c = 0; c < NY; c++)
+      {
+        const int8_t *a = y[c];
+        float sum = acc[32 * c + r];
+        for (int64_t j = j0; j < j0 + nj; j++)
+          {
+            const unsigned char *o = t + (j - j0) * X32_BYTES (mins);
+            const unsigned char *w = o + X32_VEC (mins) + 64 * (r / 16)
+                                     + 4 * (r % 16);
+            int32_t s = om * tsr_cpu_qact_offset8 (y[c], k)[j];
+            float dw, mw;
+            for (int v = 0; v < 8; v++)
+              for (int b = 0; b < 4; b++)
+                s += w[128 * v + b] * a[x32_act (j, v) + b];
+            memcpy (&dw, o + 4 * r, sizeof dw);
+            sum = fmaf (dw * tsr_cpu_qact_scales (y[c], k)[j], (float) s,
+                        sum);
+            if (mins)
+              {
+                memcpy (&mw, o + 128 + 4 * r, sizeof mw);
+                sum = fmaf (mw, tsr_cpu_qact_sums (y[c], k)[j], sum);
+              }
+          }
+        acc[32 * c + r] = sum;
+      }
+}
+
+#if defined(__AVX512BW__) && defined(__AVX512VNNI__)
+static inline __attribute__ ((always_inline)) void
+x32_tile (int64_t k, int64_t j0, int64_t nj, const unsigned char *t,
+          const int NY, const void *const *y, float *sums, const int om,
+          const int mins)
+{
+  const int8_t *q[X32_COLS];
+  const float *dy[X32_COLS], *sy[X32_COLS];
+  const int32_t *oy[X32_COLS];
+  __m512 acc[X32_COLS][2];
+
+  TSR_CPU_UNROLL
+  for (int c = 0; c < NY; c++)
+    {
+      q[c] = y[c];
+      dy[c] = tsr_cpu_qact_scales (y[c], k);
+      sy[c] = tsr_cpu_qact_sums (y[c], k);
+      oy[c] = tsr_cpu_qact_offset8 (y[c], k);
+      acc[c][0] = _mm512_loadu_ps (sums + 32 * c);
+      acc[c][1] = _mm512_loadu_ps (sums + 32 * c + 16);
+    }
+  for (int64_t j = j0; j < j0 + nj; j++)
+    {
+      const unsigned char *o = t + (j - j0) * X32_BYTES (mins);
+      const unsigned char *vec = o + X32_VEC (mins);
+      const int64_t at = tsr_cpu_qact_pos (j, 0);
+      __m512i s[X32_COLS][2];
+
+      TSR_CPU_UNROLL
+      for (int c = 0; c < NY; c++)
+        s[c][0] = s[c][1] = _mm512_set1_epi32 (om * oy[c][j]);
+      TSR_CPU_UNROLL
+      for (int v = 0; v < 8; v++)
+        {
+          const __m512i p0 = _mm512_loadu_si512 (vec + 128 * v);
+          const __m512i p1 = _mm512_loadu_si512 (vec + 128 * v + 64);
+          const int64_t e = x32_act (j, v) - at;
+          TSR_CPU_UNROLL
+          for (int c = 0; c < NY; c++)
+            {
+              const __m512i b = _mm512_set1_epi32
+                                  ((int) load_le32 ((const char *) q[c] + at
+                                                    + e));
+              s[c][0] = _mm512_dpbusd_epi32 (s[c][0], p0, b);
+              s[c][1] = _mm512_dpbusd_epi32 (s[c][1], p1, b);
+            }
+        }
+      TSR_CPU_UNROLL
+      for (int h = 0; h < 2; h++)
+        {
+          const __m512 dw = _mm512_loadu_ps ((const float *) o + 16 * h);
+          const __m512 mw = mins ? _mm512_loadu_ps ((const float *) o + 32
+                                                    + 16 * h)
+                                 : _mm512_setzero_ps ();
+          TSR_CPU_UNROLL
+          for (int c = 0; c < NY; c++)
+            {
+              acc[c][h] = _mm512_fmadd_ps (_mm512_mul_ps
+                                           (dw, _mm512_set1_ps (dy[c][j])),
+                                           _mm512_cvtepi32_ps (s[c][h]),
+                                           acc[c][h]);
+              if (mins)
+                acc[c][h] = _mm512_fmadd_ps (mw, _mm512_set1_ps (sy[c][j]),
+                                             acc[c][h]);
+            }
+        }
+    }
+  TSR_CPU_UNROLL
+  for (int c = 0; c < NY; c++)
+    {
+      _mm512_storeu_ps (sums + 32 * c, acc[c][0]);
+      _mm512_storeu_ps (sums + 32 * c + 16, acc[c][1]);
+    }
+}
+#else
+#define x32_tile x32_tile_ref
+#endif
+
+/* Passes of up to X32_COLS columns.  */
+#define X32_CALL(N)                                                     \
+  x32_tile (k, j0, nj, x, N, y + c0, acc + 32 * c0, om, mins)
+#define X32_KERNEL(name, OM, MINS)                                      \
+  void                                                                  \
+  TSR_CPU_LEVEL_FN (name) (int64_t k, int64_t j0, int64_t nj,          \
+                           const void *x, int ny, const void *const *y, \
+                           float *acc)                                  \
+  {                                                                     \
+    const int om = OM, mins = MINS;                                     \
+    for (int c0 = 0; c0 < ny; c0 += X32_COLS)                           \
+      switch (ny - c0)                                                  \
+        {                                                               \
+        case 1: X32_CALL (1); break;                                    \
+        case 2: X32_CALL (2); break;                                    \
+        case 3: X32_CALL (3); break;                                    \
+        default: X32_CALL (X32_COLS); break;                            \
+        }                                                               \
+  }
+
+/* q4_0 (values 0..15, offset -8), q5_0 (0..31, -16), q8_0, iq4_nl and
+   mxfp4 (values plus 128), q4_1 and q5_1 (no offset; minimums).  */
+X32_KERNEL (vec_dot_x32o1_q8_0, 1, 0)
+X32_KERNEL (vec_dot_x32o2_q8_0, 2, 0)
+X32_KERNEL (vec_dot_x32o16_q8_0, 16, 0)
+X32_KERNEL (vec_dot_x32m_q8_0, 0, 1)
+
+/* How a group of 8 rows of TYPE holds its block: as the buffer type
+   stores it (REPACKED), or as tsr_cpu_x8_pack packs plain rows.  */
+struct x8_source
+{
+  int q8, om, ext, qm;
+  const int8_t *lut;
+};
+
+static inline struct x8_source
+x8_source_of (tsr_type type, int repacked)
+{
+  struct tsr_cpu_x8_layout l = tsr_cpu_x8_layout_of (type);
+  struct x8_source s = { l.q8, l.om, l.ext, 0, NULL };
+
+  if (repacked && (type == TSR_TYPE_Q5_0 || type == TSR_TYPE_Q5_1))
+    s = (struct x8_source) { 0, l.om, l.ext, 1, NULL };
+  else if (repacked && type == TSR_TYPE_IQ4_NL)
+    s = (struct x8_source) { 0, 16, 0, 0, tsr_cpu_iq4nl_values };
+  else if (repacked && type == TSR_TYPE_MXFP4)
+    s = (struct x8_source) { 0, 16, TSR_CPU_X8_E8M0, 0,
+                             tsr_cpu_mxfp4_values };
+  return s;
+}
+
+/* Value (unsigned, as the kernels take it) of element E of row R of a
+   group's block O: the reference reading of the layouts.  */
+static inline unsigned
+x8_value_ref (const struct x8_source *d, const unsigned char *o, int r,
+              int e)
+{
+  const int s = e / 8, lane = 2 * r + e % 8 / 4, b = e % 4;
+  const int vo = GROUP_VEC_M (d->ext, d->qm);
+  unsigned w;
+
+  if (d->q8)
+    return o[vo + 64 * s + 4 * lane + b];
+  w = o[vo + 64 * (s / 2) + 4 * lane + b];
+  w = s % 2 ? w >> 4 : w & 15;
+  if (d->qm)
+    w |= (o[GROUP_VEC (d->ext) + 8 * s + (4 * lane + b) / 8]
+          >> (4 * lane + b) % 8 & 1) << 4;
+  if (d->lut)
+    w = (unsigned) (d->lut[w] + 128);
+  return w;
+}
+
+static inline float
+x8_scale_ref (const struct x8_source *d, const unsigned char *o, int r)
+{
+  float f;
+  if (d->ext == TSR_CPU_X8_F32S)
+    memcpy (&f, o + 4 * r, sizeof f);
+  else if (d->ext == TSR_CPU_X8_E8M0)
+    f = tsr_cpu_e8m0_half (o[r]);
+  else
+    f = fp16_to_f32 (load_fp16 ((const char *) o + 2 * r));
+  return f;
+}
+
+void
+TSR_CPU_LEVEL_FN (x32_from_x8) (tsr_type type, int64_t k, const void *x,
+                                size_t gstride, int ng, int repacked,
+                                void *dst)
+{
+  const struct x8_source d = x8_source_of (type, repacked);
+  const int64_t nb = k / 32;
+  const size_t gb = GROUP_BYTES_M (d.q8, d.ext, d.qm);
+  const int mins = d.ext == TSR_CPU_X8_MINS;
+  const unsigned char *src = x;
+
+#if defined(__AVX512BW__) && defined(__AVX512VNNI__)
+  const __m512i tv = x8_table512 (d.lut);
+  /* Lane l of a slab: lane 2l + h of the even group (l < 8), of the
+     odd one (l >= 8).  */
+  const __m512i idx[2] = {
+    _mm512_set_epi32 (30, 28, 26, 24, 22, 20, 18, 16,
+                      14, 12, 10, 8, 6, 4, 2, 0),
+    _mm512_set_epi32 (31, 29, 27, 25, 23, 21, 19, 17,
+                      15, 13, 11, 9, 7, 5, 3, 1)
+  };
+  for (int64_t j = 0; j < nb; j++)
+    {
+      unsigned char *o = (unsigned char *) dst + j * X32_BYTES (mins);
+      __m512i w[4][4];
+      for (int g = 0; g < 4; g++)
+        {
+          const unsigned char *ob = src + g * gstride + j * gb;
+          __m256 sc = _mm256_setzero_ps (), mn = _mm256_setzero_ps ();
+          if (g < ng)
+            {
+              x8_values512 (ob, d.q8, d.ext, d.qm, d.lut, tv, w[g]);
+              sc = x8_rows256 (ob, d.ext);
+              if (mins)
+                mn = x8_rows256 (ob + 16, 0);
+            }
+          else
+            for (int s = 0; s < 4; s++)
+              w[g][s] = _mm512_setzero_si512 ();
+          _mm256_storeu_ps ((float *) o + 8 * g, sc);
+          if (mins)
+            _mm256_storeu_ps ((float *) o + 32 + 8 * g, mn);
+        }
+      for (int sl = 0; sl < 2; sl++)
+        for (int s = 0; s < 4; s++)
+          for (int h = 0; h < 2; h++)
+            _mm512_storeu_si512 (o + X32_VEC (mins) + 64 * (2 * (2 * s + h)
+                                                            + sl),
+                                 _mm512_permutex2var_epi32
+                                   (w[2 * sl][s], idx[h], w[2 * sl + 1][s]));
+    }
+#else
+  for (int64_t j = 0; j < nb; j++)
+    {
+      unsigned char *o = (unsigned char *) dst + j * X32_BYTES (mins);
+      memset (o, 0, X32_BYTES (mins));
+      for (int g = 0; g < ng; g++)
+        {
+          const unsigned char *ob = src + g * gstride + j * gb;
+          for (int r = 0; r < 8; r++)
+            {
+              const int row = 8 * g + r;
+              float f = x8_scale_ref (&d, ob, r);
+              memcpy (o + 4 * row, &f, sizeof f);
+              if (mins)
+                {
+                  f = fp16_to_f32 (load_fp16 ((const char *) ob + 16
+                                              + 2 * r));
+                  memcpy (o + 128 + 4 * row, &f, sizeof f);
+                }
+              for (int e = 0; e < 32; e++)
+                o[X32_VEC (mins) + 64 * (2 * (e / 4) + row / 16)
+                  + 4 * (row % 16) + e % 4]
+                  = (unsigned char) x8_value_ref (&d, ob, r, e);
+            }
+        }
+    }
+#endif
+}
 
 /* Plain rows into one group of the layout, for products of weights
    that are not stored repacked (cpu-ops-matmul.c): the group the
@@ -1615,7 +1979,11 @@ TSR_CPU_LEVEL_FN (repack_level) (void)
          | TSR_CPU_REPACK_Q6_K
          | (X8_VNNI ? TSR_CPU_REPACK_IQ4_XS | TSR_CPU_REPACK_LUT : 0)
          | TSR_CPU_REPACK_PACK | TSR_CPU_REPACK_PACK_K
-         | TSR_CPU_REPACK_PACK_K16 | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 : 0);
+         | TSR_CPU_REPACK_PACK_K16 | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 : 0)
+#if defined(__AVX512VNNI__)
+         | TSR_CPU_REPACK_X32
+#endif
+    ;
 #elif defined(__AVX2__)
   return TSR_CPU_REPACK_Q4_0 | TSR_CPU_REPACK_PACK | TSR_CPU_REPACK_PACK_K
          | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 : 0);

@@ -201,6 +201,9 @@ TSR_CPU_ROW_TO_F32 (mxfp4)
 #define TSR_CPU_REPACK_IQ4_XS 256
 #define TSR_CPU_REPACK_Q5_0 512      /* q5_0 and q5_1 */
 #define TSR_CPU_REPACK_LUT 1024      /* iq4_nl and mxfp4 */
+/* Not a type: the 32-row tiles of the blocks of 32 (tsr_cpu_x32_from_x8;
+   AVX-512BW with VNNI).  */
+#define TSR_CPU_REPACK_X32 2048
 
 /* How tsr_cpu_x8_pack packs a plain block of 32 of a type into a group
    for the repacked dots (cpu-qdot-x8.c), the one description both the
@@ -256,6 +259,16 @@ static inline size_t
 tsr_cpu_x8_group_bytes (int q8, int ext)
 {
   return (size_t) tsr_cpu_x8_vectors_at (ext) + (q8 ? 256 : 128);
+}
+
+/* The 32-row tiles (cpu-qdot-x8.c): rows a tile, and the bytes of a
+   tile's block of 32 elements: 32 f32 scales (and, with MINS, 32 f32
+   minimums), 16 vectors of 64 values.  */
+#define TSR_CPU_X32_ROWS 32
+static inline size_t
+tsr_cpu_x32_block_bytes (int mins)
+{
+  return (size_t) (mins ? 256 : 128) + 1024;
 }
 
 static inline int64_t
@@ -379,6 +392,30 @@ TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_mxfp4x8n_q8_0)
 TSR_MODULE_HIDDEN void tsr_cpu_x8_pack (tsr_type type, int64_t k,
                                         const void *x, size_t bx, int nr,
                                         void *dst);
+/* The blocks of 32 in 32-row tiles (cpu-qdot-x8.c): blocks [J0, J0 +
+   NJ) of a tile's rows at X (block J0 first; tsr_cpu_x32_block_bytes
+   each) by NY activation rows Y of K elements, added to ACC (column c's
+   32 rows at ACC + 32 c; zero before the first block), in the f32
+   steps of the repacked kernels above, so that a tile's blocks taken
+   in any runs give those kernels' results, bit for bit.  q4_0 (offset
+   -8 times the activation sums), q5_0 (-16), q8_0, iq4_nl and mxfp4
+   (values plus 128: -128), q4_1 and q5_1 (minimums).  */
+#define TSR_CPU_X32_DECL(name)                                          \
+  TSR_MODULE_HIDDEN void name (int64_t k, int64_t j0, int64_t nj,       \
+                               const void *x, int ny,                   \
+                               const void *const *y, float *acc);
+TSR_CPU_X32_DECL (tsr_cpu_vec_dot_x32o1_q8_0)
+TSR_CPU_X32_DECL (tsr_cpu_vec_dot_x32o2_q8_0)
+TSR_CPU_X32_DECL (tsr_cpu_vec_dot_x32o16_q8_0)
+TSR_CPU_X32_DECL (tsr_cpu_vec_dot_x32m_q8_0)
+/* NG (<= 4) groups of 8 rows of TYPE (a block type of 32) at X,
+   GSTRIDE bytes apart, K elements, as the buffer type stores them
+   (REPACKED) or as tsr_cpu_x8_pack packs plain rows, into one 32-row
+   tile at DST; the rows of the missing groups are zero.  */
+TSR_MODULE_HIDDEN void tsr_cpu_x32_from_x8 (tsr_type type, int64_t k,
+                                            const void *x, size_t gstride,
+                                            int ng, int repacked,
+                                            void *dst);
 /* q4_K, q5_K, q6_K and iq4_xs weights so repacked, with q8_K activations
    (cpu-vec-k.h).  */
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q4_Kx8_q8_K)

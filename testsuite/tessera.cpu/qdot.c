@@ -22,6 +22,11 @@
    - the dots of q4_0 and q8_0 weights repacked in groups of 8 rows
      (the CPU_REPACK layout, packed here from its description)
      likewise, 16 rows by 1 to 8 q8_0 rows;
+   - those groups converted to the 32-row tiles (tsr_cpu_x32_from_x8),
+     from the stored layout and from plain rows packed by x8_pack, make
+     the same bytes, whose dots (in two runs of blocks) are exact on
+     integer data, within the bound otherwise, and with AVX-512 the
+     8-row kernels' results bit for bit;
    The reference integers of a weight block are tsr_dequantize_row's
    values of the block with its scale set to 1 and its minimum to 0.  */
 #include <math.h>
@@ -36,6 +41,12 @@
 typedef void (*quantize_fn) (int64_t, void *, const float *);
 typedef tsr_test_qdot_fn dot_fn;
 typedef void (*row_fn) (int64_t, float *, const void *);
+typedef void (*x32_fn) (int64_t, int64_t, int64_t, const void *, int,
+                        const void *const *, float *);
+typedef void (*x32_from_fn) (tsr_type, int64_t, const void *, size_t, int,
+                             int, void *);
+typedef void (*x8_pack_fn) (tsr_type, int64_t, const void *, size_t, int,
+                            void *);
 
 struct level
 {
@@ -44,6 +55,9 @@ struct level
   dot_fn dot[TSR_TYPE_COUNT];   /* by weight type */
   dot_fn dot_x8[7];             /* x8_types[] repacked by 8 rows */
   row_fn row[TSR_TYPE_COUNT];
+  x32_fn x32[7];                /* x8_types[] in 32-row tiles */
+  x32_from_fn x32_from;
+  x8_pack_fn x8_pack;
 };
 
 /* The block types with kernels.  */
@@ -65,6 +79,10 @@ static const tsr_type types[] = { TSR_TYPE_Q8_0, TSR_TYPE_Q4_0,
   void tsr_cpu_vec_dot_##t##_q8_0_##s (int64_t, const void *, size_t,   \
                                        int, int, const void *const *,   \
                                        float *);
+#define X32_KERNEL(v, s)                                                \
+  void tsr_cpu_vec_dot_x32##v##_q8_0_##s (int64_t, int64_t, int64_t,    \
+                                          const void *, int,            \
+                                          const void *const *, float *);
 /* The types CPU_REPACK stores in groups of 8 rows of blocks of 32, in
    the order of dot_x8.  */
 static const tsr_type x8_types[] = { TSR_TYPE_Q4_0, TSR_TYPE_Q8_0,
@@ -80,6 +98,12 @@ static const tsr_type x8_types[] = { TSR_TYPE_Q4_0, TSR_TYPE_Q8_0,
   X8_KERNEL (q4_0x8, s) X8_KERNEL (q8_0x8, s) X8_KERNEL (q4_1x8, s)    \
   X8_KERNEL (q5_0x8m, s) X8_KERNEL (q5_1x8m, s)                         \
   X8_KERNEL (iq4_nlx8n, s) X8_KERNEL (mxfp4x8n, s)                      \
+  X32_KERNEL (o1, s) X32_KERNEL (o2, s) X32_KERNEL (o16, s)             \
+  X32_KERNEL (m, s)                                                     \
+  void tsr_cpu_x32_from_x8_##s (tsr_type, int64_t, const void *, size_t, \
+                                int, int, void *);                      \
+  void tsr_cpu_x8_pack_##s (tsr_type, int64_t, const void *, size_t, int, \
+                            void *);                                    \
   static const struct level level_##s = {                              \
     .name = level_name, .quantize = tsr_cpu_quantize_act_q8_0_##s,      \
     .dot_x8 = { tsr_cpu_vec_dot_q4_0x8_q8_0_##s,                        \
@@ -89,6 +113,14 @@ static const tsr_type x8_types[] = { TSR_TYPE_Q4_0, TSR_TYPE_Q8_0,
                 tsr_cpu_vec_dot_q5_1x8m_q8_0_##s,                       \
                 tsr_cpu_vec_dot_iq4_nlx8n_q8_0_##s,                     \
                 tsr_cpu_vec_dot_mxfp4x8n_q8_0_##s },                    \
+    .x32 = { tsr_cpu_vec_dot_x32o1_q8_0_##s,                            \
+             tsr_cpu_vec_dot_x32o16_q8_0_##s,                           \
+             tsr_cpu_vec_dot_x32m_q8_0_##s,                             \
+             tsr_cpu_vec_dot_x32o2_q8_0_##s,                            \
+             tsr_cpu_vec_dot_x32m_q8_0_##s,                             \
+             tsr_cpu_vec_dot_x32o16_q8_0_##s,                           \
+             tsr_cpu_vec_dot_x32o16_q8_0_##s },                         \
+    .x32_from = tsr_cpu_x32_from_x8_##s, .x8_pack = tsr_cpu_x8_pack_##s, \
     ENTRY (Q8_0, q8_0, s), ENTRY (Q4_0, q4_0, s), ENTRY (Q4_1, q4_1, s), \
     ENTRY (Q5_0, q5_0, s), ENTRY (Q5_1, q5_1, s),                       \
     ENTRY (IQ4_NL, iq4_nl, s), ENTRY (MXFP4, mxfp4, s) };
@@ -412,6 +444,37 @@ pack_x8 (tsr_type type, const char *plain, int nrows, int nb, char *out)
       }
 }
 
+/* The double reference of a weight row W (NB blocks of TYPE) by the
+   q8_0 row REF: *WANT, and *MAG, the sum of the magnitudes the f32
+   steps meet.  */
+static void
+x8_reference (tsr_type type, const char *w, const struct tsr_block_q8_0 *ref,
+              int nb, double *want, double *mag)
+{
+  *want = 0;
+  *mag = 0;
+  for (int j = 0; j < nb; j++)
+    {
+      int q[32];
+      long sq = 0, sa = 0, sy = 0, sya = 0;
+      double dx, mx;
+      weight_block (type, w, j, q, &dx, &mx);
+      double dy = tsr_fp16_to_fp32 (ref[j].d);
+      for (int e = 0; e < 32; e++)
+        {
+          sq += (long) q[e] * ref[j].qs[e];
+          sa += labs ((long) q[e] * ref[j].qs[e]);
+          sy += ref[j].qs[e];
+          sya += labs ((long) ref[j].qs[e]);
+        }
+      *want += dx * dy * (double) sq + mx * dy * (double) sy;
+      /* The offsets (up to 128 times the activation sum)
+         and minimums come in through f32 too.  */
+      *mag += fabs (dx * dy) * (double) (sa + 128 * sya)
+              + fabs (mx * dy) * (double) sya;
+    }
+}
+
 /* The repacked dots of x8_types[XT] of 16 rows (two groups) by 1..8
    activation rows: exact on integer data, within the f32 summation
    bound otherwise, against the same double reference as check_dots.
@@ -460,27 +523,8 @@ check_dots_x8 (const struct level *lv, int xt, int integral)
           for (int i = 0; i < NR; i++)
             for (int c = 0; c < ny; c++)
               {
-                double want = 0, mag = 0;
-                for (int j = 0; j < nb; j++)
-                  {
-                    int q[32];
-                    long sq = 0, sa = 0, sy = 0, sya = 0;
-                    double dx, mx;
-                    weight_block (type, w[i], j, q, &dx, &mx);
-                    double dy = tsr_fp16_to_fp32 (ref[c][j].d);
-                    for (int e = 0; e < 32; e++)
-                      {
-                        sq += (long) q[e] * ref[c][j].qs[e];
-                        sa += labs ((long) q[e] * ref[c][j].qs[e]);
-                        sy += ref[c][j].qs[e];
-                        sya += labs ((long) ref[c][j].qs[e]);
-                      }
-                    want += dx * dy * (double) sq + mx * dy * (double) sy;
-                    /* The offsets (up to 128 times the activation sum)
-                       and minimums come in through f32 too.  */
-                    mag += fabs (dx * dy) * (double) (sa + 128 * sya)
-                           + fabs (mx * dy) * (double) sya;
-                  }
+                double want, mag;
+                x8_reference (type, w[i], ref[c], nb, &want, &mag);
                 double err = fabs (out[i * ny + c] - want);
                 double tol = integral ? 0 : (nb + 4) * 0x1p-23 * mag;
                 if (!(err <= tol))
@@ -496,6 +540,109 @@ check_dots_x8 (const struct level *lv, int xt, int integral)
          "failures)", lv->name, tsr_type_name (type), ROWS,
          integral ? "exact on integer data"
          : "within the f32 summation bound", worst, fails);
+}
+
+/* The 32-row tiles of x8_types[XT] (24 and 32 rows: 3 and 4 groups):
+   converted from the groups as CPU_REPACK stores them and from the
+   plain rows packed by x8_pack, byte for byte the same tile; its dots
+   by 1..8 activation rows, taken in two runs of blocks, exact on
+   integer data and within the f32 summation bound otherwise, and at
+   the levels with AVX-512 (whose 8-row kernels take the same f32
+   steps; without VNNI only those of values up to 31) bit for bit the
+   8-row kernel's.  */
+static void
+check_x32 (const struct level *lv, int xt, int integral)
+{
+  const tsr_type type = x8_types[xt];
+  /* Without VNNI the 8-row kernels of values plus 128 are the plain C
+     reference (pmaddubsw's pairs would overflow).  */
+  const bool plus128 = type == TSR_TYPE_Q8_0 || type == TSR_TYPE_IQ4_NL
+                       || type == TSR_TYPE_MXFP4;
+  const bool same = strcmp (lv->name, "v4-vnni") == 0
+                    || (strcmp (lv->name, "v4") == 0 && !plus128);
+  const bool mins = type == TSR_TYPE_Q4_1 || type == TSR_TYPE_Q5_1;
+  const size_t tb = tsr_cpu_x32_block_bytes (mins);
+  const struct tsr_cpu_x8_layout l = tsr_cpu_x8_layout_of (type);
+  const size_t gb = tsr_cpu_x8_group_bytes (l.q8, l.ext);
+  enum { NR = 32 };
+  static float x[ROWS][MAX_K];
+  static struct tsr_block_q8_0 ref[ROWS][MAX_K / 32];
+  static _Alignas (64) char act[ROWS][MAX_K * 3];
+  static char w[NR][MAX_K * 2], packed[NR * MAX_K * 2];
+  static _Alignas (64) char groups[4 * 288 * (MAX_K / 32)];
+  static _Alignas (64) unsigned char tile[1280 * (MAX_K / 32)];
+  static _Alignas (64) unsigned char tile2[1280 * (MAX_K / 32)];
+  int fails = 0, tiles_differ = 0, unequal = 0;
+  double worst = 0;
+
+  for (int t = 0; t < N_LENGTHS; t++)
+    for (int nr = 24; nr <= NR; nr += 8)
+      {
+        const int nb = lengths[t], k = 32 * nb, ng = nr / 8;
+        const size_t row = (size_t) nb * block_bytes (type);
+        const void *ys[ROWS];
+        for (int r = 0; r < ROWS; r++)
+          {
+            for (int i = 0; i < k; i++)
+              x[r][i] = integral ? (float) ((rand () % 255) - 127)
+                                 : tsr_test_uniform (-2, 2);
+            /* Integer data: a block's largest magnitude 127 (scale 1).  */
+            for (int j = 0; integral && j < nb; j++)
+              x[r][32 * j + (j + r) % 32] = (j + r) % 2 ? 127.0f : -127.0f;
+            tsr_quantize_row (TSR_TYPE_Q8_0, x[r], ref[r], k);
+            lv->quantize (k, act[r], x[r]);
+            ys[r] = act[r];
+          }
+        char *plain = malloc (NR * row);
+        for (int i = 0; i < nr; i++)
+          {
+            fill_weights (type, nb, integral, w[i]);
+            memcpy (plain + i * row, w[i], row);
+          }
+        pack_x8 (type, plain, nr, nb, packed);
+        lv->x32_from (type, k, packed, 8 * row, ng, 1, tile);
+        for (int g = 0; g < ng; g++)
+          lv->x8_pack (type, k, plain + (size_t) g * 8 * row, row, 8,
+                       groups + (size_t) g * gb * nb);
+        memset (tile2, 0x5a, tb * nb);
+        lv->x32_from (type, k, groups, gb * nb, ng, 0, tile2);
+        tiles_differ += memcmp (tile, tile2, tb * nb) != 0;
+        for (int ny = 1; ny <= ROWS; ny++)
+          {
+            float acc[ROWS * 32], out[NR * ROWS];
+            memset (acc, 0, sizeof acc);
+            lv->x32[xt] (k, 0, nb / 2, tile, ny, ys, acc);
+            lv->x32[xt] (k, nb / 2, nb - nb / 2, tile + tb * (nb / 2), ny,
+                         ys, acc);
+            lv->dot_x8[xt] (k, packed, row, nr, ny, ys, out);
+            for (int i = 0; i < nr; i++)
+              for (int c = 0; c < ny; c++)
+                {
+                  double want, mag;
+                  x8_reference (type, w[i], ref[c], nb, &want, &mag);
+                  double err = fabs (acc[32 * c + i] - want);
+                  double tol = integral ? 0 : (nb + 4) * 0x1p-23 * mag;
+                  if (!(err <= tol))
+                    fails++;
+                  if (mag > 0)
+                    worst = fmax (worst, err / mag);
+                  if (same && memcmp (&acc[32 * c + i], &out[i * ny + c],
+                                      sizeof (float)) != 0)
+                    unequal++;
+                }
+          }
+        free (plain);
+      }
+  CHECK (fails == 0 && tiles_differ == 0 && unequal == 0,
+         "level %s: %s in 32-row tiles (24 and 32 rows) x q8_0 dots by "
+         "1..%d, two runs of blocks, %s (worst error %.2g of sum "
+         "|products|, %d failures); converted from the repacked and the "
+         "packed groups alike (%d differ)%s (%d differ)", lv->name,
+         tsr_type_name (type), ROWS,
+         integral ? "exact on integer data"
+         : "within the f32 summation bound", worst, fails, tiles_differ,
+         same ? "; the 8-row kernel's results, bit for bit"
+         : "; (other f32 steps than this level's 8-row kernel)", unequal);
 }
 
 /* A random scale: mostly ordinary, sometimes zero, subnormal, huge,
@@ -563,7 +710,10 @@ main (void)
         }
       for (int xt = 0; xt < N_X8; xt++)
         for (int integral = 1; integral >= 0; integral--)
-          check_dots_x8 (lv, xt, integral);
+          {
+            check_dots_x8 (lv, xt, integral);
+            check_x32 (lv, xt, integral);
+          }
       tested++;
     }
   CHECK (tested > 0, "some level was tested (%d)", tested);

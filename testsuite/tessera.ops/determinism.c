@@ -2,7 +2,8 @@
    ("Reproducible results"), bit for bit, at the ISA level the CPU
    backend runs (cpu.exp runs this program at every level):
    - every weight type: the same results with 1, 2, 3 and 16 threads,
-     at n = 1, 7 and 80 columns (the integer dots, the GEMM);
+     at n = 1, 7, 80 and 130 columns (the integer dots, the GEMM, the
+     32-row tiles);
    - weights the CPU_REPACK buffer type repacks (q4_0; q8_0 with VNNI;
      q4_K and q6_K with AVX-512BW): the 512 columns computed at once
      equal them computed in batches of 1, 7 and 64 columns (q4_K, q5_K,
@@ -14,6 +15,9 @@
      used from 4 columns on: batches of 4, 7 (the last one 8) and 64
      columns agree with 512 at once, and plain q4_0 and q8_0 equal the
      repacked ones there;
+   - those blocks of 32, repacked and plain, from 128 columns in the
+     32-row tiles (AVX-512 with VNNI), in rows long enough for several
+     runs of blocks: 130 columns at once equal batches of 7;
    - plain q2_K, q3_K, q4_K, q5_K, q6_K (and with VNNI iq4_xs) at
      levels with AVX-512BW, packed by tile from 16 columns on, which
      sums as the repacked q4_K and q6_K do: batches of 16, 17 and 64
@@ -213,6 +217,42 @@ check_long_rows (tsr_backend *be, tsr_type type)
   free (w);
 }
 
+/* Blocks of 32 in rows long enough that the 32-row tiles (from 128
+   columns, with AVX-512 and VNNI) convert and dot them in several runs
+   (KRUNS: two runs of 128 blocks and one of 5), M = 24 rows (a tile
+   short of 8): NRUNS columns at once equal them in batches of 7 (the
+   last one 4: the 8-row kernels), bit for bit, for W in BUFT (repacked)
+   or plain.  */
+#define KRUNS (32 * (2 * 128 + 5))
+#define NRUNS 130
+static void
+check_runs (tsr_backend *be, tsr_buffer_type *buft, tsr_type type)
+{
+  unsigned char *w = random_weights_k (type, KRUNS);
+  float *x = malloc ((size_t) NRUNS * KRUNS * sizeof *x);
+  float *all = malloc ((size_t) (NRUNS * M) * sizeof *all);
+  float *parts = malloc ((size_t) (NRUNS * M) * sizeof *parts);
+  for (int64_t i = 0; i < (int64_t) NRUNS * KRUNS; i++)
+    x[i] = tsr_test_uniform (-1.0f, 1.0f);
+  int st = product_k (be, buft, type, w, KRUNS, x, NRUNS, all);
+  for (int64_t j0 = 0, nj; st == TSR_OK && j0 < NRUNS; j0 += nj)
+    {
+      nj = NRUNS - j0 < 7 ? NRUNS - j0 : 7;
+      st = product_k (be, buft, type, w, KRUNS, x + j0 * KRUNS, nj,
+                      parts + j0 * M);
+    }
+  int64_t bad = st == TSR_OK ? differing (all, parts, NRUNS * M) : -1;
+  CHECK (bad == 0, "%s %s, rows of %d: %d columns at once equal them in "
+         "batches of 7 (%ld elements differ%s%s)",
+         buft ? "repacked" : "plain", tsr_type_name (type), KRUNS, NRUNS,
+         (long) bad, st == TSR_OK ? "" : "; ",
+         st == TSR_OK ? "" : tsr_last_error ());
+  free (parts);
+  free (all);
+  free (x);
+  free (w);
+}
+
 /* The ISA level the CPU backend runs at, from its description.  */
 static void
 cpu_level (tsr_backend *be, char *level, size_t n)
@@ -248,11 +288,11 @@ main (void)
 
   /* Threads.  */
   static const int threads[] = { 2, 3, 16 };
-  static const int64_t ns[] = { 1, 7, 80 };
+  static const int64_t ns[] = { 1, 7, 80, 130 };
   for (int t = 0; t < n_types; t++)
     {
       unsigned char *w = random_weights (types[t]);
-      for (int i = 0; i < 3; i++)
+      for (int i = 0; i < 4; i++)
         {
           int64_t bad = 0;
           int st = tsr_backend_set_n_threads (be, 1);
@@ -299,6 +339,8 @@ main (void)
       static const int64_t bs[] = { 1, 7, 64 };
       check_batches (be, repack, packs[t], w, bs, 1, want);
       free (w);
+      if (t < 7 && tsr_buffer_type_repacks (repack, packs[t], KRUNS, M))
+        check_runs (be, repack, packs[t]);
     }
 
   /* Plain weights packed as they are used.  */
@@ -328,6 +370,7 @@ main (void)
       if (st == TSR_OK)
         check_equals_repacked (be, repack, plains[t], w, want, repacked);
       free (w);
+      check_runs (be, NULL, plains[t]);
     }
 
   /* Plain super-block types, packed: both ways sum alike (AVX-512

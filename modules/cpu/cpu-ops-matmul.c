@@ -479,6 +479,29 @@ tsr_cpu_qdot_tile (int64_t m, int64_t units, int nth)
   return tile < 1 ? 1 : tile;
 }
 
+/* Unit U of the integer dots' work, tiles of TILE weight rows varying
+   fastest, then the batches of b: its rows [FIRST, LAST), its batch
+   (I2, I3) of b and dst, and that batch's quantized rows of b (ACT,
+   SIZE bytes each, quantized in row-major order).  */
+struct qdot_unit
+{
+  int64_t first, last, i2, i3;
+  const char *act;
+};
+
+static inline struct qdot_unit
+qdot_unit (const struct tsr_cpu_op_ctx *c, const tsr_tensor *dst, int64_t u,
+           int64_t tile, size_t size)
+{
+  const tsr_tensor *b = dst->src[1];
+  const int64_t m = dst->src[0]->ne[1], tiles = (m + tile - 1) / tile;
+  const int64_t batch = u / tiles, first = u % tiles * tile;
+  return (struct qdot_unit) {
+    first, first + tile < m ? first + tile : m, batch % b->ne[2],
+    batch / b->ne[2], (const char *) c->shared + batch * b->ne[1] * size
+  };
+}
+
 static int mul_mat_x32 (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst,
                         tsr_cpu_x32_fn x32, size_t block, int ith, int nth);
 
@@ -512,11 +535,9 @@ mul_mat_qdots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   tsr_cpu_split (tiles * batches, ith, nth, &u0, &u1);
   for (int64_t u = u0; u < u1; u++)
     {
-      const int64_t batch = u / tiles, first = u % tiles * tile;
-      const int64_t last = first + tile < m ? first + tile : m;
-      const int64_t i2 = batch % b->ne[2], i3 = batch / b->ne[2];
-      /* Rows of b are quantized in row-major order.  */
-      const char *act = (const char *) c->shared + batch * n * size;
+      const struct qdot_unit q = qdot_unit (c, dst, u, tile, size);
+      const int64_t first = q.first, last = q.last, i2 = q.i2, i3 = q.i3;
+      const char *act = q.act;
 
       /* Plain weights to pack: the tile's rows, once for every
          column.  */
@@ -649,32 +670,29 @@ mul_mat_x32 (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst,
   tsr_cpu_split (tiles * batches, ith, nth, &u0, &u1);
   for (int64_t u = u0; u < u1; u++)
     {
-      const int64_t batch = u / tiles, first = u % tiles * tile;
-      const int64_t last = first + tile < m ? first + tile : m;
-      const int64_t i2 = batch % b->ne[2], i3 = batch / b->ne[2];
-      const char *act = (const char *) c->shared + batch * n * size;
+      const struct qdot_unit q = qdot_unit (c, dst, u, tile, size);
 
       memset (sums, 0, (size_t) (TSR_CPU_X32_ROWS * n) * sizeof (float));
       for (int64_t j0 = 0; j0 < nb; j0 += X32_RUN)
         {
           const int64_t nj = nb - j0 < X32_RUN ? nb - j0 : X32_RUN;
 
-          x32_pack_run (a, i2 / r2, i3 / r3, first, last, j0, nj, pack,
-                        groups);
+          x32_pack_run (a, q.i2 / r2, q.i3 / r3, q.first, q.last, j0, nj,
+                        pack, groups);
           for (int64_t y0 = 0; y0 < n; y0 += TSR_CPU_QDOT_MAX_COLS)
             {
               const void *ys[TSR_CPU_QDOT_MAX_COLS];
               int ny = n - y0 < TSR_CPU_QDOT_MAX_COLS
                        ? (int) (n - y0) : TSR_CPU_QDOT_MAX_COLS;
               for (int y = 0; y < ny; y++)
-                ys[y] = act + (y0 + y) * size;
+                ys[y] = q.act + (y0 + y) * size;
               x32 (k, j0, nj, pack, ny, ys, sums + TSR_CPU_X32_ROWS * y0);
             }
         }
       for (int64_t y = 0; y < n; y++)
         {
-          char *d = tsr_cpu_at (dst, first, y, i2, i3);
-          for (int64_t r = 0; r < last - first; r++)
+          char *d = tsr_cpu_at (dst, q.first, y, q.i2, q.i3);
+          for (int64_t r = 0; r < q.last - q.first; r++)
             *(float *) (d + (size_t) r * dst->nb[0])
               = sums[TSR_CPU_X32_ROWS * y + r];
         }

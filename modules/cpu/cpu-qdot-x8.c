@@ -157,6 +157,23 @@ x8_group_ref (int64_t k, const unsigned char *g, const int NY,
       out[r * ny_out + c] = acc[r][c];
 }
 
+/* Where NY activation rows Y of K elements keep their values (Q),
+   scales (DY), scaled block sums (SY) and offset sums (OY;
+   cpu-vec.h).  */
+static inline __attribute__ ((always_inline)) void
+x8_cols (int64_t k, const int NY, const void *const *y, const int8_t **q,
+         const float **dy, const float **sy, const int32_t **oy)
+{
+  TSR_CPU_UNROLL
+  for (int c = 0; c < NY; c++)
+    {
+      q[c] = y[c];
+      dy[c] = tsr_cpu_qact_scales (y[c], k);
+      sy[c] = tsr_cpu_qact_sums (y[c], k);
+      oy[c] = tsr_cpu_qact_offset8 (y[c], k);
+    }
+}
+
 #if defined(__AVX512BW__)
 /* Row r's result of columns 2p and 2p + 1: lanes 2r and 2r + 1 of
    ACC[p].  */
@@ -460,15 +477,10 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
       x8_group_ref (k, g, NY, y, out, ny_out, q8, om, ext, qm, lut, packed);
       return;
     }
+  x8_cols (k, NY, y, q, dy, sy, oy);
   TSR_CPU_UNROLL
   for (int c = 0; c < NY; c++)
-    {
-      q[c] = y[c];
-      dy[c] = tsr_cpu_qact_scales (y[c], k);
-      sy[c] = tsr_cpu_qact_sums (y[c], k);
-      oy[c] = tsr_cpu_qact_offset8 (y[c], k);
-      acc[c] = _mm512_setzero_ps ();
-    }
+    acc[c] = _mm512_setzero_ps ();
   for (int64_t j = 0; j < nb; j++)
     {
       const unsigned char *o = g + j * GROUP_BYTES_M (q8, ext, qm);
@@ -547,15 +559,10 @@ x8_half (int64_t k, const unsigned char *g, int h, const int NY,
   const int32_t *oy[TSR_CPU_QDOT_MAX_COLS];
   __m256 acc[TSR_CPU_QDOT_MAX_COLS];
 
+  x8_cols (k, NY, y, q, dy, sy, oy);
   TSR_CPU_UNROLL
   for (int c = 0; c < NY; c++)
-    {
-      q[c] = y[c];
-      dy[c] = tsr_cpu_qact_scales (y[c], k);
-      sy[c] = tsr_cpu_qact_sums (y[c], k);
-      oy[c] = tsr_cpu_qact_offset8 (y[c], k);
-      acc[c] = _mm256_setzero_ps ();
-    }
+    acc[c] = _mm256_setzero_ps ();
   for (int64_t j = 0; j < nb; j++)
     {
       const unsigned char *o = g + j * GROUP_BYTES (q8, ext);
@@ -797,13 +804,10 @@ x32_tile (int64_t k, int64_t j0, int64_t nj, const unsigned char *t,
   const int32_t *oy[X32_COLS];
   __m512 acc[X32_COLS][2];
 
+  x8_cols (k, NY, y, q, dy, sy, oy);
   TSR_CPU_UNROLL
   for (int c = 0; c < NY; c++)
     {
-      q[c] = y[c];
-      dy[c] = tsr_cpu_qact_scales (y[c], k);
-      sy[c] = tsr_cpu_qact_sums (y[c], k);
-      oy[c] = tsr_cpu_qact_offset8 (y[c], k);
       acc[c][0] = _mm512_loadu_ps (sums + 32 * c);
       acc[c][1] = _mm512_loadu_ps (sums + 32 * c + 16);
     }

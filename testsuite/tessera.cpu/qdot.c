@@ -475,6 +475,39 @@ x8_reference (tsr_type type, const char *w, const struct tsr_block_q8_0 *ref,
     }
 }
 
+/* The operands of the repacked dots, NB blocks a row: ROWS activation
+   rows (integers with a block scale of 1 where INTEGRAL, else random)
+   as their reference q8_0 blocks REF and in the level's layout ACT,
+   pointed to by YS; NR weight rows of TYPE in W and, one after the
+   other, in PLAIN.  */
+static void
+make_operands (const struct level *lv, tsr_type type, int nb, int integral,
+               int nr, struct tsr_block_q8_0 ref[][MAX_K / 32],
+               char act[][MAX_K * 3], const void **ys, char w[][MAX_K * 2],
+               char *plain)
+{
+  static float x[MAX_K];
+  const int k = 32 * nb;
+  const size_t row = (size_t) nb * block_bytes (type);
+
+  for (int r = 0; r < ROWS; r++)
+    {
+      for (int i = 0; i < k; i++)
+        x[i] = integral ? (float) ((rand () % 255) - 127)
+                        : tsr_test_uniform (-2, 2);
+      for (int j = 0; integral && j < nb; j++)
+        x[32 * j + (j + r) % 32] = (j + r) % 2 ? 127.0f : -127.0f;
+      tsr_quantize_row (TSR_TYPE_Q8_0, x, ref[r], k);
+      lv->quantize (k, act[r], x);
+      ys[r] = act[r];
+    }
+  for (int i = 0; i < nr; i++)
+    {
+      fill_weights (type, nb, integral, w[i]);
+      memcpy (plain + i * row, w[i], row);
+    }
+}
+
 /* The repacked dots of x8_types[XT] of 16 rows (two groups) by 1..8
    activation rows: exact on integer data, within the f32 summation
    bound otherwise, against the same double reference as check_dots.
@@ -485,7 +518,6 @@ check_dots_x8 (const struct level *lv, int xt, int integral)
 {
   const tsr_type type = x8_types[xt];
   enum { NR = 16 };
-  static float x[ROWS][MAX_K];
   static struct tsr_block_q8_0 ref[ROWS][MAX_K / 32];
   static _Alignas (64) char act[ROWS][MAX_K * 3];
   static char w[NR][MAX_K * 2], packed[NR * MAX_K * 2];
@@ -497,24 +529,8 @@ check_dots_x8 (const struct level *lv, int xt, int integral)
       int nb = lengths[t], k = 32 * nb;
       size_t row = (size_t) nb * block_bytes (type);
       const void *ys[ROWS];
-      for (int r = 0; r < ROWS; r++)
-        {
-          for (int i = 0; i < k; i++)
-            x[r][i] = integral ? (float) ((rand () % 255) - 127)
-                               : tsr_test_uniform (-2, 2);
-          if (integral)
-            for (int j = 0; j < nb; j++)
-              x[r][32 * j + (j + r) % 32] = (j + r) % 2 ? 127.0f : -127.0f;
-          tsr_quantize_row (TSR_TYPE_Q8_0, x[r], ref[r], k);
-          lv->quantize (k, act[r], x[r]);
-          ys[r] = act[r];
-        }
       char *plain = malloc (NR * row);
-      for (int i = 0; i < NR; i++)
-        {
-          fill_weights (type, nb, integral, w[i]);
-          memcpy (plain + i * row, w[i], row);
-        }
+      make_operands (lv, type, nb, integral, NR, ref, act, ys, w, plain);
       pack_x8 (type, plain, NR, nb, packed);
       for (int ny = 1; ny <= ROWS; ny++)
         {
@@ -565,7 +581,6 @@ check_x32 (const struct level *lv, int xt, int integral)
   const struct tsr_cpu_x8_layout l = tsr_cpu_x8_layout_of (type);
   const size_t gb = tsr_cpu_x8_group_bytes (l.q8, l.ext);
   enum { NR = 32 };
-  static float x[ROWS][MAX_K];
   static struct tsr_block_q8_0 ref[ROWS][MAX_K / 32];
   static _Alignas (64) char act[ROWS][MAX_K * 3];
   static char w[NR][MAX_K * 2], packed[NR * MAX_K * 2];
@@ -581,24 +596,8 @@ check_x32 (const struct level *lv, int xt, int integral)
         const int nb = lengths[t], k = 32 * nb, ng = nr / 8;
         const size_t row = (size_t) nb * block_bytes (type);
         const void *ys[ROWS];
-        for (int r = 0; r < ROWS; r++)
-          {
-            for (int i = 0; i < k; i++)
-              x[r][i] = integral ? (float) ((rand () % 255) - 127)
-                                 : tsr_test_uniform (-2, 2);
-            /* Integer data: a block's largest magnitude 127 (scale 1).  */
-            for (int j = 0; integral && j < nb; j++)
-              x[r][32 * j + (j + r) % 32] = (j + r) % 2 ? 127.0f : -127.0f;
-            tsr_quantize_row (TSR_TYPE_Q8_0, x[r], ref[r], k);
-            lv->quantize (k, act[r], x[r]);
-            ys[r] = act[r];
-          }
         char *plain = malloc (NR * row);
-        for (int i = 0; i < nr; i++)
-          {
-            fill_weights (type, nb, integral, w[i]);
-            memcpy (plain + i * row, w[i], row);
-          }
+        make_operands (lv, type, nb, integral, nr, ref, act, ys, w, plain);
         pack_x8 (type, plain, nr, nb, packed);
         lv->x32_from (type, k, packed, 8 * row, ng, 1, tile);
         for (int g = 0; g < ng; g++)

@@ -162,7 +162,7 @@ x8p_kernel (const tsr_tensor *dst, size_t *group)
 
 /* The blocks of 32, stored repacked or plain where the level packs
    them (x8p_kernel), from TSR_CPU_X32_MIN_N columns: converted by tile
-   into the 32-row tiles (tsr_cpu_x32_pack_rows).  The kernel, and in
+   into the 32-row tiles (x32_pack_run).  The kernel, and in
    *BLOCK the bytes of a tile's block; NULL otherwise.  */
 static tsr_cpu_x32_fn
 x32_kernel (const tsr_tensor *dst, size_t *block)

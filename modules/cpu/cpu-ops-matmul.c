@@ -178,6 +178,19 @@ x32_kernel (const tsr_tensor *dst, size_t *block)
   return tsr_cpu_qdot_x32_kernel (a->type, block);
 }
 
+/* The bytes of a block of an 8-row group that plain weights A are
+   packed into before x32_pack_run converts them; 0 for weights stored
+   repacked, which it converts where they are.  */
+static size_t
+x32_group (const tsr_tensor *a)
+{
+  size_t group = 0;
+
+  if (!tsr_cpu_repacked (a))
+    tsr_cpu_qdot_x8p_kernel (a->type, &group);
+  return group;
+}
+
 /* Repacked weights (CPU_REPACK) take the integer dots at every n:
    their 8-row by 8-column register tiles outrun the GEMM, which would
    have to unpack them; so do the plain weights packed likewise.  */
@@ -220,13 +233,10 @@ tsr_cpu_mul_mat_scratch (const tsr_tensor *dst)
          tile's sums.  */
       size_t groups = x32_kernel (dst, &block)
                       ? X32_RUN * block
-                        + (tsr_cpu_repacked (a)
-                           ? 0
-                           : (tsr_cpu_qdot_x8p_kernel (a->type, &group),
-                              TSR_CPU_X32_ROWS / TSR_CPU_REPACK_ROWS
-                              * X32_RUN * group))
+                        + TSR_CPU_X32_ROWS / TSR_CPU_REPACK_ROWS * X32_RUN
+                          * x32_group (a)
                         + TSR_CPU_X32_ROWS * sizeof (float)
-                          * (size_t) dst->src[1]->ne[1] + 64
+                          * (size_t) dst->src[1]->ne[1] + GEMM_ALIGN
                       : x8p_kernel (dst, &group)
                       ? QDOT_TILE / TSR_CPU_REPACK_ROWS * group
                         * (size_t) (a->ne[0] / 32)
@@ -604,6 +614,13 @@ tsr_cpu_x8_pack_rows (const tsr_tensor *a, int64_t i2, int64_t i3,
   return row;
 }
 
+static inline float *
+align_up (void *p)
+{
+  uintptr_t u = ((uintptr_t) p + GEMM_ALIGN - 1) & ~(uintptr_t) (GEMM_ALIGN - 1);
+  return (float *) u;
+}
+
 /* Blocks [J0, J0 + NJ) of rows [FIRST, LAST) (at most 32, FIRST a
    multiple of 8) of matrix (I2, I3) of A, repacked or plain, into PACK
    as a 32-row tile's run of blocks (tsr_cpu_x32_from_x8), the plain
@@ -627,8 +644,7 @@ x32_pack_run (const tsr_tensor *a, int64_t i2, int64_t i3, int64_t first,
                            TSR_CPU_REPACK_ROWS * a->nb[1], ng, 1, pack);
       return;
     }
-  size_t group;
-  tsr_cpu_qdot_x8p_kernel (a->type, &group);
+  const size_t group = x32_group (a);
   for (int g = 0; g < ng; g++)
     {
       int64_t i = (int64_t) g * TSR_CPU_REPACK_ROWS;
@@ -658,13 +674,9 @@ mul_mat_x32 (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst,
   const int64_t tile = TSR_CPU_X32_ROWS;
   const int64_t tiles = (m + tile - 1) / tile;
   unsigned char *pack = c->scratch[ith];
-  size_t group = 0;
-  if (!tsr_cpu_repacked (a))
-    tsr_cpu_qdot_x8p_kernel (a->type, &group);
   unsigned char *groups = pack + X32_RUN * block;
-  float *sums = (float *) (groups + TSR_CPU_X32_ROWS / TSR_CPU_REPACK_ROWS
-                                    * X32_RUN * group);
-  sums = (float *) (((uintptr_t) sums + 63) & ~(uintptr_t) 63);
+  float *sums = align_up (groups + TSR_CPU_X32_ROWS / TSR_CPU_REPACK_ROWS
+                                   * X32_RUN * x32_group (a));
   int64_t u0, u1;
 
   tsr_cpu_split (tiles * batches, ith, nth, &u0, &u1);
@@ -698,13 +710,6 @@ mul_mat_x32 (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst,
         }
     }
   return TSR_OK;
-}
-
-static inline float *
-align_up (void *p)
-{
-  uintptr_t u = ((uintptr_t) p + GEMM_ALIGN - 1) & ~(uintptr_t) (GEMM_ALIGN - 1);
-  return (float *) u;
 }
 
 /* Where one thread's GEMM works.  */

@@ -89,6 +89,65 @@
 #define X8_VNNI 0
 #endif
 
+/* How a group of 8 rows of TYPE holds its block: as the buffer type
+   stores it (REPACKED), or as tsr_cpu_x8_pack packs plain rows.  */
+struct x8_source
+{
+  int q8, om, ext, qm;
+  const int8_t *lut;
+};
+
+static inline struct x8_source
+x8_source_of (tsr_type type, int repacked)
+{
+  struct tsr_cpu_x8_layout l = tsr_cpu_x8_layout_of (type);
+  struct x8_source s = { l.q8, l.om, l.ext, 0, NULL };
+
+  if (repacked && (type == TSR_TYPE_Q5_0 || type == TSR_TYPE_Q5_1))
+    s = (struct x8_source) { 0, l.om, l.ext, 1, NULL };
+  else if (repacked && type == TSR_TYPE_IQ4_NL)
+    s = (struct x8_source) { 0, 16, 0, 0, tsr_cpu_iq4nl_values };
+  else if (repacked && type == TSR_TYPE_MXFP4)
+    s = (struct x8_source) { 0, 16, TSR_CPU_X8_E8M0, 0,
+                             tsr_cpu_mxfp4_values };
+  return s;
+}
+
+/* Value (unsigned, as the kernels take it) of element E of row R of a
+   group's block O: the reference reading of the layouts.  */
+static inline unsigned
+x8_value_ref (const struct x8_source *d, const unsigned char *o, int r,
+              int e)
+{
+  const int s = e / 8, lane = 2 * r + e % 8 / 4, b = e % 4;
+  const int vo = GROUP_VEC_M (d->ext, d->qm);
+  unsigned w;
+
+  if (d->q8)
+    return o[vo + 64 * s + 4 * lane + b];
+  w = o[vo + 64 * (s / 2) + 4 * lane + b];
+  w = s % 2 ? w >> 4 : w & 15;
+  if (d->qm)
+    w |= (o[GROUP_VEC (d->ext) + 8 * s + (4 * lane + b) / 8]
+          >> (4 * lane + b) % 8 & 1) << 4;
+  if (d->lut)
+    w = (unsigned) (d->lut[w] + 128);
+  return w;
+}
+
+static inline float
+x8_scale_ref (const struct x8_source *d, const unsigned char *o, int r)
+{
+  float f;
+  if (d->ext == TSR_CPU_X8_F32S)
+    memcpy (&f, o + 4 * r, sizeof f);
+  else if (d->ext == TSR_CPU_X8_E8M0)
+    f = tsr_cpu_e8m0_half (o[r]);
+  else
+    f = fp16_to_f32 (load_fp16 ((const char *) o + 2 * r));
+  return f;
+}
+
 /* The reference: every value of the layout read back one by one.  */
 static inline void
 x8_group_ref (int64_t k, const unsigned char *g, const int NY,
@@ -97,53 +156,23 @@ x8_group_ref (int64_t k, const unsigned char *g, const int NY,
               const int packed)
 {
   (void) packed;
+  const struct x8_source d = { q8, om, ext, qm, lut };
   const int64_t nb = k / 32;
-  const int vo = GROUP_VEC_M (ext, qm);
   float acc[ROWS][TSR_CPU_QDOT_MAX_COLS] = { { 0 } };
 
   for (int64_t j = 0; j < nb; j++)
     {
       const unsigned char *o = g + j * GROUP_BYTES_M (q8, ext, qm);
-      const int64_t at = tsr_cpu_qact_pos (j, 0);
       for (int r = 0; r < ROWS; r++)
         {
-          float dw;
-          if (ext == TSR_CPU_X8_F32S)
-            memcpy (&dw, o + 4 * r, sizeof dw);
-          else if (ext == TSR_CPU_X8_E8M0)
-            dw = tsr_cpu_e8m0_half (o[r]);
-          else
-            dw = fp16_to_f32 (load_fp16 ((const char *) o + 2 * r));
+          const float dw = x8_scale_ref (&d, o, r);
           for (int c = 0; c < NY; c++)
             {
-              const int8_t *a = (const int8_t *) y[c] + at;
+              const int8_t *a = y[c];
               int32_t s = om * tsr_cpu_qact_offset8 (y[c], k)[j];
-              for (int h = 0; h < 2; h++)
-                for (int b = 0; b < 4; b++)
-                  {
-                    int lane = (2 * r + h) * 4 + b, e = 4 * h + b;
-                    /* Elements e, 8 + e, 16 + e, 24 + e: activation
-                       bytes e, 8 + e of the low half, then of the high
-                       half (64 bytes on).  */
-                    int w[4];
-                    if (q8)
-                      for (int v = 0; v < 4; v++)
-                        w[v] = o[vo + 64 * v + lane];
-                    else
-                      {
-                        w[0] = o[vo + lane] & 15;
-                        w[1] = o[vo + lane] >> 4;
-                        w[2] = o[vo + 64 + lane] & 15;
-                        w[3] = o[vo + 64 + lane] >> 4;
-                      }
-                    for (int v = 0; qm && v < 4; v++)
-                      w[v] |= (o[GROUP_VEC (ext) + 8 * v + lane / 8]
-                               >> lane % 8 & 1) << 4;
-                    for (int v = 0; lut && v < 4; v++)
-                      w[v] = lut[w[v]] + 128;
-                    s += w[0] * a[e] + w[1] * a[8 + e] + w[2] * a[64 + e]
-                         + w[3] * a[72 + e];
-                  }
+              for (int e = 0; e < 32; e++)
+                s += (int) x8_value_ref (&d, o, r, e)
+                     * a[tsr_cpu_qact_pos (j, e)];
               acc[r][c] += dw * tsr_cpu_qact_scales (y[c], k)[j] * (float) s;
               if (ext == TSR_CPU_X8_MINS)
                 acc[r][c] += fp16_to_f32 (load_fp16 ((const char *) o + 16
@@ -815,7 +844,6 @@ x32_tile (int64_t k, int64_t j0, int64_t nj, const unsigned char *t,
     {
       const unsigned char *o = t + (j - j0) * X32_BYTES (mins);
       const unsigned char *vec = o + X32_VEC (mins);
-      const int64_t at = tsr_cpu_qact_pos (j, 0);
       __m512i s[X32_COLS][2];
 
       TSR_CPU_UNROLL
@@ -826,13 +854,13 @@ x32_tile (int64_t k, int64_t j0, int64_t nj, const unsigned char *t,
         {
           const __m512i p0 = _mm512_loadu_si512 (vec + 128 * v);
           const __m512i p1 = _mm512_loadu_si512 (vec + 128 * v + 64);
-          const int64_t e = x32_act (j, v) - at;
+          const int64_t at = x32_act (j, v);
           TSR_CPU_UNROLL
           for (int c = 0; c < NY; c++)
             {
               const __m512i b = _mm512_set1_epi32
-                                  ((int) load_le32 ((const char *) q[c] + at
-                                                    + e));
+                                  ((int) load_le32 ((const char *) q[c]
+                                                    + at));
               s[c][0] = _mm512_dpbusd_epi32 (s[c][0], p0, b);
               s[c][1] = _mm512_dpbusd_epi32 (s[c][1], p1, b);
             }
@@ -894,65 +922,6 @@ X32_KERNEL (vec_dot_x32o1_q8_0, 1, 0)
 X32_KERNEL (vec_dot_x32o2_q8_0, 2, 0)
 X32_KERNEL (vec_dot_x32o16_q8_0, 16, 0)
 X32_KERNEL (vec_dot_x32m_q8_0, 0, 1)
-
-/* How a group of 8 rows of TYPE holds its block: as the buffer type
-   stores it (REPACKED), or as tsr_cpu_x8_pack packs plain rows.  */
-struct x8_source
-{
-  int q8, om, ext, qm;
-  const int8_t *lut;
-};
-
-static inline struct x8_source
-x8_source_of (tsr_type type, int repacked)
-{
-  struct tsr_cpu_x8_layout l = tsr_cpu_x8_layout_of (type);
-  struct x8_source s = { l.q8, l.om, l.ext, 0, NULL };
-
-  if (repacked && (type == TSR_TYPE_Q5_0 || type == TSR_TYPE_Q5_1))
-    s = (struct x8_source) { 0, l.om, l.ext, 1, NULL };
-  else if (repacked && type == TSR_TYPE_IQ4_NL)
-    s = (struct x8_source) { 0, 16, 0, 0, tsr_cpu_iq4nl_values };
-  else if (repacked && type == TSR_TYPE_MXFP4)
-    s = (struct x8_source) { 0, 16, TSR_CPU_X8_E8M0, 0,
-                             tsr_cpu_mxfp4_values };
-  return s;
-}
-
-/* Value (unsigned, as the kernels take it) of element E of row R of a
-   group's block O: the reference reading of the layouts.  */
-static inline unsigned
-x8_value_ref (const struct x8_source *d, const unsigned char *o, int r,
-              int e)
-{
-  const int s = e / 8, lane = 2 * r + e % 8 / 4, b = e % 4;
-  const int vo = GROUP_VEC_M (d->ext, d->qm);
-  unsigned w;
-
-  if (d->q8)
-    return o[vo + 64 * s + 4 * lane + b];
-  w = o[vo + 64 * (s / 2) + 4 * lane + b];
-  w = s % 2 ? w >> 4 : w & 15;
-  if (d->qm)
-    w |= (o[GROUP_VEC (d->ext) + 8 * s + (4 * lane + b) / 8]
-          >> (4 * lane + b) % 8 & 1) << 4;
-  if (d->lut)
-    w = (unsigned) (d->lut[w] + 128);
-  return w;
-}
-
-static inline float
-x8_scale_ref (const struct x8_source *d, const unsigned char *o, int r)
-{
-  float f;
-  if (d->ext == TSR_CPU_X8_F32S)
-    memcpy (&f, o + 4 * r, sizeof f);
-  else if (d->ext == TSR_CPU_X8_E8M0)
-    f = tsr_cpu_e8m0_half (o[r]);
-  else
-    f = fp16_to_f32 (load_fp16 ((const char *) o + 2 * r));
-  return f;
-}
 
 void
 TSR_CPU_LEVEL_FN (x32_from_x8) (tsr_type type, int64_t k, const void *x,
@@ -1983,11 +1952,8 @@ TSR_CPU_LEVEL_FN (repack_level) (void)
          | TSR_CPU_REPACK_Q6_K
          | (X8_VNNI ? TSR_CPU_REPACK_IQ4_XS | TSR_CPU_REPACK_LUT : 0)
          | TSR_CPU_REPACK_PACK | TSR_CPU_REPACK_PACK_K
-         | TSR_CPU_REPACK_PACK_K16 | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 : 0)
-#if defined(__AVX512VNNI__)
-         | TSR_CPU_REPACK_X32
-#endif
-    ;
+         | TSR_CPU_REPACK_PACK_K16
+         | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 | TSR_CPU_REPACK_X32 : 0);
 #elif defined(__AVX2__)
   return TSR_CPU_REPACK_Q4_0 | TSR_CPU_REPACK_PACK | TSR_CPU_REPACK_PACK_K
          | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 : 0);

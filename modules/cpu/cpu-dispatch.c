@@ -134,6 +134,53 @@ struct cpu_caps
   unsigned long hwcap, hwcap2;
 };
 
+/* AMX (TSR_CPU_X86_AMX): the CPU has AMX-TILE and AMX-INT8 (CPUID leaf
+   7: EDX bits 24 and 25), the OS enables the tile state (XCR0 bits 17
+   and 18), and Linux grants it to this process (arch_prctl
+   ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA, Linux 5.16 and later;
+   granted once, for every thread; asking again is harmless).  Without
+   the grant the first tile instruction would kill the process, so the
+   level is runnable only where the request succeeds.  No library call
+   (the resolvers use it): cpuid, xgetbv and the system call are
+   written out.  Other systems: not runnable.  */
+#if (defined(__x86_64__) && defined(__linux__)) && defined(__GNUC__)
+#define AMX_ARCH_REQ_XCOMP_PERM 0x1023
+#define AMX_XFEATURE_XTILEDATA 18
+#define AMX_SYS_ARCH_PRCTL 158
+static bool
+amx_usable (void)
+{
+  uint32_t a, b, c, d;
+
+  __asm__ ("cpuid" : "=a" (a), "=b" (b), "=c" (c), "=d" (d) : "a" (0), "c" (0));
+  if (a < 7)
+    return false;
+  __asm__ ("cpuid" : "=a" (a), "=b" (b), "=c" (c), "=d" (d) : "a" (1), "c" (0));
+  if (!(c & (1u << 27)))        /* OSXSAVE: xgetbv is there */
+    return false;
+  __asm__ ("cpuid" : "=a" (a), "=b" (b), "=c" (c), "=d" (d) : "a" (7), "c" (0));
+  if ((d & (3u << 24)) != (3u << 24))
+    return false;
+  __asm__ ("xgetbv" : "=a" (a), "=d" (d) : "c" (0));
+  if ((a & (3u << 17)) != (3u << 17))
+    return false;
+  long ret;
+  __asm__ volatile ("syscall"
+                    : "=a" (ret)
+                    : "a" ((long) AMX_SYS_ARCH_PRCTL),
+                      "D" ((long) AMX_ARCH_REQ_XCOMP_PERM),
+                      "S" ((long) AMX_XFEATURE_XTILEDATA)
+                    : "rcx", "r11", "memory");
+  return ret == 0;
+}
+#else
+static bool
+amx_usable (void)
+{
+  return false;
+}
+#endif
+
 /* The feature terms of cpu-levels.def as tests.  */
 #define TSR_CPU_ABOVE(s) && level_has_features (LVL_##s, c)
 #define TSR_CPU_X86(f) && __builtin_cpu_supports (f)
@@ -142,6 +189,7 @@ struct cpu_caps
 #else
 #define TSR_CPU_X86_F16C
 #endif
+#define TSR_CPU_X86_AMX && amx_usable ()
 #define TSR_CPU_HWCAP(f) && (c->hwcap & HWCAP_##f)
 #define TSR_CPU_HWCAP2(f) && (c->hwcap2 & HWCAP2_##f)
 
@@ -164,6 +212,7 @@ level_has_features (int l, const struct cpu_caps *c)
 #undef TSR_CPU_ABOVE
 #undef TSR_CPU_X86
 #undef TSR_CPU_X86_F16C
+#undef TSR_CPU_X86_AMX
 #undef TSR_CPU_HWCAP
 #undef TSR_CPU_HWCAP2
 
@@ -473,6 +522,7 @@ features_seen (const struct cpu_caps *c)
 #else
 #define TSR_CPU_X86_F16C
 #endif
+#define TSR_CPU_X86_AMX SEEN ("amx-int8", amx_usable ())
 #define TSR_CPU_HWCAP(f) SEEN (#f, c->hwcap & HWCAP_##f)
 #define TSR_CPU_HWCAP2(f) SEEN (#f, c->hwcap2 & HWCAP2_##f)
 #define X_SEEN(s, n, f, fl, m, ft, cx) TSR_CPU_IF (TSR_CPU_TESTABLE_##s) (ft)
@@ -481,6 +531,7 @@ features_seen (const struct cpu_caps *c)
 #undef TSR_CPU_ABOVE
 #undef TSR_CPU_X86
 #undef TSR_CPU_X86_F16C
+#undef TSR_CPU_X86_AMX
 #undef TSR_CPU_HWCAP
 #undef TSR_CPU_HWCAP2
 #undef SEEN

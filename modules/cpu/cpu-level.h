@@ -28,8 +28,10 @@
    otherwise keeps them in memory, at a third of the speed or less).  */
 #if defined(__GNUC__)
 #define TSR_CPU_UNROLL _Pragma ("GCC unroll 8")
+#define TSR_CPU_UNROLL16 _Pragma ("GCC unroll 16")
 #else
 #define TSR_CPU_UNROLL
+#define TSR_CPU_UNROLL16
 #endif
 
 #define TSR_CPU_VEC(ret, name, params, args) \

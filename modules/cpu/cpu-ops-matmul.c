@@ -118,6 +118,9 @@
    runs of 32 and 64 blocks, which L1 holds, lost 5-12% at 512 columns
    by reading the columns' activations in shorter pieces).  */
 #define X32_RUN 128
+/* Activation columns a call of the AMX tiles' kernels (v4-amx): 4 tile
+   multiplies of 16, the 64 columns' sums (8 KiB) in L1.  */
+#define X32_AMX_COLS 64
 #define KC 256
 #define IB 256
 #define JB 512
@@ -673,6 +676,9 @@ mul_mat_x32 (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst,
   const size_t size = tsr_cpu_act_size (a->type, k);
   const int64_t tile = TSR_CPU_X32_ROWS;
   const int64_t tiles = (m + tile - 1) / tile;
+  /* Columns a kernel call: the AMX kernels take 16 a tile multiply.  */
+  const int cols = tsr_cpu_repack_level () & TSR_CPU_REPACK_AMX
+                   ? X32_AMX_COLS : TSR_CPU_QDOT_MAX_COLS;
   unsigned char *pack = c->scratch[ith];
   unsigned char *groups = pack + X32_RUN * block;
   float *sums = align_up (groups + TSR_CPU_X32_ROWS / TSR_CPU_REPACK_ROWS
@@ -691,11 +697,10 @@ mul_mat_x32 (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst,
 
           x32_pack_run (a, q.i2 / r2, q.i3 / r3, q.first, q.last, j0, nj,
                         pack, groups);
-          for (int64_t y0 = 0; y0 < n; y0 += TSR_CPU_QDOT_MAX_COLS)
+          for (int64_t y0 = 0; y0 < n; y0 += cols)
             {
-              const void *ys[TSR_CPU_QDOT_MAX_COLS];
-              int ny = n - y0 < TSR_CPU_QDOT_MAX_COLS
-                       ? (int) (n - y0) : TSR_CPU_QDOT_MAX_COLS;
+              const void *ys[X32_AMX_COLS];
+              int ny = n - y0 < cols ? (int) (n - y0) : cols;
               for (int y = 0; y < ny; y++)
                 ys[y] = q.act + (y0 + y) * size;
               x32 (k, j0, nj, pack, ny, ys, sums + TSR_CPU_X32_ROWS * y0);

@@ -88,6 +88,13 @@
 #else
 #define X8_VNNI 0
 #endif
+/* The 32-row tiles' kernels on AMX tiles (v4-amx), their values
+   signed.  */
+#if defined(__AMX_TILE__) && defined(__AMX_INT8__) && defined(__AVX512BW__)
+#define X32_AMX 1
+#else
+#define X32_AMX 0
+#endif
 
 /* How a group of 8 rows of TYPE holds its block: as the buffer type
    stores it (REPACKED), or as tsr_cpu_x8_pack packs plain rows.  */
@@ -762,7 +769,14 @@ X8_KERNEL (vec_dot_mxfp4x8s_q8_0, MXFP4S_GROUP)
      then 16 vectors: vector 2v + h (v < 8, h < 2), lane l, byte b: the
      value of element 4v + b of row 16h + l, as the groups' vectors
      hold it (unsigned: q8_0's plus 128, iq4_nl's and mxfp4's table
-     values plus 128, q5's 0..31, q4's 0..15).
+     values plus 128, q5's 0..31, q4's 0..15); at v4-amx signed
+     instead, each less its type's offset (8 q4_0, 16 q5_0, 128 the
+     values plus 128; q4_1's and q5_1's as they are).
+   At v4-amx (X32_AMX) a tile multiply (tdpbssd) takes 16 activation
+   rows' block j (the rows' values block by block, cpu-vec.h) against
+   16 rows' block, giving the 16 by 16 exact int32 block sums with the
+   offsets already in, which the f32 steps below then take as the
+   vector kernel's: the same results, bit for bit.  
    A lane is a row, so one broadcast of 4 activation bytes feeds two
    vectors (32 rows) and every vpdpbusd sums a row's 4 products: 16 of
    them per column and block, against one conversion, multiply and
@@ -804,11 +818,13 @@ x32_tile_ref (int64_t k, int64_t j0, int64_t nj, const unsigned char *t,
             const unsigned char *o = t + (j - j0) * X32_BYTES (mins);
             const unsigned char *w = o + X32_VEC (mins) + 64 * (r / 16)
                                      + 4 * (r % 16);
-            int32_t s = om * tsr_cpu_qact_offset8 (y[c], k)[j];
+            int32_t s = X32_AMX ? 0 : om * tsr_cpu_qact_offset8 (y[c], k)[j];
             float dw, mw;
             for (int v = 0; v < 8; v++)
               for (int b = 0; b < 4; b++)
-                s += w[128 * v + b] * a[x32_act (j, v) + b];
+                s += (X32_AMX ? (int) (int8_t) w[128 * v + b]
+                              : (int) w[128 * v + b])
+                     * a[x32_act (j, v) + b];
             memcpy (&dw, o + 4 * r, sizeof dw);
             sum = fmaf (dw * tsr_cpu_qact_scales (y[c], k)[j], (float) s,
                         sum);
@@ -896,6 +912,161 @@ x32_tile (int64_t k, int64_t j0, int64_t nj, const unsigned char *t,
 #define x32_tile x32_tile_ref
 #endif
 
+#if X32_AMX
+/* The tile configuration (palette 1): tiles 0 and 1 the int32 sums of
+   16 activation rows by 16 weight rows, 2 and 3 16 activation rows'
+   block (32 bytes each), 4 and 5 16 weight rows' block (8 rows of 16
+   rows by 4 values); two of each, for blocks in turn.  */
+struct x32_amx_config
+{
+  uint8_t palette, start_row, reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+};
+
+static inline void
+x32_amx_configure (void)
+{
+  struct x32_amx_config c;
+
+  memset (&c, 0, sizeof c);
+  c.palette = 1;
+  for (int t = 0; t < 6; t++)
+    {
+      c.colsb[t] = t < 2 ? 64 : t < 4 ? 32 : 64;
+      c.rows[t] = t < 4 ? 16 : 8;
+    }
+  _tile_loadconfig (&c);
+}
+
+/* Where the tile of activation rows C0 .. C0 + 15 of block J is read
+   from, and its row stride: the rows' block-by-block values in place
+   when the 16 rows are there and evenly spaced, else copied into BUF
+   (the rows past NY zero).  */
+static inline const int8_t *
+x32_amx_rows (int64_t k, int64_t j, int c0, int ny, const void *const *y,
+              ptrdiff_t even, int8_t *buf, size_t *stride)
+{
+  if (even && c0 + 16 <= ny)
+    {
+      *stride = (size_t) even;
+      return tsr_cpu_qact_blockwise (y[c0], k) + 32 * j;
+    }
+  for (int r = 0; r < 16; r++)
+    if (c0 + r < ny)
+      memcpy (buf + 32 * r, tsr_cpu_qact_blockwise (y[c0 + r], k) + 32 * j,
+              32);
+    else
+      memset (buf + 32 * r, 0, 32);
+  *stride = 32;
+  return buf;
+}
+
+/* Block JJ of activation rows C0.. by the tile's rows 16 H..16 H + 15
+   in tiles TC, TA, TB: the tile product, stored to SUMS[TC].  */
+#define X32_AMX_TILES(TC, TA, TB, JJ)                                   \
+  do                                                                    \
+    {                                                                   \
+      size_t st_;                                                       \
+      const int8_t *a_ = x32_amx_rows (k, JJ, c0, ny, y, even,          \
+                                       rows[TC], &st_);                 \
+      _tile_loadd (TA, a_, st_);                                        \
+      _tile_loadd (TB, t + ((JJ) - j0) * X32_BYTES (mins)               \
+                         + X32_VEC (mins) + 64 * h, 128);               \
+      _tile_zero (TC);                                                  \
+      _tile_dpbssd (TC, TA, TB);                                        \
+      _tile_stored (TC, sums[TC], 64);                                  \
+    }                                                                   \
+  while (0)
+
+/* Then each row's f32 steps of block JJ from SUMS[B] into ACC.  */
+#define X32_AMX_STEPS(B, JJ)                                            \
+  do                                                                    \
+    {                                                                   \
+      const float *o_ = (const float *) (t + ((JJ) - j0)                \
+                                         * X32_BYTES (mins));           \
+      const __m512 dw = _mm512_loadu_ps (o_ + 16 * h);                  \
+      const __m512 mw = mins ? _mm512_loadu_ps (o_ + 32 + 16 * h)       \
+                             : _mm512_setzero_ps ();                    \
+      TSR_CPU_UNROLL16                                                  \
+      for (int r = 0; r < 16; r++)                                      \
+        {                                                               \
+          acc[r] = _mm512_fmadd_ps (_mm512_mul_ps                       \
+                                      (dw, _mm512_set1_ps (dy[r][JJ])), \
+                                    _mm512_cvtepi32_ps                  \
+                                      (_mm512_load_si512 (sums[B][r])), \
+                                    acc[r]);                            \
+          if (mins)                                                     \
+            acc[r] = _mm512_fmadd_ps (mw, _mm512_set1_ps (sy[r][JJ]),   \
+                                      acc[r]);                          \
+        }                                                               \
+    }                                                                   \
+  while (0)
+
+/* The tile's blocks [J0, J0 + NJ) at T by NY activation rows Y into
+   ACC (column c's 32 rows at ACC + 32 c): per 16 rows and half of the
+   tile, the blocks in turn, the 16 by 16 results in registers.  */
+static inline __attribute__ ((always_inline)) void
+x32_amx (int64_t k, int64_t j0, int64_t nj, const unsigned char *t, int ny,
+         const void *const *y, float *out, const int mins)
+{
+  _Alignas (64) int32_t sums[2][16][16];
+  _Alignas (64) int8_t rows[2][16 * 32];
+  ptrdiff_t even = ny > 1 ? (const char *) y[1] - (const char *) y[0] : 0;
+
+  for (int c = 2; c < ny && even; c++)
+    if ((const char *) y[c] - (const char *) y[c - 1] != even)
+      even = 0;
+  x32_amx_configure ();
+  for (int c0 = 0; c0 < ny; c0 += 16)
+    {
+      const int nc = ny - c0 < 16 ? ny - c0 : 16;
+      const float *dy[16], *sy[16];
+
+      for (int r = 0; r < 16; r++)
+        {
+          const void *yr = y[c0 + (r < nc ? r : nc - 1)];
+          dy[r] = tsr_cpu_qact_scales (yr, k);
+          sy[r] = tsr_cpu_qact_sums (yr, k);
+        }
+      for (int h = 0; h < 2; h++)
+        {
+          __m512 acc[16];
+
+          for (int r = 0; r < 16; r++)
+            acc[r] = r < nc ? _mm512_loadu_ps (out + 32 * (c0 + r) + 16 * h)
+                            : _mm512_setzero_ps ();
+          /* Block j's steps wait on its stored sums: block j + 1's
+             tile product is under way meanwhile.  */
+          const int64_t end = j0 + nj;
+          X32_AMX_TILES (0, 2, 4, j0);
+          for (int64_t j = j0; j < end; j += 2)
+            {
+              if (j + 1 < end)
+                X32_AMX_TILES (1, 3, 5, j + 1);
+              X32_AMX_STEPS (0, j);
+              if (j + 1 >= end)
+                break;
+              if (j + 2 < end)
+                X32_AMX_TILES (0, 2, 4, j + 2);
+              X32_AMX_STEPS (1, j + 1);
+            }
+          for (int r = 0; r < nc; r++)
+            _mm512_storeu_ps (out + 32 * (c0 + r) + 16 * h, acc[r]);
+        }
+    }
+  _tile_release ();
+}
+
+#define X32_KERNEL(name, OM, MINS)                                      \
+  void                                                                  \
+  TSR_CPU_LEVEL_FN (name) (int64_t k, int64_t j0, int64_t nj,          \
+                           const void *x, int ny, const void *const *y, \
+                           float *acc)                                  \
+  {                                                                     \
+    x32_amx (k, j0, nj, x, ny, y, acc, MINS);                           \
+  }
+#else
 /* Passes of up to X32_COLS columns.  */
 #define X32_CALL(N)                                                     \
   x32_tile (k, j0, nj, x, N, y + c0, acc + 32 * c0, om, mins)
@@ -915,6 +1086,7 @@ x32_tile (int64_t k, int64_t j0, int64_t nj, const unsigned char *t,
         default: X32_CALL (X32_COLS); break;                            \
         }                                                               \
   }
+#endif
 
 /* q4_0 (values 0..15, offset -8), q5_0 (0..31, -16), q8_0, iq4_nl and
    mxfp4 (values plus 128), q4_1 and q5_1 (no offset; minimums).  */
@@ -936,6 +1108,8 @@ TSR_CPU_LEVEL_FN (x32_from_x8) (tsr_type type, int64_t k, const void *x,
 
 #if defined(__AVX512BW__) && defined(__AVX512VNNI__)
   const __m512i tv = x8_table512 (d.lut);
+  /* Signed values for the tile multiplies: less the type's offset.  */
+  const __m512i off = _mm512_set1_epi8 ((char) (X32_AMX ? 8 * d.om : 0));
   /* Lane l of a slab: lane 2l + h of the even group (l < 8), of the
      odd one (l >= 8).  */
   const __m512i idx[2] = {
@@ -971,8 +1145,10 @@ TSR_CPU_LEVEL_FN (x32_from_x8) (tsr_type type, int64_t k, const void *x,
           for (int h = 0; h < 2; h++)
             _mm512_storeu_si512 (o + X32_VEC (mins) + 64 * (2 * (2 * s + h)
                                                             + sl),
-                                 _mm512_permutex2var_epi32
-                                   (w[2 * sl][s], idx[h], w[2 * sl + 1][s]));
+                                 _mm512_sub_epi8 (_mm512_permutex2var_epi32
+                                                    (w[2 * sl][s], idx[h],
+                                                     w[2 * sl + 1][s]),
+                                                  off));
     }
 #else
   for (int64_t j = 0; j < nb; j++)
@@ -996,7 +1172,8 @@ TSR_CPU_LEVEL_FN (x32_from_x8) (tsr_type type, int64_t k, const void *x,
               for (int e = 0; e < 32; e++)
                 o[X32_VEC (mins) + 64 * (2 * (e / 4) + row / 16)
                   + 4 * (row % 16) + e % 4]
-                  = (unsigned char) x8_value_ref (&d, ob, r, e);
+                  = (unsigned char) (x8_value_ref (&d, ob, r, e)
+                                     - (X32_AMX ? 8 * d.om : 0));
             }
         }
     }
@@ -1953,7 +2130,8 @@ TSR_CPU_LEVEL_FN (repack_level) (void)
          | (X8_VNNI ? TSR_CPU_REPACK_IQ4_XS | TSR_CPU_REPACK_LUT : 0)
          | TSR_CPU_REPACK_PACK | TSR_CPU_REPACK_PACK_K
          | TSR_CPU_REPACK_PACK_K16
-         | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 | TSR_CPU_REPACK_X32 : 0);
+         | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 | TSR_CPU_REPACK_X32 : 0)
+         | (X32_AMX ? TSR_CPU_REPACK_AMX : 0);
 #elif defined(__AVX2__)
   return TSR_CPU_REPACK_Q4_0 | TSR_CPU_REPACK_PACK | TSR_CPU_REPACK_PACK_K
          | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 : 0);

@@ -196,6 +196,7 @@ TSR_CPU_LEVEL_FN (quantize_act_q8_0) (int64_t k, void *y, const float *x)
   float *d = (float *) tsr_cpu_qact_scales (y, k);
   float *sums = (float *) tsr_cpu_qact_sums (y, k);
   int32_t *off8 = (int32_t *) tsr_cpu_qact_offset8 (y, k);
+  int8_t *bw = (int8_t *) tsr_cpu_qact_blockwise (y, k);
 
   for (int64_t j = 0; j < nbp; j++)
     {
@@ -226,6 +227,8 @@ TSR_CPU_LEVEL_FN (quantize_act_q8_0) (int64_t k, void *y, const float *x)
         }
       sums[j] = d[j] * (float) sum;
       off8[j] = -8 * sum;
+      memcpy (bw + 32 * j, lo, QK / 2);
+      memcpy (bw + 32 * j + QK / 2, hi, QK / 2);
     }
 }
 

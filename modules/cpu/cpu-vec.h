@@ -176,7 +176,11 @@ TSR_CPU_ROW_TO_F32 (mxfp4)
      rounding of an exact integer sum: what the minimum m of a q4_1 or
      q5_1 weight block contributes is m times it;
    - NBP int32, per block -8 times the sum of its 32 values: q4_0's
-     offset of 8 in integers (the repacked dots, cpu-qdot-x8.c).
+     offset of 8 in integers (the repacked dots, cpu-qdot-x8.c);
+   - NBP * 32 values (int8) again, block by block in element order: a
+     block's 32 values as one row of an AMX tile (the 32-row tiles'
+     kernels at v4-amx take 16 activation rows' blocks in one tile
+     load, cpu-qdot-x8.c).
    The row takes tsr_cpu_qact_size (K) bytes, a multiple of 64.  */
 #define TSR_CPU_QACT_GROUP 4        /* blocks whose halves interleave */
 #define TSR_CPU_QACT_PAD 16         /* blocks are padded to a multiple */
@@ -204,6 +208,9 @@ TSR_CPU_ROW_TO_F32 (mxfp4)
 /* Not a type: the 32-row tiles of the blocks of 32 (tsr_cpu_x32_from_x8;
    AVX-512BW with VNNI).  */
 #define TSR_CPU_REPACK_X32 2048
+/* Not a type either: those tiles' kernels on AMX tiles (v4-amx; the
+   tiles' values then signed, cpu-qdot-x8.c).  */
+#define TSR_CPU_REPACK_AMX 4096
 
 /* How tsr_cpu_x8_pack packs a plain block of 32 of a type into a group
    for the repacked dots (cpu-qdot-x8.c), the one description both the
@@ -282,7 +289,7 @@ static inline size_t
 tsr_cpu_qact_size (int64_t k)
 {
   return (size_t) tsr_cpu_qact_blocks (k) * (32 + 16 + 2 * sizeof (float)
-                                             + sizeof (int32_t));
+                                             + sizeof (int32_t) + 32);
 }
 
 /* Where value I (< 32) of block J of an activation row sits.  */
@@ -317,6 +324,14 @@ static inline const int32_t *
 tsr_cpu_qact_offset8 (const void *y, int64_t k)
 {
   return (const int32_t *) ((const char *) y + 56 * tsr_cpu_qact_blocks (k));
+}
+
+/* The values of an activation row Y block by block (block j's 32 at
+   32 j).  */
+static inline const int8_t *
+tsr_cpu_qact_blockwise (const void *y, int64_t k)
+{
+  return (const int8_t *) ((const char *) y + 60 * tsr_cpu_qact_blocks (k));
 }
 
 /* The activation row Y of X[0..K) (padding included).  Values and

@@ -36,6 +36,11 @@ modules_cpu_libcpu_v4vnni_la_SOURCES = $(cpu_level_sources)
 modules_cpu_libcpu_v4vnni_la_CPPFLAGS = $(AM_CPPFLAGS) -DTSR_CPU_SUFFIX=v4vnni
 modules_cpu_libcpu_v4vnni_la_CFLAGS = $(cpu_level_cflags) -march=x86-64-v4 -mavx512vnni
 
+EXTRA_LTLIBRARIES += modules/cpu/libcpu-v4amx.la
+modules_cpu_libcpu_v4amx_la_SOURCES = $(cpu_level_sources)
+modules_cpu_libcpu_v4amx_la_CPPFLAGS = $(AM_CPPFLAGS) -DTSR_CPU_SUFFIX=v4amx
+modules_cpu_libcpu_v4amx_la_CFLAGS = $(cpu_level_cflags) -march=x86-64-v4 -mavx512vnni -mamx-tile -mamx-int8
+
 EXTRA_LTLIBRARIES += modules/cpu/libcpu-armv8.la
 modules_cpu_libcpu_armv8_la_SOURCES = $(cpu_level_sources)
 modules_cpu_libcpu_armv8_la_CPPFLAGS = $(AM_CPPFLAGS) -DTSR_CPU_SUFFIX=armv8

@@ -18,7 +18,7 @@ AC_DEFUN([TSR_CPU_LEVELS], [
     [AS_HELP_STRING([--with-cpu-levels=LIST],
       [ISA levels for the CPU backend, space or comma separated, by name
        or -march spelling (modules/cpu/cpu-levels.def): x86-64, v2, v3,
-       v3-vnni, v4, v4-vnni (x86_64 hosts); armv8-a, armv8.2-a,
+       v3-vnni, v4, v4-vnni, v4-amx (x86_64 hosts); armv8-a, armv8.2-a,
        armv8.6-a (aarch64); generic (default: every level of the host
        family the compiler accepts)])],
     [tsr_levels_asked=yes; tsr_levels_want=`echo "$withval" | tr ',' ' '`],
@@ -70,6 +70,7 @@ AC_DEFUN([TSR_CPU_LEVELS], [
 #define TSR_CPU_ABOVE(s)
 #define TSR_CPU_X86(f) && __builtin_cpu_supports (f)
 #define TSR_CPU_X86_F16C
+#define TSR_CPU_X86_AMX
 #define TSR_CPU_HWCAP(f) && (getauxval (AT_HWCAP) & HWCAP_##f)
 #define TSR_CPU_HWCAP2(f) && (getauxval (AT_HWCAP2) & HWCAP2_##f)
 ]], [[return 1 $tsr_feats;]])], [tsr_ok=yes], [tsr_ok=no])

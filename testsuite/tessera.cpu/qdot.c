@@ -175,7 +175,7 @@ check_quantize (const struct level *lv)
 {
   static float x[MAX_K];
   static struct tsr_block_q8_0 ref[MAX_K / 32];
-  static _Alignas (64) char y[MAX_K * 3];
+  static _Alignas (64) char y[MAX_K * 4];
 
   for (int t = 0; t < N_LENGTHS; t++)
     {
@@ -204,8 +204,13 @@ check_quantize (const struct level *lv)
                                                           && isnan (sums[j])))
             bad++;
           for (int i = 0; i < 32; i++)
-            if (q[tsr_cpu_qact_pos (j, i)] != (real ? ref[j].qs[i] : 0))
-              bad++;
+            {
+              if (q[tsr_cpu_qact_pos (j, i)] != (real ? ref[j].qs[i] : 0))
+                bad++;
+              if (tsr_cpu_qact_blockwise (y, k)[32 * j + i]
+                  != (real ? ref[j].qs[i] : 0))
+                bad++;
+            }
           for (int i = 0; i < 8; i++)
             {
               int want = real ? 8 * (ref[j].qs[2 * i] + ref[j].qs[2 * i + 1]
@@ -216,7 +221,7 @@ check_quantize (const struct level *lv)
             }
         }
       CHECK (bad == 0, "level %s: quantize_act_q8_0 of %d blocks equals "
-             "tsr_quantize_row (%d differences)", lv->name, nb, bad);
+             "tsr_quantize_row, its values in both orders (%d differences)", lv->name, nb, bad);
     }
 }
 
@@ -316,7 +321,7 @@ check_dots (const struct level *lv, tsr_type type, int integral)
 {
   static float x[ROWS][MAX_K];
   static struct tsr_block_q8_0 ref[ROWS][MAX_K / 32];
-  static _Alignas (64) char act[ROWS][MAX_K * 3];
+  static _Alignas (64) char act[ROWS][MAX_K * 4];
   static _Alignas (64) char w[MAX_K * 2];
   dot_fn dot = lv->dot[type];
   int fails = 0;
@@ -483,7 +488,7 @@ x8_reference (tsr_type type, const char *w, const struct tsr_block_q8_0 *ref,
 static void
 make_operands (const struct level *lv, tsr_type type, int nb, int integral,
                int nr, struct tsr_block_q8_0 ref[][MAX_K / 32],
-               char act[][MAX_K * 3], const void **ys, char w[][MAX_K * 2],
+               char act[][MAX_K * 4], const void **ys, char w[][MAX_K * 2],
                char *plain)
 {
   static float x[MAX_K];
@@ -519,7 +524,7 @@ check_dots_x8 (const struct level *lv, int xt, int integral)
   const tsr_type type = x8_types[xt];
   enum { NR = 16 };
   static struct tsr_block_q8_0 ref[ROWS][MAX_K / 32];
-  static _Alignas (64) char act[ROWS][MAX_K * 3];
+  static _Alignas (64) char act[ROWS][MAX_K * 4];
   static char w[NR][MAX_K * 2], packed[NR * MAX_K * 2];
   int fails = 0;
   double worst = 0;
@@ -575,6 +580,7 @@ check_x32 (const struct level *lv, int xt, int integral)
   const bool plus128 = type == TSR_TYPE_Q8_0 || type == TSR_TYPE_IQ4_NL
                        || type == TSR_TYPE_MXFP4;
   const bool same = strcmp (lv->name, "v4-vnni") == 0
+                    || strcmp (lv->name, "v4-amx") == 0
                     || (strcmp (lv->name, "v4") == 0 && !plus128);
   const bool mins = type == TSR_TYPE_Q4_1 || type == TSR_TYPE_Q5_1;
   const size_t tb = tsr_cpu_x32_block_bytes (mins);
@@ -582,7 +588,7 @@ check_x32 (const struct level *lv, int xt, int integral)
   const size_t gb = tsr_cpu_x8_group_bytes (l.q8, l.ext);
   enum { NR = 32 };
   static struct tsr_block_q8_0 ref[ROWS][MAX_K / 32];
-  static _Alignas (64) char act[ROWS][MAX_K * 3];
+  static _Alignas (64) char act[ROWS][MAX_K * 4];
   static char w[NR][MAX_K * 2], packed[NR * MAX_K * 2];
   static _Alignas (64) char groups[4 * 288 * (MAX_K / 32)];
   static _Alignas (64) unsigned char tile[1280 * (MAX_K / 32)];

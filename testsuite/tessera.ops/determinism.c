@@ -344,10 +344,12 @@ main (void)
     }
 
   /* Plain weights packed as they are used.  */
+  bool avx512 = strcmp (level, "v4") == 0 || strcmp (level, "v4-vnni") == 0
+                || strcmp (level, "v4-amx") == 0;
   bool avx2 = strcmp (level, "v3") == 0 || strcmp (level, "v3-vnni") == 0
-              || strcmp (level, "v4") == 0 || strcmp (level, "v4-vnni") == 0;
+              || avx512;
   bool vnni = strcmp (level, "v3-vnni") == 0
-              || strcmp (level, "v4-vnni") == 0;
+              || strcmp (level, "v4-vnni") == 0 || strcmp (level, "v4-amx") == 0;
   /* Values up to 31 first (pmaddubsw), then those that need VNNI.  */
   static const tsr_type plains[] = { TSR_TYPE_Q4_0, TSR_TYPE_Q4_1,
                                      TSR_TYPE_Q5_0, TSR_TYPE_Q5_1,
@@ -375,7 +377,6 @@ main (void)
 
   /* Plain super-block types, packed: both ways sum alike (AVX-512
      from 16 columns, AVX2 from 64).  */
-  bool avx512 = strcmp (level, "v4") == 0 || strcmp (level, "v4-vnni") == 0;
   int64_t kleast = avx512 ? 16 : 64;
   static const tsr_type kplains[] = { TSR_TYPE_Q2_K, TSR_TYPE_Q3_K,
                                       TSR_TYPE_Q4_K, TSR_TYPE_Q5_K,

@@ -7,6 +7,7 @@
  * one kind of 8-bit dot product.  So the peaks are measured per level:
  *
  *   level        f32 multiply-add        8-bit dot product
+ *   v4-amx       AVX-512 vfmadd          AMX tdpbssd (16 x 16 x 32 tiles)
  *   v4-vnni      AVX-512 vfmadd          AVX512-VNNI vpdpbusd (zmm)
  *   v4           AVX-512 vfmadd          AVX-512BW vpmaddubsw+vpmaddwd
  *   v3-vnni      AVX2 vfmadd             AVX-VNNI vpdpbusd (ymm)
@@ -177,6 +178,76 @@ PEAK (dot8_vnni256, __attribute__ ((target ("avxvnni"))), REP12,
       const __m256i w = _mm256_set1_epi8 (-5); uint32_t sum = 0;,
       I256_DECL, V256_STEP, I256_SUM, sum, peak_sink_i, 2.0 * 32 * 12)
 #endif /* HAVE_X86_VNNI_TARGET_ATTRIBUTE */
+
+#ifdef HAVE_X86_AMX_TARGET_ATTRIBUTE
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+/* tdpbssd on the tiles the CPU backend's AMX kernels use (level
+   v4-amx): 16 rows by 16 columns of int32 sums, 32 byte products
+   each (a block of 32), four sums' tiles in turn against two pairs of
+   operand tiles.  Not the PEAK macro: tiles are no variables.  */
+struct amx_peak_config
+{
+  uint8_t palette, start_row, reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+};
+
+__attribute__ ((target ("amx-tile,amx-int8"))) static double
+dot8_amx (long iters)
+{
+  static const int8_t a[16 * 32] = { 3 }, b[8 * 64] = { -5 };
+  _Alignas (64) int32_t c[16 * 16];
+  struct amx_peak_config cfg;
+
+  memset (&cfg, 0, sizeof cfg);
+  cfg.palette = 1;
+  for (int t = 0; t < 8; t++)
+    {
+      cfg.colsb[t] = t == 4 || t == 5 ? 32 : 64;
+      cfg.rows[t] = t < 6 ? 16 : 8;
+    }
+  _tile_loadconfig (&cfg);
+  _tile_loadd (4, a, 32);
+  _tile_loadd (5, a, 32);
+  _tile_loadd (6, b, 64);
+  _tile_loadd (7, b, 64);
+  _tile_zero (0);
+  _tile_zero (1);
+  _tile_zero (2);
+  _tile_zero (3);
+  for (long it = 0; it < iters / 16; it++)
+    {
+      _tile_dpbssd (0, 4, 6);
+      _tile_dpbssd (1, 4, 7);
+      _tile_dpbssd (2, 5, 6);
+      _tile_dpbssd (3, 5, 7);
+    }
+  _tile_stored (0, c, 64);
+  _tile_release ();
+  peak_sink_i = (uint32_t) c[0];
+  return 2.0 * 16 * 16 * 32 * 4 * (double) (iters / 16);
+}
+
+/* AMX-TILE and AMX-INT8 (CPUID leaf 7, EDX bits 24 and 25), the tile
+   state enabled (XCR0 bits 17 and 18) and granted to the process.  */
+static bool
+runs_v4_amx (void)
+{
+  unsigned a, b, c, d;
+
+  if (!__get_cpuid_count (7, 0, &a, &b, &c, &d)
+      || (d & (3u << 24)) != (3u << 24)
+      || !__builtin_cpu_supports ("avx512vnni"))
+    return false;
+  if (!__get_cpuid (1, &a, &b, &c, &d) || !(c & (1u << 27)))
+    return false;
+  __asm__ ("xgetbv" : "=a" (a), "=d" (d) : "c" (0));
+  return (a & (3u << 17)) == (3u << 17)
+         && syscall (SYS_arch_prctl, 0x1023, 18) == 0;
+}
+#endif /* HAVE_X86_AMX_TARGET_ATTRIBUTE */
 #endif /* HAVE_X86_TARGET_ATTRIBUTE */
 
 #if defined(__aarch64__) && defined(__ARM_NEON) && defined(__GNUC__)
@@ -255,6 +326,10 @@ runs_dotprod (void)
 
 static const struct level_peaks levels[] = {
 #ifdef HAVE_X86_TARGET_ATTRIBUTE
+#ifdef HAVE_X86_AMX_TARGET_ATTRIBUTE
+  { "v4-amx", fma_avx512, "AVX-512 vfmadd", dot8_amx,
+    "AMX tdpbssd, 16 x 16 x 32 tiles", runs_v4_amx },
+#endif
 #ifdef HAVE_X86_VNNI_TARGET_ATTRIBUTE
   { "v4-vnni", fma_avx512, "AVX-512 vfmadd", dot8_vnni512,
     "AVX512-VNNI vpdpbusd", runs_v4_vnni },

@@ -291,6 +291,14 @@ tsr_cpu_qdot_x8p_kernel (tsr_type type, size_t *group)
    1,253-1,293, at 512 1,148-1,162 / 1,362-1,424; q8_0 1,096 /
    929-966, 1,135 / 1,157-1,168, 1,110-1,148 / 1,268-1,363).  */
 #define TSR_CPU_X32_MIN_N 128
+/* With the AMX kernels (v4-amx) from this many: there the tiles' dots
+   outrun the 8-row kernels from 32 columns (4096 x 14336, two vCPUs of
+   an Intel Xeon (Emerald Rapids), GFLOP/s of the 8-row kernels against
+   the AMX tiles in turn, two rounds: q8_0 at 32 columns 141-264 against
+   357-444, at 48 202-311 against 401-411, at 64 294-333 against
+   409-437, at 96 276-425 against 470-473; q4_0 at 32 303-354 against
+   408-414, at 64 315-338 against 435-469; at 16 and 24 either way).  */
+#define TSR_CPU_X32_AMX_MIN_N 32
 typedef void (*tsr_cpu_x32_fn) (int64_t k, int64_t j0, int64_t nj,
                                 const void *x, int ny, const void *const *y,
                                 float *acc);

@@ -42,7 +42,9 @@
  *   (mul_mat_x32): each thread converts its 32 rows, X32_RUN blocks at
  *   a time, into a layout with a row per vector lane
  *   (tsr_cpu_x32_from_x8) and dots every column with them, the same
- *   f32 steps as the 8-row kernels (q4_0 at 512: 1,362-1,424).
+ *   f32 steps as the 8-row kernels (q4_0 at 512: 1,362-1,424); at
+ *   v4-amx from TSR_CPU_X32_AMX_MIN_N columns, 16 by 16 of a block in
+ *   one tile multiply (cpu-qdot-x8.c).
  *   Plain weights of the super-block types (AVX-512; iq4_xs with VNNI)
  *   are packed too (tsr_cpu_kp8_pack, cpu-vec-k.h: 8 rows' values as
  *   bytes, their scales and biases transposed): from
@@ -164,16 +166,19 @@ x8p_kernel (const tsr_tensor *dst, size_t *group)
 }
 
 /* The blocks of 32, stored repacked or plain where the level packs
-   them (x8p_kernel), from TSR_CPU_X32_MIN_N columns: converted by tile
+   them (x8p_kernel), from TSR_CPU_X32_MIN_N columns (with AMX,
+   TSR_CPU_X32_AMX_MIN_N): converted by tile
    into the 32-row tiles (x32_pack_run).  The kernel, and in
    *BLOCK the bytes of a tile's block; NULL otherwise.  */
 static tsr_cpu_x32_fn
 x32_kernel (const tsr_tensor *dst, size_t *block)
 {
   const tsr_tensor *a = dst->src[0];
+  const int64_t min_n = tsr_cpu_repack_level () & TSR_CPU_REPACK_AMX
+                        ? TSR_CPU_X32_AMX_MIN_N : TSR_CPU_X32_MIN_N;
   size_t group;
 
-  if (dst->src[1]->ne[1] < TSR_CPU_X32_MIN_N || tsr_cpu_is_kquant (a->type)
+  if (dst->src[1]->ne[1] < min_n || tsr_cpu_is_kquant (a->type)
       || (!tsr_cpu_repacked (a)
           && (a->nb[0] != tsr_type_traits (a->type)->type_size
               || !tsr_cpu_qdot_x8p_kernel (a->type, &group))))

@@ -26,7 +26,8 @@
      from the stored layout and from plain rows packed by x8_pack, make
      the same bytes, whose dots (in two runs of blocks) are exact on
      integer data, within the bound otherwise, and with AVX-512 the
-     8-row kernels' results bit for bit;
+     8-row kernels' results bit for bit, and by 40 evenly spaced rows
+     (copies of the 8) their copies' results bit for bit;
    The reference integers of a weight block are tsr_dequantize_row's
    values of the block with its scale set to 1 and its minimum to 0.  */
 #include <math.h>
@@ -593,7 +594,12 @@ check_x32 (const struct level *lv, int xt, int integral)
   static _Alignas (64) char groups[4 * 288 * (MAX_K / 32)];
   static _Alignas (64) unsigned char tile[1280 * (MAX_K / 32)];
   static _Alignas (64) unsigned char tile2[1280 * (MAX_K / 32)];
-  int fails = 0, tiles_differ = 0, unequal = 0;
+  /* WIDE activation rows evenly spaced, row c a copy of row c % ROWS
+     (the AMX kernels read 16 such rows in one tile load, a partial
+     group of 16 from a copy).  */
+  enum { WIDE = 40 };
+  static _Alignas (64) char wide[WIDE][MAX_K * 4];
+  int fails = 0, tiles_differ = 0, unequal = 0, wide_differ = 0;
   double worst = 0;
 
   for (int t = 0; t < N_LENGTHS; t++)
@@ -635,19 +641,40 @@ check_x32 (const struct level *lv, int xt, int integral)
                                       sizeof (float)) != 0)
                     unequal++;
                 }
+            if (ny == ROWS)
+              {
+                static float wacc[WIDE * 32];
+                const void *wys[WIDE];
+                for (int c = 0; c < WIDE; c++)
+                  {
+                    memcpy (wide[c], act[c % ROWS], sizeof wide[c]);
+                    wys[c] = wide[c];
+                  }
+                memset (wacc, 0, sizeof wacc);
+                lv->x32[xt] (k, 0, nb / 2, tile, WIDE, wys, wacc);
+                lv->x32[xt] (k, nb / 2, nb - nb / 2, tile + tb * (nb / 2),
+                             WIDE, wys, wacc);
+                for (int c = 0; c < WIDE; c++)
+                  wide_differ += memcmp (&wacc[32 * c], &acc[32 * (c % ROWS)],
+                                         (size_t) nr * sizeof (float)) != 0;
+              }
           }
         free (plain);
       }
-  CHECK (fails == 0 && tiles_differ == 0 && unequal == 0,
+  CHECK (fails == 0 && tiles_differ == 0 && unequal == 0
+         && wide_differ == 0,
          "level %s: %s in 32-row tiles (24 and 32 rows) x q8_0 dots by "
          "1..%d, two runs of blocks, %s (worst error %.2g of sum "
          "|products|, %d failures); converted from the repacked and the "
-         "packed groups alike (%d differ)%s (%d differ)", lv->name,
+         "packed groups alike (%d differ)%s (%d differ); by %d evenly "
+         "spaced rows, each row's results those of its copy among %d, bit "
+         "for bit (%d differ)", lv->name,
          tsr_type_name (type), ROWS,
          integral ? "exact on integer data"
          : "within the f32 summation bound", worst, fails, tiles_differ,
          same ? "; the 8-row kernel's results, bit for bit"
-         : "; (other f32 steps than this level's 8-row kernel)", unequal);
+         : "; (other f32 steps than this level's 8-row kernel)", unequal,
+         WIDE, ROWS, wide_differ);
 }
 
 /* A random scale: mostly ordinary, sometimes zero, subnormal, huge,

@@ -27,8 +27,10 @@ main (int argc, char **argv)
              && strstr (tsr_last_error (), "--with-mpi"),
              "without the mpi module, tsr_comm_world says so (%s)",
              tsr_last_error ());
-      CHECK (!tsr_all_reduce (tsr_context_new (true), NULL, NULL),
+      tsr_context *c0 = tsr_context_new (true);
+      CHECK (!tsr_all_reduce (c0, NULL, NULL),
              "all_reduce without a communicator is refused");
+      tsr_context_free (c0);
       return TSR_TEST_EXIT ();
     }
   CHECK (comm != NULL, "tsr_comm_world without a launcher (%s)",

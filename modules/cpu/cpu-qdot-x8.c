@@ -16,10 +16,10 @@
  * block's sum of values (cpu-vec.h), in one lane of each row's pair.
  * The exact int32 block sums times the two scales are accumulated in
  * f32.
- * - AVX-512BW (v4, v4-vnni): the 8 rows in one register; each row's
- *   two lanes added in int32 first, two columns a vector, so that the
- *   32-row tiles (below, from TSR_CPU_X32_MIN_N columns) give the same
- *   results.
+ * - AVX-512BW (v4, v4-vnni, v4-amx): the 8 rows in one register;
+ *   each row's two lanes added in int32 first, two columns a vector, so
+ *   that the 32-row tiles (below, from TSR_CPU_X32_MIN_N columns; at
+ *   v4-amx on AMX tiles) give the same results.
  * - AVX2 (v3, v3-vnni): 4 rows a register, the two halves of the group
  *   in turn.
  * - Otherwise, and q8_0 without VNNI (where pmaddubsw's pairs of
@@ -776,7 +776,7 @@ X8_KERNEL (vec_dot_mxfp4x8s_q8_0, MXFP4S_GROUP)
    rows' block j (the rows' values block by block, cpu-vec.h) against
    16 rows' block, giving the 16 by 16 exact int32 block sums with the
    offsets already in, which the f32 steps below then take as the
-   vector kernel's: the same results, bit for bit.  
+   vector kernel's: the same results, bit for bit.
    A lane is a row, so one broadcast of 4 activation bytes feeds two
    vectors (32 rows) and every vpdpbusd sums a row's 4 products: 16 of
    them per column and block, against one conversion, multiply and
@@ -1017,6 +1017,8 @@ x32_amx (int64_t k, int64_t j0, int64_t nj, const unsigned char *t, int ny,
   for (int c = 2; c < ny && even; c++)
     if ((const char *) y[c] - (const char *) y[c - 1] != even)
       even = 0;
+  if (nj <= 0)
+    return;
   x32_amx_configure ();
   for (int c0 = 0; c0 < ny; c0 += 16)
     {

@@ -1060,35 +1060,41 @@ x32_amx (int64_t k, int64_t j0, int64_t nj, const unsigned char *t, int ny,
   _tile_release ();
 }
 
-#define X32_KERNEL(name, OM, MINS)                                      \
-  void                                                                  \
-  TSR_CPU_LEVEL_FN (name) (int64_t k, int64_t j0, int64_t nj,          \
-                           const void *x, int ny, const void *const *y, \
-                           float *acc)                                  \
-  {                                                                     \
-    x32_amx (k, j0, nj, x, ny, y, acc, MINS);                           \
-  }
+/* A kernel's work: the AMX tiles (their values signed: no offset).  */
+static inline __attribute__ ((always_inline)) void
+x32_kernel (int64_t k, int64_t j0, int64_t nj, const void *x, int ny,
+            const void *const *y, float *acc, const int om, const int mins)
+{
+  (void) om;
+  x32_amx (k, j0, nj, x, ny, y, acc, mins);
+}
 #else
-/* Passes of up to X32_COLS columns.  */
+/* A kernel's work: passes of up to X32_COLS columns.  */
 #define X32_CALL(N)                                                     \
   x32_tile (k, j0, nj, x, N, y + c0, acc + 32 * c0, om, mins)
+static inline __attribute__ ((always_inline)) void
+x32_kernel (int64_t k, int64_t j0, int64_t nj, const void *x, int ny,
+            const void *const *y, float *acc, const int om, const int mins)
+{
+  for (int c0 = 0; c0 < ny; c0 += X32_COLS)
+    switch (ny - c0)
+      {
+      case 1: X32_CALL (1); break;
+      case 2: X32_CALL (2); break;
+      case 3: X32_CALL (3); break;
+      default: X32_CALL (X32_COLS); break;
+      }
+}
+#endif
+
 #define X32_KERNEL(name, OM, MINS)                                      \
   void                                                                  \
   TSR_CPU_LEVEL_FN (name) (int64_t k, int64_t j0, int64_t nj,          \
                            const void *x, int ny, const void *const *y, \
                            float *acc)                                  \
   {                                                                     \
-    const int om = OM, mins = MINS;                                     \
-    for (int c0 = 0; c0 < ny; c0 += X32_COLS)                           \
-      switch (ny - c0)                                                  \
-        {                                                               \
-        case 1: X32_CALL (1); break;                                    \
-        case 2: X32_CALL (2); break;                                    \
-        case 3: X32_CALL (3); break;                                    \
-        default: X32_CALL (X32_COLS); break;                            \
-        }                                                               \
+    x32_kernel (k, j0, nj, x, ny, y, acc, OM, MINS);                    \
   }
-#endif
 
 /* q4_0 (values 0..15, offset -8), q5_0 (0..31, -16), q8_0, iq4_nl and
    mxfp4 (values plus 128), q4_1 and q5_1 (no offset; minimums).  */

@@ -33,6 +33,9 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <pthread.h>
+#if defined(__x86_64__) && defined(__linux__)
+#include <sys/syscall.h>        /* SYS_arch_prctl: a number, no call */
+#endif
 #if defined(__aarch64__) && defined(__linux__)
 #include <sys/auxv.h>
 #endif
@@ -143,10 +146,10 @@ struct cpu_caps
    level is runnable only where the request succeeds.  No library call
    (the resolvers use it): cpuid, xgetbv and the system call are
    written out.  Other systems: not runnable.  */
-#if (defined(__x86_64__) && defined(__linux__)) && defined(__GNUC__)
+#if defined(__x86_64__)
+#if defined(__linux__) && defined(__GNUC__) && defined(SYS_arch_prctl)
 #define AMX_ARCH_REQ_XCOMP_PERM 0x1023
 #define AMX_XFEATURE_XTILEDATA 18
-#define AMX_SYS_ARCH_PRCTL 158
 static bool
 amx_usable (void)
 {
@@ -167,7 +170,7 @@ amx_usable (void)
   long ret;
   __asm__ volatile ("syscall"
                     : "=a" (ret)
-                    : "a" ((long) AMX_SYS_ARCH_PRCTL),
+                    : "a" ((long) SYS_arch_prctl),
                       "D" ((long) AMX_ARCH_REQ_XCOMP_PERM),
                       "S" ((long) AMX_XFEATURE_XTILEDATA)
                     : "rcx", "r11", "memory");
@@ -180,6 +183,10 @@ amx_usable (void)
   return false;
 }
 #endif
+#define TSR_CPU_AMX_USABLE() amx_usable ()
+#else
+#define TSR_CPU_AMX_USABLE() false
+#endif
 
 /* The feature terms of cpu-levels.def as tests.  */
 #define TSR_CPU_ABOVE(s) && level_has_features (LVL_##s, c)
@@ -189,7 +196,7 @@ amx_usable (void)
 #else
 #define TSR_CPU_X86_F16C
 #endif
-#define TSR_CPU_X86_AMX && amx_usable ()
+#define TSR_CPU_X86_AMX && TSR_CPU_AMX_USABLE ()
 #define TSR_CPU_HWCAP(f) && (c->hwcap & HWCAP_##f)
 #define TSR_CPU_HWCAP2(f) && (c->hwcap2 & HWCAP2_##f)
 
@@ -522,7 +529,7 @@ features_seen (const struct cpu_caps *c)
 #else
 #define TSR_CPU_X86_F16C
 #endif
-#define TSR_CPU_X86_AMX SEEN ("amx-int8", amx_usable ())
+#define TSR_CPU_X86_AMX SEEN ("amx-int8", TSR_CPU_AMX_USABLE ())
 #define TSR_CPU_HWCAP(f) SEEN (#f, c->hwcap & HWCAP_##f)
 #define TSR_CPU_HWCAP2(f) SEEN (#f, c->hwcap2 & HWCAP2_##f)
 #define X_SEEN(s, n, f, fl, m, ft, cx) TSR_CPU_IF (TSR_CPU_TESTABLE_##s) (ft)

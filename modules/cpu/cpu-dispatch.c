@@ -223,7 +223,9 @@ level_has_features (int l, const struct cpu_caps *c)
 #undef TSR_CPU_HWCAP
 #undef TSR_CPU_HWCAP2
 
-/* The best level built that the CPU has the features of, or -1.  */
+#ifdef TSR_USE_IFUNC
+/* The best level built that the CPU has the features of, or -1 (what
+   the resolvers bind).  */
 static int
 best_by_features (const struct cpu_caps *c)
 {
@@ -233,6 +235,7 @@ best_by_features (const struct cpu_caps *c)
       best = l;
   return best;
 }
+#endif
 
 static int
 lowest_built (void)

@@ -38,6 +38,7 @@
 #endif
 
 #include "bench.h"
+#include "../modules/cpu/cpu-amx.h"
 
 /* Steps of a pass.  */
 #define PEAK_ITERS 4000000L
@@ -180,9 +181,6 @@ PEAK (dot8_vnni256, __attribute__ ((target ("avxvnni"))), REP12,
 #endif /* HAVE_X86_VNNI_TARGET_ATTRIBUTE */
 
 #ifdef HAVE_X86_AMX_TARGET_ATTRIBUTE
-#include <cpuid.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 /* tdpbssd on the tiles the CPU backend's AMX kernels use (level
    v4-amx): 16 rows by 16 columns of int32 sums, 32 byte products
    each (a block of 32), four sums' tiles in turn against two pairs of
@@ -230,23 +228,6 @@ dot8_amx (long iters)
   return 2.0 * 16 * 16 * 32 * 4 * (double) (iters / 16);
 }
 
-/* AMX-TILE and AMX-INT8 (CPUID leaf 7, EDX bits 24 and 25), the tile
-   state enabled (XCR0 bits 17 and 18) and granted to the process.  */
-static bool
-runs_v4_amx (void)
-{
-  unsigned a, b, c, d;
-
-  if (!__get_cpuid_count (7, 0, &a, &b, &c, &d)
-      || (d & (3u << 24)) != (3u << 24)
-      || !__builtin_cpu_supports ("avx512vnni"))
-    return false;
-  if (!__get_cpuid (1, &a, &b, &c, &d) || !(c & (1u << 27)))
-    return false;
-  __asm__ ("xgetbv" : "=a" (a), "=d" (d) : "c" (0));
-  return (a & (3u << 17)) == (3u << 17)
-         && syscall (SYS_arch_prctl, 0x1023, 18) == 0;
-}
 #endif /* HAVE_X86_AMX_TARGET_ATTRIBUTE */
 #endif /* HAVE_X86_TARGET_ATTRIBUTE */
 
@@ -291,6 +272,15 @@ runs_v4_vnni (void)
          && __builtin_cpu_supports ("avx512bw")
          && __builtin_cpu_supports ("avx512vnni");
 }
+#ifdef HAVE_X86_AMX_TARGET_ATTRIBUTE
+/* As the CPU backend decides (cpu-amx.h, which also asks Linux for the
+   tile state).  */
+static bool
+runs_v4_amx (void)
+{
+  return runs_v4_vnni () && tsr_cpu_amx_usable ();
+}
+#endif
 static bool
 runs_v4 (void)
 {

@@ -34,7 +34,7 @@ bin_PROGRAMS += tools/tessera-bench
 tools_tessera_bench_SOURCES = tools/tessera-bench.c tools/bench.h \
 	tools/bench-run.c tools/bench-report.c tools/bench-comm.c \
 	tools/bench-peaks.c tools/bench-plot.c tools/tool-util.c \
-	tools/tool-util.h
+	tools/tool-util.h modules/cpu/cpu-amx.h
 tools_tessera_bench_LDADD = lib/libtessera.la -lm $(PTHREAD_LIBS)
 man_MANS += doc/tessera-bench.1
 EXTRA_DIST += doc/tessera-bench.1

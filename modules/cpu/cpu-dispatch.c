@@ -33,13 +33,11 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <pthread.h>
-#if defined(__x86_64__) && defined(__linux__)
-#include <sys/syscall.h>        /* SYS_arch_prctl: a number, no call */
-#endif
 #if defined(__aarch64__) && defined(__linux__)
 #include <sys/auxv.h>
 #endif
 
+#include "cpu-amx.h"
 #include "cpu-dispatch.h"
 #include "cpu-vec.h"
 
@@ -137,57 +135,6 @@ struct cpu_caps
   unsigned long hwcap, hwcap2;
 };
 
-/* AMX (TSR_CPU_X86_AMX): the CPU has AMX-TILE and AMX-INT8 (CPUID leaf
-   7: EDX bits 24 and 25), the OS enables the tile state (XCR0 bits 17
-   and 18), and Linux grants it to this process (arch_prctl
-   ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA, Linux 5.16 and later;
-   granted once, for every thread; asking again is harmless).  Without
-   the grant the first tile instruction would kill the process, so the
-   level is runnable only where the request succeeds.  No library call
-   (the resolvers use it): cpuid, xgetbv and the system call are
-   written out.  Other systems: not runnable.  */
-#if defined(__x86_64__)
-#if defined(__linux__) && defined(__GNUC__) && defined(SYS_arch_prctl)
-#define AMX_ARCH_REQ_XCOMP_PERM 0x1023
-#define AMX_XFEATURE_XTILEDATA 18
-static bool
-amx_usable (void)
-{
-  uint32_t a, b, c, d;
-
-  __asm__ ("cpuid" : "=a" (a), "=b" (b), "=c" (c), "=d" (d) : "a" (0), "c" (0));
-  if (a < 7)
-    return false;
-  __asm__ ("cpuid" : "=a" (a), "=b" (b), "=c" (c), "=d" (d) : "a" (1), "c" (0));
-  if (!(c & (1u << 27)))        /* OSXSAVE: xgetbv is there */
-    return false;
-  __asm__ ("cpuid" : "=a" (a), "=b" (b), "=c" (c), "=d" (d) : "a" (7), "c" (0));
-  if ((d & (3u << 24)) != (3u << 24))
-    return false;
-  __asm__ ("xgetbv" : "=a" (a), "=d" (d) : "c" (0));
-  if ((a & (3u << 17)) != (3u << 17))
-    return false;
-  long ret;
-  __asm__ volatile ("syscall"
-                    : "=a" (ret)
-                    : "a" ((long) SYS_arch_prctl),
-                      "D" ((long) AMX_ARCH_REQ_XCOMP_PERM),
-                      "S" ((long) AMX_XFEATURE_XTILEDATA)
-                    : "rcx", "r11", "memory");
-  return ret == 0;
-}
-#else
-static bool
-amx_usable (void)
-{
-  return false;
-}
-#endif
-#define TSR_CPU_AMX_USABLE() amx_usable ()
-#else
-#define TSR_CPU_AMX_USABLE() false
-#endif
-
 /* The feature terms of cpu-levels.def as tests.  */
 #define TSR_CPU_ABOVE(s) && level_has_features (LVL_##s, c)
 #define TSR_CPU_X86(f) && __builtin_cpu_supports (f)
@@ -196,7 +143,7 @@ amx_usable (void)
 #else
 #define TSR_CPU_X86_F16C
 #endif
-#define TSR_CPU_X86_AMX && TSR_CPU_AMX_USABLE ()
+#define TSR_CPU_X86_AMX && tsr_cpu_amx_usable ()
 #define TSR_CPU_HWCAP(f) && (c->hwcap & HWCAP_##f)
 #define TSR_CPU_HWCAP2(f) && (c->hwcap2 & HWCAP2_##f)
 
@@ -532,7 +479,7 @@ features_seen (const struct cpu_caps *c)
 #else
 #define TSR_CPU_X86_F16C
 #endif
-#define TSR_CPU_X86_AMX SEEN ("amx-int8", TSR_CPU_AMX_USABLE ())
+#define TSR_CPU_X86_AMX SEEN ("amx-int8", tsr_cpu_amx_usable ())
 #define TSR_CPU_HWCAP(f) SEEN (#f, c->hwcap & HWCAP_##f)
 #define TSR_CPU_HWCAP2(f) SEEN (#f, c->hwcap2 & HWCAP2_##f)
 #define X_SEEN(s, n, f, fl, m, ft, cx) TSR_CPU_IF (TSR_CPU_TESTABLE_##s) (ft)

@@ -933,7 +933,7 @@ x32_amx_configure (void)
   c.palette = 1;
   for (int t = 0; t < 6; t++)
     {
-      c.colsb[t] = t < 2 ? 64 : t < 4 ? 32 : 64;
+      c.colsb[t] = t == 2 || t == 3 ? 32 : 64;
       c.rows[t] = t < 4 ? 16 : 8;
     }
   _tile_loadconfig (&c);

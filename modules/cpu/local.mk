@@ -24,7 +24,8 @@ cpu_sources = modules/cpu/cpu-module.c modules/cpu/cpu-impl.h \
 	modules/cpu/cpu-ops-nn.c modules/cpu/cpu-dispatch.c \
 	modules/cpu/cpu-repack.c \
 	modules/cpu/cpu-levels.def \
-	modules/cpu/cpu-dispatch.h modules/cpu/cpu-vec.def \
+	modules/cpu/cpu-dispatch.h modules/cpu/cpu-amx.h \
+	modules/cpu/cpu-vec.def \
 	modules/cpu/cpu-vec-k.h modules/cpu/cpu-vec-k.def
 
 cpu_level_sources = modules/cpu/cpu-vec.c modules/cpu/cpu-vec.h \

@@ -185,19 +185,12 @@ PEAK (dot8_vnni256, __attribute__ ((target ("avxvnni"))), REP12,
    v4-amx): 16 rows by 16 columns of int32 sums, 32 byte products
    each (a block of 32), four sums' tiles in turn against two pairs of
    operand tiles.  Not the PEAK macro: tiles are no variables.  */
-struct amx_peak_config
-{
-  uint8_t palette, start_row, reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-};
-
 __attribute__ ((target ("amx-tile,amx-int8"))) static double
 dot8_amx (long iters)
 {
   static const int8_t a[16 * 32] = { 3 }, b[8 * 64] = { -5 };
   _Alignas (64) int32_t c[16 * 16];
-  struct amx_peak_config cfg;
+  struct tsr_cpu_amx_config cfg;
 
   memset (&cfg, 0, sizeof cfg);
   cfg.palette = 1;

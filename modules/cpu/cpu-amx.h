@@ -12,6 +12,15 @@
 #include <sys/syscall.h>        /* SYS_arch_prctl: a number, no call */
 #endif
 
+/* A tile configuration (LDTILECFG's 64 bytes): palette 1, then tile
+   t's bytes a row and rows.  */
+struct tsr_cpu_amx_config
+{
+  uint8_t palette, start_row, reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+};
+
 /* The CPU has AMX-TILE and AMX-INT8 (CPUID leaf 7: EDX bits 24 and
    25), the OS enables the tile state (XCR0 bits 17 and 18), and Linux
    grants it to this process (arch_prctl ARCH_REQ_XCOMP_PERM for

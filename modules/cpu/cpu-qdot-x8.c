@@ -61,6 +61,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "cpu-amx.h"
 #include "cpu-vec.h"
 #include "cpu-level.h"
 #include "cpu-qdot.h"
@@ -917,17 +918,10 @@ x32_tile (int64_t k, int64_t j0, int64_t nj, const unsigned char *t,
    16 activation rows by 16 weight rows, 2 and 3 16 activation rows'
    block (32 bytes each), 4 and 5 16 weight rows' block (8 rows of 16
    rows by 4 values); two of each, for blocks in turn.  */
-struct x32_amx_config
-{
-  uint8_t palette, start_row, reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-};
-
 static inline void
 x32_amx_configure (void)
 {
-  struct x32_amx_config c;
+  struct tsr_cpu_amx_config c;
 
   memset (&c, 0, sizeof c);
   c.palette = 1;

@@ -31,7 +31,7 @@ cpu_sources = modules/cpu/cpu-module.c modules/cpu/cpu-impl.h \
 cpu_level_sources = modules/cpu/cpu-vec.c modules/cpu/cpu-vec.h \
 	modules/cpu/cpu-qdot.c modules/cpu/cpu-gemm.c \
 	modules/cpu/cpu-kquant.c modules/cpu/cpu-qdot-x8.c \
-	modules/cpu/cpu-qdot-32.c modules/cpu/cpu-qdot.h \
+	modules/cpu/cpu-qdot-32.c modules/cpu/cpu-qdot.h modules/cpu/cpu-amx.h \
 	modules/cpu/cpu-level.h modules/cpu/cpu-vec.def
 
 cpu_level_cflags = $(AM_CFLAGS) $(TSR_EXACT_CFLAGS) -fvisibility=hidden

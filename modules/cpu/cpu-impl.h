@@ -348,6 +348,42 @@ tsr_cpu_qdot_x32_kernel (tsr_type type, size_t *block)
    / 953-1,006, 64 1,013-1,048 / 989-1,054; q6_K at 32 699-703 /
    718-723, 64 739-743 / 779-811).  */
 #define TSR_CPU_KP8_MIN_N_X8 64
+/* At v4-amx q3_K, q4_K, q5_K and iq4_xs, plain or repacked, take the
+   packed tiles converted once more by thread tile of 16 rows into the
+   AMX layout (tsr_cpu_kt_from_kp8, cpu-vec-k.h) from this many
+   columns: 16 activation rows a tile multiply.  Their results are the
+   packed tiles' kernels', bit for bit.  One core of an Intel Xeon
+   (Emerald Rapids), kernels alone on 16 rows of 4096 elements in L2,
+   multiply-adds a ns of the packed tiles' VNNI kernel against the AMX
+   kernel at 16 / 32 / 64 columns: q4_K 208 / 202 / 203 against 281 /
+   296 / 297, q5_K 187 / - / 190 against 266 / - / 279, iq4_xs 155 /
+   158 / 152 against 301 / 302 / 304, q3_K 184 / 185 / 182 against 224
+   / 243 / 252; the conversion costs about 120 ns a super-block of the
+   16 rows (at 16 columns as much as the gain).  q2_K (183 against
+   186-202) and q6_K (175 against 176-187) keep the VNNI kernels: their
+   groups of 16 take a tile multiply, a tile store and 16 scalings each
+   (q6_K's sums outrange int16, so vpmulld).  */
+#define TSR_CPU_KT_MIN_N 32
+typedef void (*tsr_cpu_kt_fn) (int64_t k, const void *g0, const void *g1,
+                               const void *t, int ny, const void *y,
+                               size_t ys, float *out);
+/* The AMX kernel of TYPE mul_mat takes at this level; NULL where the
+   level has no AMX tiles or TYPE keeps the packed tiles' kernels.  (The
+   kernels of q2_K and q6_K exist, and are tested, for every level.)  */
+static inline tsr_cpu_kt_fn
+tsr_cpu_qdot_kt_kernel (tsr_type type)
+{
+  if (!(tsr_cpu_repack_level () & TSR_CPU_REPACK_AMX))
+    return NULL;
+  switch (type)
+    {
+    case TSR_TYPE_Q3_K: return tsr_cpu_vec_dot_q3_Kt16_q8_K;
+    case TSR_TYPE_Q4_K: return tsr_cpu_vec_dot_q4_Kt16_q8_K;
+    case TSR_TYPE_Q5_K: return tsr_cpu_vec_dot_q5_Kt16_q8_K;
+    case TSR_TYPE_IQ4_XS: return tsr_cpu_vec_dot_iq4_xst16_q8_K;
+    default: return NULL;
+    }
+}
 /* The columns from which plain super-block weights are packed by tile
    at this level.  */
 static inline int64_t

@@ -2915,3 +2915,452 @@ P8_FN (q4_K, KQ4)
 P8_FN (q5_K, KQ5)
 P8_FN (q6_K, KQ6)
 P8_FN (iq4_xs, KIQ4XS)
+
+/* The packed tiles on AMX (v4-amx; the layout in cpu-vec-k.h).  */
+#if defined(__AMX_TILE__) && defined(__AMX_INT8__) && defined(__AVX512BW__)
+#define KT_AMX 1
+#include "cpu-amx.h"
+#else
+#define KT_AMX 0
+#endif
+#define KT_W 4096               /* where the scales start */
+#define KT_CORR (KT_W + 512)    /* q4_K: the offset's pairs of scales */
+
+/* Elements a group of the AMX layout: the types whose scales go by 32
+   take groups of 32, the others of 16.  */
+static inline int
+kt_group (enum ktype t)
+{
+  return t == KQ4 || t == KQ5 || t == KIQ4XS ? 32 : 16;
+}
+
+/* What the layout subtracts from a packed value: the offsets, iq4_xs's
+   128 (its packed values are the table's plus 128), and 8 from q4_K's
+   (so that a group's sums stay within int16; kt_corr).  */
+static inline int
+kt_offset (enum ktype t)
+{
+  return t == KIQ4XS ? 128 : t == KQ4 ? 8 : offset_of (t);
+}
+
+/* The types whose group sums stay within int16 (|sum| <= 16 x 3 x 127
+   for q2_K, 16 x 4 x 127 for q3_K, 32 x 8 x 127 = 32,512 for q4_K less
+   8): their scales are stored as the pair of words (scale, 0), which
+   one vpdpwssd multiplies with an int32 sum's low word (the high word,
+   its sign, meets the 0).  The others' scales are int32, multiplied by
+   vpmulld.  */
+static inline bool
+kt_words (enum ktype t)
+{
+  return t == KQ2 || t == KQ3 || t == KQ4;
+}
+
+/* q4_K's 8 subtracted comes back as the sum over its groups of 32 of 8
+   times the scale times the activations' sum: pairs of them, as
+   p8_bias16 pairs the minimums, the pair s of groups of 32 (of the
+   activation row's sums of 32 read as int32, cpu-vec-k.h).  */
+static const int kt_pairs[4][2] = { { 0, 2 }, { 4, 6 }, { 1, 3 }, { 5, 7 } };
+
+/* Row N's scale of group G in the layout at D.  */
+static inline int32_t
+kt_scale_at (enum ktype t, const unsigned char *d, int g, int n)
+{
+  int32_t s;
+  int16_t w;
+
+  if (!kt_words (t))
+    {
+      memcpy (&s, d + KT_W + 64 * g + 4 * n, 4);
+      return s;
+    }
+  memcpy (&w, d + KT_W + 64 * g + 4 * n, 2);
+  return w;
+}
+
+#if !KT_AMX
+/* The reference conversion, value by value.  */
+static void
+kt_from_kp8_ref (enum ktype t, int64_t k, const unsigned char *g0,
+                 const unsigned char *g1, unsigned char *dst)
+{
+  const int G = kt_group (t), off = kt_offset (t);
+
+  for (int64_t i = 0; i < k / QK; i++)
+    {
+      const unsigned char *o[2] = { g0 + (size_t) i * TSR_CPU_KP8_BYTES,
+                                    g1 + (size_t) i * TSR_CPU_KP8_BYTES };
+      unsigned char *d = dst + (size_t) i * TSR_CPU_KT_BYTES;
+      for (int n = 0; n < TSR_CPU_KT_ROWS; n++)
+        {
+          int16_t sc[GROUPS];
+          for (int g = 0; g < GROUPS; g++)
+            memcpy (&sc[g], o[n / P8] + p8_scale_at (n % P8, g), 2);
+          for (int e = 0; e < QK; e++)
+            d[64 * (e / 4) + 4 * n + e % 4]
+              = (unsigned char) (o[n / P8][p8_value_at (n % P8, e)] - off);
+          for (int g = 0; g < QK / G; g++)
+            {
+              int16_t w[2] = { sc[g * G / 16], 0 };
+              int32_t v = sc[g * G / 16];
+              if (kt_words (t))
+                memcpy (d + KT_W + 64 * g + 4 * n, w, 4);
+              else
+                memcpy (d + KT_W + 64 * g + 4 * n, &v, 4);
+            }
+          if (t == KQ4)
+            for (int p = 0; p < 4; p++)
+              {
+                int16_t w[2] = { (int16_t) (8 * sc[2 * kt_pairs[p][0]]),
+                                 (int16_t) (8 * sc[2 * kt_pairs[p][1]]) };
+                memcpy (d + KT_CORR + 64 * p + 4 * n, w, 4);
+              }
+        }
+    }
+}
+
+/* The reference kernel: the layout's values and scales, the packed
+   groups' biases and factors, in the f32 steps of the packed tiles'
+   kernels.  */
+static void
+kt_dot_ref (enum ktype t, int64_t k, const unsigned char *g0,
+            const unsigned char *g1, const unsigned char *kt, int ny,
+            const char *y, size_t ys, float *out)
+{
+  const int G = kt_group (t);
+
+  for (int c = 0; c < ny; c++)
+    {
+      const void *yc = y + (size_t) c * ys;
+      const int8_t *a = yc;
+      const int16_t *bs = tsr_cpu_kact_sums (yc, k);
+      const int16_t *bs32 = tsr_cpu_kact_sums32 (yc, k);
+      const float *dy = tsr_cpu_kact_scales (yc, k);
+      for (int n = 0; n < TSR_CPU_KT_ROWS; n++)
+        {
+          float acc = 0;
+          for (int64_t i = 0; i < k / QK; i++)
+            {
+              const unsigned char *o = (n < P8 ? g0 : g1)
+                                       + (size_t) i * TSR_CPU_KP8_BYTES;
+              const unsigned char *d = kt + (size_t) i * TSR_CPU_KT_BYTES;
+              int32_t isum = 0, bsum = 0;
+              float dw, dm;
+              for (int g = 0; g < QK / G; g++)
+                {
+                  int32_t s = 0;
+                  for (int e = G * g; e < G * g + G; e++)
+                    s += (int8_t) d[64 * (e / 4) + 4 * n + e % 4]
+                         * a[QK * i + e];
+                  isum += kt_scale_at (t, d, g, n) * s;
+                }
+              if (t == KQ4)
+                for (int p = 0; p < 4; p++)
+                  for (int h = 0; h < 2; h++)
+                    {
+                      int16_t w;
+                      memcpy (&w, d + KT_CORR + 64 * p + 4 * n + 2 * h, 2);
+                      isum += w * bs32[GROUPS / 2 * i + 2 * p + h];
+                    }
+              if (has_mins (t))
+                for (int g = 0; g < GROUPS; g++)
+                  {
+                    int16_t bias;
+                    memcpy (&bias, o + p8_bias_at (n % P8, g), 2);
+                    bsum += bias * bs[GROUPS * i + g];
+                  }
+              memcpy (&dw, o + TSR_CPU_KP8_D + 4 * (n % P8), 4);
+              memcpy (&dm, o + TSR_CPU_KP8_DM + 4 * (n % P8), 4);
+              acc = p8_step (acc, isum, dw * dy[i]);
+              if (has_mins (t))
+                acc = p8_step (acc, bsum, dm * dy[i]);
+            }
+          out[TSR_CPU_KT_ROWS * c + n] = acc;
+        }
+    }
+}
+#endif /* !KT_AMX */
+
+#if KT_AMX
+/* Super-block I of the two packed groups O[0], O[1] into the layout at
+   D: per vector of 8 elements of the 8 rows, two tile rows of the 16
+   (the 4-byte halves of each row's 8), then the scales.  */
+static inline __attribute__ ((always_inline)) void
+kt_from_kp8_sb (enum ktype t, const unsigned char *const *o,
+                unsigned char *d)
+{
+  const int G = kt_group (t);
+  const __m512i even = _mm512_setr_epi32 (0, 2, 4, 6, 8, 10, 12, 14,
+                                          16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_add_epi32 (even, _mm512_set1_epi32 (1));
+  const __m512i off = _mm512_set1_epi8 ((char) kt_offset (t));
+
+  UNROLL
+  for (int v = 0; v < QK / 8; v++)
+    {
+      const __m512i a = _mm512_loadu_si512 (o[0] + TSR_CPU_KP8_W + 64 * v);
+      const __m512i b = _mm512_loadu_si512 (o[1] + TSR_CPU_KP8_W + 64 * v);
+      _mm512_storeu_si512 (d + 128 * v, _mm512_sub_epi8
+                                          (_mm512_permutex2var_epi32
+                                             (a, even, b), off));
+      _mm512_storeu_si512 (d + 128 * v + 64, _mm512_sub_epi8
+                                               (_mm512_permutex2var_epi32
+                                                  (a, odd, b), off));
+    }
+  __m256i sc[8];
+  UNROLL
+  for (int g = 0; g < QK / G; g++)
+    {
+      /* The 8 rows' int16 scales of group of 16 g G / 16 lie side by
+         side.  */
+      const int at = (int) p8_scale_at (0, g * G / 16);
+      const __m256i s = _mm256_inserti128_si256
+        (_mm256_castsi128_si256 (_mm_loadu_si128 ((const __m128i *)
+                                                  (o[0] + at))),
+         _mm_loadu_si128 ((const __m128i *) (o[1] + at)), 1);
+      _mm512_storeu_si512 (d + KT_W + 64 * g,
+                           kt_words (t) ? _mm512_cvtepu16_epi32 (s)
+                                        : _mm512_cvtepi16_epi32 (s));
+      if (g < 8)
+        sc[g] = s;
+    }
+  if (t == KQ4)
+    UNROLL
+    for (int p = 0; p < 4; p++)
+      _mm512_storeu_si512
+        (d + KT_CORR + 64 * p,
+         _mm512_or_si512 (_mm512_cvtepu16_epi32
+                            (_mm256_slli_epi16 (sc[kt_pairs[p][0]], 3)),
+                          _mm512_slli_epi32 (_mm512_cvtepu16_epi32
+                                               (_mm256_slli_epi16
+                                                  (sc[kt_pairs[p][1]], 3)),
+                                             16)));
+}
+
+/* The tile configuration (palette 1): tiles 0 and 1 the int32 sums of
+   16 activation rows by 16 weight rows, 2 and 3 the activation rows'
+   group (G bytes each), 4 and 5 the weight rows' (G / 4 tile rows of
+   16 rows by 4 values); two of each, for groups in turn.  */
+static inline void
+kt_configure (int G)
+{
+  struct tsr_cpu_amx_config c;
+
+  memset (&c, 0, sizeof c);
+  c.palette = 1;
+  for (int i = 0; i < 6; i++)
+    {
+      c.colsb[i] = i == 2 || i == 3 ? G : 64;
+      c.rows[i] = i < 4 ? 16 : G / 4;
+    }
+  _tile_loadconfig (&c);
+}
+
+/* Group GG of the activation rows at A (stride ST) by the 16 rows' at
+   W in tiles TC, TA, TB: the product, stored to SUMS[TC].  */
+#define KT_TILES(TC, TA, TB, GG)                                        \
+  do                                                                    \
+    {                                                                   \
+      _tile_loadd (TA, a + G * (GG), st);                               \
+      _tile_loadd (TB, w + 16 * G * (GG), 64);                          \
+      _tile_zero (TC);                                                  \
+      _tile_dpbssd (TC, TA, TB);                                        \
+      _tile_stored (TC, sums[TC], 64);                                  \
+    }                                                                   \
+  while (0)
+
+/* Then each activation row's group sums from SUMS[B] times the rows'
+   scales of group GG into ISUM.  */
+#define KT_SCALE(B, GG)                                                 \
+  do                                                                    \
+    {                                                                   \
+      const __m512i scv_ = _mm512_loadu_si512 (w + KT_W + 64 * (GG));   \
+      TSR_CPU_UNROLL16                                                  \
+      for (int r = 0; r < 16; r++)                                      \
+        isum[r] = kt_words (t)                                          \
+                  ? _mm512_dpwssd_epi32 (isum[r],                       \
+                                         _mm512_load_si512 (sums[B][r]), \
+                                         scv_)                          \
+                  : _mm512_add_epi32                                    \
+                      (isum[r], _mm512_mullo_epi32                      \
+                                  (_mm512_load_si512 (sums[B][r]), scv_)); \
+    }                                                                   \
+  while (0)
+
+/* 16 activation rows a tile multiply: per super-block the groups in
+   turn (group g + 1's product under way while g's sums are scaled),
+   the 16 by 16 integer sums I in registers, then the biases
+   (p8_bias16) and the f32 steps of p8_group.  */
+static inline __attribute__ ((always_inline)) void
+kt_amx (enum ktype t, int64_t k, const unsigned char *g0,
+        const unsigned char *g1, const unsigned char *kt, int ny,
+        const char *y, size_t ys, float *out)
+{
+  const int G = kt_group (t), ng = QK / G;
+  const int64_t nb = k / QK;
+  _Alignas (64) int32_t sums[2][16][16];
+  _Alignas (64) int8_t rows[16 * QK];
+  _Alignas (64) float acc[16][16];
+
+  kt_configure (G);
+  for (int c0 = 0; c0 < ny; c0 += 16)
+    {
+      const int nc = ny - c0 < 16 ? ny - c0 : 16;
+      const float *dy[16];
+      const int16_t *bs[16], *bs32[16];
+
+      for (int r = 0; r < 16; r++)
+        {
+          const char *yr = y + (size_t) (c0 + (r < nc ? r : nc - 1)) * ys;
+          dy[r] = tsr_cpu_kact_scales (yr, k);
+          bs[r] = tsr_cpu_kact_sums (yr, k);
+          bs32[r] = tsr_cpu_kact_sums32 (yr, k);
+          _mm512_store_ps (acc[r], _mm512_setzero_ps ());
+        }
+      if (nc < 16)
+        memset (rows, 0, sizeof rows);
+      for (int64_t i = 0; i < nb; i++)
+        {
+          const unsigned char *o[2] = { g0 + (size_t) i * TSR_CPU_KP8_BYTES,
+                                        g1 + (size_t) i * TSR_CPU_KP8_BYTES };
+          const unsigned char *w = kt + (size_t) i * TSR_CPU_KT_BYTES;
+          const int8_t *a;
+          size_t st;
+          __m512i isum[16];
+
+          if (nc == 16)
+            {
+              a = (const int8_t *) (y + (size_t) c0 * ys) + QK * i;
+              st = ys;
+            }
+          else
+            {
+              /* A last tile of fewer rows: theirs copied, the rest
+                 zero.  */
+              for (int r = 0; r < nc; r++)
+                memcpy (rows + QK * r, y + (size_t) (c0 + r) * ys + QK * i,
+                        QK);
+              a = rows;
+              st = QK;
+            }
+          TSR_CPU_UNROLL16
+          for (int r = 0; r < 16; r++)
+            isum[r] = _mm512_setzero_si512 ();
+          KT_TILES (0, 2, 4, 0);
+          for (int g = 0; g < ng; g += 2)
+            {
+              KT_TILES (1, 3, 5, g + 1);
+              KT_SCALE (0, g);
+              if (g + 2 < ng)
+                KT_TILES (0, 2, 4, g + 2);
+              KT_SCALE (1, g + 1);
+            }
+          if (t == KQ4)
+            {
+              /* The 8 subtracted: pairs of 8 times the scales by the
+                 pairs of activation sums of 32.  */
+              __m512i cv[4];
+              UNROLL
+              for (int p = 0; p < 4; p++)
+                cv[p] = _mm512_loadu_si512 (w + KT_CORR + 64 * p);
+              TSR_CPU_UNROLL16
+              for (int r = 0; r < 16; r++)
+                {
+                  const int16_t *b = bs32[r] + GROUPS / 2 * i;
+                  UNROLL
+                  for (int p = 0; p < 4; p++)
+                    isum[r] = _mm512_dpwssd_epi32
+                      (isum[r], cv[p],
+                       _mm512_set1_epi32 ((int) load_le32
+                                            ((const char *) (b + 2 * p))));
+                }
+            }
+
+          __m512i b16[16];
+          if (has_mins (t))
+            p8_bias16 (t, o, 16, bs, bs32, i, b16);
+          const __m512 dv = p8_join (o[0] + TSR_CPU_KP8_D,
+                                     o[1] + TSR_CPU_KP8_D);
+          const __m512 dmv = has_mins (t)
+                             ? p8_join (o[0] + TSR_CPU_KP8_DM,
+                                        o[1] + TSR_CPU_KP8_DM)
+                             : _mm512_setzero_ps ();
+          TSR_CPU_UNROLL16
+          for (int r = 0; r < 16; r++)
+            {
+              const __m512 dyr = _mm512_set1_ps (dy[r][i]);
+              __m512 f = _mm512_fmadd_ps (_mm512_cvtepi32_ps (isum[r]),
+                                          _mm512_mul_ps (dv, dyr),
+                                          _mm512_load_ps (acc[r]));
+              if (has_mins (t))
+                f = _mm512_fmadd_ps (_mm512_cvtepi32_ps (b16[r]),
+                                     _mm512_mul_ps (dmv, dyr), f);
+              _mm512_store_ps (acc[r], f);
+            }
+        }
+      for (int r = 0; r < nc; r++)
+        memcpy (out + TSR_CPU_KT_ROWS * (c0 + r), acc[r], sizeof acc[r]);
+    }
+  _tile_release ();
+}
+#undef KT_TILES
+#undef KT_SCALE
+#endif /* KT_AMX */
+
+void
+TSR_CPU_LEVEL_FN (kt_from_kp8) (tsr_type type, int64_t k, const void *g0,
+                                const void *g1, void *dst)
+{
+#if KT_AMX
+#define KT_FROM(t)                                                      \
+  for (int64_t i = 0; i < k / QK; i++)                                  \
+    {                                                                   \
+      const unsigned char *o[2] = {                                     \
+        (const unsigned char *) g0 + (size_t) i * TSR_CPU_KP8_BYTES,    \
+        (const unsigned char *) g1 + (size_t) i * TSR_CPU_KP8_BYTES     \
+      };                                                                \
+      kt_from_kp8_sb (t, o, (unsigned char *) dst                       \
+                            + (size_t) i * TSR_CPU_KT_BYTES);           \
+    }
+  switch (ktype_of (type))
+    {
+    case KQ2: KT_FROM (KQ2); break;
+    case KQ3: KT_FROM (KQ3); break;
+    case KQ4: KT_FROM (KQ4); break;
+    case KQ5: KT_FROM (KQ5); break;
+    case KQ6: KT_FROM (KQ6); break;
+    default: KT_FROM (KIQ4XS); break;
+    }
+#undef KT_FROM
+#else
+  /* (Only v4-amx multiplies this layout: this is the reference the
+     tests hold the vector code to.)  */
+  kt_from_kp8_ref (ktype_of (type), k, g0, g1, dst);
+#endif
+}
+
+#if KT_AMX
+#define KT_DOT(t) kt_amx (t, k, g0, g1, x, ny, y, ys, out)
+#else
+#define KT_DOT(t) kt_dot_ref (t, k, g0, g1, x, ny, y, ys, out)
+#endif
+#define KT_FN(name, t)                                                  \
+  void                                                                  \
+  TSR_CPU_LEVEL_FN (vec_dot_##name##t16_q8_K) (int64_t k, const void *g0_, \
+                                               const void *g1_,         \
+                                               const void *x, int ny,   \
+                                               const void *y_, size_t ys, \
+                                               float *out)              \
+  {                                                                     \
+    const unsigned char *g0 = g0_, *g1 = g1_;                           \
+    const char *y = y_;                                                 \
+    KT_DOT (t);                                                         \
+  }
+
+KT_FN (q2_K, KQ2)
+KT_FN (q3_K, KQ3)
+KT_FN (q4_K, KQ4)
+KT_FN (q5_K, KQ5)
+KT_FN (q6_K, KQ6)
+KT_FN (iq4_xs, KIQ4XS)
+#undef KT_FN
+#undef KT_DOT

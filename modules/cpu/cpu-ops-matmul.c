@@ -67,6 +67,12 @@
  *   1,069-1,075; 8192 x 2048: 962-979 -> 1,027-1,033, 906-918 ->
  *   959-961, 713-729 -> 781-787, 918-929 -> 950-983; at 64 columns
  *   about even, below it the repacked kernels win).
+ *   At v4-amx q3_K, q4_K, q5_K and iq4_xs, plain or repacked, go
+ *   from TSR_CPU_KT_MIN_N columns through AMX tiles instead
+ *   (mul_mat_kt): each thread packs its 16 rows as above, converts
+ *   them into the AMX layout (tsr_cpu_kt_from_kp8, cpu-vec-k.h) and
+ *   dots KT_COLS columns a call, 16 activation rows a tile multiply;
+ *   the same results, bit for bit.
  * - otherwise, n >= GEMM_MIN_N (F32_GEMM_MIN_N, HALF_GEMM_MIN_N for
  *   float weights): a packed GEMM (cpu-gemm.c).  Per batch
  *   the product is cut into blocks of IB weight rows by JB activation
@@ -123,6 +129,9 @@
 /* Activation columns a call of the AMX tiles' kernels (v4-amx): 4 tile
    multiplies of 16, the 64 columns' sums (8 KiB) in L1.  */
 #define X32_AMX_COLS 64
+/* Activation columns a call of the super-block types' AMX kernels:
+   the 16 rows' layout (5 KiB a super-block) read once per 64.  */
+#define KT_COLS 64
 #define KC 256
 #define IB 256
 #define JB 512
@@ -199,6 +208,33 @@ x32_group (const tsr_tensor *a)
   return group;
 }
 
+/* The super-block types on AMX tiles (v4-amx), repacked or plain
+   where the level packs them (x8p_kernel's packed tiles), from
+   TSR_CPU_KT_MIN_N columns: each thread's 16 rows packed, then
+   converted into the AMX layout (mul_mat_kt).  The kernel; NULL
+   otherwise.  */
+static tsr_cpu_kt_fn
+kt_kernel (const tsr_tensor *dst)
+{
+  const tsr_tensor *a = dst->src[0];
+  size_t group;
+
+  if (dst->src[1]->ne[1] < TSR_CPU_KT_MIN_N || !tsr_cpu_is_kquant (a->type)
+      || !tsr_cpu_qdot_x8p_kernel (a->type, &group)
+      || (!tsr_cpu_repacked (a)
+          && a->nb[0] != tsr_type_traits (a->type)->type_size))
+    return NULL;
+  return tsr_cpu_qdot_kt_kernel (a->type);
+}
+
+/* Its scratch: a tile's two packed groups, their AMX layout.  */
+static size_t
+kt_scratch (const tsr_tensor *a)
+{
+  const size_t sbs = (size_t) (a->ne[0] / TSR_QK_K);
+  return sbs * (2 * TSR_CPU_KP8_BYTES + TSR_CPU_KT_BYTES) + GEMM_ALIGN;
+}
+
 /* Repacked weights (CPU_REPACK) take the integer dots at every n:
    their 8-row by 8-column register tiles outrun the GEMM, which would
    have to unpack them; so do the plain weights packed likewise.  */
@@ -212,7 +248,8 @@ use_qdots (const tsr_tensor *dst)
          && (dst->src[1]->ne[1] < (tsr_cpu_is_kquant (t) ? QDOT_MAX_N_K
                                                          : QDOT_MAX_N)
              || tsr_cpu_repacked (dst->src[0])
-             || x8p_kernel (dst, &group) || x32_kernel (dst, &group));
+             || x8p_kernel (dst, &group) || x32_kernel (dst, &group)
+             || kt_kernel (dst));
 }
 
 static bool
@@ -239,7 +276,8 @@ tsr_cpu_mul_mat_scratch (const tsr_tensor *dst)
       /* The packed groups of a tile of rows; a 32-row tile's run of
          blocks, plain rows' 8-row groups to convert it from, and the
          tile's sums.  */
-      size_t groups = x32_kernel (dst, &block)
+      size_t groups = kt_kernel (dst) ? kt_scratch (a)
+                      : x32_kernel (dst, &block)
                       ? X32_RUN * block
                         + TSR_CPU_X32_ROWS / TSR_CPU_REPACK_ROWS * X32_RUN
                           * x32_group (a)
@@ -522,6 +560,8 @@ qdot_unit (const struct tsr_cpu_op_ctx *c, const tsr_tensor *dst, int64_t u,
 
 static int mul_mat_x32 (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst,
                         tsr_cpu_x32_fn x32, size_t block, int ith, int nth);
+static int mul_mat_kt (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst,
+                       tsr_cpu_kt_fn kt, int ith, int nth);
 
 static int
 mul_mat_qdots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
@@ -536,6 +576,9 @@ mul_mat_qdots (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst, int ith,
   const tsr_cpu_x32_fn x32 = x32_kernel (dst, &block);
   if (x32)
     return mul_mat_x32 (c, dst, x32, block, ith, nth);
+  const tsr_cpu_kt_fn kt = kt_kernel (dst);
+  if (kt)
+    return mul_mat_kt (c, dst, kt, ith, nth);
   const tsr_cpu_qdot_fn x8p = x8p_kernel (dst, &group);
   const bool packed = tsr_cpu_repacked (a) && !x8p;
   const int64_t g = packed || x8p ? TSR_CPU_REPACK_ROWS : 1;
@@ -717,6 +760,57 @@ mul_mat_x32 (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst,
           for (int64_t r = 0; r < q.last - q.first; r++)
             *(float *) (d + (size_t) r * dst->nb[0])
               = sums[TSR_CPU_X32_ROWS * y + r];
+        }
+    }
+  return TSR_OK;
+}
+
+/* The super-block types on AMX tiles: each thread's tiles of 16 rows
+   packed (as x8p_kernel's tiles: tsr_cpu_x8_pack_rows), converted into
+   the AMX layout (tsr_cpu_kt_from_kp8), and dotted with the columns
+   KT_COLS at a time.  */
+static int
+mul_mat_kt (const struct tsr_cpu_op_ctx *c, tsr_tensor *dst,
+            tsr_cpu_kt_fn kt, int ith, int nth)
+{
+  const tsr_tensor *a = dst->src[0], *b = dst->src[1];
+  const int64_t k = a->ne[0], m = a->ne[1], n = b->ne[1];
+  const int64_t batches = b->ne[2] * b->ne[3];
+  const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
+  const size_t size = tsr_cpu_act_size (a->type, k);
+  const int64_t tile = TSR_CPU_KT_ROWS;
+  const int64_t tiles = (m + tile - 1) / tile;
+  unsigned char *pack = c->scratch[ith];
+  unsigned char *t = (unsigned char *) align_up
+    (pack + (size_t) (k / TSR_QK_K) * 2 * TSR_CPU_KP8_BYTES);
+  float out[TSR_CPU_KT_ROWS * KT_COLS];
+  size_t group;
+  int64_t u0, u1;
+
+  tsr_cpu_qdot_x8p_kernel (a->type, &group);
+  tsr_cpu_split (tiles * batches, ith, nth, &u0, &u1);
+  for (int64_t u = u0; u < u1; u++)
+    {
+      const struct qdot_unit q = qdot_unit (c, dst, u, tile, size);
+      const int nr = (int) (q.last - q.first);
+      const size_t row = tsr_cpu_x8_pack_rows (a, q.i2 / r2, q.i3 / r3,
+                                               q.first, q.last, group, pack);
+      /* 8 rows alone: their group twice.  */
+      const unsigned char *g1 = nr > TSR_CPU_REPACK_ROWS
+                                ? pack + TSR_CPU_REPACK_ROWS * row : pack;
+
+      tsr_cpu_kt_from_kp8 (a->type, k, pack, g1, t);
+      for (int64_t y0 = 0; y0 < n; y0 += KT_COLS)
+        {
+          const int ny = n - y0 < KT_COLS ? (int) (n - y0) : KT_COLS;
+          kt (k, pack, g1, t, ny, q.act + y0 * size, size, out);
+          for (int y = 0; y < ny; y++)
+            {
+              char *d = tsr_cpu_at (dst, q.first, y0 + y, q.i2, q.i3);
+              for (int r = 0; r < nr; r++)
+                *(float *) (d + (size_t) r * dst->nb[0])
+                  = out[TSR_CPU_KT_ROWS * y + r];
+            }
         }
     }
   return TSR_OK;

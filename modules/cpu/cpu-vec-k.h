@@ -168,6 +168,49 @@ TSR_CPU_KP8DOT (q6_K)
 TSR_CPU_KP8DOT (iq4_xs)
 #undef TSR_CPU_KP8DOT
 
+/* The packed tiles on AMX (v4-amx): a thread converts its two packed
+   groups (16 rows) once for all its columns into this layout, whose
+   values an AMX tile multiply (tdpbssd) reads as 16 rows by 4 bytes a
+   tile row.  Per super-block, TSR_CPU_KT_BYTES:
+     bytes 0..4095     64 tile rows of 64 bytes: byte 4 n + b of row q
+                       the value of element 4 q + b of row n (n < 16),
+                       signed: the packed value less the type's offset
+                       (q3_K 4, q6_K 32, iq4_xs 128; q2_K, q4_K, q5_K
+                       none), so that the biases of the types without
+                       minimums are in the products;
+     bytes 4096..5119  the rows' scales as int32, of group g at 4096 +
+                       64 g + 4 n; groups of 32 elements (q4_K, q5_K,
+                       iq4_xs: 8 of them) or of 16 (q2_K, q3_K, q6_K).
+   A tile multiply takes 16 activation rows' group (their q8_K values
+   in place) against the 16 rows' group: 16 by 16 exact int32 group
+   sums, each times its row's scale, summed over the groups: the
+   integer I of the packed tiles' kernels (cpu-vec-k.h above), exactly;
+   B (the minimums times the activation sums) and the f32 steps are
+   theirs, so the results are theirs, bit for bit.  */
+#define TSR_CPU_KT_ROWS 16
+#define TSR_CPU_KT_BYTES 5120
+/* The two packed groups at G0 and G1 (the same for 8 rows alone), K
+   elements of TYPE (a super-block type), into the AMX layout at DST
+   (K / 256 super-blocks of TSR_CPU_KT_BYTES).  */
+TSR_MODULE_HIDDEN void tsr_cpu_kt_from_kp8 (tsr_type type, int64_t k,
+                                            const void *g0, const void *g1,
+                                            void *dst);
+/* OUT[16 c + n] = dot (row n of the 16 at G0, G1 and T (its packed
+   groups and their AMX layout), activation row c of NY at Y, YS bytes
+   apart), n < 16, c < NY; AMX tiles at v4-amx, elsewhere the
+   reference (what the tests hold them to).  */
+#define TSR_CPU_KTDOT(type)                                             \
+  TSR_MODULE_HIDDEN void tsr_cpu_vec_dot_##type##t16_q8_K               \
+    (int64_t k, const void *g0, const void *g1, const void *t, int ny,  \
+     const void *y, size_t ys, float *out);
+TSR_CPU_KTDOT (q2_K)
+TSR_CPU_KTDOT (q3_K)
+TSR_CPU_KTDOT (q4_K)
+TSR_CPU_KTDOT (q5_K)
+TSR_CPU_KTDOT (q6_K)
+TSR_CPU_KTDOT (iq4_xs)
+#undef TSR_CPU_KTDOT
+
 /* N (a multiple of 256) elements of the named type X to f32: the bits
    tsr_dequantize_row gives, by the same float operations.  The one
    sum among them, d1 * q - m1 (q2_K, q4_K, q5_K), has an exact

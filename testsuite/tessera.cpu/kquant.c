@@ -27,7 +27,11 @@
      here from the layout's description) likewise, 8 rows by 1 to 8;
    - such groups of q4_K, q5_K, q6_K and iq4_xs converted to the packed
      tiles (tsr_cpu_kp8_from_x8) equal the plain rows packed
-     (tsr_cpu_kp8_pack), byte for byte.  */
+     (tsr_cpu_kp8_pack), byte for byte;
+   - 16 or 8 plain rows of every type, packed and converted to the AMX
+     layout (tsr_cpu_kt_from_kp8: at v4-amx the vector code, elsewhere
+     the reference), dotted with 1, 5 and 40 columns (AMX tiles at
+     v4-amx) give the packed tiles' results bit for bit.  */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -45,6 +49,10 @@ typedef void (*row_fn) (int64_t, float *, const void *);
 typedef void (*pack_fn) (tsr_type, int64_t, const void *, size_t, int,
                          void *);
 typedef void (*from_fn) (tsr_type, int64_t, const void *, void *);
+typedef void (*kt_from_fn) (tsr_type, int64_t, const void *, const void *,
+                            void *);
+typedef void (*kt_fn) (int64_t, const void *, const void *, const void *,
+                       int, const void *, size_t, float *);
 
 enum { N_TYPES = 6, MAX_NB = 8, QK = 256, MAX_K = QK * MAX_NB, ROWS = 8 };
 
@@ -79,6 +87,9 @@ struct level
   dot_fn dot_iq4_xs_x8;         /* iq4_xs repacked by 8 rows */
   pack_fn kp8_pack;             /* 8 plain rows to packed tiles */
   from_fn kp8_from_x8;          /* a repacked group to packed tiles */
+  dot_fn dot_p8[N_TYPES];       /* the packed tiles' dots */
+  kt_from_fn kt_from;           /* two packed groups to the AMX layout */
+  kt_fn dot_kt[N_TYPES];        /* its dots */
 };
 
 #define FNS(suffix, type)                                               \
@@ -87,6 +98,16 @@ struct level
                                                const void *const *,     \
                                                float *);                \
   void tsr_cpu_row_##type##_to_f32_##suffix (int64_t, float *, const void *);
+#define KTFNS(suffix, type)                                             \
+  void tsr_cpu_vec_dot_##type##p8_q8_K_##suffix (int64_t, const void *,  \
+                                                 size_t, int, int,      \
+                                                 const void *const *,   \
+                                                 float *);              \
+  void tsr_cpu_vec_dot_##type##t16_q8_K_##suffix (int64_t, const void *, \
+                                                  const void *,         \
+                                                  const void *, int,    \
+                                                  const void *, size_t, \
+                                                  float *);
 #define LEVEL(suffix, name)                                             \
   void tsr_cpu_quantize_act_q8_K_##suffix (int64_t, void *, const float *); \
   void tsr_cpu_kact_fill_offsets6_##suffix (int64_t, void *);           \
@@ -112,6 +133,10 @@ struct level
                                   size_t, int, void *);                 \
   void tsr_cpu_kp8_from_x8_##suffix (tsr_type, int64_t, const void *,    \
                                      void *);                           \
+  void tsr_cpu_kt_from_kp8_##suffix (tsr_type, int64_t, const void *,    \
+                                     const void *, void *);             \
+  KTFNS (suffix, q2_K) KTFNS (suffix, q3_K) KTFNS (suffix, q4_K)        \
+  KTFNS (suffix, q5_K) KTFNS (suffix, q6_K) KTFNS (suffix, iq4_xs)      \
   static const struct level level_##suffix = {                         \
     name, tsr_cpu_quantize_act_q8_K_##suffix,                           \
     tsr_cpu_kact_fill_offsets6_##suffix,                                \
@@ -126,7 +151,20 @@ struct level
     tsr_cpu_vec_dot_q6_Kx8_q8_K_##suffix,                               \
     tsr_cpu_vec_dot_q5_Kx8_q8_K_##suffix,                               \
     tsr_cpu_vec_dot_iq4_xsx8_q8_K_##suffix,                             \
-    tsr_cpu_kp8_pack_##suffix, tsr_cpu_kp8_from_x8_##suffix };
+    tsr_cpu_kp8_pack_##suffix, tsr_cpu_kp8_from_x8_##suffix,            \
+    { tsr_cpu_vec_dot_q2_Kp8_q8_K_##suffix,                             \
+      tsr_cpu_vec_dot_q3_Kp8_q8_K_##suffix,                             \
+      tsr_cpu_vec_dot_q4_Kp8_q8_K_##suffix,                             \
+      tsr_cpu_vec_dot_q5_Kp8_q8_K_##suffix,                             \
+      tsr_cpu_vec_dot_q6_Kp8_q8_K_##suffix,                             \
+      tsr_cpu_vec_dot_iq4_xsp8_q8_K_##suffix },                         \
+    tsr_cpu_kt_from_kp8_##suffix,                                       \
+    { tsr_cpu_vec_dot_q2_Kt16_q8_K_##suffix,                            \
+      tsr_cpu_vec_dot_q3_Kt16_q8_K_##suffix,                            \
+      tsr_cpu_vec_dot_q4_Kt16_q8_K_##suffix,                            \
+      tsr_cpu_vec_dot_q5_Kt16_q8_K_##suffix,                            \
+      tsr_cpu_vec_dot_q6_Kt16_q8_K_##suffix,                            \
+      tsr_cpu_vec_dot_iq4_xst16_q8_K_##suffix } };
 TSR_TEST_EACH_LEVEL (LEVEL)
 #define LEVEL_ENTRY(suffix, name) &level_##suffix,
 static const struct level *const levels[] = {
@@ -812,6 +850,76 @@ check_from_x8 (const struct level *lv, int T)
          lv->name, tsr_type_name (types[T]), (long) bad);
 }
 
+/* 16 (or 8) plain rows of types[T] packed (tsr_cpu_kp8_pack) and
+   converted to the AMX layout (tsr_cpu_kt_from_kp8): their dots with
+   1, 5 and 40 activation rows (tiles of 16 and a last one of fewer)
+   equal the packed tiles' dots bit for bit, on quantized random
+   weights, random bytes and all-ones bytes against random activations
+   and activations of -127 and 127 (the largest integer sums).  */
+static void
+check_kt (const struct level *lv, int T)
+{
+  enum { P8_BYTES = 2624, KT_BYTES = 5120, COLS = 40, NBK = 3 };
+  static _Alignas (64) char plain[16 * NBK * 256];
+  static _Alignas (64) unsigned char groups[2 * NBK * P8_BYTES];
+  static _Alignas (64) unsigned char kt[NBK * KT_BYTES];
+  static _Alignas (64) char act[COLS * 2 * NBK * 256 * 2];
+  static float x[NBK * QK];
+  static const int nys[] = { 1, 5, COLS };
+  int64_t bad = 0, cases = 0;
+
+  for (int kind = 0; kind < 4; kind += 1 + (kind == 1))
+    for (int nb = 1; nb <= NBK; nb += 2)
+      for (int nr = 16; nr >= 8; nr -= 8)
+        {
+          const int k = QK * nb;
+          const size_t row = tsr_row_size (types[T], k);
+          const size_t ys = tsr_cpu_kact6_size (k);
+          const size_t bx = (size_t) nb * P8_BYTES / 8;
+          const void *yp[COLS];
+          for (int r = 0; r < 16; r++)
+            fill_weights (T, nb, kind, plain + r * row);
+          lv->kp8_pack (types[T], k, plain, row, 8, groups);
+          lv->kp8_pack (types[T], k, plain + 8 * row, row, 8,
+                        groups + 8 * bx);
+          const unsigned char *g1 = nr == 16 ? groups + 8 * bx : groups;
+          memset (kt, 0x5a, sizeof kt);
+          lv->kt_from (types[T], k, groups, g1, kt);
+          for (int c = 0; c < COLS; c++)
+            {
+              char *y = act + c * ys;
+              for (int i = 0; i < k; i++)
+                x[i] = kind == 3 && c % 2 ? (i % 3 ? 127 : -127)
+                       : tsr_test_uniform (-2, 2);
+              lv->quantize (k, y, x);
+              lv->offsets6 (k, y);
+              yp[c] = y;
+            }
+          for (int s = 0; s < 3; s++)
+            {
+              const int ny = nys[s];
+              float want[16 * 8], got[16 * COLS];
+              memset (got, 0x5a, sizeof got);
+              lv->dot_kt[T] (k, groups, g1, kt, ny, act, ys, got);
+              for (int c0 = 0; c0 < ny; c0 += 8)
+                {
+                  const int n8 = ny - c0 < 8 ? ny - c0 : 8;
+                  lv->dot_p8[T] (k, groups, bx, nr, n8, yp + c0, want);
+                  for (int r = 0; r < nr; r++)
+                    for (int c = 0; c < n8; c++)
+                      bad += memcmp (&want[r * n8 + c],
+                                     &got[16 * (c0 + c) + r],
+                                     sizeof want[0]) != 0;
+                }
+              cases++;
+            }
+        }
+  CHECK (bad == 0 && cases == 36, "level %s: %s rows in the AMX layout, "
+         "dots of 1, 5 and 40 columns by 16 and 8 rows equal the packed "
+         "tiles' bit for bit (%ld of %ld cases' results differ)", lv->name,
+         tsr_type_name (types[T]), (long) bad, (long) cases);
+}
+
 int
 main (void)
 {
@@ -838,6 +946,14 @@ main (void)
       check_x8 (lv, 5);         /* iq4_xs */
       for (int t = 2; t < N_TYPES; t++)
         check_from_x8 (lv, t);
+      for (int t = 0; t < N_TYPES; t++)
+        if (types[t] == TSR_TYPE_IQ4_XS && (strcmp (lv->name, "v3") == 0
+                                           || strcmp (lv->name, "v4") == 0))
+          /* Packed iq4_xs values plus 128 need VNNI there.  */
+          tsr_test_unsupported ("level %s: iq4_xs's packed tiles need VNNI",
+                                lv->name);
+        else
+          check_kt (lv, t);
       tested++;
     }
   CHECK (tested > 0, "some level was tested (%d)", tested);

@@ -8,7 +8,8 @@
      q4_K and q6_K with AVX-512BW): the 512 columns computed at once
      equal them computed in batches of 1, 7 and 64 columns (q4_K, q5_K,
      q6_K and iq4_xs from 64 columns through the plain super-blocks'
-     tiles, converted: below, their own kernels);
+     tiles, converted: below, their own kernels; at v4-amx q4_K, q5_K
+     and iq4_xs from 32 columns on AMX tiles);
    - plain q4_0, q4_1, q5_0, q5_1 (and with VNNI q8_0, iq4_nl, mxfp4)
      at levels with AVX2 or AVX-512, which are packed for the repacked
      kernels as they are
@@ -22,7 +23,9 @@
      levels with AVX-512BW, packed by tile from 16 columns on, which
      sums as the repacked q4_K and q6_K do: batches of 16, 17 and 64
      columns (none under 16) agree with 512 at once, and plain q4_K and
-     q6_K equal the repacked ones; at levels with AVX2, packed by tile
+     q6_K equal the repacked ones (at v4-amx, q3_K, q4_K, q5_K and
+     iq4_xs from 32 columns on AMX tiles: 16 and 17 columns against
+     64 and 512 cross the two kernels); at levels with AVX2, packed by tile
      from 64 columns: batches of 64, 65 and 128 (none under 64);
    - below the packing (15 columns), plain super-block weights of long
      rows (20 super-blocks, which the plain dots take in chunks): each

@@ -8,12 +8,15 @@
 #            programs, then the ops, ops-math and ops-nn programs at
 #            each level);
 #   arm64    a cross build for aarch64-linux-gnu (static: the programs
-#            run without libtool's scripts), its cpu area run under
-#            qemu-user three times, with CPU models that reach each
-#            arm64 level: cortex-a53 (armv8-a only), cortex-a76
-#            (dotprod and fp16: armv8.2-a) and max (i8mm and SVE:
-#            armv8.6-a), and the types and registry areas once.  Levels
-#            the emulated CPU lacks are UNSUPPORTED.  Needs Debian's
+#            run without libtool's scripts), under qemu-user with CPU
+#            models that reach each arm64 level: max (i8mm and SVE:
+#            armv8.6-a) runs the whole cpu area at every level, and the
+#            types and registry areas; cortex-a53 (armv8-a only) and
+#            cortex-a76 (dotprod and fp16: armv8.2-a) the dispatch's
+#            program (levels.c), which checks the level chosen where
+#            the upper ones are missing (the whole area under each was
+#            about 10 minutes of CI repeating the max run's kernels).
+#            Levels the emulated CPU lacks are UNSUPPORTED.  Needs Debian's
 #            gcc-aarch64-linux-gnu, qemu-user and libltdl-dev:arm64
 #            (dpkg --add-architecture arm64); skipped, with a message,
 #            where they are missing.
@@ -70,8 +73,12 @@ elif configure_build arm64 --host=aarch64-linux-gnu --disable-shared; then
   # (/lib/ld-linux-aarch64.so.1), the one libltdl-dev:arm64 came with;
   # pairing the cross toolchain's loader (qemu -L /usr/aarch64-linux-gnu)
   # with that C library hangs in pthread_create.
+  # The max model runs every level: there the cpu area runs whole; the
+  # other two check the dispatch on CPUs that lack the upper levels
+  # (levels.c: the best level they run is chosen, the others refused,
+  # and each level they run computes its kernels right).
   for cpu in cortex-a53 cortex-a76 max; do
-    flags=cpu.exp
+    flags=cpu.exp=levels.c
     [ "$cpu" = max ] && flags="cpu.exp types.exp registry.exp"
     run arm64 "$cpu" "$flags" "qemu-aarch64 -cpu $cpu" || status=1
   done

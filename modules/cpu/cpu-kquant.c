@@ -527,6 +527,59 @@ scales_iq4_xs_r (const struct tsr_block_iq4_xs *b)
   return _mm256_cvtepi8_epi16 (_mm_sub_epi8 (ls, _mm_set1_epi8 (32)));
 }
 
+#if defined(__FMA__)
+/* The f32 steps of one super-block of a row by one column, those of the
+   packed tiles (p8_step, p8_half_v3, p8_group): the two exact integers,
+   I (the scaled products; q3_K and q6_K: with their biases) and B (the
+   minimums times the activations' sums), as the lanes of ISUM and BSUM
+   summed (exact: |.| < 2^28), then acc = fma (I, d dy, acc) and, for
+   the types with minimums (MINS), acc = fma (B, -dmin dy, acc).  F
+   holds d dy and -dmin dy in lanes 0 and 1; the accumulator is lane 0
+   of ACC.  Summing the lanes of each super-block costs a few
+   operations a column, but a row's result no longer depends on how
+   its kernel spread the products over lanes: the plain dots give the
+   tiles' bits, so a product's columns do not change with how many
+   there are (the manual's "Reproducible results").  */
+static inline __m128
+kdot_step (__m128 acc, __m256i isum, __m256i bsum, __m128 f, bool mins)
+{
+  /* I and B of halves 0-3 and 4-7 in lanes 0 and 1 of each 128-bit
+     lane, then the halves added.  */
+  __m256i h = _mm256_hadd_epi32 (isum, bsum);
+  h = _mm256_hadd_epi32 (h, h);
+  const __m128 ib = _mm_cvtepi32_ps (_mm_add_epi32
+                                     (_mm256_castsi256_si128 (h),
+                                      _mm256_extracti128_si256 (h, 1)));
+  acc = _mm_fmadd_ss (ib, f, acc);
+  if (mins)
+    acc = _mm_fmadd_ss (_mm_movehdup_ps (ib), _mm_movehdup_ps (f), acc);
+  return acc;
+}
+
+/* kdot_step for two columns at once, the same steps on each (their
+   accumulators, F and the integers side by side in one vector: lanes
+   0, 1 and 2, 3), with fewer operations a column.  */
+static inline void
+kdot_step2 (__m128 *acc0, __m128 *acc1, __m256i i0, __m256i b0, __m128 f0,
+            __m256i i1, __m256i b1, __m128 f1, bool mins)
+{
+  /* I0, B0, I1, B1 of halves 0-3 and 4-7, then the halves added.  */
+  const __m256i h = _mm256_hadd_epi32 (_mm256_hadd_epi32 (i0, b0),
+                                       _mm256_hadd_epi32 (i1, b1));
+  const __m128 ib = _mm_cvtepi32_ps (_mm_add_epi32
+                                     (_mm256_castsi256_si128 (h),
+                                      _mm256_extracti128_si256 (h, 1)));
+  const __m128 f = _mm_movelh_ps (f0, f1);
+  __m128 a = _mm_movelh_ps (*acc0, *acc1);
+
+  a = _mm_fmadd_ps (ib, f, a);
+  if (mins)
+    a = _mm_fmadd_ps (_mm_movehdup_ps (ib), _mm_movehdup_ps (f), a);
+  *acc0 = a;
+  *acc1 = _mm_movehl_ps (a, a);
+}
+#endif
+
 #endif
 
 /* The dot of decoded super-block S (SGN: signed weights) with
@@ -781,10 +834,10 @@ decode_iq4_xs_r (const void *blk, struct sbv *v)
   v->dd = dd_same_r (b->d);
 }
 
+/* Lane 0: a row's sum by one column (kdot_step).  */
 struct acc
 {
-  __m512 a;
-  __m256 b;
+  __m128 a;
 };
 
 /* SUM plus the int16 pair sums of W.Y times the int16 scales SCR: one
@@ -801,76 +854,69 @@ scaled_dot_v4 (__m512i sum, __m512i w, __m512i y, __m512i scr)
 #endif
 }
 
-static inline __attribute__ ((always_inline)) void
-sbv_dot (const struct sbv *v, enum ktype t, int64_t j, int64_t k,
-         const int ny, const void *const *y, struct acc *acc)
+/* Nothing to prepare per super-block (sbv_dot).  */
+struct sbv_pre
 {
-  UNROLL
-  for (int c = 0; c < ny; c++)
-    {
-      const int8_t *yq = (const int8_t *) y[c] + j * QK;
-      const __m128 f = _mm_mul_ps (v->dd, _mm_set1_ps
-                                   (tsr_cpu_kact_scales (y[c], k)[j]));
-      __m512i sum = _mm512_setzero_si512 ();
+  char unused;
+};
 
-      UNROLL
-      for (int r = 0; r < 4; r++)
-        {
-          __m512i yr = _mm512_load_si512 (yq + 64 * r);
-          if (t == KIQ4XS)
-            yr = _mm512_mask_sub_epi8 (yr, v->neg[r], _mm512_setzero_si512 (),
-                                       yr);
-          sum = scaled_dot_v4 (sum, v->w[r], yr, v->scr[r]);
-        }
-      if (!has_mins (t) && t != KIQ4XS)
-        {
-          /* q3_K, q6_K: the bias has the factor d too, so its sums go
-             into the integer sum (within int32: below 2^29 for q6_K).  */
-          const __m256i ys = _mm256_loadu_si256
-            ((const __m256i *) (tsr_cpu_kact_sums (y[c], k) + j * GROUPS));
-#if defined(__AVX512VNNI__)
-          sum = _mm512_dpwssd_epi32 (sum, _mm512_zextsi256_si512 (ys),
-                                     _mm512_zextsi256_si512 (v->bias));
-#else
-          sum = _mm512_add_epi32 (sum, _mm512_zextsi256_si512
-                                         (_mm256_madd_epi16 (ys, v->bias)));
-#endif
-        }
-      acc[c].a = _mm512_fmadd_ps (_mm512_cvtepi32_ps (sum),
-                                  _mm512_broadcastss_ps (f), acc[c].a);
-      if (has_mins (t))
-        {
-          __m256i bs = _mm256_madd_epi16
-            (_mm256_loadu_si256 ((const __m256i *)
-                                 (tsr_cpu_kact_sums (y[c], k) + j * GROUPS)),
-             v->bias);
-          acc[c].b = _mm256_fmadd_ps (_mm256_cvtepi32_ps (bs),
-                                      _mm256_permutexvar_ps
-                                      (_mm256_set1_epi32 (1),
-                                       _mm256_castps128_ps256 (f)),
-                                      acc[c].b);
-        }
+static inline __attribute__ ((always_inline)) void
+sbv_prep (const struct sbv *v, enum ktype t, struct sbv_pre *p)
+{
+  (void) v, (void) t, (void) p;
+}
+
+/* Super-block J of column Y by the decoded one V: the lanes of I into
+   *ISUM, those of B into *BSUM, d dy and -dmin dy into *F
+   (kdot_step).  */
+static inline __attribute__ ((always_inline)) void
+sbv_col (const struct sbv *v, const struct sbv_pre *p, enum ktype t,
+         int64_t j, int64_t k, const void *y, __m256i *isum, __m256i *bsum,
+         __m128 *f)
+{
+  const int8_t *yq = (const int8_t *) y + j * QK;
+  __m512i sum = _mm512_setzero_si512 ();
+
+  (void) p;
+  *f = _mm_mul_ps (v->dd, _mm_set1_ps (tsr_cpu_kact_scales (y, k)[j]));
+  UNROLL
+  for (int r = 0; r < 4; r++)
+    {
+      __m512i yr = _mm512_load_si512 (yq + 64 * r);
+      if (t == KIQ4XS)
+        yr = _mm512_mask_sub_epi8 (yr, v->neg[r], _mm512_setzero_si512 (),
+                                   yr);
+      sum = scaled_dot_v4 (sum, v->w[r], yr, v->scr[r]);
     }
+  const __m256i ys = _mm256_loadu_si256
+    ((const __m256i *) (tsr_cpu_kact_sums (y, k) + j * GROUPS));
+  if (!has_mins (t) && t != KIQ4XS)
+    {
+      /* q3_K, q6_K: the bias has the factor d too, so its sums go into
+         the integer sum (within int32: below 2^29 for q6_K).  */
+#if defined(__AVX512VNNI__)
+      sum = _mm512_dpwssd_epi32 (sum, _mm512_zextsi256_si512 (ys),
+                                 _mm512_zextsi256_si512 (v->bias));
+#else
+      sum = _mm512_add_epi32 (sum, _mm512_zextsi256_si512
+                                     (_mm256_madd_epi16 (ys, v->bias)));
+#endif
+    }
+  *isum = _mm256_add_epi32 (_mm512_castsi512_si256 (sum),
+                            _mm512_extracti64x4_epi64 (sum, 1));
+  *bsum = has_mins (t) ? _mm256_madd_epi16 (ys, v->bias) : *isum;
 }
 
 static inline void
 acc_zero (struct acc *a)
 {
-  a->a = _mm512_setzero_ps ();
-  a->b = _mm256_setzero_ps ();
+  a->a = _mm_setzero_ps ();
 }
 
 static inline float
 acc_sum (const struct acc *a)
 {
-  __m256 s = _mm256_add_ps (a->b, _mm512_castps512_ps256 (a->a));
-  s = _mm256_add_ps (s, _mm256_castpd_ps (_mm512_extractf64x4_pd
-                                          (_mm512_castps_pd (a->a), 1)));
-  __m128 t = _mm_add_ps (_mm256_castps256_ps128 (s),
-                         _mm256_extractf128_ps (s, 1));
-  t = _mm_add_ps (t, _mm_movehl_ps (t, t));
-  t = _mm_add_ss (t, _mm_movehdup_ps (t));
-  return _mm_cvtss_f32 (t);
+  return _mm_cvtss_f32 (a->a);
 }
 
 #elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__) \
@@ -1093,9 +1139,10 @@ decode_iq4_xs_r (const void *blk, struct sbv *v)
   v->dd = dd_same_r (b->d);
 }
 
+/* Lane 0: a row's sum by one column (kdot_step).  */
 struct acc
 {
-  __m256 a, b;
+  __m128 a;
 };
 
 /* SUM plus the int16 pair sums of W.Y times the int16 scales SCR: one
@@ -1111,75 +1158,64 @@ scaled_dot_v3 (__m256i sum, __m256i w, __m256i y, __m256i scr)
 #endif
 }
 
-static inline __attribute__ ((always_inline)) void
-sbv_dot (const struct sbv *v, enum ktype t, int64_t j, int64_t k,
-         const int ny, const void *const *y, struct acc *acc)
+/* The weights as pmaddubsw takes them (iq4_xs: |w|), once a
+   super-block (sbv_dot).  */
+struct sbv_pre
 {
   __m256i w[8];
+};
 
+static inline __attribute__ ((always_inline)) void
+sbv_prep (const struct sbv *v, enum ktype t, struct sbv_pre *p)
+{
   UNROLL
   for (int r = 0; r < 8; r++)
-    w[r] = t == KIQ4XS ? _mm256_abs_epi8 (v->w[r]) : v->w[r];
-  UNROLL
-  for (int c = 0; c < ny; c++)
-    {
-      const int8_t *yq = (const int8_t *) y[c] + j * QK;
-      const float dy = tsr_cpu_kact_scales (y[c], k)[j];
-      const __m128 f = _mm_mul_ps (v->dd, _mm_set1_ps (dy));
-      __m256i sum = _mm256_setzero_si256 ();
+    p->w[r] = t == KIQ4XS ? _mm256_abs_epi8 (v->w[r]) : v->w[r];
+}
 
-      UNROLL
-      for (int r = 0; r < 8; r++)
-        {
-          __m256i yr = _mm256_load_si256 ((const __m256i *) (yq + 32 * r));
-          if (t == KIQ4XS)
-            yr = _mm256_sign_epi8 (yr, v->w[r]);
-          sum = scaled_dot_v3 (sum, w[r], yr, v->scr[r]);
-        }
-      if (!has_mins (t) && t != KIQ4XS)
-        {
-          /* q3_K, q6_K: the bias has the factor d too (as AVX-512).  */
-          const __m256i ys = _mm256_loadu_si256
-            ((const __m256i *) (tsr_cpu_kact_sums (y[c], k) + j * GROUPS));
-#if defined(__AVXVNNI__)
-          sum = _mm256_dpwssd_avx_epi32 (sum, ys, v->bias);
-#else
-          sum = _mm256_add_epi32 (sum, _mm256_madd_epi16 (ys, v->bias));
-#endif
-        }
-      acc[c].a = _mm256_fmadd_ps (_mm256_cvtepi32_ps (sum),
-                                  _mm256_broadcastss_ps (f), acc[c].a);
-      if (has_mins (t))
-        {
-          __m256i bs = _mm256_madd_epi16
-            (_mm256_loadu_si256 ((const __m256i *)
-                                 (tsr_cpu_kact_sums (y[c], k) + j * GROUPS)),
-             v->bias);
-          acc[c].b = _mm256_fmadd_ps (_mm256_cvtepi32_ps (bs),
-                                      _mm256_permutevar8x32_ps
-                                      (_mm256_castps128_ps256 (f),
-                                       _mm256_set1_epi32 (1)),
-                                      acc[c].b);
-        }
+/* As AVX-512's.  */
+static inline __attribute__ ((always_inline)) void
+sbv_col (const struct sbv *v, const struct sbv_pre *p, enum ktype t,
+         int64_t j, int64_t k, const void *y, __m256i *isum, __m256i *bsum,
+         __m128 *f)
+{
+  const int8_t *yq = (const int8_t *) y + j * QK;
+  __m256i sum = _mm256_setzero_si256 ();
+
+  *f = _mm_mul_ps (v->dd, _mm_set1_ps (tsr_cpu_kact_scales (y, k)[j]));
+  UNROLL
+  for (int r = 0; r < 8; r++)
+    {
+      __m256i yr = _mm256_load_si256 ((const __m256i *) (yq + 32 * r));
+      if (t == KIQ4XS)
+        yr = _mm256_sign_epi8 (yr, v->w[r]);
+      sum = scaled_dot_v3 (sum, p->w[r], yr, v->scr[r]);
     }
+  const __m256i ys = _mm256_loadu_si256
+    ((const __m256i *) (tsr_cpu_kact_sums (y, k) + j * GROUPS));
+  if (!has_mins (t) && t != KIQ4XS)
+    {
+      /* q3_K, q6_K: the bias has the factor d too (as AVX-512).  */
+#if defined(__AVXVNNI__)
+      sum = _mm256_dpwssd_avx_epi32 (sum, ys, v->bias);
+#else
+      sum = _mm256_add_epi32 (sum, _mm256_madd_epi16 (ys, v->bias));
+#endif
+    }
+  *isum = sum;
+  *bsum = has_mins (t) ? _mm256_madd_epi16 (ys, v->bias) : sum;
 }
 
 static inline void
 acc_zero (struct acc *a)
 {
-  a->a = _mm256_setzero_ps ();
-  a->b = _mm256_setzero_ps ();
+  a->a = _mm_setzero_ps ();
 }
 
 static inline float
 acc_sum (const struct acc *a)
 {
-  __m256 s = _mm256_add_ps (a->a, a->b);
-  __m128 t = _mm_add_ps (_mm256_castps256_ps128 (s),
-                         _mm256_extractf128_ps (s, 1));
-  t = _mm_add_ps (t, _mm_movehl_ps (t, t));
-  t = _mm_add_ss (t, _mm_movehdup_ps (t));
-  return _mm_cvtss_f32 (t);
+  return _mm_cvtss_f32 (a->a);
 }
 
 #elif defined(__SSSE3__)
@@ -1346,6 +1382,35 @@ decode_regs (enum ktype t, const void *blk, struct sbv *v)
     case KQ5: decode_q5_K_r (blk, v); break;
     case KQ6: decode_q6_K_r (blk, v); break;
     default: decode_iq4_xs_r (blk, v); break;
+    }
+}
+
+/* The dot of decoded super-block V with super-block J of the NY
+   columns Y, into their accumulators: two columns at a time
+   (kdot_step2), the last one alone.  */
+static inline __attribute__ ((always_inline)) void
+sbv_dot (const struct sbv *v, enum ktype t, int64_t j, int64_t k,
+         const int ny, const void *const *y, struct acc *acc)
+{
+  struct sbv_pre p;
+
+  sbv_prep (v, t, &p);
+  UNROLL
+  for (int c = 0; c < ny; c += 2)
+    {
+      __m256i i0, b0;
+      __m128 f0;
+      sbv_col (v, &p, t, j, k, y[c], &i0, &b0, &f0);
+      if (c + 1 < ny)
+        {
+          __m256i i1, b1;
+          __m128 f1;
+          sbv_col (v, &p, t, j, k, y[c + 1], &i1, &b1, &f1);
+          kdot_step2 (&acc[c].a, &acc[c + 1].a, i0, b0, f0, i1, b1, f1,
+                      has_mins (t));
+        }
+      else
+        acc[c].a = kdot_step (acc[c].a, i0, b0, f0, has_mins (t));
     }
 }
 #endif

@@ -15,8 +15,12 @@
    On the CPU the logits of every row are those of its sequence alone
    bit for bit: each row's attention walks its own visible keys in
    blocks, wherever they lie in the cache, and the products give each
-   column what it gets alone -- for 1, 4 and 16 sequences in q4_0 and
-   q4_K files, in micro-batches of at most 64 rows (n_ubatch; beyond,
+   column what it gets alone -- for 1, 4 and 16 sequences in q4_0,
+   q4_K, q3_K and q6_K files (the super-block types' plain dots sum as
+   their tiles and repacked kernels at every ISA level; CI runs this
+   program at the native level, at v3 in the static build and at the
+   baseline in the sanitizer job), in
+   micro-batches of at most 64 rows (n_ubatch; beyond,
    some products switch to a GEMM that sums otherwise: issue 35, point
    4); f32 files up to 4 sequences, and within NMSE 1e-10 for 16 (their
    products sum otherwise for many columns).
@@ -427,6 +431,11 @@ main (void)
     { "qwen2, 2 layers", "--arch=qwen2 --type=f32 --layers=2", false },
     { "llama q4_0, 2 layers", "--type=q4_0 --layers=2", true },
     { "llama q4_K, 2 layers", "--type=q4_K --embd=256 --ff=512 --layers=2",
+      true },
+    /* Never repacked (plain dots, then the tiles from 16 or 64 rows).  */
+    { "llama q3_K, 2 layers", "--type=q3_K --embd=256 --ff=512 --layers=2",
+      true },
+    { "llama q6_K, 2 layers", "--type=q6_K --embd=256 --ff=512 --layers=2",
       true },
   };
   tsr_backend *cpu = mt_cpu ();

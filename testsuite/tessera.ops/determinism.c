@@ -19,14 +19,15 @@
    - those blocks of 32, repacked and plain, from 128 columns in the
      32-row tiles (AVX-512 with VNNI), in rows long enough for several
      runs of blocks: 130 columns at once equal batches of 7;
-   - plain q2_K, q3_K, q4_K, q5_K, q6_K (and with VNNI iq4_xs) at
-     levels with AVX-512BW, packed by tile from 16 columns on, which
-     sums as the repacked q4_K and q6_K do: batches of 16, 17 and 64
-     columns (none under 16) agree with 512 at once, and plain q4_K and
-     q6_K equal the repacked ones (at v4-amx, q3_K, q4_K, q5_K and
-     iq4_xs from 32 columns on AMX tiles: 16 and 17 columns against
-     64 and 512 cross the two kernels); at levels with AVX2, packed by tile
-     from 64 columns: batches of 64, 65 and 128 (none under 64);
+   - plain q2_K, q3_K, q4_K, q5_K, q6_K and iq4_xs at every level:
+     batches of 1, 7 and 17 (AVX-512) or 65 (elsewhere) columns agree
+     with 512 at once.  With AVX-512BW they are packed by tile from 16
+     columns, with AVX2 from 64, and the plain dots below sum as the
+     tiles and the repacked kernels do (plain q4_K, q5_K, q6_K and
+     iq4_xs equal the repacked ones; at v4-amx, q3_K, q4_K, q5_K and
+     iq4_xs go through AMX tiles from 32 columns, so the batches cross
+     three kernels); levels without the packing take the plain dots
+     at every column count;
    - below the packing (15 columns), plain super-block weights of long
      rows (20 super-blocks, which the plain dots take in chunks): each
      column's results equal the column's alone.
@@ -36,6 +37,8 @@
 #include "ops-test.h"
 
 #define K 512     /* two super-blocks of the k-quants */
+#define KGEMM 320 /* columns from which plain super-blocks that the level
+                     does not pack go to the f32 GEMM */
 #define M 24      /* three groups of 8 rows */
 #define N 512
 
@@ -114,15 +117,22 @@ differing (const float *a, const float *b, int64_t n)
   return bad;
 }
 
-/* W (TYPE in BUFT, or plain when NULL): the 512 columns at once into
-   WANT, then in batches of each of BS[0..2] (none under LEAST),
-   compared; a check line each.  Status of the computations.  */
+/* W (TYPE in BUFT, or plain when NULL): the 512 columns in batches of
+   WHOLE (N: at once) into WANT, then in batches of each of BS[0..2]
+   (none under LEAST), compared; a check line each.  Status of the
+   computations.  */
 static int
 check_batches (tsr_backend *be, tsr_buffer_type *buft, tsr_type type,
-               const void *w, const int64_t *bs, int64_t least, float *want)
+               const void *w, const int64_t *bs, int64_t least,
+               int64_t whole, float *want)
 {
   float *got = malloc ((size_t) N * M * sizeof *got);
-  int st = in_batches (be, buft, type, w, N, least, want);
+  int st = in_batches (be, buft, type, w, whole, least, want);
+  char ref[64];
+  if (whole == N)
+    snprintf (ref, sizeof ref, "the %d columns at once", N);
+  else
+    snprintf (ref, sizeof ref, "batches of %ld", (long) whole);
   for (int i = 0; st == TSR_OK && i < 3; i++)
     {
       st = in_batches (be, buft, type, w, bs[i], least, got);
@@ -130,9 +140,9 @@ check_batches (tsr_backend *be, tsr_buffer_type *buft, tsr_type type,
       char none[32] = "";
       if (least > 1)
         snprintf (none, sizeof none, " (none under %ld)", (long) least);
-      CHECK (bad == 0, "%s %s: batches of %ld%s equal the %d columns at "
-             "once (%ld elements differ)", buft ? "repacked" : "plain",
-             tsr_type_name (type), (long) bs[i], none, N, (long) bad);
+      CHECK (bad == 0, "%s %s: batches of %ld%s equal %s (%ld elements "
+             "differ)", buft ? "repacked" : "plain", tsr_type_name (type),
+             (long) bs[i], none, ref, (long) bad);
     }
   if (st != TSR_OK)
     CHECK (0, "%s %s: computes: %s", buft ? "repacked" : "plain",
@@ -340,7 +350,7 @@ main (void)
         }
       unsigned char *w = random_weights (packs[t]);
       static const int64_t bs[] = { 1, 7, 64 };
-      check_batches (be, repack, packs[t], w, bs, 1, want);
+      check_batches (be, repack, packs[t], w, bs, 1, N, want);
       free (w);
       if (t < 7 && tsr_buffer_type_repacks (repack, packs[t], KRUNS, M))
         check_runs (be, repack, packs[t]);
@@ -371,31 +381,32 @@ main (void)
       if (plains[t] == TSR_TYPE_MXFP4)
         edge_scales (w);
       static const int64_t bs[] = { 4, 7, 64 };
-      int st = check_batches (be, NULL, plains[t], w, bs, 4, want);
+      int st = check_batches (be, NULL, plains[t], w, bs, 4, N, want);
       if (st == TSR_OK)
         check_equals_repacked (be, repack, plains[t], w, want, repacked);
       free (w);
       check_runs (be, NULL, plains[t]);
     }
 
-  /* Plain super-block types, packed: both ways sum alike (AVX-512
-     from 16 columns, AVX2 from 64).  */
+  /* Plain super-block types at every level: packed by tile from 16
+     columns (AVX-512) or 64 (AVX2), the plain dots below, which sum as
+     the tiles do; batches of 1, 7 (the last one 1) and one more than
+     the packing's least (the last ones of 2 or 57 columns: plain
+     dots).  Levels without the packing (and iq4_xs without VNNI) take
+     the plain dots up to KGEMM columns, the f32 GEMM from there (the
+     manual's stated limit): there the batches are compared with
+     batches of KGEMM / 2.  */
   int64_t kleast = avx512 ? 16 : 64;
   static const tsr_type kplains[] = { TSR_TYPE_Q2_K, TSR_TYPE_Q3_K,
                                       TSR_TYPE_Q4_K, TSR_TYPE_Q5_K,
                                       TSR_TYPE_Q6_K, TSR_TYPE_IQ4_XS };
   for (int t = 0; t < 6; t++)
     {
-      const char *name = tsr_type_name (kplains[t]);
-      if (!avx2 || (kplains[t] == TSR_TYPE_IQ4_XS && !vnni))
-        {
-          tsr_test_unsupported ("plain %s: no packed super-blocks at level "
-                                "%s", name, level);
-          continue;
-        }
       unsigned char *w = random_weights (kplains[t]);
-      const int64_t bs[] = { kleast, kleast + 1, avx512 ? 64 : 128 };
-      int st = check_batches (be, NULL, kplains[t], w, bs, kleast, want);
+      const int64_t bs[] = { 1, 7, kleast + 1 };
+      bool packed = avx2 && (kplains[t] != TSR_TYPE_IQ4_XS || vnni);
+      int st = check_batches (be, NULL, kplains[t], w, bs, 1,
+                              packed ? N : KGEMM / 2, want);
       if (st == TSR_OK)
         check_equals_repacked (be, repack, kplains[t], w, want, repacked);
       free (w);

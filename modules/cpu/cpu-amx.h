@@ -21,6 +21,23 @@ struct tsr_cpu_amx_config
   uint8_t rows[16];
 };
 
+/* The configuration both AMX kernels take (cpu-qdot-x8.c, blocks of
+   32; cpu-kquant.c, groups of the super-blocks), in *C: palette 1;
+   tiles 0 and 1 the int32 sums of 16 activation rows by 16 weight
+   rows, 2 and 3 16 activation rows' group of G bytes, 4 and 5 16
+   weight rows' group (G / 4 tile rows of 16 rows by 4 values); two of
+   each, for groups in turn.  */
+static inline void
+tsr_cpu_amx_config_16x16 (struct tsr_cpu_amx_config *c, int g)
+{
+  *c = (struct tsr_cpu_amx_config) { .palette = 1 };
+  for (int t = 0; t < 6; t++)
+    {
+      c->colsb[t] = (uint16_t) (t == 2 || t == 3 ? g : 64);
+      c->rows[t] = (uint8_t) (t < 4 ? 16 : g / 4);
+    }
+}
+
 /* The CPU has AMX-TILE and AMX-INT8 (CPUID leaf 7: EDX bits 24 and
    25), the OS enables the tile state (XCR0 bits 17 and 18), and Linux
    grants it to this process (arch_prctl ARCH_REQ_XCOMP_PERM for

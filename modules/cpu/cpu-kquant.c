@@ -1645,6 +1645,12 @@ KTYPE_FNS (q6_K, KQ6)
 KTYPE_FNS (iq4_xs, KIQ4XS)
 
 
+/* The groups of 32 whose sums go together in pair S (dword S of the
+   activation row's sums of 32 read as int32, cpu-vec-k.h: groups 0 and
+   2, 4 and 6, 1 and 3, 5 and 7): p8_bias16 and the AMX kernels pair
+   the minimums and q4_K's offsets so.  */
+static const int pairs32[4][2] = { { 0, 2 }, { 4, 6 }, { 1, 3 }, { 5, 7 } };
+
 /* The 8-row packed form of plain super-blocks (cpu-vec-k.h): mul_mat
    packs a thread's tile of rows once for all its columns, then runs
    register tiles of 8 rows by up to 8 columns over it.  Per
@@ -2345,8 +2351,6 @@ p8_bias16 (enum ktype t, const unsigned char *const *o, const int NY,
 {
   const bool by32 = t == KQ4 || t == KQ5 || t == KIQ4XS;
   const int np = by32 ? 4 : 8;
-  /* The vectors whose words go into pair s of groups of 32.  */
-  static const int from[4][2] = { { 0, 2 }, { 4, 6 }, { 1, 3 }, { 5, 7 } };
   __m512i bias[8], b32[4];
 
   UNROLL
@@ -2361,8 +2365,8 @@ p8_bias16 (enum ktype t, const unsigned char *const *o, const int NY,
     {
       UNROLL
       for (int s = 0; s < 4; s++)
-        b32[s] = _mm512_mask_blend_epi16 (0xaaaaaaaau, bias[from[s][0]],
-                                          bias[from[s][1]]);
+        b32[s] = _mm512_mask_blend_epi16 (0xaaaaaaaau, bias[pairs32[s][0]],
+                                          bias[pairs32[s][1]]);
       UNROLL
       for (int s = 0; s < 4; s++)
         bias[s] = b32[s];
@@ -3022,9 +3026,7 @@ kt_words (enum ktype t)
 
 /* q4_K's 8 subtracted comes back as the sum over its groups of 32 of 8
    times the scale times the activations' sum: pairs of them, as
-   p8_bias16 pairs the minimums, the pair s of groups of 32 (of the
-   activation row's sums of 32 read as int32, cpu-vec-k.h).  */
-static const int kt_pairs[4][2] = { { 0, 2 }, { 4, 6 }, { 1, 3 }, { 5, 7 } };
+   p8_bias16 pairs the minimums (PAIRS32).  */
 
 /* Row N's scale of group G in the layout at D.  */
 static inline int32_t
@@ -3075,8 +3077,8 @@ kt_from_kp8_ref (enum ktype t, int64_t k, const unsigned char *g0,
           if (t == KQ4)
             for (int p = 0; p < 4; p++)
               {
-                int16_t w[2] = { (int16_t) (8 * sc[2 * kt_pairs[p][0]]),
-                                 (int16_t) (8 * sc[2 * kt_pairs[p][1]]) };
+                int16_t w[2] = { (int16_t) (8 * sc[2 * pairs32[p][0]]),
+                                 (int16_t) (8 * sc[2 * pairs32[p][1]]) };
                 memcpy (d + KT_CORR + 64 * p + 4 * n, w, 4);
               }
         }
@@ -3194,29 +3196,21 @@ kt_from_kp8_sb (enum ktype t, const unsigned char *const *o,
       _mm512_storeu_si512
         (d + KT_CORR + 64 * p,
          _mm512_or_si512 (_mm512_cvtepu16_epi32
-                            (_mm256_slli_epi16 (sc[kt_pairs[p][0]], 3)),
+                            (_mm256_slli_epi16 (sc[pairs32[p][0]], 3)),
                           _mm512_slli_epi32 (_mm512_cvtepu16_epi32
                                                (_mm256_slli_epi16
-                                                  (sc[kt_pairs[p][1]], 3)),
+                                                  (sc[pairs32[p][1]], 3)),
                                              16)));
 }
 
-/* The tile configuration (palette 1): tiles 0 and 1 the int32 sums of
-   16 activation rows by 16 weight rows, 2 and 3 the activation rows'
-   group (G bytes each), 4 and 5 the weight rows' (G / 4 tile rows of
-   16 rows by 4 values); two of each, for groups in turn.  */
+/* The tile configuration for groups of G bytes
+   (tsr_cpu_amx_config_16x16).  */
 static inline void
 kt_configure (int G)
 {
   struct tsr_cpu_amx_config c;
 
-  memset (&c, 0, sizeof c);
-  c.palette = 1;
-  for (int i = 0; i < 6; i++)
-    {
-      c.colsb[i] = i == 2 || i == 3 ? G : 64;
-      c.rows[i] = i < 4 ? 16 : G / 4;
-    }
+  tsr_cpu_amx_config_16x16 (&c, G);
   _tile_loadconfig (&c);
 }
 

@@ -914,22 +914,15 @@ x32_tile (int64_t k, int64_t j0, int64_t nj, const unsigned char *t,
 #endif
 
 #if X32_AMX
-/* The tile configuration (palette 1): tiles 0 and 1 the int32 sums of
-   16 activation rows by 16 weight rows, 2 and 3 16 activation rows'
-   block (32 bytes each), 4 and 5 16 weight rows' block (8 rows of 16
-   rows by 4 values); two of each, for blocks in turn.  */
+/* The tile configuration for blocks of 32 (tsr_cpu_amx_config_16x16:
+   tile 2 and 3 16 activation rows' block, 4 and 5 8 tile rows of 16
+   weight rows by 4 values).  */
 static inline void
 x32_amx_configure (void)
 {
   struct tsr_cpu_amx_config c;
 
-  memset (&c, 0, sizeof c);
-  c.palette = 1;
-  for (int t = 0; t < 6; t++)
-    {
-      c.colsb[t] = t == 2 || t == 3 ? 32 : 64;
-      c.rows[t] = t < 4 ? 16 : 8;
-    }
+  tsr_cpu_amx_config_16x16 (&c, 32);
   _tile_loadconfig (&c);
 }
 

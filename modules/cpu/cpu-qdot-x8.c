@@ -580,16 +580,53 @@ x8_sum256 (__m256i w0, __m256i w1, __m256i w2, __m256i w3, const int8_t *a,
 #endif
 }
 
+/* 32 bits of M, from bit 0, as 32 bytes: 16 where the bit is set, 0
+   elsewhere (q5_0's and q5_1's fifth bits).  */
+static inline __m256i
+x8_bits256 (uint32_t m)
+{
+  const __m256i bit = _mm256_set1_epi64x ((long long) 0x8040201008040201ull);
+  const __m256i x = _mm256_shuffle_epi8
+    (_mm256_set1_epi32 ((int) m),
+     _mm256_setr_epi8 (0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                       2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+  return _mm256_and_si256 (_mm256_cmpeq_epi8 (_mm256_and_si256 (x, bit), bit),
+                           _mm256_set1_epi8 (16));
+}
+
+/* The 4 rows' E8M0 bytes at P as tsr_cpu_e8m0_half's floats (x8_rows256_e8m0
+   with AVX-512).  */
+static inline __m128
+x8_rows128_e8m0 (const unsigned char *p)
+{
+  __m128i e = _mm_cvtepu8_epi32 (_mm_cvtsi32_si128 ((int) load_le32
+                                                    ((const char *) p)));
+  /* e < 2: 2^-128 << e (subnormal); else (e - 1) << 23.  */
+  __m128i big = _mm_slli_epi32 (_mm_sub_epi32 (e, _mm_set1_epi32 (1)), 23);
+  __m128i small = _mm_sllv_epi32 (_mm_set1_epi32 (0x00200000), e);
+  return _mm_castsi128_ps (_mm_blendv_epi8 (big, small,
+                                            _mm_cmpgt_epi32 (_mm_set1_epi32
+                                                             (2), e)));
+}
+
 /* Rows 4 H .. 4 H + 3 of the group (lanes 8 H .. 8 H + 7 of the
-   layout's 16).  */
+   layout's 16); QM, LUT as x8_group's (the repacked q5_0 and q5_1;
+   iq4_nl and mxfp4, with VNNI).  */
 static inline __attribute__ ((always_inline)) void
 x8_half (int64_t k, const unsigned char *g, int h, const int NY,
          const void *const *y, float *out, int ny_out, const int q8,
-         const int om, const int ext, const int packed)
+         const int om, const int ext, const int qm, const int8_t *lut,
+         const int packed)
 {
   const int64_t nb = k / 32;
-  const int vo = GROUP_VEC (ext);
+  const int vo = GROUP_VEC_M (ext, qm);
   const __m256i m4 = _mm256_set1_epi8 (15);
+  /* LUT's values plus 128 (unsigned), for the indices.  */
+  const __m256i tv = lut ? _mm256_add_epi8 (_mm256_broadcastsi128_si256
+                                            (_mm_loadu_si128
+                                             ((const __m128i *) lut)),
+                                            _mm256_set1_epi8 ((char) 0x80))
+                         : _mm256_setzero_si256 ();
   const __m256i pairs = _mm256_set_epi32 (3, 3, 2, 2, 1, 1, 0, 0);
   const int8_t *q[TSR_CPU_QDOT_MAX_COLS];
   const float *dy[TSR_CPU_QDOT_MAX_COLS], *sy[TSR_CPU_QDOT_MAX_COLS];
@@ -602,11 +639,11 @@ x8_half (int64_t k, const unsigned char *g, int h, const int NY,
     acc[c] = _mm256_setzero_ps ();
   for (int64_t j = 0; j < nb; j++)
     {
-      const unsigned char *o = g + j * GROUP_BYTES (q8, ext);
+      const unsigned char *o = g + j * GROUP_BYTES_M (q8, ext, qm);
       const unsigned char *v = o + vo + 32 * h;
       __m256i w0, w1, w2, w3;
       if (h == 0)
-        qdot_prefetch_ny ((const char *) o, GROUP_BYTES (q8, ext),
+        qdot_prefetch_ny ((const char *) o, GROUP_BYTES_M (q8, ext, qm),
                           packed ? 1 : NY);
       if (q8)
         {
@@ -625,9 +662,27 @@ x8_half (int64_t k, const unsigned char *g, int h, const int NY,
           w1 = _mm256_and_si256 (_mm256_srli_epi16 (v0, 4), m4);
           w2 = _mm256_and_si256 (v1, m4);
           w3 = _mm256_and_si256 (_mm256_srli_epi16 (v1, 4), m4);
+          if (lut)
+            {
+              w0 = _mm256_shuffle_epi8 (tv, w0);
+              w1 = _mm256_shuffle_epi8 (tv, w1);
+              w2 = _mm256_shuffle_epi8 (tv, w2);
+              w3 = _mm256_shuffle_epi8 (tv, w3);
+            }
+          if (qm)
+            {
+              /* The fifth bits of these 4 rows: bits 32 H .. 32 H + 31
+                 of each vector's mask.  */
+              const char *mk = (const char *) o + GROUP_VEC (ext) + 4 * h;
+              w0 = _mm256_or_si256 (w0, x8_bits256 (load_le32 (mk)));
+              w1 = _mm256_or_si256 (w1, x8_bits256 (load_le32 (mk + 8)));
+              w2 = _mm256_or_si256 (w2, x8_bits256 (load_le32 (mk + 16)));
+              w3 = _mm256_or_si256 (w3, x8_bits256 (load_le32 (mk + 24)));
+            }
         }
       __m128 d4 = ext == TSR_CPU_X8_F32S
                   ? _mm_loadu_ps ((const float *) (o + 16 * h))
+                  : ext == TSR_CPU_X8_E8M0 ? x8_rows128_e8m0 (o + 4 * h)
                   : _mm_cvtph_ps (_mm_loadl_epi64 ((const __m128i *)
                                                    (o + 8 * h)));
       __m256 dw = _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (d4),
@@ -672,16 +727,15 @@ x8_group (int64_t k, const unsigned char *g, const int NY,
           const int om, const int ext, const int qm, const int8_t *lut,
           const int packed)
 {
-  /* Values plus 128 overflow pmaddubsw's pairs without VNNI; the
-     buffer type repacks q5_0 and q5_1 (QM), iq4_nl and mxfp4 (LUT)
-     only with AVX-512.  */
-  if ((q8 && om == 16 && !X8_VNNI) || qm || lut)
+  /* Values plus 128 overflow pmaddubsw's pairs without VNNI (the
+     buffer type repacks q8_0, iq4_nl and mxfp4 only with it).  */
+  if ((q8 || lut) && om == 16 && !X8_VNNI)
     {
       x8_group_ref (k, g, NY, y, out, ny_out, q8, om, ext, qm, lut, packed);
       return;
     }
-  x8_half (k, g, 0, NY, y, out, ny_out, q8, om, ext, packed);
-  x8_half (k, g, 1, NY, y, out, ny_out, q8, om, ext, packed);
+  x8_half (k, g, 0, NY, y, out, ny_out, q8, om, ext, qm, lut, packed);
+  x8_half (k, g, 1, NY, y, out, ny_out, q8, om, ext, qm, lut, packed);
 }
 #else
 #define x8_group x8_group_ref
@@ -2128,8 +2182,9 @@ TSR_CPU_LEVEL_FN (repack_level) (void)
          | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 | TSR_CPU_REPACK_X32 : 0)
          | (X32_AMX ? TSR_CPU_REPACK_AMX : 0);
 #elif defined(__AVX2__)
-  return TSR_CPU_REPACK_Q4_0 | TSR_CPU_REPACK_PACK | TSR_CPU_REPACK_PACK_K
-         | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 : 0);
+  return TSR_CPU_REPACK_Q4_0 | TSR_CPU_REPACK_Q5_0 | TSR_CPU_REPACK_PACK
+         | TSR_CPU_REPACK_PACK_K
+         | (X8_VNNI ? TSR_CPU_REPACK_Q8_0 | TSR_CPU_REPACK_LUT : 0);
 #else
   return 0;
 #endif

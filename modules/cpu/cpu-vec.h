@@ -438,13 +438,12 @@ TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q5_Kx8_q8_K)
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_q6_Kx8_q8_K)
 TSR_CPU_QDOT_DECL (tsr_cpu_vec_dot_iq4_xsx8_q8_K)
 /* The types this level has vector code for in the repacked dots:
-   TSR_CPU_REPACK_Q4_0 (q4_0 and q4_1) with AVX2 or AVX-512,
-   TSR_CPU_REPACK_Q8_0 with VNNI too; TSR_CPU_REPACK_Q5_0 (q5_0 and
-   q5_1), TSR_CPU_REPACK_Q4_K, TSR_CPU_REPACK_Q5_K and
-   TSR_CPU_REPACK_Q6_K with AVX-512BW; TSR_CPU_REPACK_IQ4_XS and
-   TSR_CPU_REPACK_LUT (iq4_nl and mxfp4) with AVX-512BW and VNNI
-   (values plus 128 overflow pmaddubsw's pairs); 0 where it has the
-   plain C reference only.  */
+   TSR_CPU_REPACK_Q4_0 (q4_0 and q4_1) and TSR_CPU_REPACK_Q5_0 (q5_0
+   and q5_1) with AVX2 or AVX-512, TSR_CPU_REPACK_Q8_0 and
+   TSR_CPU_REPACK_LUT (iq4_nl and mxfp4) with VNNI too (values plus 128
+   overflow pmaddubsw's pairs); TSR_CPU_REPACK_Q4_K, TSR_CPU_REPACK_Q5_K
+   and TSR_CPU_REPACK_Q6_K with AVX-512BW; TSR_CPU_REPACK_IQ4_XS with
+   AVX-512BW and VNNI; 0 where it has the plain C reference only.  */
 TSR_MODULE_HIDDEN int tsr_cpu_repack_level (void);
 
 /* The f32 GEMM of cpu-gemm.c.  *MR, *NR: this level's micro-kernel

@@ -16,7 +16,9 @@
    bit for bit: each row's attention walks its own visible keys in
    blocks, wherever they lie in the cache, and the products give each
    column what it gets alone -- for 1, 4 and 16 sequences in q4_0,
-   q4_K, q3_K and q6_K files (the super-block types' plain dots sum as
+   q5_0, iq4_nl, mxfp4, q4_K, q3_K and q6_K files (repacked from v3 on,
+   iq4_nl and mxfp4 with VNNI; q3_K, and q6_K below AVX-512: the
+   super-block types' plain dots sum as
    their tiles and repacked kernels at every ISA level; CI runs this
    program at the native level, at v3 in the static build and at the
    baseline in the sanitizer job), in
@@ -437,6 +439,10 @@ main (void)
       true },
     { "llama q6_K, 2 layers", "--type=q6_K --embd=256 --ff=512 --layers=2",
       true },
+    /* Repacked at v3 and up (x8m, and with VNNI the looked-up x8n).  */
+    { "llama q5_0, 2 layers", "--type=q5_0 --layers=2", true },
+    { "llama iq4_nl, 2 layers", "--type=iq4_nl --layers=2", true },
+    { "llama mxfp4, 2 layers", "--type=mxfp4 --layers=2", true },
   };
   tsr_backend *cpu = mt_cpu ();
   if (!cpu)

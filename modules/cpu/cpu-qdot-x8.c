@@ -288,6 +288,26 @@ x8_scale_into (const struct tsr_cpu_x8_layout *d, const unsigned char *blk,
 }
 
 
+#if defined(__AVX2__)
+/* The 8 rows' E8M0 bytes at P as tsr_cpu_e8m0_half's floats (AVX-512,
+   and the AVX2 kernels' halves).  */
+static inline __attribute__ ((always_inline)) __m256
+x8_rows256_e8m0 (const void *p)
+{
+  uint64_t b;
+  memcpy (&b, p, sizeof b);
+  __m256i e = _mm256_cvtepu8_epi32 (_mm_cvtsi64_si128 ((long long) b));
+  /* e < 2: 2^-128 << e (subnormal); else (e - 1) << 23.  */
+  __m256i big = _mm256_slli_epi32 (_mm256_sub_epi32 (e, _mm256_set1_epi32
+                                                          (1)), 23);
+  __m256i small = _mm256_sllv_epi32 (_mm256_set1_epi32 (0x00200000), e);
+  return _mm256_castsi256_ps (_mm256_blendv_epi8 (big, small,
+                                                  _mm256_cmpgt_epi32
+                                                  (_mm256_set1_epi32 (2),
+                                                   e)));
+}
+#endif
+
 #if defined(__AVX512BW__)
 /* Block J of 8 plain rows described by D (and TABLE) at X (BX bytes
    apart) as the 4
@@ -386,22 +406,6 @@ x8_pairs512_f32 (const void *p)
                                        (_mm256_loadu_ps ((const float *) p)));
 }
 
-/* The 8 rows' E8M0 bytes at P as tsr_cpu_e8m0_half's floats.  */
-static inline __attribute__ ((always_inline)) __m256
-x8_rows256_e8m0 (const void *p)
-{
-  uint64_t b;
-  memcpy (&b, p, sizeof b);
-  __m256i e = _mm256_cvtepu8_epi32 (_mm_cvtsi64_si128 ((long long) b));
-  /* e < 2: 2^-128 << e (subnormal); else (e - 1) << 23.  */
-  __m256i big = _mm256_slli_epi32 (_mm256_sub_epi32 (e, _mm256_set1_epi32
-                                                          (1)), 23);
-  __m256i small = _mm256_sllv_epi32 (_mm256_set1_epi32 (0x00200000), e);
-  return _mm256_castsi256_ps (_mm256_blendv_epi8 (big, small,
-                                                  _mm256_cmpgt_epi32
-                                                  (_mm256_set1_epi32 (2),
-                                                   e)));
-}
 
 /* The same, row r's in lanes 2r and 2r + 1.  */
 static inline __attribute__ ((always_inline)) __m512
@@ -594,21 +598,6 @@ x8_bits256 (uint32_t m)
                            _mm256_set1_epi8 (16));
 }
 
-/* The 4 rows' E8M0 bytes at P as tsr_cpu_e8m0_half's floats (x8_rows256_e8m0
-   with AVX-512).  */
-static inline __m128
-x8_rows128_e8m0 (const unsigned char *p)
-{
-  __m128i e = _mm_cvtepu8_epi32 (_mm_cvtsi32_si128 ((int) load_le32
-                                                    ((const char *) p)));
-  /* e < 2: 2^-128 << e (subnormal); else (e - 1) << 23.  */
-  __m128i big = _mm_slli_epi32 (_mm_sub_epi32 (e, _mm_set1_epi32 (1)), 23);
-  __m128i small = _mm_sllv_epi32 (_mm_set1_epi32 (0x00200000), e);
-  return _mm_castsi128_ps (_mm_blendv_epi8 (big, small,
-                                            _mm_cmpgt_epi32 (_mm_set1_epi32
-                                                             (2), e)));
-}
-
 /* Rows 4 H .. 4 H + 3 of the group (lanes 8 H .. 8 H + 7 of the
    layout's 16); QM, LUT as x8_group's (the repacked q5_0 and q5_1;
    iq4_nl and mxfp4, with VNNI).  */
@@ -682,7 +671,9 @@ x8_half (int64_t k, const unsigned char *g, int h, const int NY,
         }
       __m128 d4 = ext == TSR_CPU_X8_F32S
                   ? _mm_loadu_ps ((const float *) (o + 16 * h))
-                  : ext == TSR_CPU_X8_E8M0 ? x8_rows128_e8m0 (o + 4 * h)
+                  : ext == TSR_CPU_X8_E8M0
+                  ? (h ? _mm256_extractf128_ps (x8_rows256_e8m0 (o), 1)
+                       : _mm256_castps256_ps128 (x8_rows256_e8m0 (o)))
                   : _mm_cvtph_ps (_mm_loadl_epi64 ((const __m128i *)
                                                    (o + 8 * h)));
       __m256 dw = _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (d4),
